@@ -1,0 +1,250 @@
+// Package state is the observable state of a kroscope engine: what every
+// instance and each of its resources is doing, plus the engine's own health.
+//
+// Data flows one way: the engine writes into a Store, and readers (the TUI,
+// `kroscope run`, tests) take immutable Snapshots. Every value reachable from a
+// Snapshot is read-only: writers replace whole Instance values (copy on
+// write) instead of mutating them, so a reader never needs a lock.
+package state
+
+import (
+	"fmt"
+	"time"
+)
+
+// InstanceKey identifies one instance across every graph kroscope serves.
+type InstanceKey struct {
+	// Resource is the instance kind's resource and group, e.g. "webapps.kro.run".
+	Resource  string
+	Namespace string
+	Name      string
+}
+
+// String renders the key as "resource/namespace/name" (namespace omitted for
+// cluster-scoped instances).
+func (k InstanceKey) String() string {
+	if k.Namespace == "" {
+		return fmt.Sprintf("%s/%s", k.Resource, k.Name)
+	}
+	return fmt.Sprintf("%s/%s/%s", k.Resource, k.Namespace, k.Name)
+}
+
+// Less orders keys by namespace, name, then resource: the table's default order.
+func (k InstanceKey) Less(o InstanceKey) bool {
+	if k.Namespace != o.Namespace {
+		return k.Namespace < o.Namespace
+	}
+	if k.Name != o.Name {
+		return k.Name < o.Name
+	}
+	return k.Resource < o.Resource
+}
+
+// Resource is one node of an instance's graph as last reconciled.
+type Resource struct {
+	ID         string
+	APIVersion string
+	Kind       string
+	// Name and Namespace of the rendered object; empty while it cannot be
+	// rendered yet (its inputs are pending).
+	Name      string
+	Namespace string
+	External  bool
+	// Dependencies are the ids this resource reads, in declaration order.
+	Dependencies []string
+
+	// State is one of the reconciler's resource states (SYNCED, PENDING, ...).
+	State string
+	// Err is the full error text for ERROR/FAILED states.
+	Err string
+	// WaitingFor says, in words, what holds this resource back: the
+	// dependency, or the readyWhen/includeWhen expression and its value.
+	WaitingFor string
+	// ReadyWhen and IncludeWhen are the expressions as written.
+	ReadyWhen   []string
+	IncludeWhen []string
+
+	// Desired is the rendered object kroscope applies; Observed is what the
+	// API server returned. Either may be nil.
+	Desired  map[string]any
+	Observed map[string]any
+
+	// FirstApplied is when kroscope first applied (or found) the object in
+	// this engine's lifetime; Ready is when it first became ready after that.
+	// Both zero when unknown. They drive the rollout timeline.
+	FirstApplied time.Time
+	Ready        time.Time
+}
+
+// Transition is one change of an instance's state.
+type Transition struct {
+	At       time.Time
+	From     string
+	To       string
+	Message  string
+	Duration time.Duration // the duration of the reconcile that made the change
+}
+
+// Instance is one instance of a graph.
+type Instance struct {
+	Key        InstanceKey
+	APIVersion string
+	Kind       string
+	// Graph is the name of the ResourceGraphDefinition that serves the kind.
+	Graph              string
+	UID                string
+	Generation         int64
+	ObservedGeneration int64
+	Created            time.Time
+	// Deleting is true once the instance has a deletion timestamp.
+	Deleting bool
+
+	// State is the instance state (ACTIVE, IN_PROGRESS, ERROR, FAILED, DELETING).
+	// Empty until the first reconcile finishes.
+	State string
+	// Message is the one line that explains State: the first error, or what
+	// the instance waits for.
+	Message string
+	// Resources in topological order.
+	Resources []Resource
+	// Layers groups resource ids that can proceed together (roots first).
+	Layers [][]string
+
+	Reconciles    int64
+	LastReconcile time.Time
+	LastDuration  time.Duration
+	// History is bounded; oldest first.
+	History []Transition
+
+	// Version changes whenever anything in this Instance changes, so views
+	// can cache what they rendered for it.
+	Version uint64
+}
+
+// ReadyCount returns how many resources are SYNCED or SKIPPED, and the total.
+func (i *Instance) ReadyCount() (ready, total int) {
+	for _, r := range i.Resources {
+		if r.State == "SYNCED" || r.State == "SKIPPED" {
+			ready++
+		}
+	}
+	return ready, len(i.Resources)
+}
+
+// Resource returns the resource with the given id, or nil.
+func (i *Instance) Resource(id string) *Resource {
+	for n := range i.Resources {
+		if i.Resources[n].ID == id {
+			return &i.Resources[n]
+		}
+	}
+	return nil
+}
+
+// Graph is one ResourceGraphDefinition kroscope knows about.
+type Graph struct {
+	Name string
+	// Source is the file it came from, or "cluster".
+	Source     string
+	APIVersion string
+	Kind       string
+	// Resource is the instance kind's "plural.group".
+	Resource string
+	// Err is set when the graph is invalid or its controller failed to start;
+	// such a graph is not served, the others keep running.
+	Err              string
+	Served           bool
+	TopologicalOrder []string
+	Layers           [][]string
+	Dependencies     map[string][]string
+}
+
+// Watch is the health of one informer.
+type Watch struct {
+	// Name is what is watched, e.g. "webapps.kro.run" or "deployments.apps (metadata)".
+	Name    string
+	Synced  bool
+	Healthy bool
+	// Err is the last watch error while unhealthy.
+	Err   string
+	Since time.Time // when Healthy last changed
+}
+
+// Engine holds the engine's own counters.
+type Engine struct {
+	Workers             int
+	BusyWorkers         int
+	QueueDepth          int
+	Reconciles          int64
+	ReconcilesPerSecond float64
+	APIErrors           int64
+}
+
+// Cluster says where kroscope is connected.
+type Cluster struct {
+	Context   string
+	Server    string
+	Namespace string // "" means all namespaces
+	Demo      bool
+}
+
+// Mode says whether this process writes.
+type Mode struct {
+	// Reconciling is true when this process holds the lease (or needs none)
+	// and may write; false while observing.
+	Reconciling bool
+	// Forced is true when observing was asked for (--observe).
+	Forced bool
+	// Identity is this process's lease identity; Holder the lease holder's.
+	Identity string
+	Holder   string
+}
+
+// Startup reports progress before the engine is ready.
+type Startup struct {
+	Done  bool
+	Phase string // e.g. "syncing watches"
+	Step  int
+	Total int
+}
+
+// Fatal is an error that stops the engine before or while it runs (no
+// kubeconfig, server unreachable, forbidden, no graphs), with what to do.
+type Fatal struct {
+	Title string
+	Cause string
+	Hint  string
+}
+
+// LogLine is one line of the engine's log.
+type LogLine struct {
+	At      time.Time
+	Level   string // "info", "error", "debug"
+	Message string
+	// KV holds the structured key/value pairs, rendered "k=v".
+	KV string
+}
+
+// Snapshot is an immutable view of the whole state at one Version.
+type Snapshot struct {
+	Version   uint64
+	Cluster   Cluster
+	Mode      Mode
+	Engine    Engine
+	Startup   Startup
+	Fatal     *Fatal
+	Watches   []Watch
+	Graphs    []Graph
+	Instances []*Instance // sorted by key
+	Logs      []LogLine   // bounded; oldest first
+}
+
+// Instance returns the instance with the given key, or nil.
+func (s *Snapshot) Instance(k InstanceKey) *Instance {
+	for _, in := range s.Instances {
+		if in.Key == k {
+			return in
+		}
+	}
+	return nil
+}

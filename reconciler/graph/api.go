@@ -1,0 +1,173 @@
+// Package graph turns a ResourceGraphDefinition (kro.run/v1alpha1) into a
+// validated, ordered Graph: the instance CRD to serve, resource templates
+// whose ${...} CEL expressions are compiled, their dependencies, topological
+// order and layers. It also evaluates those expressions for the reconciler.
+//
+// A Graph is immutable once built and safe for concurrent use; every
+// reconcile evaluates it against fresh variables.
+package graph
+
+import (
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+)
+
+// API group, version and kinds of the graph definitions kroscope reads.
+const (
+	Group            = "kro.run"
+	Version          = "v1alpha1"
+	Kind             = "ResourceGraphDefinition"
+	LegacyKind       = "ResourceGroup"
+	ResourcePlural   = "resourcegraphdefinitions"
+	SchemaIdentifier = "schema" // the CEL variable holding the instance
+)
+
+// GroupVersionResource of ResourceGraphDefinitions in a cluster.
+var GroupVersionResource = schema.GroupVersionResource{Group: Group, Version: Version, Resource: ResourcePlural}
+
+// ResourceGraphDefinition is the parsed source object.
+type ResourceGraphDefinition struct {
+	Name string
+	// Source names where it was read: a file path (with document index for
+	// multi-document files, "file.yaml#2"), or "cluster".
+	Source string
+	// Generation of the cluster object (0 for files).
+	Generation int64
+	Spec       Spec
+}
+
+// Spec is spec of a ResourceGraphDefinition.
+type Spec struct {
+	Schema    Schema
+	Resources []ResourceSpec
+	// DefaultServiceAccounts maps a namespace to the ServiceAccount whose
+	// identity reconciles instances there; the key "*" is the fallback.
+	DefaultServiceAccounts map[string]string
+}
+
+// Schema is spec.schema.
+type Schema struct {
+	APIVersion string
+	Kind       string
+	Group      string // defaults to kro.run
+	// Spec, Status and Types are SimpleSchema maps as written.
+	Spec                     map[string]any
+	Status                   map[string]any
+	Types                    map[string]any
+	AdditionalPrinterColumns []apiextensionsv1.CustomResourceColumnDefinition
+	// Validation rules become x-kubernetes-validations on the instance spec.
+	Validation []Validation
+}
+
+// Validation is one spec.schema.validation entry.
+type Validation struct {
+	Expression string
+	Message    string
+}
+
+// ResourceSpec is one spec.resources[] entry as written.
+type ResourceSpec struct {
+	ID          string
+	Template    map[string]any
+	ExternalRef *ExternalRef
+	ReadyWhen   []string
+	IncludeWhen []string
+}
+
+// ExternalRef names an object kroscope reads but never writes.
+type ExternalRef struct {
+	APIVersion string
+	Kind       string
+	Name       string
+	Namespace  string
+}
+
+// Graph is a built, validated graph.
+type Graph struct {
+	// Name of the ResourceGraphDefinition; Source as in ResourceGraphDefinition.
+	Name   string
+	Source string
+	// Generation of the definition it was built from.
+	Generation int64
+	Instance   Instance
+	// Resources by id.
+	Resources map[string]*Resource
+	// TopologicalOrder lists ids so that each comes after what it depends
+	// on; declaration order breaks ties (Kahn's algorithm, as kro does).
+	TopologicalOrder []string
+	// Layers groups ids that can proceed together: layer 0 has no
+	// dependencies, layer n depends only on layers < n.
+	Layers [][]string
+	// Status are the instance status projections.
+	Status []*Field
+	// DefaultServiceAccounts as in Spec.
+	DefaultServiceAccounts map[string]string
+}
+
+// ReverseTopologicalOrder is TopologicalOrder reversed: the deletion order.
+func (g *Graph) ReverseTopologicalOrder() []string {
+	out := make([]string, len(g.TopologicalOrder))
+	for i, id := range g.TopologicalOrder {
+		out[len(out)-1-i] = id
+	}
+	return out
+}
+
+// Instance describes the kind the graph serves.
+type Instance struct {
+	GVK        schema.GroupVersionKind
+	GVR        schema.GroupVersionResource
+	Singular   string
+	Namespaced bool
+	// CRD is the generated CustomResourceDefinition.
+	CRD *apiextensionsv1.CustomResourceDefinition
+}
+
+// Resource is one node of the graph.
+type Resource struct {
+	ID string
+	// Index is the position in spec.resources.
+	Index int
+	GVK   schema.GroupVersionKind
+	// GVR comes from the REST mapper when one was given to the builder,
+	// otherwise from the kind's conventional plural.
+	GVR        schema.GroupVersionResource
+	Namespaced bool
+	// External is true for an externalRef: read, never written.
+	External bool
+	// Template is the object as written (for External, a synthesized
+	// {apiVersion, kind, metadata: {name, namespace}}). Read-only.
+	Template map[string]any
+	// Fields are the template's fields that hold ${...} expressions.
+	Fields []*Field
+	// Dependencies are the resource ids this one reads (in templates and
+	// includeWhen), in declaration order; never "schema".
+	Dependencies []string
+	ReadyWhen    []*Expression
+	IncludeWhen  []*Expression
+}
+
+// Field is one templated value: a string that is either exactly one ${...}
+// (Standalone: the value takes the expression's type) or text mixed with
+// expressions (a string).
+type Field struct {
+	// Path from the template (or status) root, e.g. `spec.replicas` or
+	// `metadata.labels["app.kubernetes.io/name"]` or `spec.ports[0].port`.
+	Path string
+	// Segments is Path split into map keys (string) and list indexes (int).
+	Segments []any
+	// Raw is the original string.
+	Raw         string
+	Standalone  bool
+	Expressions []*Expression
+}
+
+// Expression is one compiled CEL expression.
+type Expression struct {
+	// Source is the CEL text without the ${ } delimiters.
+	Source string
+	// References are the top-level identifiers it reads (resource ids and
+	// "schema"), sorted and unique.
+	References []string
+	// program is the compiled program (unexported; see Eval).
+}
