@@ -1,3 +1,47 @@
+// Command kroscope runs a kro-compatible instance reconciler in-process and
+// shows, live, every instance's resource graph and the state of each
+// resource in it.
 package main
 
-func main() {}
+import (
+	"fmt"
+	"os"
+
+	"github.com/spf13/cobra"
+	"k8s.io/cli-runtime/pkg/genericclioptions"
+)
+
+// rootCmd is the kroscope command; subcommands register themselves in init
+// functions of their own files (graph.go, run.go, demo.go, ...).
+var rootCmd = &cobra.Command{
+	Use:   "kroscope",
+	Short: "Reconcile kro ResourceGraphDefinitions in-process and watch every instance's graph live",
+	Long: `kroscope runs a kro-compatible instance reconciler in-process and shows,
+live, every instance's resource graph and the state of each resource in it.`,
+	SilenceUsage:  true,
+	SilenceErrors: true,
+}
+
+// kubeFlags are kubectl's connection flags (--kubeconfig, --context, -n, ...).
+var kubeFlags = genericclioptions.NewConfigFlags(true)
+
+func init() {
+	kubeFlags.AddFlags(rootCmd.PersistentFlags())
+}
+
+func main() {
+	if err := rootCmd.Execute(); err != nil {
+		fmt.Fprintln(os.Stderr, "kroscope:", err)
+		os.Exit(exitCode(err))
+	}
+}
+
+// exitCoder lets a command choose its exit status (e.g. validation failures).
+type exitCoder interface{ ExitCode() int }
+
+func exitCode(err error) int {
+	if ec, ok := err.(exitCoder); ok {
+		return ec.ExitCode()
+	}
+	return 1
+}
