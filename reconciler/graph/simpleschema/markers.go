@@ -1,0 +1,347 @@
+package simpleschema
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"regexp"
+	"strconv"
+	"strings"
+
+	"k8s.io/apiextensions-apiserver/pkg/apis/apiextensions"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	apiservervalidation "k8s.io/apiextensions-apiserver/pkg/apiserver/validation"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+)
+
+// Marker names.
+const (
+	MarkerRequired    = "required"
+	MarkerDefault     = "default"
+	MarkerDescription = "description"
+	MarkerEnum        = "enum"
+	MarkerMinimum     = "minimum"
+	MarkerMaximum     = "maximum"
+	MarkerPattern     = "pattern"
+	MarkerMinLength   = "minLength"
+	MarkerMaxLength   = "maxLength"
+	MarkerMinItems    = "minItems"
+	MarkerMaxItems    = "maxItems"
+	MarkerUniqueItems = "uniqueItems"
+	MarkerImmutable   = "immutable"
+	MarkerValidation  = "validation"
+)
+
+// markerOrder is the order markers are applied in: default last, so it is
+// checked against every other constraint of the field.
+var markerOrder = []string{
+	MarkerRequired, MarkerDescription, MarkerEnum, MarkerMinimum, MarkerMaximum,
+	MarkerPattern, MarkerMinLength, MarkerMaxLength, MarkerMinItems, MarkerMaxItems,
+	MarkerUniqueItems, MarkerImmutable, MarkerValidation, MarkerDefault,
+}
+
+// ImmutableRule is the CEL rule and message of `immutable=true`.
+const (
+	ImmutableRule    = "self == oldSelf"
+	ImmutableMessage = "field is immutable"
+)
+
+// applyMarkers sets the markers' constraints on s. It returns whether the
+// field is required, and false after reporting an error.
+func (b *builder) applyMarkers(path string, s *apiextensionsv1.JSONSchemaProps, markers []Marker) (required, ok bool) {
+	byKey := map[string][]Marker{}
+	before := len(b.errs)
+	for _, m := range markers {
+		if !isKnownMarker(m.Key) {
+			b.fail(path, "unknown marker %q: known markers are %s", m.Key, strings.Join(markerOrder, ", "))
+			continue
+		}
+		if len(byKey[m.Key]) > 0 && m.Key != MarkerValidation {
+			b.fail(path, "marker %q is given more than once", m.Key)
+			continue
+		}
+		byKey[m.Key] = append(byKey[m.Key], m)
+	}
+	for _, key := range markerOrder {
+		for _, m := range byKey[key] {
+			if err := b.applyMarker(s, m, &required); err != nil {
+				b.fail(path, "%s=%s: %v", m.Key, m.Value, err)
+			}
+		}
+	}
+	if len(b.errs) == before {
+		b.checkRanges(path, s)
+	}
+	return required, len(b.errs) == before
+}
+
+func isKnownMarker(k string) bool {
+	for _, m := range markerOrder {
+		if m == k {
+			return true
+		}
+	}
+	return false
+}
+
+func (b *builder) applyMarker(s *apiextensionsv1.JSONSchemaProps, m Marker, required *bool) error {
+	v := m.Value
+	switch m.Key {
+	case MarkerRequired:
+		r, err := parseBool(v)
+		*required = r
+		return err
+	case MarkerDescription:
+		s.Description = v
+	case MarkerEnum:
+		return setEnum(s, v)
+	case MarkerMinimum, MarkerMaximum:
+		if s.Type != "integer" && s.Type != "number" {
+			return typeErr(m.Key, s, "integer or number")
+		}
+		f, err := strconv.ParseFloat(v, 64)
+		if err != nil || math.IsInf(f, 0) || math.IsNaN(f) {
+			return fmt.Errorf("%q is not a number", v)
+		}
+		if m.Key == MarkerMinimum {
+			s.Minimum = &f
+		} else {
+			s.Maximum = &f
+		}
+	case MarkerPattern:
+		if s.Type != "string" {
+			return typeErr(m.Key, s, "string")
+		}
+		if _, err := regexp.Compile(v); err != nil {
+			return fmt.Errorf("not a valid regular expression: %v", err)
+		}
+		s.Pattern = v
+	case MarkerMinLength, MarkerMaxLength:
+		if s.Type != "string" {
+			return typeErr(m.Key, s, "string")
+		}
+		n, err := parseCount(v)
+		if err != nil {
+			return err
+		}
+		if m.Key == MarkerMinLength {
+			s.MinLength = &n
+		} else {
+			s.MaxLength = &n
+		}
+	case MarkerMinItems, MarkerMaxItems:
+		if s.Type != "array" {
+			return typeErr(m.Key, s, "array ([]T)")
+		}
+		n, err := parseCount(v)
+		if err != nil {
+			return err
+		}
+		if m.Key == MarkerMinItems {
+			s.MinItems = &n
+		} else {
+			s.MaxItems = &n
+		}
+	case MarkerUniqueItems:
+		if s.Type != "array" {
+			return typeErr(m.Key, s, "array ([]T)")
+		}
+		u, err := parseBool(v)
+		if err != nil || !u {
+			return err
+		}
+		// The API server forbids uniqueItems; a "set" list is its
+		// equivalent, and sets may only hold scalars.
+		if it := s.Items.Schema; it.Type == "object" || it.Type == "array" {
+			return fmt.Errorf("only lists of scalars can be unique, not lists of %s", it.Type)
+		}
+		s.XListType = ptr("set")
+	case MarkerImmutable:
+		im, err := parseBool(v)
+		if err != nil || !im {
+			return err
+		}
+		s.XValidations = append(s.XValidations, apiextensionsv1.ValidationRule{Rule: ImmutableRule, Message: ImmutableMessage})
+	case MarkerValidation:
+		if strings.TrimSpace(v) == "" {
+			return fmt.Errorf("empty CEL rule")
+		}
+		// Appended, never replacing an immutable rule (kro once lost it).
+		s.XValidations = append(s.XValidations, apiextensionsv1.ValidationRule{Rule: v})
+	case MarkerDefault:
+		return setDefault(s, m)
+	}
+	return nil
+}
+
+func typeErr(marker string, s *apiextensionsv1.JSONSchemaProps, want string) error {
+	return fmt.Errorf("%s applies only to %s fields, not %s", marker, want, typeName(s))
+}
+
+func typeName(s *apiextensionsv1.JSONSchemaProps) string {
+	switch {
+	case s.Type == "array":
+		return "array"
+	case s.AdditionalProperties != nil:
+		return "map"
+	}
+	return s.Type
+}
+
+func parseBool(v string) (bool, error) {
+	switch v {
+	case "true":
+		return true, nil
+	case "false":
+		return false, nil
+	}
+	return false, fmt.Errorf("%q is not true or false", v)
+}
+
+func parseCount(v string) (int64, error) {
+	n, err := strconv.ParseInt(v, 10, 64)
+	if err != nil || n < 0 {
+		return 0, fmt.Errorf("%q is not a non-negative integer", v)
+	}
+	return n, nil
+}
+
+func setEnum(s *apiextensionsv1.JSONSchemaProps, v string) error {
+	if s.Type != "string" && s.Type != "integer" {
+		return typeErr(MarkerEnum, s, "string or integer")
+	}
+	seen := map[string]bool{}
+	for item := range strings.SplitSeq(v, ",") {
+		item = strings.TrimSpace(item)
+		if item == "" {
+			return fmt.Errorf("empty value in the list (write enum=\"a,b,c\")")
+		}
+		if seen[item] {
+			return fmt.Errorf("value %q is listed twice", item)
+		}
+		seen[item] = true
+		var raw []byte
+		if s.Type == "integer" {
+			n, err := strconv.ParseInt(item, 10, 64)
+			if err != nil {
+				return fmt.Errorf("%q is not an integer", item)
+			}
+			raw, _ = json.Marshal(n)
+		} else {
+			raw, _ = json.Marshal(item)
+		}
+		s.Enum = append(s.Enum, apiextensionsv1.JSON{Raw: raw})
+	}
+	return nil
+}
+
+// setDefault parses the default for the field's type and checks it against
+// the field's other constraints, with the API server's own validator.
+func setDefault(s *apiextensionsv1.JSONSchemaProps, m Marker) error {
+	var val any
+	switch s.Type {
+	case "string":
+		val = m.Value
+	case "integer":
+		n, err := strconv.ParseInt(m.Value, 10, 64)
+		if err != nil {
+			return fmt.Errorf("%q is not an integer", m.Value)
+		}
+		val = n
+	case "number":
+		f, err := strconv.ParseFloat(m.Value, 64)
+		if err != nil || math.IsInf(f, 0) || math.IsNaN(f) {
+			return fmt.Errorf("%q is not a number", m.Value)
+		}
+		val = f
+	case "boolean":
+		bv, err := parseBool(m.Value)
+		if err != nil {
+			return err
+		}
+		val = bv
+	default: // array, map, object, custom object types: JSON
+		if err := json.Unmarshal([]byte(m.Value), &val); err != nil {
+			return fmt.Errorf("not valid JSON for a %s: %v", typeName(s), err)
+		}
+		if _, isList := val.([]any); s.Type == "array" && !isList {
+			return fmt.Errorf("a list default must be a JSON array like [\"a\"]")
+		}
+		if _, isMap := val.(map[string]any); s.Type == "object" && !isMap {
+			return fmt.Errorf("an object default must be a JSON object like {\"a\": 1}")
+		}
+	}
+	if err := validateValue(s, val); err != nil {
+		return err
+	}
+	raw, err := json.Marshal(val)
+	if err != nil {
+		return err
+	}
+	s.Default = &apiextensionsv1.JSON{Raw: raw}
+	return nil
+}
+
+// validateValue checks v against s (without its CEL rules) the way the API
+// server validates a custom resource.
+func validateValue(s *apiextensionsv1.JSONSchemaProps, v any) error {
+	var internal apiextensions.JSONSchemaProps
+	if err := apiextensionsv1.Convert_v1_JSONSchemaProps_To_apiextensions_JSONSchemaProps(s, &internal, nil); err != nil {
+		return err
+	}
+	validator, _, err := apiservervalidation.NewSchemaValidator(&internal)
+	if err != nil {
+		return err
+	}
+	// JSON numbers decode to float64 or int64 the way the API server
+	// decodes them: whole numbers as int64.
+	errs := apiservervalidation.ValidateCustomResource(field.NewPath("default"), normalizeNumbers(v), validator)
+	if len(errs) == 0 {
+		return nil
+	}
+	msgs := make([]string, len(errs))
+	for i, e := range errs {
+		// The validator words details as "<path> in body should ...";
+		// the path is ours to give, so keep only what follows.
+		detail := strings.TrimSpace(e.Detail)
+		if _, after, ok := strings.Cut(detail, "in body "); ok {
+			detail = after
+		}
+		msgs[i] = e.Type.String() + ": " + detail
+		if sub := strings.TrimPrefix(e.Field, "default"); sub != "" {
+			msgs[i] = "at " + strings.TrimPrefix(sub, ".") + ": " + msgs[i]
+		}
+	}
+	return fmt.Errorf("%s", strings.Join(msgs, "; "))
+}
+
+func normalizeNumbers(v any) any {
+	switch v := v.(type) {
+	case float64:
+		if v == math.Trunc(v) && math.Abs(v) < 1<<53 {
+			return int64(v)
+		}
+	case []any:
+		for i := range v {
+			v[i] = normalizeNumbers(v[i])
+		}
+	case map[string]any:
+		for k := range v {
+			v[k] = normalizeNumbers(v[k])
+		}
+	}
+	return v
+}
+
+// checkRanges rejects minimum > maximum and the like, which no value fits.
+func (b *builder) checkRanges(path string, s *apiextensionsv1.JSONSchemaProps) {
+	if s.Minimum != nil && s.Maximum != nil && *s.Minimum > *s.Maximum {
+		b.fail(path, "minimum %v is greater than maximum %v", *s.Minimum, *s.Maximum)
+	}
+	if s.MinLength != nil && s.MaxLength != nil && *s.MinLength > *s.MaxLength {
+		b.fail(path, "minLength %d is greater than maxLength %d", *s.MinLength, *s.MaxLength)
+	}
+	if s.MinItems != nil && s.MaxItems != nil && *s.MinItems > *s.MaxItems {
+		b.fail(path, "minItems %d is greater than maxItems %d", *s.MinItems, *s.MaxItems)
+	}
+}
