@@ -8,6 +8,7 @@
 package graph
 
 import (
+	"github.com/google/cel-go/cel"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 )
@@ -102,6 +103,9 @@ type Graph struct {
 	Status []*Field
 	// DefaultServiceAccounts as in Spec.
 	DefaultServiceAccounts map[string]string
+
+	// statusTypes are the CEL types of the status fields, by Field.Path.
+	statusTypes map[string]*cel.Type
 }
 
 // ReverseTopologicalOrder is TopologicalOrder reversed: the deletion order.
@@ -169,5 +173,5 @@ type Expression struct {
 	// References are the top-level identifiers it reads (resource ids and
 	// "schema"), sorted and unique.
 	References []string
-	// program is the compiled program (unexported; see Eval).
+	program    cel.Program
 }

@@ -1,0 +1,625 @@
+package graph
+
+import (
+	"fmt"
+	"regexp"
+	"sort"
+	"strings"
+
+	"github.com/google/cel-go/cel"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/validation"
+	apiservercel "k8s.io/apiserver/pkg/cel"
+)
+
+// SchemaResolver returns the OpenAPI schema of a kind, for type checking;
+// nil result means unknown (expressions reading it are typed dyn).
+type SchemaResolver interface{}
+
+// Option configures a Builder.
+type Option func(*Builder)
+
+// WithRESTMapper resolves kinds to resources and scope.
+func WithRESTMapper(m meta.RESTMapper) Option { return func(b *Builder) { b.mapper = m } }
+
+// Builder builds Graphs; safe for concurrent use.
+type Builder struct {
+	mapper meta.RESTMapper
+}
+
+// NewBuilder returns a Builder. Without a REST mapper it uses compiled-in
+// knowledge of core kinds and conventional plurals.
+func NewBuilder(opts ...Option) *Builder {
+	b := &Builder{}
+	for _, o := range opts {
+		o(b)
+	}
+	return b
+}
+
+var (
+	idPattern          = regexp.MustCompile(`^[a-z][a-zA-Z0-9]*$`)
+	kindPattern        = regexp.MustCompile(`^[A-Z][a-zA-Z0-9]{0,62}$`)
+	versionPattern     = regexp.MustCompile(`^v[0-9]+((alpha|beta)[0-9]+)?$`)
+	apiVersionPattern  = regexp.MustCompile(`^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?v[0-9]+((alpha|beta)[0-9]+)?$`)
+	reservedIDs        = map[string]bool{}
+	reservedLabelHints = []string{"kro.run/", "internal.kro.run/"}
+)
+
+func init() {
+	// The union of kro's old and new reserved words plus CEL's keywords:
+	// an id is a CEL variable, so it must not shadow anything.
+	for _, w := range strings.Fields(`apiVersion context dependency dependencies externalRef externalReference
+		externalRefs externalReferences graph instance kind metadata namespace object resource
+		resourcegraphdefinition resourceGraphDefinition resources runtime serviceAccountName schema spec
+		status kro variables vars version each item items root self this
+		true false null in as break const continue else for function if import let loop package
+		return var void while`) {
+		reservedIDs[w] = true
+	}
+}
+
+// builder holds the state of one Build.
+type build struct {
+	b    *Builder
+	rgd  *ResourceGraphDefinition
+	name string
+	errs Errors
+}
+
+func (bd *build) errorf(resource, path, fix, format string, args ...any) {
+	bd.errs = append(bd.errs, &Error{RGD: bd.name, Resource: resource, Path: path, Message: fmt.Sprintf(format, args...), Fix: fix})
+}
+
+// Build validates rgd and builds its Graph. On failure the error is Errors,
+// listing every problem found.
+func (b *Builder) Build(rgd *ResourceGraphDefinition) (*Graph, error) {
+	if rgd == nil {
+		return nil, Errors{{RGD: "<nil>", Message: "no definition"}}
+	}
+	bd := &build{b: b, rgd: rgd, name: rgd.Name}
+	if bd.name == "" {
+		bd.name = rgd.Source
+		bd.errorf("", "metadata.name", "give the definition a name", "metadata.name is empty")
+	}
+	g := &Graph{
+		Name:                   rgd.Name,
+		Source:                 rgd.Source,
+		Generation:             rgd.Generation,
+		Resources:              map[string]*Resource{},
+		DefaultServiceAccounts: rgd.Spec.DefaultServiceAccounts,
+	}
+	bd.instance(g)
+	schemaType := bd.schemaType()
+
+	// Resources whose id is valid and unique become CEL variables; the
+	// others are reported and left out so their expressions are not
+	// blamed for the id.
+	var ids []string
+	var order []*Resource
+	for i := range rgd.Spec.Resources {
+		r := bd.resource(i)
+		if r == nil {
+			continue
+		}
+		if _, dup := g.Resources[r.ID]; dup {
+			bd.errorf(r.ID, fmt.Sprintf("spec.resources[%d].id", i), "give every resource its own id",
+				"duplicate resource id %q", r.ID)
+			continue
+		}
+		g.Resources[r.ID] = r
+		ids = append(ids, r.ID)
+		order = append(order, r)
+	}
+	env, err := graphEnv(schemaType, ids, nil)
+	if err != nil {
+		bd.errorf("", "", "", "%v", err)
+		return nil, bd.errs
+	}
+	for _, r := range order {
+		bd.expressions(env, r)
+	}
+	bd.status(env, g)
+	bd.validations(schemaType)
+	if len(bd.errs) == 0 {
+		bd.dag(g, order)
+	}
+	if len(bd.errs) == 0 {
+		bd.crd(g)
+	}
+	if len(bd.errs) > 0 {
+		return nil, bd.errs
+	}
+	return g, nil
+}
+
+// instance validates spec.schema's identity and fills Graph.Instance.
+func (bd *build) instance(g *Graph) {
+	s := bd.rgd.Spec.Schema
+	if s.Kind == "" {
+		bd.errorf("", "spec.schema.kind", "set the instance kind, e.g. kind: WebApp", "kind is empty")
+	} else if !kindPattern.MatchString(s.Kind) {
+		bd.errorf("", "spec.schema.kind", "use UpperCamelCase letters and digits, at most 63", "kind %q is not UpperCamelCase", s.Kind)
+	}
+	if s.APIVersion == "" {
+		bd.errorf("", "spec.schema.apiVersion", "set a version such as v1alpha1", "apiVersion is empty")
+	} else if !versionPattern.MatchString(s.APIVersion) {
+		bd.errorf("", "spec.schema.apiVersion", "use a version such as v1, v1alpha1 or v2beta3 (no group)", "apiVersion %q is not a valid version", s.APIVersion)
+	}
+	group := s.Group
+	if group == "" {
+		group = Group
+	}
+	if msgs := validation.IsDNS1123Subdomain(group); len(msgs) > 0 {
+		bd.errorf("", "spec.schema.group", "use a DNS subdomain such as example.com", "group %q is invalid: %s", group, strings.Join(msgs, "; "))
+	}
+	gvk := schema.GroupVersionKind{Group: group, Version: s.APIVersion, Kind: s.Kind}
+	plural, singular := meta.UnsafeGuessKindToResource(gvk)
+	g.Instance = Instance{GVK: gvk, GVR: plural, Singular: singular.Resource, Namespaced: true}
+}
+
+// resource checks the shape of one spec.resources entry and returns its
+// node, or nil when it is too broken to use (the problems are recorded).
+func (bd *build) resource(i int) *Resource {
+	rs := bd.rgd.Spec.Resources[i]
+	path := fmt.Sprintf("spec.resources[%d]", i)
+	ok := true
+	switch {
+	case rs.ID == "":
+		bd.errorf("", path+".id", "give the resource a lowerCamelCase id", "id is empty")
+		ok = false
+	case !idPattern.MatchString(rs.ID):
+		bd.errorf(rs.ID, path+".id", "use lowerCamelCase letters and digits, e.g. "+lowerCamel(rs.ID), "id %q is not lowerCamelCase", rs.ID)
+		ok = false
+	case reservedIDs[rs.ID]:
+		bd.errorf(rs.ID, path+".id", "choose another id, e.g. "+rs.ID+"Resource", "id %q is a reserved word", rs.ID)
+		ok = false
+	}
+	label := rs.ID
+	if label == "" {
+		label = fmt.Sprintf("#%d", i)
+	}
+	r := &Resource{ID: rs.ID, Index: i}
+	switch {
+	case rs.Template != nil && rs.ExternalRef != nil:
+		bd.errorf(label, path, "keep either template (kroscope creates it) or externalRef (kroscope reads it)", "template and externalRef are both set")
+		return nil
+	case rs.Template == nil && rs.ExternalRef == nil:
+		bd.errorf(label, path, "add a template or an externalRef", "neither template nor externalRef is set")
+		return nil
+	case rs.ExternalRef != nil:
+		er := rs.ExternalRef
+		r.External = true
+		md := map[string]any{"name": er.Name}
+		if er.Namespace != "" {
+			md["namespace"] = er.Namespace
+		}
+		r.Template = map[string]any{"apiVersion": er.APIVersion, "kind": er.Kind, "metadata": md}
+		path += ".externalRef"
+	default:
+		r.Template = rs.Template
+		path += ".template"
+	}
+	if !bd.identity(label, path, r) {
+		ok = false
+	}
+	if !ok {
+		return nil
+	}
+	return r
+}
+
+// identity checks apiVersion, kind and metadata.name of a template and
+// resolves its GVR and scope.
+func (bd *build) identity(label, path string, r *Resource) bool {
+	ok := true
+	apiVersion, isStr := r.Template["apiVersion"].(string)
+	switch {
+	case r.Template["apiVersion"] == nil || apiVersion == "":
+		bd.errorf(label, path+".apiVersion", "set apiVersion, e.g. apps/v1", "apiVersion is missing")
+		ok = false
+	case !isStr:
+		bd.errorf(label, path+".apiVersion", "", "apiVersion must be a string")
+		ok = false
+	case !apiVersionPattern.MatchString(apiVersion):
+		bd.errorf(label, path+".apiVersion", "write group/version or version, e.g. apps/v1 or v1; expressions are not allowed here", "apiVersion %q is invalid", apiVersion)
+		ok = false
+	}
+	kind, isStr := r.Template["kind"].(string)
+	switch {
+	case r.Template["kind"] == nil || kind == "":
+		bd.errorf(label, path+".kind", "set kind, e.g. Deployment", "kind is missing")
+		ok = false
+	case !isStr:
+		bd.errorf(label, path+".kind", "", "kind must be a string")
+		ok = false
+	case !kindPattern.MatchString(kind):
+		bd.errorf(label, path+".kind", "kinds are UpperCamelCase, e.g. ConfigMap; expressions are not allowed here", "kind %q is invalid", kind)
+		ok = false
+	}
+	md, isMap := r.Template["metadata"].(map[string]any)
+	if !isMap {
+		bd.errorf(label, path+".metadata", "add metadata with a name", "metadata is missing or not an object")
+		return false
+	}
+	if name, _ := md["name"].(string); name == "" {
+		bd.errorf(label, path+".metadata.name", "set metadata.name, e.g. ${schema.metadata.name}-"+strings.ToLower(kind), "metadata.name is missing or not a string")
+		ok = false
+	}
+	for _, key := range []string{"labels", "annotations"} {
+		m, _ := md[key].(map[string]any)
+		for _, k := range sortedKeys(m) {
+			for _, prefix := range reservedLabelHints {
+				if strings.HasPrefix(k, prefix) {
+					bd.errorf(label, formatPath(path, "metadata", key, k), "remove it: kroscope sets "+prefix+" "+key+" itself", "%s %q uses the reserved prefix %s", strings.TrimSuffix(key, "s"), k, prefix)
+					ok = false
+					break
+				}
+			}
+		}
+	}
+	if !ok {
+		return false
+	}
+	gv, err := schema.ParseGroupVersion(apiVersion)
+	if err != nil {
+		bd.errorf(label, path+".apiVersion", "", "%v", err)
+		return false
+	}
+	r.GVK = gv.WithKind(kind)
+	r.GVR, r.Namespaced = bd.b.resolve(r.GVK)
+	return true
+}
+
+// resolve maps a kind to its resource and scope: the REST mapper when
+// given and it knows the kind, otherwise core knowledge and plurals.
+func (b *Builder) resolve(gvk schema.GroupVersionKind) (schema.GroupVersionResource, bool) {
+	if b.mapper != nil {
+		if m, err := b.mapper.RESTMapping(gvk.GroupKind(), gvk.Version); err == nil {
+			return m.Resource, m.Scope.Name() == meta.RESTScopeNameNamespace
+		}
+	}
+	plural, _ := meta.UnsafeGuessKindToResource(gvk)
+	return plural, !clusterScoped[gvk.GroupKind()]
+}
+
+// clusterScoped lists the built-in cluster-scoped kinds.
+var clusterScoped = map[schema.GroupKind]bool{}
+
+func init() {
+	for _, gk := range []string{
+		"Namespace", "Node", "PersistentVolume", "ComponentStatus",
+		"ClusterRole.rbac.authorization.k8s.io", "ClusterRoleBinding.rbac.authorization.k8s.io",
+		"StorageClass.storage.k8s.io", "CSIDriver.storage.k8s.io", "CSINode.storage.k8s.io",
+		"VolumeAttachment.storage.k8s.io", "PriorityClass.scheduling.k8s.io",
+		"CustomResourceDefinition.apiextensions.k8s.io", "APIService.apiregistration.k8s.io",
+		"ValidatingWebhookConfiguration.admissionregistration.k8s.io",
+		"MutatingWebhookConfiguration.admissionregistration.k8s.io",
+		"ValidatingAdmissionPolicy.admissionregistration.k8s.io",
+		"ValidatingAdmissionPolicyBinding.admissionregistration.k8s.io",
+		"IngressClass.networking.k8s.io", "RuntimeClass.node.k8s.io",
+		"CertificateSigningRequest.certificates.k8s.io", "FlowSchema.flowcontrol.apiserver.k8s.io",
+		"PriorityLevelConfiguration.flowcontrol.apiserver.k8s.io",
+		"ResourceGraphDefinition.kro.run",
+	} {
+		clusterScoped[schema.ParseGroupKind(gk)] = true
+	}
+}
+
+// expressions compiles the template fields, includeWhen and readyWhen of r
+// and records its dependencies.
+func (bd *build) expressions(env *cel.Env, r *Resource) {
+	base := fmt.Sprintf("spec.resources[%d].template", r.Index)
+	if r.External {
+		base = fmt.Sprintf("spec.resources[%d].externalRef", r.Index)
+	}
+	deps := map[string]bool{}
+	walkStrings(r.Template, nil, func(segs []any, s string) {
+		if strings.Contains(s, "${") && len(segs) > 0 {
+			if _, isKey := segs[len(segs)-1].(keyMarker); isKey {
+				bd.errorf(r.ID, formatPath(base, segs[:len(segs)-1]...), "write the key literally", "expressions are not allowed in map keys")
+				return
+			}
+		}
+		f := bd.field(env, r.ID, base, segs, s)
+		if f == nil {
+			return
+		}
+		if f.Path == "apiVersion" || f.Path == "kind" {
+			bd.errorf(r.ID, formatPath(base, segs...), "write it literally: the kind must be known before rendering", "%s must not hold expressions", f.Path)
+			return
+		}
+		for _, e := range f.Expressions {
+			for _, ref := range e.References {
+				if ref == r.ID {
+					bd.errorf(r.ID, formatPath(base, segs...), "read other resources or schema; a resource cannot depend on itself",
+						"${%s} refers to the resource itself", e.Source)
+				} else if ref != SchemaIdentifier {
+					deps[ref] = true
+				}
+			}
+		}
+		r.Fields = append(r.Fields, f)
+	})
+	for i, src := range bd.rgd.Spec.Resources[r.Index].IncludeWhen {
+		path := fmt.Sprintf("spec.resources[%d].includeWhen[%d]", r.Index, i)
+		e := bd.condition(env, r.ID, path, src)
+		if e == nil {
+			continue
+		}
+		for _, ref := range e.References {
+			if ref == r.ID {
+				bd.errorf(r.ID, path, "includeWhen decides whether the resource exists, so it cannot read it; use schema or other resources",
+					"${%s} refers to the resource itself", e.Source)
+			} else if ref != SchemaIdentifier {
+				deps[ref] = true
+			}
+		}
+		r.IncludeWhen = append(r.IncludeWhen, e)
+	}
+	for i, src := range bd.rgd.Spec.Resources[r.Index].ReadyWhen {
+		path := fmt.Sprintf("spec.resources[%d].readyWhen[%d]", r.Index, i)
+		e := bd.condition(env, r.ID, path, src)
+		if e == nil {
+			continue
+		}
+		for _, ref := range e.References {
+			if ref != r.ID {
+				bd.errorf(r.ID, path, "readyWhen may read only "+r.ID+", e.g. ${"+r.ID+".status...}",
+					"${%s} reads %s", e.Source, ref)
+			}
+		}
+		r.ReadyWhen = append(r.ReadyWhen, e)
+	}
+	for _, rs := range bd.rgd.Spec.Resources {
+		if deps[rs.ID] {
+			r.Dependencies = append(r.Dependencies, rs.ID)
+		}
+	}
+}
+
+// field scans and compiles one string leaf; nil when it holds no
+// expression or is broken (recorded).
+func (bd *build) field(env *cel.Env, resource, base string, segs []any, s string) *Field {
+	path := formatPath(base, segs...)
+	parts, err := Scan(s)
+	if err != nil {
+		bd.errorf(resource, path, `a literal "${" is written ${"${"}`, "%v", err)
+		return nil
+	}
+	if !hasExpr(parts) {
+		return nil
+	}
+	f := &Field{Path: formatPath("", segs...), Segments: plainSegments(segs), Raw: s, Standalone: isStandalone(parts)}
+	ok := true
+	for _, p := range parts {
+		if !p.Expr {
+			continue
+		}
+		c, err := compile(env, p.Text)
+		if err != nil {
+			bd.errorf(resource, path, "", "${%s}: %v", p.Text, err)
+			ok = false
+			continue
+		}
+		f.Expressions = append(f.Expressions, c.expr)
+	}
+	if !ok {
+		return nil
+	}
+	return f
+}
+
+// condition compiles a readyWhen/includeWhen entry: a standalone boolean.
+func (bd *build) condition(env *cel.Env, resource, path, src string) *Expression {
+	parts, err := Scan(src)
+	if err != nil {
+		bd.errorf(resource, path, "", "%v", err)
+		return nil
+	}
+	if !isStandalone(parts) {
+		bd.errorf(resource, path, "write exactly one ${...} with nothing around it (a YAML | block adds a newline; use |-)",
+			"%q is not a standalone expression", src)
+		return nil
+	}
+	c, err := compile(env, parts[0].Text)
+	if err != nil {
+		bd.errorf(resource, path, "", "${%s}: %v", parts[0].Text, err)
+		return nil
+	}
+	if !isBoolish(c.out) {
+		bd.errorf(resource, path, "make it return a boolean, e.g. compare with ==", "${%s} returns %s, not bool", parts[0].Text, c.out.String())
+		return nil
+	}
+	return c.expr
+}
+
+// status compiles the instance status projections.
+func (bd *build) status(env *cel.Env, g *Graph) {
+	g.statusTypes = map[string]*cel.Type{}
+	walkAny(bd.rgd.Spec.Schema.Status, nil, func(segs []any, v any) {
+		path := formatPath("spec.schema.status", segs...)
+		if len(segs) == 0 {
+			return
+		}
+		if _, isKey := segs[len(segs)-1].(keyMarker); isKey {
+			return
+		}
+		s, isStr := v.(string)
+		if !isStr {
+			bd.errorf("", path, "write a ${...} expression", "status field is a %s, not an expression", typeName(v))
+			return
+		}
+		parts, err := Scan(s)
+		if err != nil {
+			bd.errorf("", path, "", "%v", err)
+			return
+		}
+		if !hasExpr(parts) {
+			bd.errorf("", path, "write a ${...} expression that reads resources or schema", "status field %q holds no expression", s)
+			return
+		}
+		f := &Field{Path: formatPath("", segs...), Segments: plainSegments(segs), Raw: s, Standalone: isStandalone(parts)}
+		var out *cel.Type = cel.StringType
+		for _, p := range parts {
+			if !p.Expr {
+				continue
+			}
+			c, err := compile(env, p.Text)
+			if err != nil {
+				bd.errorf("", path, "", "${%s}: %v", p.Text, err)
+				return
+			}
+			if f.Standalone {
+				out = c.out
+			}
+			f.Expressions = append(f.Expressions, c.expr)
+		}
+		g.statusTypes[f.Path] = out
+		g.Status = append(g.Status, f)
+	})
+}
+
+// validations compiles spec.schema.validation rules against the instance
+// spec (as self), so a broken rule is reported here rather than by the API
+// server when the CRD is written.
+func (bd *build) validations(schemaType *apiservercel.DeclType) {
+	for i, v := range bd.rgd.Spec.Schema.Validation {
+		path := fmt.Sprintf("spec.schema.validation[%d].expression", i)
+		if strings.TrimSpace(v.Expression) == "" {
+			bd.errorf("", path, "", "expression is empty")
+			continue
+		}
+		var selfType *apiservercel.DeclType
+		if schemaType != nil {
+			if f, ok := schemaType.Fields["spec"]; ok {
+				selfType = f.Type
+			}
+		}
+		env, err := selfEnv(selfType)
+		if err != nil {
+			bd.errorf("", path, "", "%v", err)
+			continue
+		}
+		c, err := compile(env, v.Expression)
+		if err != nil {
+			bd.errorf("", path, "", "%v", err)
+			continue
+		}
+		if !isBoolish(c.out) {
+			bd.errorf("", path, "make the rule return a boolean", "rule returns %s, not bool", c.out.String())
+		}
+	}
+}
+
+// keyMarker marks, in a walk path, that the visited string is a map key.
+type keyMarker string
+
+// walkStrings calls visit for every string value and every map key (with a
+// trailing keyMarker segment) under v.
+func walkStrings(v any, segs []any, visit func(segs []any, s string)) {
+	switch val := v.(type) {
+	case string:
+		visit(segs, val)
+	case map[string]any:
+		for _, k := range sortedKeys(val) {
+			p := append(append([]any{}, segs...), k)
+			if strings.Contains(k, "${") {
+				visit(append(p, keyMarker(k)), k)
+			}
+			walkStrings(val[k], p, visit)
+		}
+	case []any:
+		for i, e := range val {
+			walkStrings(e, append(append([]any{}, segs...), i), visit)
+		}
+	}
+}
+
+// walkAny calls visit for every leaf (non-map value) under a map.
+func walkAny(v any, segs []any, visit func(segs []any, v any)) {
+	if m, ok := v.(map[string]any); ok {
+		for _, k := range sortedKeys(m) {
+			walkAny(m[k], append(append([]any{}, segs...), k), visit)
+		}
+		return
+	}
+	visit(segs, v)
+}
+
+func plainSegments(segs []any) []any {
+	out := make([]any, 0, len(segs))
+	for _, s := range segs {
+		if _, ok := s.(keyMarker); !ok {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+var simpleKey = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_-]*$`)
+
+// formatPath renders segments as a.b[0]["k.e.y"] under base.
+func formatPath(base string, segs ...any) string {
+	var b strings.Builder
+	b.WriteString(base)
+	for _, s := range segs {
+		switch v := s.(type) {
+		case int:
+			fmt.Fprintf(&b, "[%d]", v)
+		case keyMarker:
+		case string:
+			if simpleKey.MatchString(v) {
+				if b.Len() > 0 {
+					b.WriteByte('.')
+				}
+				b.WriteString(v)
+			} else {
+				fmt.Fprintf(&b, "[%q]", v)
+			}
+		}
+	}
+	return b.String()
+}
+
+func joinPath(base, key string) string { return formatPath(base, key) }
+
+func lowerCamel(s string) string {
+	var b strings.Builder
+	up := false
+	for i, r := range s {
+		switch {
+		case r >= 'a' && r <= 'z' || r >= '0' && r <= '9' && i > 0:
+			if up {
+				b.WriteString(strings.ToUpper(string(r)))
+				up = false
+			} else {
+				b.WriteRune(r)
+			}
+		case r >= 'A' && r <= 'Z':
+			if b.Len() == 0 {
+				b.WriteString(strings.ToLower(string(r)))
+			} else {
+				b.WriteRune(r)
+			}
+			up = false
+		default:
+			up = b.Len() > 0
+		}
+	}
+	if b.Len() == 0 {
+		return "myResource"
+	}
+	return b.String()
+}
+
+// sortedIDs returns the keys of a set in order.
+func sortedIDs(m map[string]bool) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}

@@ -1,0 +1,249 @@
+package graph
+
+import (
+	"crypto/sha256"
+	"encoding/binary"
+	"fmt"
+	"sort"
+	"strings"
+	"sync"
+
+	"github.com/google/cel-go/cel"
+	"github.com/google/cel-go/common/ast"
+	"github.com/google/cel-go/common/types"
+	"github.com/google/cel-go/common/types/ref"
+	"github.com/google/cel-go/ext"
+	apiservercel "k8s.io/apiserver/pkg/cel"
+	"k8s.io/apiserver/pkg/cel/library"
+)
+
+// baseEnv is the CEL environment every graph extends: the standard library,
+// cel-go's extensions, the Kubernetes libraries that make sense outside
+// admission (quantity, URLs, regex, lists) and random.seededString.
+var baseEnv = sync.OnceValues(func() (*cel.Env, error) {
+	return cel.NewEnv(
+		cel.OptionalTypes(),
+		ext.Strings(),
+		ext.Lists(),
+		ext.Encoders(),
+		ext.Math(),
+		ext.Sets(),
+		ext.TwoVarComprehensions(),
+		ext.Bindings(),
+		library.Quantity(),
+		library.URLs(),
+		library.Regex(),
+		library.Lists(),
+		randomLib(),
+	)
+})
+
+// randomLib declares random.seededString(length, seed): a string of length
+// characters from [0-9a-z] chosen by the SHA-256 chain of seed, so the same
+// seed always gives the same string.
+func randomLib() cel.EnvOption {
+	return cel.Function("random.seededString",
+		cel.Overload("random_seededString_int_string", []*cel.Type{cel.IntType, cel.StringType}, cel.StringType,
+			cel.BinaryBinding(func(l, s ref.Val) ref.Val {
+				n, ok1 := l.(types.Int)
+				seed, ok2 := s.(types.String)
+				if !ok1 || !ok2 {
+					return types.NoSuchOverloadErr()
+				}
+				if n < 0 || n > 4096 {
+					return types.NewErr("random.seededString: length %d out of range [0, 4096]", int64(n))
+				}
+				return types.String(SeededString(int(n), string(seed)))
+			})))
+}
+
+const seededAlphabet = "0123456789abcdefghijklmnopqrstuvwxyz"
+
+// SeededString is the deterministic random string random.seededString
+// returns: each character is picked by 8 bytes of SHA-256(seed), hashing
+// the previous digest again when more bytes are needed.
+func SeededString(n int, seed string) string {
+	var b strings.Builder
+	sum := sha256.Sum256([]byte(seed))
+	off := 0
+	for b.Len() < n {
+		if off+8 > len(sum) {
+			sum = sha256.Sum256(sum[:])
+			off = 0
+		}
+		v := binary.BigEndian.Uint64(sum[off : off+8])
+		off += 8
+		b.WriteByte(seededAlphabet[v%uint64(len(seededAlphabet))])
+	}
+	return b.String()
+}
+
+// graphEnv extends the base environment with schema (typed from
+// schemaType, or dyn when nil) and every resource id (typed from types, or
+// dyn).
+func graphEnv(schemaType *apiservercel.DeclType, ids []string, resourceTypes map[string]*apiservercel.DeclType) (*cel.Env, error) {
+	base, err := baseEnv()
+	if err != nil {
+		return nil, fmt.Errorf("CEL environment: %w", err)
+	}
+	var roots []*apiservercel.DeclType
+	opts := []cel.EnvOption{}
+	if schemaType != nil {
+		roots = append(roots, schemaType)
+		opts = append(opts, cel.Variable(SchemaIdentifier, schemaType.CelType()))
+	} else {
+		opts = append(opts, cel.Variable(SchemaIdentifier, cel.DynType))
+	}
+	for _, id := range ids {
+		if t := resourceTypes[id]; t != nil {
+			roots = append(roots, t)
+			opts = append(opts, cel.Variable(id, t.CelType()))
+		} else {
+			opts = append(opts, cel.Variable(id, cel.DynType))
+		}
+	}
+	if len(roots) > 0 {
+		provider := apiservercel.NewDeclTypeProvider(roots...)
+		provider.SetRecognizeKeywordAsFieldName(true)
+		popts, err := provider.EnvOptions(base.CELTypeProvider())
+		if err != nil {
+			return nil, fmt.Errorf("CEL types: %w", err)
+		}
+		opts = append(popts, opts...)
+	}
+	return base.Extend(opts...)
+}
+
+// compiled is an expression with its checked output type.
+type compiled struct {
+	expr *Expression
+	out  *cel.Type
+}
+
+// compile parses, checks and plans src. The error text is CEL's, trimmed to
+// the first line of each issue with its column.
+func compile(env *cel.Env, src string) (*compiled, error) {
+	a, iss := env.Compile(src)
+	if iss != nil && iss.Err() != nil {
+		return nil, celIssues(iss)
+	}
+	prg, err := env.Program(a)
+	if err != nil {
+		return nil, err
+	}
+	return &compiled{
+		expr: &Expression{Source: src, References: references(a), program: prg},
+		out:  a.OutputType(),
+	}, nil
+}
+
+// celIssues turns CEL issues into one readable error: "ERROR: <input>:1:5:
+// msg" lines lose the source echo CEL appends.
+func celIssues(iss *cel.Issues) error {
+	var msgs []string
+	for _, e := range iss.Errors() {
+		msg := e.Message
+		if strings.HasPrefix(msg, "undeclared reference to '") && !strings.Contains(msg, "(in container") {
+			msg = strings.Replace(msg, "undeclared reference to", "unknown identifier", 1)
+		}
+		msgs = append(msgs, fmt.Sprintf("column %d: %s", e.Location.Column()+1, msg))
+	}
+	return fmt.Errorf("%s", strings.Join(msgs, "; "))
+}
+
+// references returns the top-level identifiers a checked expression reads,
+// sorted and unique, leaving out comprehension and cel.bind variables.
+func references(a *cel.Ast) []string {
+	seen := map[string]bool{}
+	var walk func(e ast.Expr, bound map[string]bool)
+	walk = func(e ast.Expr, bound map[string]bool) {
+		switch e.Kind() {
+		case ast.IdentKind:
+			name := e.AsIdent()
+			if !bound[name] && !strings.HasPrefix(name, "@") {
+				seen[name] = true
+			}
+		case ast.SelectKind:
+			walk(e.AsSelect().Operand(), bound)
+		case ast.CallKind:
+			c := e.AsCall()
+			if c.IsMemberFunction() {
+				walk(c.Target(), bound)
+			}
+			for _, arg := range c.Args() {
+				walk(arg, bound)
+			}
+		case ast.ListKind:
+			for _, el := range e.AsList().Elements() {
+				walk(el, bound)
+			}
+		case ast.MapKind:
+			for _, en := range e.AsMap().Entries() {
+				me := en.AsMapEntry()
+				walk(me.Key(), bound)
+				walk(me.Value(), bound)
+			}
+		case ast.StructKind:
+			for _, f := range e.AsStruct().Fields() {
+				walk(f.AsStructField().Value(), bound)
+			}
+		case ast.ComprehensionKind:
+			c := e.AsComprehension()
+			walk(c.IterRange(), bound)
+			walk(c.AccuInit(), bound)
+			inner := map[string]bool{c.IterVar(): true, c.AccuVar(): true}
+			if c.HasIterVar2() {
+				inner[c.IterVar2()] = true
+			}
+			for k := range bound {
+				inner[k] = true
+			}
+			walk(c.LoopCondition(), inner)
+			walk(c.LoopStep(), inner)
+			walk(c.Result(), inner)
+		}
+	}
+	walk(a.NativeRep().Expr(), map[string]bool{})
+	out := make([]string, 0, len(seen))
+	for id := range seen {
+		out = append(out, id)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// isBoolish reports whether t can be a condition: bool, optional(bool) or
+// dyn (checked at run time).
+func isBoolish(t *cel.Type) bool {
+	if t == nil {
+		return true
+	}
+	switch t.Kind() {
+	case types.BoolKind, types.DynKind, types.AnyKind:
+		return true
+	case types.OpaqueKind:
+		if t.TypeName() == "optional_type" && len(t.Parameters()) == 1 {
+			return isBoolish(t.Parameters()[0])
+		}
+	}
+	return false
+}
+
+// selfEnv is the environment of spec.schema.validation rules: self is the
+// instance spec (dyn when its type is unknown).
+func selfEnv(self *apiservercel.DeclType) (*cel.Env, error) {
+	base, err := baseEnv()
+	if err != nil {
+		return nil, err
+	}
+	if self == nil {
+		return base.Extend(cel.Variable("self", cel.DynType))
+	}
+	provider := apiservercel.NewDeclTypeProvider(self)
+	provider.SetRecognizeKeywordAsFieldName(true)
+	opts, err := provider.EnvOptions(base.CELTypeProvider())
+	if err != nil {
+		return nil, err
+	}
+	return base.Extend(append(opts, cel.Variable("self", self.CelType()))...)
+}

@@ -1,0 +1,277 @@
+// Package crd generates the CustomResourceDefinition of a graph's instance
+// kind, checks it offline with the API server's own CRD validation, and says
+// whether an existing CRD may be overwritten.
+package crd
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"regexp"
+	"strings"
+
+	"k8s.io/apiextensions-apiserver/pkg/apis/apiextensions"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	apiextensionsvalidation "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/validation"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/validation"
+
+	"github.com/kroscope/kroscope/reconciler/metadata"
+)
+
+// DefaultGroup is the instance API group when the graph names none.
+const DefaultGroup = "kro.run"
+
+// Status fields kroscope writes on every instance; a graph's status
+// projections must not define them.
+const (
+	StatusState      = "state"
+	StatusConditions = "conditions"
+)
+
+// ReadyCondition is the condition type the default Ready column reads.
+const ReadyCondition = "Ready"
+
+// ValidationRule is one spec.schema.validation entry: a CEL rule on the
+// instance spec, and the message shown when it fails.
+type ValidationRule struct {
+	Expression string
+	Message    string
+}
+
+// Input is what a graph contributes to its instance CRD.
+type Input struct {
+	// Group defaults to DefaultGroup.
+	Group, APIVersion, Kind string
+	// Spec is the instance spec schema (from simpleschema); nil is an
+	// empty object.
+	Spec *apiextensionsv1.JSONSchemaProps
+	// Status holds the fields inferred from the status projections (may
+	// be nil); state and conditions are added.
+	Status *apiextensionsv1.JSONSchemaProps
+	// PrinterColumns replace the default State / Ready / Age columns.
+	PrinterColumns []apiextensionsv1.CustomResourceColumnDefinition
+	// Validation becomes x-kubernetes-validations on the instance spec.
+	Validation []ValidationRule
+	// GraphName names the ResourceGraphDefinition, for the ownership labels.
+	GraphName string
+}
+
+var (
+	kindPattern       = regexp.MustCompile(`^[A-Z][a-zA-Z0-9]{0,62}$`)
+	apiVersionPattern = regexp.MustCompile(`^v[0-9]+((alpha|beta)[0-9]+)?$`)
+)
+
+// New builds the instance CRD: `<plural>.<group>`, namespaced, one served
+// and stored version with the status subresource. The result passes the API
+// server's CRD validation (structural schema, defaults, CEL rules), which
+// New runs offline; any problem is returned with the field it concerns.
+func New(in Input) (*apiextensionsv1.CustomResourceDefinition, error) {
+	group := in.Group
+	if group == "" {
+		group = DefaultGroup
+	}
+	var errs []error
+	if !kindPattern.MatchString(in.Kind) {
+		errs = append(errs, fmt.Errorf("schema.kind %q: must be UpperCamelCase letters and digits, at most 63 characters (like WebApp)", in.Kind))
+	}
+	if !apiVersionPattern.MatchString(in.APIVersion) {
+		errs = append(errs, fmt.Errorf("schema.apiVersion %q: must look like v1, v1alpha1 or v2beta3 (no group)", in.APIVersion))
+	}
+	if msgs := validation.IsDNS1123Subdomain(group); len(msgs) > 0 || !strings.Contains(group, ".") {
+		errs = append(errs, fmt.Errorf("schema.group %q: must be a DNS domain with at least one dot, like kro.run", group))
+	}
+	if msgs := validation.IsValidLabelValue(in.GraphName); in.GraphName == "" || len(msgs) > 0 {
+		errs = append(errs, fmt.Errorf("graph name %q: must be a valid label value (at most 63 characters: letters, digits, '-', '_', '.')", in.GraphName))
+	}
+	spec := &apiextensionsv1.JSONSchemaProps{Type: "object"}
+	if in.Spec != nil {
+		spec = in.Spec.DeepCopy()
+	}
+	if spec.Type != "object" {
+		errs = append(errs, fmt.Errorf("spec schema: must be an object, not %q", spec.Type))
+	}
+	for i, v := range in.Validation {
+		if strings.TrimSpace(v.Expression) == "" {
+			errs = append(errs, fmt.Errorf("schema.validation[%d]: empty expression", i))
+			continue
+		}
+		spec.XValidations = append(spec.XValidations, apiextensionsv1.ValidationRule{Rule: v.Expression, Message: v.Message})
+	}
+	status, err := statusSchema(in.Status)
+	if err != nil {
+		errs = append(errs, err)
+	}
+	if len(errs) > 0 {
+		return nil, errors.Join(errs...)
+	}
+
+	plural := Plural(in.Kind)
+	columns := in.PrinterColumns
+	if columns == nil {
+		columns = DefaultPrinterColumns()
+	}
+	crd := &apiextensionsv1.CustomResourceDefinition{
+		TypeMeta: metav1.TypeMeta{APIVersion: apiextensionsv1.SchemeGroupVersion.String(), Kind: "CustomResourceDefinition"},
+		ObjectMeta: metav1.ObjectMeta{
+			Name:   plural + "." + group,
+			Labels: Labels(in.GraphName),
+		},
+		Spec: apiextensionsv1.CustomResourceDefinitionSpec{
+			Group: group,
+			Names: apiextensionsv1.CustomResourceDefinitionNames{
+				Kind:     in.Kind,
+				ListKind: in.Kind + "List",
+				Plural:   plural,
+				Singular: strings.ToLower(in.Kind),
+			},
+			Scope: apiextensionsv1.NamespaceScoped,
+			Versions: []apiextensionsv1.CustomResourceDefinitionVersion{{
+				Name:    in.APIVersion,
+				Served:  true,
+				Storage: true,
+				Schema: &apiextensionsv1.CustomResourceValidation{OpenAPIV3Schema: &apiextensionsv1.JSONSchemaProps{
+					Type: "object",
+					Properties: map[string]apiextensionsv1.JSONSchemaProps{
+						"apiVersion": {Type: "string"},
+						"kind":       {Type: "string"},
+						"metadata":   {Type: "object"},
+						"spec":       *spec,
+						"status":     *status,
+					},
+				}},
+				Subresources:             &apiextensionsv1.CustomResourceSubresources{Status: &apiextensionsv1.CustomResourceSubresourceStatus{}},
+				AdditionalPrinterColumns: columns,
+			}},
+		},
+	}
+	if err := Validate(crd); err != nil {
+		return nil, err
+	}
+	return crd, nil
+}
+
+// statusSchema adds state and conditions to the inferred status fields.
+func statusSchema(inferred *apiextensionsv1.JSONSchemaProps) (*apiextensionsv1.JSONSchemaProps, error) {
+	s := &apiextensionsv1.JSONSchemaProps{Type: "object"}
+	if inferred != nil {
+		s = inferred.DeepCopy()
+	}
+	if s.Type != "object" {
+		return nil, fmt.Errorf("status schema: must be an object, not %q", s.Type)
+	}
+	if s.Properties == nil {
+		s.Properties = map[string]apiextensionsv1.JSONSchemaProps{}
+	}
+	// kro silently keeps a user's state/conditions, whose values kroscope
+	// would then overwrite; naming the clash is clearer.
+	for _, reserved := range []string{StatusState, StatusConditions} {
+		if _, ok := s.Properties[reserved]; ok {
+			return nil, fmt.Errorf("status.%s: reserved for the instance %s kroscope writes; rename the field", reserved, reserved)
+		}
+	}
+	s.Properties[StatusState] = apiextensionsv1.JSONSchemaProps{Type: "string"}
+	s.Properties[StatusConditions] = apiextensionsv1.JSONSchemaProps{
+		Type: "array",
+		Items: &apiextensionsv1.JSONSchemaPropsOrArray{Schema: &apiextensionsv1.JSONSchemaProps{
+			Type: "object",
+			Properties: map[string]apiextensionsv1.JSONSchemaProps{
+				"type":               {Type: "string"},
+				"status":             {Type: "string"},
+				"reason":             {Type: "string"},
+				"message":            {Type: "string"},
+				"lastTransitionTime": {Type: "string"},
+				"observedGeneration": {Type: "integer"},
+			},
+		}},
+	}
+	return s, nil
+}
+
+// DefaultPrinterColumns are State, Ready and Age.
+func DefaultPrinterColumns() []apiextensionsv1.CustomResourceColumnDefinition {
+	return []apiextensionsv1.CustomResourceColumnDefinition{
+		{Name: "State", Type: "string", JSONPath: ".status.state", Description: "The state of the instance"},
+		{Name: "Ready", Type: "string", JSONPath: `.status.conditions[?(@.type=="` + ReadyCondition + `")].status`, Description: "Whether every resource of the instance is ready"},
+		{Name: "Age", Type: "date", JSONPath: ".metadata.creationTimestamp", Description: "Age of the instance"},
+	}
+}
+
+// Labels returns the labels that mark a CRD as generated by kroscope from
+// the named graph.
+func Labels(graphName string) map[string]string {
+	return map[string]string{
+		metadata.ManagedByLabel: metadata.ManagedByValue,
+		metadata.OwnedLabel:     "true",
+		metadata.GraphNameLabel: graphName,
+	}
+}
+
+// IsOwnedByKroscopeOrKro reports whether the CRD's labels say it was
+// generated from a graph, by kroscope or by kro.
+func IsOwnedByKroscopeOrKro(crd *apiextensionsv1.CustomResourceDefinition) bool {
+	l := crd.GetLabels()
+	switch l[metadata.ManagedByLabel] {
+	case metadata.ManagedByValue, metadata.KroManagedByValue:
+		return true
+	}
+	return l[metadata.OwnedLabel] == "true"
+}
+
+// CheckOwnership returns nil when the CRD already in the cluster may be
+// overwritten with the one generated for graphName: it must be kroscope's
+// or kro's, and belong to the same graph (or name no graph).
+func CheckOwnership(existing *apiextensionsv1.CustomResourceDefinition, graphName string) error {
+	if !IsOwnedByKroscopeOrKro(existing) {
+		return fmt.Errorf("CRD %s exists and was not generated by kroscope or kro (no %s=true label); refusing to overwrite it",
+			existing.Name, metadata.OwnedLabel)
+	}
+	if owner := existing.GetLabels()[metadata.GraphNameLabel]; owner != "" && owner != graphName {
+		return fmt.Errorf("CRD %s belongs to graph %q, not %q; refusing to overwrite it", existing.Name, owner, graphName)
+	}
+	return nil
+}
+
+// Validate runs the API server's CRD creation validation on crd offline, so
+// a bad schema (not structural, a default that does not fit, a CEL rule that
+// does not compile, a bad printer column) is reported before any cluster
+// is involved. Schema paths are shown as instance field paths.
+func Validate(crd *apiextensionsv1.CustomResourceDefinition) error {
+	c := crd.DeepCopy()
+	apiextensionsv1.SetObjectDefaults_CustomResourceDefinition(c)
+	// The API server records the storage version on create.
+	for _, v := range c.Spec.Versions {
+		if v.Storage {
+			c.Status.StoredVersions = []string{v.Name}
+		}
+	}
+	var internal apiextensions.CustomResourceDefinition
+	if err := apiextensionsv1.Convert_v1_CustomResourceDefinition_To_apiextensions_CustomResourceDefinition(c, &internal, nil); err != nil {
+		return fmt.Errorf("CRD %s: %w", crd.Name, err)
+	}
+	fieldErrs := apiextensionsvalidation.ValidateCustomResourceDefinition(context.Background(), &internal)
+	if len(fieldErrs) == 0 {
+		return nil
+	}
+	errs := make([]error, len(fieldErrs))
+	for i, e := range fieldErrs {
+		e.Field = readablePath(e.Field)
+		errs[i] = fmt.Errorf("CRD %s: %s", crd.Name, e.Error())
+	}
+	return errors.Join(errs...)
+}
+
+var propertiesSegment = regexp.MustCompile(`\.properties\[([^\]]+)\]`)
+
+// readablePath turns
+// spec.versions[0].schema.openAPIV3Schema.properties[spec].properties[name].pattern
+// into spec.name.pattern.
+func readablePath(p string) string {
+	const root = "spec.versions[0].schema.openAPIV3Schema"
+	rest, ok := strings.CutPrefix(p, root)
+	if !ok {
+		return p
+	}
+	rest = propertiesSegment.ReplaceAllString(rest, ".$1")
+	return strings.TrimPrefix(rest, ".")
+}

@@ -1,0 +1,154 @@
+package graph
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"strings"
+
+	"github.com/google/cel-go/common/types"
+	"github.com/google/cel-go/common/types/ref"
+	"github.com/google/cel-go/common/types/traits"
+)
+
+// Vars are the values expressions read: "schema" → the instance object
+// (apiVersion, kind, metadata, spec; status removed), and each resource id →
+// its observed object. All values are JSON-like Go values.
+type Vars map[string]any
+
+// ErrDataPending marks an evaluation that read a field, key or index that is
+// not there yet (no such key/field/attribute, index out of bounds) or a
+// resource not yet observed: the caller waits instead of failing.
+var ErrDataPending = errors.New("data pending")
+
+// IsDataPending reports whether err (or anything it wraps) is ErrDataPending.
+func IsDataPending(err error) bool { return errors.Is(err, ErrDataPending) }
+
+// EvalError is a CEL evaluation failure that is not data-pending; it names
+// the resource (or "status"), the field path and the expression.
+type EvalError struct {
+	Resource   string
+	Path       string
+	Expression string
+	Err        error
+}
+
+func (e *EvalError) Error() string {
+	return "resource " + e.Resource + " field " + e.Path + ": evaluating ${" + e.Expression + "}: " + e.Err.Error()
+}
+func (e *EvalError) Unwrap() error { return e.Err }
+
+// pendingError wraps ErrDataPending with what was missing.
+type pendingError struct{ msg string }
+
+func (e *pendingError) Error() string { return "data pending: " + e.msg }
+func (e *pendingError) Unwrap() error { return ErrDataPending }
+
+// pendingMarkers are CEL error texts that mean "not there yet".
+var pendingMarkers = []string{"no such key", "no such field", "no such attribute", "index out of bounds"}
+
+func classify(err error) error {
+	msg := err.Error()
+	for _, m := range pendingMarkers {
+		if strings.Contains(msg, m) {
+			return &pendingError{msg: msg}
+		}
+	}
+	return err
+}
+
+// Eval evaluates the expression against vars and returns a JSON-like Go value
+// (map[string]any, []any, int64, float64, string, bool, nil). Reading an id
+// that is not in vars, or a missing key, field or index, returns an error
+// wrapping ErrDataPending.
+func (e *Expression) Eval(vars Vars) (any, error) {
+	if e == nil || e.program == nil {
+		return nil, errors.New("expression was not compiled by a graph Builder")
+	}
+	for _, id := range e.References {
+		if _, ok := vars[id]; !ok {
+			return nil, &pendingError{msg: fmt.Sprintf("%s is not observed yet", id)}
+		}
+	}
+	act := make(map[string]any, len(e.References))
+	for _, id := range e.References {
+		act[id] = vars[id]
+	}
+	out, _, err := e.program.Eval(act)
+	if err != nil {
+		return nil, classify(err)
+	}
+	v, err := toNative(out)
+	if err != nil {
+		return nil, err
+	}
+	return v, nil
+}
+
+// toNative converts a CEL value into a JSON-like Go value.
+func toNative(v ref.Val) (any, error) {
+	switch val := v.(type) {
+	case types.Null:
+		return nil, nil
+	case types.Bool:
+		return bool(val), nil
+	case types.Int:
+		return int64(val), nil
+	case types.Uint:
+		if uint64(val) > math.MaxInt64 {
+			return nil, fmt.Errorf("unsigned value %d does not fit a JSON integer", uint64(val))
+		}
+		return int64(val), nil
+	case types.Double:
+		return float64(val), nil
+	case types.String:
+		return string(val), nil
+	case types.Bytes:
+		return nil, errors.New("result is bytes: encode it explicitly, e.g. with base64.encode()")
+	case types.Duration:
+		return val.ConvertToType(types.StringType).Value(), nil
+	case types.Timestamp:
+		return val.ConvertToType(types.StringType).Value(), nil
+	case *types.Optional:
+		if !val.HasValue() {
+			return nil, nil
+		}
+		return toNative(val.GetValue())
+	case *types.Err:
+		return nil, val
+	}
+	if ml, ok := v.(traits.Mapper); ok {
+		out := map[string]any{}
+		it := ml.Iterator()
+		for it.HasNext() == types.True {
+			k := it.Next()
+			ks, ok := k.(types.String)
+			if !ok {
+				return nil, fmt.Errorf("map key %v is %s, not a string", k.Value(), k.Type().TypeName())
+			}
+			ev, err := toNative(ml.Get(k))
+			if err != nil {
+				return nil, err
+			}
+			out[string(ks)] = ev
+		}
+		return out, nil
+	}
+	if l, ok := v.(traits.Lister); ok {
+		n, _ := l.Size().(types.Int)
+		out := make([]any, 0, int(n))
+		for i := types.Int(0); i < n; i++ {
+			ev, err := toNative(l.Get(i))
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, ev)
+		}
+		return out, nil
+	}
+	// Anything else (e.g. a Kubernetes quantity or URL) is shown as text.
+	if s, ok := v.ConvertToType(types.StringType).(types.String); ok {
+		return string(s), nil
+	}
+	return nil, fmt.Errorf("result of type %s cannot be written into an object", v.Type().TypeName())
+}

@@ -1,0 +1,359 @@
+package graph
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	utiljson "k8s.io/apimachinery/pkg/util/json"
+	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+	"sigs.k8s.io/yaml"
+)
+
+// LoadFiles reads definitions from YAML files and directories (recursively,
+// *.yaml and *.yml; multi-document). Documents of other kinds are skipped.
+// An unreadable or malformed file is an error naming it.
+func LoadFiles(paths ...string) ([]*ResourceGraphDefinition, error) {
+	var out []*ResourceGraphDefinition
+	var errs []error
+	for _, p := range paths {
+		files, err := yamlFiles(p)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		for _, f := range files {
+			data, err := os.ReadFile(f)
+			if err != nil {
+				errs = append(errs, fmt.Errorf("reading %s: %w", f, err))
+				continue
+			}
+			rgds, err := Parse(data, f)
+			out = append(out, rgds...)
+			if err != nil {
+				errs = append(errs, err)
+			}
+		}
+	}
+	return out, errors.Join(errs...)
+}
+
+// yamlFiles expands p: a file is returned as is, a directory is walked for
+// *.yaml and *.yml files in lexical order.
+func yamlFiles(p string) ([]string, error) {
+	st, err := os.Stat(p)
+	if err != nil {
+		return nil, fmt.Errorf("reading %s: %w", p, err)
+	}
+	if !st.IsDir() {
+		return []string{p}, nil
+	}
+	var files []string
+	err = filepath.WalkDir(p, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if !d.IsDir() && (strings.HasSuffix(path, ".yaml") || strings.HasSuffix(path, ".yml")) {
+			files = append(files, path)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("reading directory %s: %w", p, err)
+	}
+	sort.Strings(files)
+	return files, nil
+}
+
+// Parse reads every definition in one (multi-document) YAML source.
+// Documents of other kinds are skipped. Structural problems in a definition
+// (unknown fields, wrong types) are returned as Errors naming the source
+// and field path; the definitions that parsed are returned as well.
+func Parse(data []byte, source string) ([]*ResourceGraphDefinition, error) {
+	reader := utilyaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(data)))
+	var out []*ResourceGraphDefinition
+	var errs []error
+	multi := bytes.Contains(data, []byte("\n---")) || bytes.HasPrefix(data, []byte("---"))
+	for idx := 0; ; idx++ {
+		doc, err := reader.Read()
+		if err == io.EOF {
+			break
+		}
+		src := source
+		if multi {
+			src = fmt.Sprintf("%s#%d", source, idx)
+		}
+		if err != nil {
+			errs = append(errs, fmt.Errorf("%s: reading YAML: %w", src, err))
+			break
+		}
+		if len(bytes.TrimSpace(doc)) == 0 {
+			idx--
+			continue
+		}
+		obj, err := decodeYAML(doc)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("%s: malformed YAML: %w", src, err))
+			continue
+		}
+		if obj == nil {
+			idx--
+			continue
+		}
+		if !isRGD(obj) {
+			continue
+		}
+		rgd, perr := fromMap(obj, src)
+		if rgd != nil {
+			out = append(out, rgd)
+		}
+		if perr != nil {
+			errs = append(errs, perr)
+		}
+	}
+	return out, errors.Join(errs...)
+}
+
+func isRGD(obj map[string]any) bool {
+	kind, _ := obj["kind"].(string)
+	apiVersion, _ := obj["apiVersion"].(string)
+	return (kind == Kind || kind == LegacyKind) && strings.HasPrefix(apiVersion, Group+"/")
+}
+
+// FromUnstructured reads a definition fetched from a cluster.
+func FromUnstructured(u *unstructured.Unstructured) (*ResourceGraphDefinition, error) {
+	if u == nil {
+		return nil, errors.New("graph: nil object")
+	}
+	if !isRGD(u.Object) {
+		return nil, fmt.Errorf("graph: %s %q is not a %s.%s", u.GetKind(), u.GetName(), Kind, Group)
+	}
+	obj := runtime.DeepCopyJSON(u.Object)
+	rgd, err := fromMap(obj, "cluster")
+	if rgd != nil {
+		rgd.Generation = u.GetGeneration()
+	}
+	return rgd, err
+}
+
+// decoder walks a JSON-like map, collecting every problem with its path.
+type decoder struct {
+	rgd  string
+	errs Errors
+}
+
+func (d *decoder) errorf(path, fix, format string, args ...any) {
+	d.errs = append(d.errs, &Error{RGD: d.rgd, Path: path, Message: fmt.Sprintf(format, args...), Fix: fix})
+}
+
+// object returns v as a map, or records an error when it is something else.
+func (d *decoder) object(v any, path string) map[string]any {
+	if v == nil {
+		return nil
+	}
+	m, ok := v.(map[string]any)
+	if !ok {
+		d.errorf(path, "", "must be an object, got %s", typeName(v))
+	}
+	return m
+}
+
+func (d *decoder) str(v any, path string) string {
+	if v == nil {
+		return ""
+	}
+	s, ok := v.(string)
+	if !ok {
+		d.errorf(path, "", "must be a string, got %s", typeName(v))
+	}
+	return s
+}
+
+func (d *decoder) strings(v any, path string) []string {
+	if v == nil {
+		return nil
+	}
+	l, ok := v.([]any)
+	if !ok {
+		d.errorf(path, "", "must be a list of strings, got %s", typeName(v))
+		return nil
+	}
+	out := make([]string, 0, len(l))
+	for i, e := range l {
+		out = append(out, d.str(e, fmt.Sprintf("%s[%d]", path, i)))
+	}
+	return out
+}
+
+// known reports fields of m not in allowed as errors.
+func (d *decoder) known(m map[string]any, path string, allowed ...string) {
+	for _, k := range sortedKeys(m) {
+		if !contains(allowed, k) {
+			d.errorf(joinPath(path, k), "allowed fields: "+strings.Join(allowed, ", "), "unknown field %q", k)
+		}
+	}
+}
+
+func fromMap(obj map[string]any, source string) (*ResourceGraphDefinition, error) {
+	d := &decoder{rgd: source}
+	rgd := &ResourceGraphDefinition{Source: source}
+	meta := d.object(obj["metadata"], "metadata")
+	rgd.Name = d.str(meta["name"], "metadata.name")
+	if rgd.Name != "" {
+		d.rgd = rgd.Name
+		if source != "cluster" {
+			d.rgd = rgd.Name + " (" + source + ")"
+		}
+	}
+	if g, ok := meta["generation"].(int64); ok {
+		rgd.Generation = g
+	}
+	spec := d.object(obj["spec"], "spec")
+	if spec == nil {
+		d.errorf("spec", "add spec.schema and spec.resources", "spec is missing")
+		return rgd, d.errs
+	}
+	d.known(spec, "spec", "schema", "resources", "defaultServiceAccounts")
+	d.schema(&rgd.Spec.Schema, spec["schema"])
+	if sa := d.object(spec["defaultServiceAccounts"], "spec.defaultServiceAccounts"); sa != nil {
+		rgd.Spec.DefaultServiceAccounts = map[string]string{}
+		for _, k := range sortedKeys(sa) {
+			rgd.Spec.DefaultServiceAccounts[k] = d.str(sa[k], joinPath("spec.defaultServiceAccounts", k))
+		}
+	}
+	if rs := spec["resources"]; rs != nil {
+		list, ok := rs.([]any)
+		if !ok {
+			d.errorf("spec.resources", "", "must be a list, got %s", typeName(rs))
+		}
+		for i, r := range list {
+			rgd.Spec.Resources = append(rgd.Spec.Resources, d.resource(r, fmt.Sprintf("spec.resources[%d]", i)))
+		}
+	}
+	if len(d.errs) > 0 {
+		return rgd, d.errs
+	}
+	return rgd, nil
+}
+
+func (d *decoder) schema(s *Schema, v any) {
+	m := d.object(v, "spec.schema")
+	if m == nil {
+		d.errorf("spec.schema", "add spec.schema with apiVersion, kind and spec", "spec.schema is missing")
+		return
+	}
+	d.known(m, "spec.schema", "apiVersion", "kind", "group", "spec", "status", "types",
+		"additionalPrinterColumns", "validation")
+	s.APIVersion = d.str(m["apiVersion"], "spec.schema.apiVersion")
+	s.Kind = d.str(m["kind"], "spec.schema.kind")
+	s.Group = d.str(m["group"], "spec.schema.group")
+	s.Spec = d.object(m["spec"], "spec.schema.spec")
+	s.Status = d.object(m["status"], "spec.schema.status")
+	s.Types = d.object(m["types"], "spec.schema.types")
+	if cols, ok := m["additionalPrinterColumns"]; ok && cols != nil {
+		data, _ := yaml.Marshal(cols)
+		if err := yaml.UnmarshalStrict(data, &s.AdditionalPrinterColumns); err != nil {
+			d.errorf("spec.schema.additionalPrinterColumns", "", "invalid: %v", err)
+		}
+	}
+	if vs := m["validation"]; vs != nil {
+		list, ok := vs.([]any)
+		if !ok {
+			d.errorf("spec.schema.validation", "", "must be a list, got %s", typeName(vs))
+		}
+		for i, e := range list {
+			p := fmt.Sprintf("spec.schema.validation[%d]", i)
+			em := d.object(e, p)
+			d.known(em, p, "expression", "message")
+			s.Validation = append(s.Validation, Validation{
+				Expression: d.str(em["expression"], p+".expression"),
+				Message:    d.str(em["message"], p+".message"),
+			})
+		}
+	}
+}
+
+func (d *decoder) resource(v any, path string) ResourceSpec {
+	var r ResourceSpec
+	m := d.object(v, path)
+	if m == nil {
+		return r
+	}
+	d.known(m, path, "id", "template", "externalRef", "readyWhen", "includeWhen")
+	r.ID = d.str(m["id"], path+".id")
+	r.Template = d.object(m["template"], path+".template")
+	r.ReadyWhen = d.strings(m["readyWhen"], path+".readyWhen")
+	r.IncludeWhen = d.strings(m["includeWhen"], path+".includeWhen")
+	if er := d.object(m["externalRef"], path+".externalRef"); er != nil {
+		p := path + ".externalRef"
+		d.known(er, p, "apiVersion", "kind", "metadata")
+		r.ExternalRef = &ExternalRef{
+			APIVersion: d.str(er["apiVersion"], p+".apiVersion"),
+			Kind:       d.str(er["kind"], p+".kind"),
+		}
+		md := d.object(er["metadata"], p+".metadata")
+		d.known(md, p+".metadata", "name", "namespace")
+		r.ExternalRef.Name = d.str(md["name"], p+".metadata.name")
+		r.ExternalRef.Namespace = d.str(md["namespace"], p+".metadata.namespace")
+	}
+	return r
+}
+
+func typeName(v any) string {
+	switch v.(type) {
+	case nil:
+		return "null"
+	case string:
+		return "string"
+	case bool:
+		return "boolean"
+	case int64, int, int32, float64, float32:
+		return "number"
+	case []any:
+		return "list"
+	case map[string]any:
+		return "object"
+	}
+	return fmt.Sprintf("%T", v)
+}
+
+func sortedKeys(m map[string]any) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+func contains(list []string, s string) bool {
+	for _, e := range list {
+		if e == s {
+			return true
+		}
+	}
+	return false
+}
+
+// decodeYAML decodes one document into JSON-like values with whole numbers
+// as int64, as unstructured objects hold them.
+func decodeYAML(doc []byte) (map[string]any, error) {
+	js, err := yaml.YAMLToJSON(doc)
+	if err != nil {
+		return nil, err
+	}
+	var obj map[string]any
+	if err := utiljson.Unmarshal(js, &obj); err != nil {
+		return nil, err
+	}
+	return obj, nil
+}

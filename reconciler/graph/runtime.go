@@ -1,0 +1,192 @@
+package graph
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+)
+
+// value evaluates a field: a standalone expression keeps its type, a
+// template concatenates text and values (strings as-is, other values as Go
+// prints them with %v).
+func (f *Field) value(vars Vars) (any, *Expression, error) {
+	if f.Standalone {
+		v, err := f.Expressions[0].Eval(vars)
+		return v, f.Expressions[0], err
+	}
+	parts, err := Scan(f.Raw)
+	if err != nil {
+		return nil, nil, err
+	}
+	var b strings.Builder
+	n := 0
+	for _, p := range parts {
+		if !p.Expr {
+			b.WriteString(p.Text)
+			continue
+		}
+		e := f.Expressions[n]
+		n++
+		v, err := e.Eval(vars)
+		if err != nil {
+			return nil, e, err
+		}
+		if s, ok := v.(string); ok {
+			b.WriteString(s)
+		} else {
+			fmt.Fprintf(&b, "%v", v)
+		}
+	}
+	return b.String(), nil, nil
+}
+
+func evalErr(resource string, f *Field, e *Expression, err error) error {
+	src := f.Raw
+	if e != nil {
+		src = e.Source
+	}
+	if IsDataPending(err) {
+		return &EvalError{Resource: resource, Path: f.Path, Expression: src, Err: err}
+	}
+	return &EvalError{Resource: resource, Path: f.Path, Expression: src, Err: err}
+}
+
+// Render returns the desired object: a deep copy of the template with every
+// expression substituted. Errors are *EvalError; data-pending ones wrap
+// ErrDataPending.
+func (r *Resource) Render(vars Vars) (*unstructured.Unstructured, error) {
+	obj := runtime.DeepCopyJSON(r.Template)
+	for _, f := range r.Fields {
+		v, e, err := f.value(vars)
+		if err != nil {
+			return nil, evalErr(r.ID, f, e, err)
+		}
+		if err := setPath(obj, f.Segments, v); err != nil {
+			return nil, &EvalError{Resource: r.ID, Path: f.Path, Expression: f.Raw, Err: err}
+		}
+	}
+	return &unstructured.Unstructured{Object: obj}, nil
+}
+
+// setPath replaces the value at segs (which exists in the template).
+func setPath(obj map[string]any, segs []any, v any) error {
+	var cur any = obj
+	for i, s := range segs {
+		last := i == len(segs)-1
+		switch k := s.(type) {
+		case string:
+			m, ok := cur.(map[string]any)
+			if !ok {
+				return errors.New("template shape changed while rendering")
+			}
+			if last {
+				m[k] = v
+				return nil
+			}
+			cur = m[k]
+		case int:
+			l, ok := cur.([]any)
+			if !ok || k >= len(l) {
+				return errors.New("template shape changed while rendering")
+			}
+			if last {
+				l[k] = v
+				return nil
+			}
+			cur = l[k]
+		}
+	}
+	return nil
+}
+
+// IsIncluded evaluates includeWhen (all must be true; none means true).
+func (r *Resource) IsIncluded(vars Vars) (bool, error) {
+	for i, e := range r.IncludeWhen {
+		v, err := e.Eval(vars)
+		if err != nil {
+			return false, &EvalError{Resource: r.ID, Path: fmt.Sprintf("includeWhen[%d]", i), Expression: e.Source, Err: err}
+		}
+		b, ok := v.(bool)
+		if !ok {
+			if v == nil {
+				// An empty optional counts as false.
+				return false, nil
+			}
+			return false, &EvalError{Resource: r.ID, Path: fmt.Sprintf("includeWhen[%d]", i), Expression: e.Source,
+				Err: fmt.Errorf("returned %s %v, not a boolean", typeName(v), v)}
+		}
+		if !b {
+			return false, nil
+		}
+	}
+	return true, nil
+}
+
+// IsReady evaluates readyWhen against the observed object (all must be true;
+// none means ready once observed). When not ready, reason says which
+// expression is false (or pending) and its value.
+func (r *Resource) IsReady(observed map[string]any) (ready bool, reason string, err error) {
+	if observed == nil {
+		return false, r.ID + " is not observed yet", nil
+	}
+	vars := Vars{r.ID: observed}
+	for i, e := range r.ReadyWhen {
+		v, err := e.Eval(vars)
+		if err != nil {
+			if IsDataPending(err) {
+				return false, fmt.Sprintf("readyWhen ${%s}: data pending (%v)", e.Source, err), nil
+			}
+			return false, "", &EvalError{Resource: r.ID, Path: fmt.Sprintf("readyWhen[%d]", i), Expression: e.Source, Err: err}
+		}
+		b, ok := v.(bool)
+		if !ok && v != nil {
+			return false, "", &EvalError{Resource: r.ID, Path: fmt.Sprintf("readyWhen[%d]", i), Expression: e.Source,
+				Err: fmt.Errorf("returned %s %v, not a boolean", typeName(v), v)}
+		}
+		if !b {
+			return false, fmt.Sprintf("readyWhen ${%s} is false", e.Source), nil
+		}
+	}
+	return true, "", nil
+}
+
+// RenderStatus evaluates the status projections. Fields whose inputs are
+// pending are omitted; other failures are returned (joined *EvalErrors)
+// together with the fields that did resolve.
+func (g *Graph) RenderStatus(vars Vars) (map[string]any, error) {
+	out := map[string]any{}
+	var errs []error
+	for _, f := range g.Status {
+		v, e, err := f.value(vars)
+		if err != nil {
+			if IsDataPending(err) {
+				continue
+			}
+			errs = append(errs, evalErr("status", f, e, err))
+			continue
+		}
+		setNested(out, f.Segments, v)
+	}
+	return out, errors.Join(errs...)
+}
+
+// setNested sets out[a][b]... = v, creating maps on the way.
+func setNested(out map[string]any, segs []any, v any) {
+	cur := out
+	for i, s := range segs {
+		k, _ := s.(string)
+		if i == len(segs)-1 {
+			cur[k] = v
+			return
+		}
+		next, ok := cur[k].(map[string]any)
+		if !ok {
+			next = map[string]any{}
+			cur[k] = next
+		}
+		cur = next
+	}
+}
