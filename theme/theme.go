@@ -1,0 +1,314 @@
+// Package theme is the one place for kroscope's palette, styles and the
+// state → glyph/colour map. Screens never build colours themselves: they ask
+// a Theme, so light, dark, high-contrast, NO_COLOR and ASCII stay consistent.
+package theme
+
+import (
+	"fmt"
+	"image/color"
+	"slices"
+	"strings"
+
+	"charm.land/lipgloss/v2"
+)
+
+// Names of the built-in themes. Auto picks Dark or Light from the terminal's
+// background.
+const (
+	Auto         = "auto"
+	Dark         = "dark"
+	Light        = "light"
+	HighContrast = "high-contrast"
+)
+
+// Names lists the themes a user may choose.
+func Names() []string { return []string{Auto, Dark, Light, HighContrast} }
+
+// Palette is the set of colours a theme is built from. A nil colour means
+// "terminal default".
+type Palette struct {
+	Fg, Dim, Subtle, Accent  color.Color
+	Green, Blue, Yellow, Red color.Color
+	Magenta, Grey            color.Color
+	SelectedFg, SelectedBg   color.Color
+	LoudFg, LoudBg           color.Color
+	BarFg                    color.Color
+}
+
+func darkPalette() Palette {
+	return Palette{
+		Fg: lipgloss.Color("#E4E4E4"), Dim: lipgloss.Color("#8A8A8A"), Subtle: lipgloss.Color("#4E4E4E"),
+		Accent: lipgloss.Color("#87AFFF"),
+		Green:  lipgloss.Color("#5FD787"), Blue: lipgloss.Color("#5FAFFF"), Yellow: lipgloss.Color("#FFD75F"),
+		Red: lipgloss.Color("#FF5F5F"), Magenta: lipgloss.Color("#D787FF"), Grey: lipgloss.Color("#9E9E9E"),
+		SelectedFg: lipgloss.Color("#FFFFFF"), SelectedBg: lipgloss.Color("#3A3A5A"),
+		LoudFg: lipgloss.Color("#FFFFFF"), LoudBg: lipgloss.Color("#AF0000"),
+		BarFg: lipgloss.Color("#5FAFFF"),
+	}
+}
+
+func lightPalette() Palette {
+	return Palette{
+		Fg: lipgloss.Color("#1C1C1C"), Dim: lipgloss.Color("#6C6C6C"), Subtle: lipgloss.Color("#BCBCBC"),
+		Accent: lipgloss.Color("#005FAF"),
+		Green:  lipgloss.Color("#008700"), Blue: lipgloss.Color("#005FD7"), Yellow: lipgloss.Color("#AF8700"),
+		Red: lipgloss.Color("#D70000"), Magenta: lipgloss.Color("#AF00AF"), Grey: lipgloss.Color("#767676"),
+		SelectedFg: lipgloss.Color("#000000"), SelectedBg: lipgloss.Color("#D7D7FF"),
+		LoudFg: lipgloss.Color("#FFFFFF"), LoudBg: lipgloss.Color("#D70000"),
+		BarFg: lipgloss.Color("#005FD7"),
+	}
+}
+
+// highContrastPalette uses the 16 basic ANSI colours at full intensity, which
+// every terminal maps to its own readable values, and a reverse-video cursor.
+func highContrastPalette() Palette {
+	return Palette{
+		Fg: lipgloss.BrightWhite, Dim: lipgloss.White, Subtle: lipgloss.White, Accent: lipgloss.BrightCyan,
+		Green: lipgloss.BrightGreen, Blue: lipgloss.BrightCyan, Yellow: lipgloss.BrightYellow,
+		Red: lipgloss.BrightRed, Magenta: lipgloss.BrightMagenta, Grey: lipgloss.White,
+		SelectedFg: lipgloss.Black, SelectedBg: lipgloss.BrightWhite,
+		LoudFg: lipgloss.BrightWhite, LoudBg: lipgloss.Red,
+		BarFg: lipgloss.BrightCyan,
+	}
+}
+
+// Glyphs are every non-letter character the UI draws, so --ascii can replace
+// them all at once.
+type Glyphs struct {
+	Synced, Waiting, Pending, Skipped, Error, Deleting, Unknown string
+	Spinner                                                     []string
+	Cursor, Ellipsis, Arrow, Sep, Warn, Dot                     string
+	TreeBranch, TreeLast, TreeVert, TreeSpace                   string
+	BarFull, BarEmpty, BarTick                                  string
+	Border                                                      lipgloss.Border
+}
+
+// UnicodeGlyphs are the default glyphs.
+var UnicodeGlyphs = Glyphs{
+	Synced: "✓", Waiting: "◐", Pending: "○", Skipped: "⊘", Error: "✗", Deleting: "⊖", Unknown: "?",
+	Spinner: []string{"⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"},
+	Cursor:  "▸", Ellipsis: "…", Arrow: "→", Sep: "│", Warn: "⚠", Dot: "●",
+	TreeBranch: "├─ ", TreeLast: "└─ ", TreeVert: "│  ", TreeSpace: "   ",
+	BarFull: "█", BarEmpty: "·", BarTick: "┊",
+	Border: lipgloss.RoundedBorder(),
+}
+
+// ASCIIGlyphs replace every glyph with plain ASCII.
+var ASCIIGlyphs = Glyphs{
+	Synced: "+", Waiting: "~", Pending: ".", Skipped: "/", Error: "X", Deleting: "D", Unknown: "?",
+	Spinner: []string{"|", "/", "-", "\\"},
+	Cursor:  ">", Ellipsis: "...", Arrow: "->", Sep: "|", Warn: "!", Dot: "*",
+	TreeBranch: "|- ", TreeLast: "`- ", TreeVert: "|  ", TreeSpace: "   ",
+	BarFull: "#", BarEmpty: ".", BarTick: ":",
+	Border: lipgloss.ASCIIBorder(),
+}
+
+// Class groups the reconciler's states by how they are shown.
+type Class int
+
+// The state classes, in the order the header counts them.
+const (
+	ClassSynced Class = iota
+	ClassProgress
+	ClassWaiting
+	ClassPending
+	ClassSkipped
+	ClassError
+	ClassDeleting
+	ClassUnknown
+)
+
+// Classes lists every class in display order.
+var Classes = []Class{ClassSynced, ClassProgress, ClassWaiting, ClassPending, ClassSkipped, ClassError, ClassDeleting, ClassUnknown}
+
+// Word is the short name of a class for headers and filters.
+func (c Class) Word() string {
+	return [...]string{"synced", "progress", "waiting", "pending", "skipped", "error", "deleting", "unknown"}[c]
+}
+
+// ClassOf maps a resource or instance state to its class. Instance states
+// (ACTIVE) map like their resource counterparts; "" is an instance that has
+// not been reconciled yet.
+func ClassOf(state string) Class {
+	switch state {
+	case "SYNCED", "ACTIVE":
+		return ClassSynced
+	case "IN_PROGRESS", "CREATED", "UPDATING":
+		return ClassProgress
+	case "PENDING", "":
+		return ClassPending
+	case "SKIPPED":
+		return ClassSkipped
+	case "ERROR", "FAILED":
+		return ClassError
+	case "DELETING", "PENDING_DELETION", "DELETED":
+		return ClassDeleting
+	}
+	if strings.HasPrefix(state, "WAITING") {
+		return ClassWaiting
+	}
+	return ClassUnknown
+}
+
+// Theme holds the resolved styles. Build one with New; it is read-only after.
+type Theme struct {
+	Name    string
+	NoColor bool
+	ASCII   bool
+	G       Glyphs
+	P       Palette
+
+	Title, Header, Selected, Dim, Bold, Accent   lipgloss.Style
+	FlashOK, FlashErr, Loud, Key, KeyDesc        lipgloss.Style
+	Box, Dialog, DiffAdd, DiffDel, DiffHunk, Bar lipgloss.Style
+	ButtonOn, ButtonOff, Label, Warn             lipgloss.Style
+	class                                        [8]lipgloss.Style
+}
+
+// Options choose a theme.
+type Options struct {
+	Name    string // one of Names(); "" is Auto
+	IsDark  bool   // terminal background, used by Auto
+	NoColor bool   // NO_COLOR: attributes (bold, reverse) only
+	ASCII   bool
+}
+
+// New builds a theme, or says which names exist.
+func New(o Options) (*Theme, error) {
+	name := o.Name
+	if name == "" {
+		name = Auto
+	}
+	var p Palette
+	switch name {
+	case Auto:
+		if o.IsDark {
+			p = darkPalette()
+		} else {
+			p = lightPalette()
+		}
+	case Dark:
+		p = darkPalette()
+	case Light:
+		p = lightPalette()
+	case HighContrast:
+		p = highContrastPalette()
+	default:
+		return nil, fmt.Errorf("unknown theme %q (known: %s)", o.Name, strings.Join(Names(), ", "))
+	}
+	if o.NoColor {
+		p = Palette{}
+	}
+	t := &Theme{Name: name, NoColor: o.NoColor, ASCII: o.ASCII, G: UnicodeGlyphs, P: p}
+	if o.ASCII {
+		t.G = ASCIIGlyphs
+	}
+	fg := func(c color.Color) lipgloss.Style {
+		s := lipgloss.NewStyle()
+		if c != nil {
+			s = s.Foreground(c)
+		}
+		return s
+	}
+	t.Title = fg(p.Accent).Bold(true)
+	t.Header = fg(p.Dim).Bold(true)
+	t.Dim = fg(p.Dim)
+	t.Bold = lipgloss.NewStyle().Bold(true)
+	t.Accent = fg(p.Accent)
+	if o.NoColor || name == HighContrast {
+		// Without colours (or for maximum contrast) the cursor is reverse video.
+		t.Selected = lipgloss.NewStyle().Reverse(true)
+		if name == HighContrast && !o.NoColor {
+			t.Selected = t.Selected.Bold(true)
+		}
+	} else {
+		t.Selected = lipgloss.NewStyle().Foreground(p.SelectedFg).Background(p.SelectedBg).Bold(true)
+	}
+	t.FlashOK = fg(p.Green)
+	t.FlashErr = fg(p.Red).Bold(true)
+	t.Loud = lipgloss.NewStyle().Bold(true)
+	if o.NoColor {
+		t.Loud = t.Loud.Reverse(true)
+	} else {
+		t.Loud = t.Loud.Foreground(p.LoudFg).Background(p.LoudBg)
+	}
+	t.Key = fg(p.Accent).Bold(true)
+	t.KeyDesc = fg(p.Dim)
+	t.Box = lipgloss.NewStyle().Border(t.G.Border).BorderForeground(p.Subtle)
+	if p.Subtle == nil {
+		t.Box = lipgloss.NewStyle().Border(t.G.Border)
+	}
+	t.Dialog = lipgloss.NewStyle().Border(t.G.Border).Padding(0, 1)
+	if p.Accent != nil {
+		t.Dialog = t.Dialog.BorderForeground(p.Accent)
+	}
+	t.DiffAdd = fg(p.Green)
+	t.DiffDel = fg(p.Red)
+	t.DiffHunk = fg(p.Accent)
+	t.Bar = fg(p.BarFg)
+	t.ButtonOff = lipgloss.NewStyle().Padding(0, 1)
+	t.ButtonOn = t.Selected.Padding(0, 1)
+	t.Label = fg(p.Dim)
+	t.Warn = fg(p.Yellow).Bold(true)
+	t.class = [8]lipgloss.Style{
+		ClassSynced: fg(p.Green), ClassProgress: fg(p.Blue), ClassWaiting: fg(p.Yellow),
+		ClassPending: fg(p.Dim), ClassSkipped: fg(p.Grey), ClassError: fg(p.Red).Bold(true),
+		ClassDeleting: fg(p.Magenta), ClassUnknown: fg(p.Grey),
+	}
+	return t, nil
+}
+
+// Must is New for built-in names known to be valid.
+func Must(o Options) *Theme {
+	t, err := New(o)
+	if err != nil {
+		panic(err)
+	}
+	return t
+}
+
+// Valid reports whether name is a theme name.
+func Valid(name string) bool { return name == "" || slices.Contains(Names(), name) }
+
+// Style returns the colour style of a state.
+func (t *Theme) Style(state string) lipgloss.Style { return t.class[ClassOf(state)] }
+
+// ClassStyle returns the colour style of a class.
+func (t *Theme) ClassStyle(c Class) lipgloss.Style { return t.class[c] }
+
+// Glyph returns the unstyled glyph of a state; frame picks the shared
+// spinner's frame for states in progress.
+func (t *Theme) Glyph(state string, frame int) string {
+	return t.ClassGlyph(ClassOf(state), frame)
+}
+
+// ClassGlyph returns the unstyled glyph of a class.
+func (t *Theme) ClassGlyph(c Class, frame int) string {
+	switch c {
+	case ClassSynced:
+		return t.G.Synced
+	case ClassProgress:
+		return t.G.Spinner[((frame%len(t.G.Spinner))+len(t.G.Spinner))%len(t.G.Spinner)]
+	case ClassWaiting:
+		return t.G.Waiting
+	case ClassPending:
+		return t.G.Pending
+	case ClassSkipped:
+		return t.G.Skipped
+	case ClassError:
+		return t.G.Error
+	case ClassDeleting:
+		return t.G.Deleting
+	}
+	return t.G.Unknown
+}
+
+// State renders "glyph WORD" in the state's colour; word "" shows the
+// glyph only.
+func (t *Theme) State(state, word string, frame int) string {
+	s := t.Glyph(state, frame)
+	if word != "" {
+		s += " " + word
+	}
+	return t.Style(state).Render(s)
+}

@@ -1,0 +1,208 @@
+package tui
+
+import (
+	"strings"
+	"testing"
+	"time"
+	"unicode"
+
+	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/x/ansi"
+	"github.com/charmbracelet/x/exp/golden"
+
+	"github.com/kroscope/kroscope/engine/state"
+)
+
+// newTestModel builds a model over the fixture with a pinned clock, theme
+// and no config file.
+func newTestModel(t testing.TB, snap *state.Snapshot, o Options, w, h int) (*Model, *fakeBackend) {
+	t.Helper()
+	f := newFake(snap)
+	if o.Theme == "" {
+		o.Theme = "dark"
+	}
+	o.ConfigPath = "-"
+	o.Now = func() time.Time { return fixedNow }
+	m, err := newModel(f, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.Update(tea.WindowSizeMsg{Width: w, Height: h})
+	return m, f
+}
+
+func press(m *Model, keys ...string) {
+	for _, k := range keys {
+		m.Update(keyMsg(k))
+	}
+}
+
+// keyMsg turns "j", "enter", "ctrl+d" into the key press Bubble Tea sends.
+func keyMsg(s string) tea.KeyPressMsg {
+	switch s {
+	case "enter":
+		return tea.KeyPressMsg{Code: tea.KeyEnter}
+	case "esc":
+		return tea.KeyPressMsg{Code: tea.KeyEscape}
+	case "tab":
+		return tea.KeyPressMsg{Code: tea.KeyTab}
+	case "down":
+		return tea.KeyPressMsg{Code: tea.KeyDown}
+	case "up":
+		return tea.KeyPressMsg{Code: tea.KeyUp}
+	case "left":
+		return tea.KeyPressMsg{Code: tea.KeyLeft}
+	case "right":
+		return tea.KeyPressMsg{Code: tea.KeyRight}
+	case "backspace":
+		return tea.KeyPressMsg{Code: tea.KeyBackspace}
+	}
+	if c, ok := strings.CutPrefix(s, "ctrl+"); ok {
+		return tea.KeyPressMsg{Code: rune(c[0]), Mod: tea.ModCtrl}
+	}
+	r := []rune(s)[0]
+	return tea.KeyPressMsg{Code: r, Text: s}
+}
+
+// plain strips styling and trailing spaces so goldens read as the screen.
+func plain(s string) string {
+	ls := strings.Split(ansi.Strip(s), "\n")
+	for i, l := range ls {
+		ls[i] = strings.TrimRight(l, " ")
+	}
+	return strings.Join(ls, "\n") + "\n"
+}
+
+type screenCase struct {
+	name  string
+	w, h  int
+	opts  Options
+	snap  func() *state.Snapshot
+	keys  []string
+	check func(t *testing.T, raw string)
+}
+
+func screens() []screenCase {
+	errSnap := func() *state.Snapshot {
+		s := fixture()
+		s.Watches = append([]state.Watch(nil), s.Watches...)
+		s.Watches[2] = state.Watch{Name: "deployments.apps", Synced: true, Healthy: false, Err: "connection refused", Since: at(-40)}
+		s.Mode = state.Mode{Reconciling: false, Holder: "ci-runner-7"}
+		return s
+	}
+	startup := func() *state.Snapshot {
+		s := fixture()
+		s.Startup = state.Startup{Phase: "syncing watches", Step: 7, Total: 12}
+		s.Watches = []state.Watch{{Name: "deployments.apps", Synced: true, Healthy: true}, {Name: "services", Synced: false, Healthy: true}, {Name: "webapps.kro.run", Synced: false, Healthy: true}}
+		return s
+	}
+	fatal := func() *state.Snapshot {
+		s := fixture()
+		s.Fatal = &state.Fatal{Title: "Cannot reach the API server",
+			Cause: `Get "https://127.0.0.1:6443/version": dial tcp 127.0.0.1:6443: connect: connection refused`,
+			Hint:  "Check that the cluster is running (kind get clusters) and that --context names it; or try kroscope --demo."}
+		return s
+	}
+	return []screenCase{
+		{name: "instances_80x24", w: 80, h: 24},
+		{name: "instances_160x48", w: 160, h: 48},
+		{name: "instances_sorted_state_160x48", w: 160, h: 48, keys: []string{"s"}},
+		{name: "instances_logs_160x48", w: 160, h: 48, keys: []string{"L"}},
+		{name: "filter_state_error_80x24", w: 80, h: 24, keys: []string{"/", "s", "t", "a", "t", "e", ":", "e", "r", "r", "o", "r", "enter"}},
+		{name: "help_80x24", w: 80, h: 24, keys: []string{"?"}},
+		{name: "help_160x48", w: 160, h: 48, keys: []string{"?"}},
+		{name: "instance_80x24", w: 80, h: 24, keys: []string{"j", "enter"}},
+		{name: "instance_160x48", w: 160, h: 48, keys: []string{"j", "enter", "j", "j"}},
+		{name: "instance_detail_80x24", w: 80, h: 24, keys: []string{"j", "enter", "j", "j", "enter"}},
+		{name: "error_80x24", w: 80, h: 24, keys: []string{"e"}},
+		{name: "error_160x48", w: 160, h: 48, keys: []string{"e"}},
+		{name: "waiting_160x48", w: 160, h: 48, keys: []string{"enter", "j", "j"}},
+		{name: "yaml_desired_secret_masked_160x48", w: 160, h: 48, keys: []string{"j", "enter", "j", "y"}},
+		{name: "yaml_observed_secret_revealed_160x48", w: 160, h: 48, keys: []string{"j", "enter", "j", "y", "y", "x", "right", "enter"}},
+		{name: "yaml_diff_160x48", w: 160, h: 48, keys: []string{"j", "enter", "j", "j", "y", "y", "y"}},
+		{name: "history_160x48", w: 160, h: 48, keys: []string{"j", "enter", "H"}},
+		{name: "timeline_160x48", w: 160, h: 48, keys: []string{"j", "enter", "t"}},
+		{name: "timeline_80x24", w: 80, h: 24, keys: []string{"j", "enter", "t"}},
+		{name: "delete_dialog_80x24", w: 80, h: 24, keys: []string{"j", "ctrl+d"}},
+		{name: "delete_dialog_external_160x48", w: 160, h: 48, keys: []string{"j", "j", "j", "ctrl+d"}},
+		{name: "watch_lost_observing_160x48", w: 160, h: 48, snap: errSnap},
+		{name: "watch_lost_80x24", w: 80, h: 24, snap: errSnap},
+		{name: "startup_80x24", w: 80, h: 24, snap: startup},
+		{name: "startup_160x48", w: 160, h: 48, snap: startup},
+		{name: "fatal_80x24", w: 80, h: 24, snap: fatal},
+		{name: "fatal_160x48", w: 160, h: 48, snap: fatal},
+		{name: "nocolor_instances_80x24", w: 80, h: 24, opts: Options{NoColor: true}, check: noColour},
+		{name: "nocolor_instance_160x48", w: 160, h: 48, opts: Options{NoColor: true}, keys: []string{"e"}, check: noColour},
+		{name: "ascii_instances_80x24", w: 80, h: 24, opts: Options{ASCII: true}, check: onlyASCII},
+		{name: "ascii_instance_160x48", w: 160, h: 48, opts: Options{ASCII: true}, keys: []string{"j", "enter", "t"}, check: onlyASCII},
+		{name: "ascii_dialog_80x24", w: 80, h: 24, opts: Options{ASCII: true}, keys: []string{"j", "ctrl+d"}, check: onlyASCII},
+		{name: "ascii_startup_80x24", w: 80, h: 24, opts: Options{ASCII: true}, snap: startup, check: onlyASCII},
+		{name: "highcontrast_instance_80x24", w: 80, h: 24, opts: Options{Theme: "high-contrast"}, keys: []string{"e"}},
+		{name: "light_instances_80x24", w: 80, h: 24, opts: Options{Theme: "light"}},
+	}
+}
+
+func noColour(t *testing.T, raw string) {
+	t.Helper()
+	// SGR colour parameters: 30-37, 38;..., 40-47, 48;..., 90-97, 100-107.
+	for _, seq := range []string{"[38;", "[48;", ";38;", ";48;"} {
+		if strings.Contains(raw, seq) {
+			t.Errorf("NO_COLOR output contains colour sequence %q", seq)
+		}
+	}
+}
+
+func onlyASCII(t *testing.T, raw string) {
+	t.Helper()
+	for i, r := range ansi.Strip(raw) {
+		if r > unicode.MaxASCII {
+			t.Fatalf("--ascii output has %q at byte %d", r, i)
+		}
+	}
+}
+
+// TestGolden renders every screen at fixed sizes with a pinned clock and
+// theme. Goldens hold the text (ANSI stripped); TestGoldenColour keeps the
+// escape codes of a few screens. Refresh with go test ./tui -update.
+func TestGolden(t *testing.T) {
+	for _, c := range screens() {
+		t.Run(c.name, func(t *testing.T) {
+			snap := fixture
+			if c.snap != nil {
+				snap = c.snap
+			}
+			m, _ := newTestModel(t, snap(), c.opts, c.w, c.h)
+			press(m, c.keys...)
+			raw := m.View().Content
+			if c.check != nil {
+				c.check(t, raw)
+			}
+			out := plain(raw)
+			for i, l := range strings.Split(strings.TrimSuffix(out, "\n"), "\n") {
+				if w := ansi.StringWidth(l); w > c.w {
+					t.Errorf("line %d is %d cells wide, terminal is %d: %q", i, w, c.w, l)
+				}
+			}
+			if n := strings.Count(out, "\n"); n > c.h {
+				t.Errorf("frame has %d lines, terminal has %d", n, c.h)
+			}
+			golden.RequireEqual(t, out)
+		})
+	}
+}
+
+// TestGoldenColour pins the styled output (true-colour dark theme and the
+// NO_COLOR variant, which may only use bold and reverse video).
+func TestGoldenColour(t *testing.T) {
+	for _, c := range []screenCase{
+		{name: "dark_instances_80x24", w: 80, h: 24},
+		{name: "dark_instance_error_80x24", w: 80, h: 24, keys: []string{"e", "tab"}},
+		{name: "nocolor_instances_80x24", w: 80, h: 24, opts: Options{NoColor: true}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			m, _ := newTestModel(t, fixture(), c.opts, c.w, c.h)
+			press(m, c.keys...)
+			golden.RequireEqual(t, m.View().Content)
+		})
+	}
+}

@@ -1,0 +1,105 @@
+package tui
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/charmbracelet/x/ansi"
+)
+
+// fit truncates s (plain or styled) to w cells with the ellipsis, then pads
+// it with spaces to exactly w cells.
+func fit(s string, w int, ellipsis string) string {
+	if w <= 0 {
+		return ""
+	}
+	if ansi.StringWidth(s) > w {
+		if ansi.StringWidth(ellipsis) >= w {
+			ellipsis = ""
+		}
+		s = ansi.Truncate(s, w, ellipsis)
+	}
+	if pad := w - ansi.StringWidth(s); pad > 0 {
+		s += strings.Repeat(" ", pad)
+	}
+	return s
+}
+
+// clip truncates without padding.
+func clip(s string, w int, ellipsis string) string {
+	if w <= 0 {
+		return ""
+	}
+	if ansi.StringWidth(s) > w {
+		if ansi.StringWidth(ellipsis) >= w {
+			ellipsis = ""
+		}
+		return ansi.Truncate(s, w, ellipsis)
+	}
+	return s
+}
+
+// wrap word-wraps text to w cells, breaking long words too, and returns lines.
+func wrap(s string, w int) []string {
+	if w < 1 {
+		w = 1
+	}
+	var out []string
+	for _, para := range strings.Split(s, "\n") {
+		wrapped := ansi.Wrap(para, w, " ,/")
+		out = append(out, strings.Split(wrapped, "\n")...)
+	}
+	return out
+}
+
+// ago renders how long before now t was, compactly ("4s", "3m", "2h", "5d").
+func ago(now, t time.Time) string {
+	if t.IsZero() {
+		return "-"
+	}
+	return short(now.Sub(t))
+}
+
+// short renders a duration in at most four cells where possible.
+func short(d time.Duration) string {
+	switch {
+	case d < 0:
+		return "0s"
+	case d < time.Second:
+		return fmt.Sprintf("%dms", d.Milliseconds())
+	case d < time.Minute:
+		return fmt.Sprintf("%ds", int(d.Seconds()))
+	case d < time.Hour:
+		return fmt.Sprintf("%dm", int(d.Minutes()))
+	case d < 48*time.Hour:
+		return fmt.Sprintf("%dh", int(d.Hours()))
+	}
+	return fmt.Sprintf("%dd", int(d.Hours()/24))
+}
+
+// dur renders a reconcile or rollout duration with one decimal under a minute.
+func dur(d time.Duration) string {
+	switch {
+	case d <= 0:
+		return "0s"
+	case d < time.Second:
+		return fmt.Sprintf("%dms", d.Milliseconds())
+	case d < time.Minute:
+		return fmt.Sprintf("%.1fs", d.Seconds())
+	}
+	return d.Round(time.Second).String()
+}
+
+// lines pads or cuts a block to exactly h lines of width w.
+func block(ls []string, w, h int, ellipsis string) []string {
+	out := make([]string, h)
+	for i := range out {
+		if i < len(ls) {
+			out[i] = fit(ls[i], w, ellipsis)
+		} else {
+			out[i] = strings.Repeat(" ", max(w, 0))
+		}
+	}
+	return out
+}

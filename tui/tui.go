@@ -1,0 +1,143 @@
+// Package tui is kroscope's terminal UI: it renders the engine's observable
+// state (engine/state) and calls a narrow Backend for actions. It never
+// talks to the API server itself.
+package tui
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"time"
+
+	tea "charm.land/bubbletea/v2"
+	"charm.land/lipgloss/v2"
+	"github.com/charmbracelet/colorprofile"
+
+	"github.com/kroscope/kroscope/engine/state"
+	"github.com/kroscope/kroscope/theme"
+)
+
+// Backend is all the TUI may ask of the engine (the TUI never calls the API server).
+type Backend interface {
+	Snapshot() *state.Snapshot
+	Subscribe() (<-chan struct{}, func()) // coalesced change notifications (state.Store semantics)
+	Requeue(key state.InstanceKey) error
+	RequeueAll(filter func(*state.Instance) bool) (int, error)
+	Delete(ctx context.Context, key state.InstanceKey) error
+}
+
+// Options configure the UI. Zero values are sensible defaults.
+type Options struct {
+	// Theme is a theme name (see theme.Names); "" takes the config file's,
+	// then "auto".
+	Theme   string
+	ASCII   bool
+	NoColor bool // also on when the NO_COLOR environment variable is set (Run)
+	// ConfigPath is the config file; "" is DefaultConfigPath(). Set it to
+	// "-" to read no config file.
+	ConfigPath string
+
+	// IsDark tells an "auto" theme the terminal background before the
+	// terminal answers (Run queries it; tests set it).
+	IsDark bool
+	// Now is the clock (tests pin it); nil is time.Now.
+	Now func() time.Time
+	// FrameInterval is the minimum time between two redraws caused by state
+	// changes; a burst of changes inside it becomes one frame. 0 is 50ms.
+	FrameInterval time.Duration
+	// DeleteTimeout bounds one Delete call. 0 is 30s.
+	DeleteTimeout time.Duration
+	// NoMouse disables mouse reporting.
+	NoMouse bool
+}
+
+// Run runs the program until the user quits or ctx ends. Logs never go to
+// the terminal under the UI (the engine's logger feeds Snapshot.Logs).
+func Run(ctx context.Context, b Backend, opts Options) error {
+	if os.Getenv("NO_COLOR") != "" {
+		opts.NoColor = true
+	}
+	popts := []tea.ProgramOption{tea.WithContext(ctx)}
+	if opts.NoColor {
+		popts = append(popts, tea.WithColorProfile(colorprofile.Ascii))
+	}
+	// Ask for the background before Bubble Tea owns stdin (querying later
+	// from outside the program deadlocks); the program also listens for
+	// tea.BackgroundColorMsg.
+	if !opts.IsDark && isTerminal(os.Stdout) && isTerminal(os.Stdin) {
+		opts.IsDark = lipgloss.HasDarkBackground(os.Stdin, os.Stdout)
+	}
+	m, err := newModel(b, opts)
+	if err != nil {
+		return err
+	}
+	_, err = tea.NewProgram(m, popts...).Run()
+	if err != nil && ctx.Err() != nil {
+		return nil // cancelled from outside: a normal end
+	}
+	if err != nil {
+		return fmt.Errorf("terminal UI: %w", err)
+	}
+	return nil
+}
+
+func isTerminal(f *os.File) bool {
+	st, err := f.Stat()
+	return err == nil && st.Mode()&os.ModeCharDevice != 0
+}
+
+// NewModel returns the root tea.Model (for teatest and e2e tests). A bad
+// config file or theme name does not stop it: the model starts with the
+// defaults and shows the error in its flash line.
+func NewModel(b Backend, opts Options) tea.Model {
+	m, err := newModel(b, opts)
+	if err != nil {
+		opts.ConfigPath = "-"
+		opts.Theme = ""
+		m, _ = newModel(b, opts)
+		m.setFlash(err.Error(), true)
+	}
+	return m
+}
+
+func newModel(b Backend, opts Options) (*Model, error) {
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	if opts.FrameInterval <= 0 {
+		opts.FrameInterval = 50 * time.Millisecond
+	}
+	if opts.DeleteTimeout <= 0 {
+		opts.DeleteTimeout = 30 * time.Second
+	}
+	keys := DefaultKeyMap()
+	var cfg Config
+	if opts.ConfigPath != "-" {
+		path := opts.ConfigPath
+		if path == "" {
+			path = DefaultConfigPath()
+		}
+		c, err := LoadConfig(path)
+		if err != nil {
+			return nil, err
+		}
+		cfg = c
+	}
+	if err := keys.Remap(cfg.Keys); err != nil {
+		return nil, err
+	}
+	if opts.Theme == "" {
+		opts.Theme = cfg.Theme
+	}
+	opts.ASCII = opts.ASCII || cfg.ASCII
+	if opts.ASCII {
+		keys.asciiHelp()
+	}
+	th, err := theme.New(theme.Options{Name: opts.Theme, IsDark: opts.IsDark, NoColor: opts.NoColor, ASCII: opts.ASCII})
+	if err != nil {
+		return nil, err
+	}
+	m := &Model{b: b, opts: opts, th: th, keys: keys, w: 80, h: 24}
+	m.init()
+	return m, nil
+}
