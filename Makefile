@@ -1,0 +1,38 @@
+# kroscope build and test entry points. `make test` is what CI runs.
+GO        ?= go
+# Packages whose tests run with the race detector (the reconciler, the engine
+# and the end-to-end tests that drive them).
+RACE_PKGS := ./reconciler/... ./engine/... ./test/...
+GOTEST_FLAGS ?= -count=1 -timeout 40m
+
+.PHONY: all build test unit assets lint demo bench clean
+
+all: build
+
+build:
+	$(GO) build -o bin/kroscope ./cmd/kroscope
+
+# Builds kube-apiserver and etcd from Go modules into bin/k8s/<version>/
+# (minutes the first time, a no-op afterwards).
+assets:
+	@bash hack/assets.sh
+
+# Unit and end-to-end tests; the API server binaries are built first when
+# missing, so this is all a fresh clone needs.
+test: assets
+	KUBEBUILDER_ASSETS="$$(bash hack/assets.sh)" $(GO) test $(GOTEST_FLAGS) -race $(RACE_PKGS)
+	KUBEBUILDER_ASSETS="$$(bash hack/assets.sh)" $(GO) test $(GOTEST_FLAGS) $$($(GO) list ./... | grep -v -e /reconciler -e /engine -e /test/)
+
+# Fast tests only: no API server.
+unit:
+	$(GO) test -count=1 -short ./...
+
+lint:
+	$(GO) vet ./...
+	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
+
+demo:
+	$(GO) run ./cmd/kroscope demo
+
+clean:
+	rm -rf bin/kroscope
