@@ -108,3 +108,24 @@ func Owner(labels map[string]string) string {
 	}
 	return fmt.Sprintf("%s (uid %s)", name, id)
 }
+
+// DesiredHashAnnotation holds a hash of the object kroscope last applied to a
+// child. When it matches the newly rendered object and the live object still
+// holds every desired value, the apply is skipped: a converged instance then
+// costs no write at all.
+const DesiredHashAnnotation = "kroscope.dev/desired-hash"
+
+// IsChildLabel reports whether key is one of the labels kroscope stamps on
+// children (removed when an instance orphans them).
+func IsChildLabel(key string) bool {
+	switch key {
+	case OwnedLabel, InstanceIDLabel, InstanceNameLabel, InstanceNamespaceLabel, NodeIDLabel, GraphNameLabel:
+		return true
+	}
+	return false
+}
+
+// ServiceAccountUser is the user name Kubernetes gives a ServiceAccount.
+func ServiceAccountUser(namespace, name string) string {
+	return "system:serviceaccount:" + namespace + ":" + name
+}

@@ -1,0 +1,191 @@
+package reconciler
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"regexp"
+	"slices"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/dynamic"
+
+	"github.com/kroscope/kroscope/reconciler/graph"
+	"github.com/kroscope/kroscope/reconciler/metadata"
+)
+
+// ownershipProblem says why existing must not be touched by this instance,
+// or "" when it may.
+func (r *run) ownershipProblem(existing *unstructured.Unstructured) string {
+	l := existing.GetLabels()
+	if metadata.OwnedBy(l, r.uid()) {
+		return ""
+	}
+	if owner := metadata.Owner(l); owner != "" {
+		return fmt.Sprintf("%s already exists and belongs to instance %s; kroscope will not touch it (rename one of them, or delete the other instance's object)",
+			objectName(existing), owner)
+	}
+	for _, ref := range existing.GetOwnerReferences() {
+		if ref.Controller != nil && *ref.Controller && ref.UID != r.uid() {
+			return fmt.Sprintf("%s already exists and is controlled by %s %s (uid %s); kroscope will not touch it",
+				objectName(existing), ref.Kind, ref.Name, ref.UID)
+		}
+	}
+	if r.opts.AllowAdoption {
+		return ""
+	}
+	return fmt.Sprintf("%s already exists and is not managed by kroscope; to let this instance adopt it, label it %s=%s "+
+		"(or enable adoption), or delete it so it is recreated", objectName(existing), metadata.InstanceIDLabel, r.uid())
+}
+
+// apply sends desired with server-side apply when the live object differs
+// from it. It never forces over fields another apply-manager owns; fields
+// taken by an imperative edit (an Update by a person or a script) are drift
+// and are taken back, with an Event naming who changed them.
+func (r *run) apply(res *graph.Resource, ri dynamic.ResourceInterface, desired, existing *unstructured.Unstructured) (observed *unstructured.Unstructured, created, updated bool, err error) {
+	hash, err := desiredHash(desired)
+	if err != nil {
+		return nil, false, false, fmt.Errorf("hashing the desired object: %w", err)
+	}
+	ann := desired.GetAnnotations()
+	if ann == nil {
+		ann = map[string]string{}
+	}
+	ann[metadata.DesiredHashAnnotation] = hash
+	desired.SetAnnotations(ann)
+
+	if existing != nil && existing.GetAnnotations()[metadata.DesiredHashAnnotation] == hash {
+		if _, same := subsetOf(desired.Object, existing.Object, ""); same {
+			return existing, false, false, nil // converged: no write at all
+		}
+	}
+
+	opts := metav1.ApplyOptions{FieldManager: metadata.FieldManager}
+	out, err := ri.Apply(r.ctx, desired.GetName(), desired, opts)
+	if err != nil && apierrors.IsConflict(err) && existing != nil {
+		managers := conflictManagers(err)
+		if applier := applyManagers(existing, managers); len(applier) > 0 {
+			return nil, false, false, fmt.Errorf("fields are owned by field manager(s) %s, which also apply this object; kroscope does not take them over: %w",
+				strings.Join(applier, ", "), err)
+		}
+		r.event(corev1.EventTypeNormal, "DriftCorrected", fmt.Sprintf("resource %s: restoring %s, changed by %s",
+			res.ID, objectName(desired), strings.Join(managers, ", ")))
+		opts.Force = true
+		out, err = ri.Apply(r.ctx, desired.GetName(), desired, opts)
+	}
+	if err != nil {
+		return nil, false, false, err
+	}
+	if existing == nil {
+		return out, true, false, nil
+	}
+	return out, false, out.GetResourceVersion() != existing.GetResourceVersion(), nil
+}
+
+var conflictManagerRE = regexp.MustCompile(`conflict with "([^"]+)"`)
+
+// conflictManagers lists the field managers an apply conflict names.
+func conflictManagers(err error) []string {
+	var out []string
+	add := func(s string) {
+		for _, m := range conflictManagerRE.FindAllStringSubmatch(s, -1) {
+			if !slices.Contains(out, m[1]) {
+				out = append(out, m[1])
+			}
+		}
+	}
+	var se *apierrors.StatusError
+	if errors.As(err, &se) && se.ErrStatus.Details != nil {
+		for _, c := range se.ErrStatus.Details.Causes {
+			add(c.Message)
+		}
+	}
+	if len(out) == 0 {
+		add(err.Error())
+	}
+	return out
+}
+
+// applyManagers returns those of managers that own fields of obj through
+// server-side apply (or that obj does not list: unknown counts as applier,
+// the safe side).
+func applyManagers(obj *unstructured.Unstructured, managers []string) []string {
+	var out []string
+	for _, m := range managers {
+		isUpdate := false
+		found := false
+		for _, e := range obj.GetManagedFields() {
+			if e.Manager != m {
+				continue
+			}
+			found = true
+			if e.Operation == metav1.ManagedFieldsOperationApply {
+				isUpdate = false
+				break
+			}
+			isUpdate = true
+		}
+		if !found || !isUpdate {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+// desiredHash hashes the rendered object (before the hash annotation is set).
+func desiredHash(u *unstructured.Unstructured) (string, error) {
+	b, err := json.Marshal(u.Object)
+	if err != nil {
+		return "", err
+	}
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:8]), nil
+}
+
+// listChildren lists the objects of gvr labelled as this instance's node id,
+// in every namespace, or only the instance's when the identity may not list
+// cluster-wide.
+func (r *run) listChildren(gvr schema.GroupVersionResource, nodeID string) ([]unstructured.Unstructured, error) {
+	sel := labels.SelectorFromSet(labels.Set{
+		metadata.InstanceIDLabel: string(r.uid()),
+		metadata.NodeIDLabel:     nodeID,
+	}).String()
+	opts := metav1.ListOptions{LabelSelector: sel}
+	list, err := r.cs.Dynamic().Resource(gvr).List(r.ctx, opts)
+	if apierrors.IsForbidden(err) && r.inst.GetNamespace() != "" {
+		list, err = r.cs.Dynamic().Resource(gvr).Namespace(r.inst.GetNamespace()).List(r.ctx, opts)
+	}
+	if apierrors.IsNotFound(err) {
+		return nil, nil // the kind is gone, so are its objects
+	}
+	if err != nil {
+		return nil, fmt.Errorf("listing %s of node %s: %w", gvr.GroupResource(), nodeID, err)
+	}
+	return list.Items, nil
+}
+
+// deleteObject deletes o, guarded by its UID so a replacement object of the
+// same name is never hit.
+func (r *run) deleteObject(gvr schema.GroupVersionResource, o *unstructured.Unstructured) error {
+	uid := o.GetUID()
+	policy := metav1.DeletePropagationBackground
+	err := r.resourceClient(gvr, o.GetNamespace()).Delete(r.ctx, o.GetName(), metav1.DeleteOptions{
+		Preconditions:     &metav1.Preconditions{UID: &uid},
+		PropagationPolicy: &policy,
+	})
+	if apierrors.IsNotFound(err) || apierrors.IsConflict(err) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("deleting %s: %w", objectName(o), err)
+	}
+	return nil
+}

@@ -1,0 +1,166 @@
+package reconciler
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/go-logr/logr"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/tools/record"
+	ctrl "sigs.k8s.io/controller-runtime"
+
+	"github.com/kroscope/kroscope/reconciler/client"
+	"github.com/kroscope/kroscope/reconciler/graph"
+	"github.com/kroscope/kroscope/reconciler/metadata"
+	"github.com/kroscope/kroscope/reconciler/requeue"
+)
+
+// Options tune a Controller beyond the seed's ReconcileConfig.
+type Options struct {
+	// AllowAdoption lets the controller take over an existing object that
+	// carries no ownership labels. Off by default: such an object is an ERROR.
+	AllowAdoption bool
+	// Observe makes the controller read-only: it writes nothing (no apply,
+	// no delete, no finalizer, no status, no event) and computes states from
+	// what it observes, readyWhen included.
+	Observe bool
+	// Recorder receives Kubernetes Events; nil builds one from the client
+	// set's typed clientset when there is one.
+	Recorder record.EventRecorder
+	// Now is the clock (tests); nil means time.Now.
+	Now func() time.Time
+}
+
+// Controller manages the reconciliation of the instances of one graph.
+// It keeps no per-instance state between reconciles: everything it needs is
+// read from the API server each time.
+type Controller struct {
+	log                    logr.Logger
+	cfg                    ReconcileConfig
+	gvr                    schema.GroupVersionResource
+	rg                     *graph.Graph
+	clientSet              *client.Set
+	defaultServiceAccounts map[string]string
+	labeler                metadata.Labeler
+
+	mu       sync.RWMutex
+	observer Observer
+	opts     Options
+	recorder record.EventRecorder
+}
+
+// NewController creates a new Controller instance.
+func NewController(
+	log logr.Logger,
+	reconcileConfig ReconcileConfig,
+	gvr schema.GroupVersionResource,
+	rg *graph.Graph,
+	clientSet *client.Set,
+	defaultServiceAccounts map[string]string,
+	instanceLabeler metadata.Labeler,
+) *Controller {
+	registerMetrics()
+	if reconcileConfig.DefaultRequeueDuration <= 0 {
+		reconcileConfig.DefaultRequeueDuration = 3 * time.Second
+	}
+	if instanceLabeler == nil {
+		instanceLabeler = metadata.Labels{}
+	}
+	c := &Controller{
+		log:                    log,
+		cfg:                    reconcileConfig,
+		gvr:                    gvr,
+		rg:                     rg,
+		clientSet:              clientSet,
+		defaultServiceAccounts: defaultServiceAccounts,
+		labeler:                instanceLabeler,
+	}
+	c.SetOptions(Options{})
+	return c
+}
+
+// SetObserver sets the function that receives an Observation after every
+// reconcile. The engine calls it before the first Reconcile.
+func (c *Controller) SetObserver(o Observer) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.observer = o
+}
+
+// SetOptions replaces the options.
+func (c *Controller) SetOptions(o Options) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.opts = o
+	c.recorder = o.Recorder
+	if c.recorder == nil && !o.Observe {
+		c.recorder = newRecorder(c.clientSet)
+	}
+}
+
+func (c *Controller) options() (Options, Observer, record.EventRecorder) {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	return c.opts, c.observer, c.recorder
+}
+
+// Reconcile is a handler function that reconciles the instance and its
+// sub-resources. Its error tells the queue what to do (see requeue.Decide).
+func (c *Controller) Reconcile(ctx context.Context, req ctrl.Request) error {
+	opts, observer, recorder := c.options()
+	now := time.Now
+	if opts.Now != nil {
+		now = opts.Now
+	}
+	start := now()
+	log := c.log.WithValues("instance", req.NamespacedName.String())
+
+	r := &run{
+		c:        c,
+		ctx:      ctx,
+		log:      log,
+		opts:     opts,
+		recorder: recorder,
+		now:      now,
+		req:      req,
+		details:  map[string]*ResourceDetail{},
+	}
+	err := r.reconcile()
+	if observer != nil {
+		obs := r.observation()
+		obs.Start = start
+		obs.Duration = now().Sub(start)
+		observer(obs)
+	}
+	if err != nil && !isRequeue(err) {
+		log.V(1).Info("reconcile failed", "error", err.Error())
+	}
+	return err
+}
+
+// isRequeue reports whether err is one of the typed requeue errors (a
+// normal outcome, not a failure worth logging).
+func isRequeue(err error) bool {
+	var a *requeue.NeededAfter
+	var n *requeue.Needed
+	var none *requeue.NoRequeue
+	return errors.As(err, &a) || errors.As(err, &n) || errors.As(err, &none)
+}
+
+// getInstance reads the instance with cs; (nil, nil) when it does not exist.
+func (c *Controller) getInstance(ctx context.Context, cs *client.Set, ns, name string) (*unstructured.Unstructured, error) {
+	u, err := cs.Dynamic().Resource(c.gvr).Namespace(ns).Get(ctx, name, metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("getting instance %s %s/%s: %w", c.gvr.Resource, ns, name, err)
+	}
+	return u, nil
+}

@@ -1,0 +1,345 @@
+package reconciler
+
+import (
+	"errors"
+	"fmt"
+	"maps"
+	"strings"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/dynamic"
+
+	"github.com/kroscope/kroscope/reconciler/graph"
+	"github.com/kroscope/kroscope/reconciler/metadata"
+)
+
+// reconcileResource takes one resource as far as it can go in this pass.
+// It is called in topological order, so every dependency already has its
+// state for this pass.
+func (r *run) reconcileResource(id string) {
+	res := r.c.rg.Resources[id]
+	d := r.details[id]
+
+	// Exclusion is contagious: a dependent of a skipped resource is skipped.
+	for _, dep := range res.Dependencies {
+		if dd := r.details[dep]; dd != nil && dd.State == ResourceStateSkipped {
+			r.skip(res, d, fmt.Sprintf("depends on %s, which is skipped", dep))
+			return
+		}
+	}
+
+	// includeWhen reads schema and ready dependencies only; anything not yet
+	// there means wait.
+	if len(res.IncludeWhen) > 0 {
+		included, err := res.IsIncluded(r.readyVars)
+		switch {
+		case err != nil && graph.IsDataPending(err):
+			d.State, d.WaitingFor = ResourceStatePending, "includeWhen: "+r.pendingText(res, err)
+			return
+		case err != nil:
+			d.State, d.Err = ResourceStateFailed, fmt.Errorf("resource %s: includeWhen: %w", id, err)
+			return
+		case !included:
+			r.skip(res, d, "includeWhen is false")
+			return
+		}
+	}
+
+	// Every dependency must be observed and ready before this one renders.
+	for _, dep := range res.Dependencies {
+		if _, ok := r.readyVars[dep]; ok {
+			continue
+		}
+		dd := r.details[dep]
+		why := strings.ToLower(dd.State)
+		if dd.WaitingFor != "" {
+			why += ": " + dd.WaitingFor
+		} else if dd.Err != nil {
+			why += ": " + dd.Err.Error()
+		}
+		d.State, d.WaitingFor = ResourceStatePending, fmt.Sprintf("waiting for %s (%s)", dep, why)
+		return
+	}
+
+	desired, err := res.Render(r.readyVars)
+	if err != nil {
+		if graph.IsDataPending(err) {
+			d.State, d.WaitingFor = ResourceStatePending, r.pendingText(res, err)
+			return
+		}
+		d.State, d.Err = ResourceStateFailed, describeEvalErr(id, err)
+		return
+	}
+	if err := r.placeObject(res, desired); err != nil {
+		d.State, d.Err = ResourceStateFailed, err
+		return
+	}
+	d.Name, d.Namespace = desired.GetName(), desired.GetNamespace()
+	gvr, namespaced, err := r.resolveGVR(res)
+	if err != nil {
+		d.State, d.Err = ResourceStateError, err
+		r.noteErr(err)
+		return
+	}
+	if !namespaced {
+		desired.SetNamespace("")
+		d.Namespace = ""
+	}
+	ri := r.resourceClient(gvr, desired.GetNamespace())
+
+	if res.External {
+		r.reconcileExternal(res, d, ri, desired)
+		return
+	}
+	r.stampChild(res, desired)
+	d.Desired = desired
+
+	existing, err := ri.Get(r.ctx, desired.GetName(), metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		existing, err = nil, nil
+	}
+	if err != nil {
+		r.noteErr(err)
+		d.State, d.Err = ResourceStateError, fmt.Errorf("resource %s: reading %s: %w", id, objectName(desired), err)
+		return
+	}
+	if existing != nil {
+		d.Observed = existing
+		if msg := r.ownershipProblem(existing); msg != "" {
+			d.State, d.Err = ResourceStateError, fmt.Errorf("resource %s: %s", id, msg)
+			return
+		}
+		if existing.GetDeletionTimestamp() != nil {
+			d.State, d.WaitingFor = ResourceStateDeleting, fmt.Sprintf("%s is being deleted; it will be recreated once gone", objectName(existing))
+			return
+		}
+	}
+
+	if r.opts.Observe {
+		r.observeOnly(res, d, desired, existing)
+		return
+	}
+
+	observed, created, updated, err := r.apply(res, ri, desired, existing)
+	if err != nil {
+		r.noteErr(err)
+		if apierrors.IsInvalid(err) || apierrors.IsBadRequest(err) {
+			// The rendered object itself is wrong: retrying cannot help.
+			d.State, d.Err = ResourceStateFailed, fmt.Errorf("resource %s: the API server rejected %s: %w", id, objectName(desired), err)
+			return
+		}
+		d.State, d.Err = ResourceStateError, fmt.Errorf("resource %s: applying %s: %w", id, objectName(desired), err)
+		return
+	}
+	d.Observed = observed
+	r.markObserved(res, d, observed, func() string {
+		switch {
+		case created:
+			return ResourceStateCreated
+		case updated:
+			return ResourceStateUpdating
+		}
+		return ResourceStateSynced
+	}())
+}
+
+// markObserved records the observed object, evaluates readiness, and sets
+// the state: readyState when ready, WAITING_FOR_READINESS otherwise.
+func (r *run) markObserved(res *graph.Resource, d *ResourceDetail, observed *unstructured.Unstructured, readyState string) {
+	obj := observed.Object
+	r.allVars[res.ID] = obj
+	ready, reason, err := res.IsReady(obj)
+	if err != nil && !graph.IsDataPending(err) {
+		d.State, d.Err = ResourceStateFailed, fmt.Errorf("resource %s: readyWhen: %w", res.ID, err)
+		return
+	}
+	if !ready {
+		if reason == "" && err != nil {
+			reason = err.Error()
+		}
+		d.State, d.WaitingFor = ResourceStateWaitingForReadiness, "readyWhen: "+reason
+		return
+	}
+	r.readyVars[res.ID] = obj
+	d.State = readyState
+	d.WaitingFor = ""
+}
+
+func (r *run) skip(res *graph.Resource, d *ResourceDetail, why string) {
+	d.State, d.WaitingFor = ResourceStateSkipped, why
+	if res.External || r.opts.Observe {
+		return
+	}
+	// A resource created earlier and now excluded is pruned, but only what
+	// the labels prove this instance owns.
+	if err := r.pruneExcluded(res, d); err != nil {
+		r.noteErr(err)
+		d.State, d.Err = ResourceStateError, fmt.Errorf("resource %s: deleting the excluded object: %w", res.ID, err)
+	}
+}
+
+// pruneExcluded deletes every object labelled as this instance's res.
+func (r *run) pruneExcluded(res *graph.Resource, d *ResourceDetail) error {
+	gvr, _, err := r.resolveGVR(res)
+	if err != nil {
+		return err
+	}
+	objs, err := r.listChildren(gvr, res.ID)
+	if err != nil {
+		return err
+	}
+	var deleting []string
+	for i := range objs {
+		o := &objs[i]
+		if !metadata.OwnedBy(o.GetLabels(), r.uid()) {
+			continue
+		}
+		deleting = append(deleting, objectName(o))
+		if o.GetDeletionTimestamp() != nil {
+			continue
+		}
+		if err := r.deleteObject(gvr, o); err != nil {
+			return err
+		}
+	}
+	if len(deleting) > 0 {
+		// Still on its way out; the instance is not settled until it is gone.
+		d.State = ResourceStateDeleting
+		d.WaitingFor = "excluded: deleting " + strings.Join(deleting, ", ")
+	}
+	return nil
+}
+
+// reconcileExternal reads an externalRef; it is never written.
+func (r *run) reconcileExternal(res *graph.Resource, d *ResourceDetail, ri dynamic.ResourceInterface, desired *unstructured.Unstructured) {
+	d.Desired = desired
+	obs, err := ri.Get(r.ctx, desired.GetName(), metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		d.State, d.WaitingFor = ResourceStateWaitingForExternalResource, fmt.Sprintf("external %s does not exist yet", objectName(desired))
+		return
+	}
+	if err != nil {
+		r.noteErr(err)
+		d.State, d.Err = ResourceStateError, fmt.Errorf("resource %s: reading external %s: %w", res.ID, objectName(desired), err)
+		return
+	}
+	d.Observed = obs
+	r.markObserved(res, d, obs, ResourceStateSynced)
+}
+
+// observeOnly computes the state of a managed resource without writing.
+func (r *run) observeOnly(res *graph.Resource, d *ResourceDetail, desired, existing *unstructured.Unstructured) {
+	if existing == nil {
+		d.State, d.WaitingFor = ResourceStatePending, fmt.Sprintf("%s does not exist (observing: kroscope does not create it)", objectName(desired))
+		return
+	}
+	state := ResourceStateSynced
+	if path, ok := subsetOf(desired.Object, existing.Object, ""); !ok {
+		state = ResourceStateInProgress
+		defer func() {
+			if d.State == ResourceStateInProgress {
+				d.WaitingFor = fmt.Sprintf("differs from the desired object at %s (observing: not corrected)", path)
+			}
+		}()
+	}
+	r.markObserved(res, d, existing, state)
+}
+
+// placeObject defaults the namespace of a namespaced child to the
+// instance's.
+func (r *run) placeObject(res *graph.Resource, desired *unstructured.Unstructured) error {
+	if desired.GetName() == "" {
+		return fmt.Errorf("resource %s: rendered %s has no metadata.name", res.ID, res.GVK.Kind)
+	}
+	if res.Namespaced && desired.GetNamespace() == "" {
+		if r.inst.GetNamespace() == "" {
+			return fmt.Errorf("resource %s: %s is namespaced but sets no metadata.namespace, and the instance is cluster-scoped", res.ID, res.GVK.Kind)
+		}
+		desired.SetNamespace(r.inst.GetNamespace())
+	}
+	return nil
+}
+
+// resolveGVR maps the resource's kind through the REST mapper when there is
+// one (it knows the real plural and scope), else uses the graph's guess.
+func (r *run) resolveGVR(res *graph.Resource) (schema.GroupVersionResource, bool, error) {
+	m := r.c.clientSet.RESTMapper()
+	if m == nil {
+		return res.GVR, res.Namespaced, nil
+	}
+	mapping, err := m.RESTMapping(res.GVK.GroupKind(), res.GVK.Version)
+	if meta.IsNoMatchError(err) {
+		// A kind installed after the mapper cached discovery: look again once.
+		m.Reset()
+		mapping, err = m.RESTMapping(res.GVK.GroupKind(), res.GVK.Version)
+	}
+	if err != nil {
+		if meta.IsNoMatchError(err) {
+			return schema.GroupVersionResource{}, false, fmt.Errorf("resource %s: kind %s is not served by the API server", res.ID, res.GVK)
+		}
+		return res.GVR, res.Namespaced, nil
+	}
+	return mapping.Resource, mapping.Scope.Name() == meta.RESTScopeNameNamespace, nil
+}
+
+func (r *run) resourceClient(gvr schema.GroupVersionResource, ns string) dynamic.ResourceInterface {
+	nri := r.cs.Dynamic().Resource(gvr)
+	if ns == "" {
+		return nri
+	}
+	return nri.Namespace(ns)
+}
+
+// stampChild adds kroscope's labels and, when the child lives in the
+// instance's namespace, an owner reference to the instance.
+func (r *run) stampChild(res *graph.Resource, desired *unstructured.Unstructured) {
+	labels := desired.GetLabels()
+	if labels == nil {
+		labels = map[string]string{}
+	}
+	maps.Copy(labels, r.c.labeler.Labels())
+	maps.Copy(labels, metadata.ChildLabels(r.instanceRef(), res.ID))
+	desired.SetLabels(labels)
+
+	if desired.GetNamespace() == r.inst.GetNamespace() {
+		yes := true
+		desired.SetOwnerReferences([]metav1.OwnerReference{{
+			APIVersion: r.inst.GetAPIVersion(),
+			Kind:       r.inst.GetKind(),
+			Name:       r.inst.GetName(),
+			UID:        r.inst.GetUID(),
+			Controller: &yes,
+		}})
+	}
+}
+
+// pendingText explains a data-pending error in words.
+func (r *run) pendingText(res *graph.Resource, err error) string {
+	var ee *graph.EvalError
+	if errors.As(err, &ee) {
+		return fmt.Sprintf("waiting for data: ${%s} at %s: %v", ee.Expression, ee.Path, ee.Err)
+	}
+	return "waiting for data: " + err.Error()
+}
+
+// describeEvalErr makes sure the message names resource and expression.
+func describeEvalErr(id string, err error) error {
+	var ee *graph.EvalError
+	if errors.As(err, &ee) {
+		return err // EvalError already names resource, path and expression
+	}
+	return fmt.Errorf("resource %s: %w", id, err)
+}
+
+// objectName renders "Kind ns/name".
+func objectName(u *unstructured.Unstructured) string {
+	n := u.GetName()
+	if ns := u.GetNamespace(); ns != "" {
+		n = ns + "/" + n
+	}
+	return u.GetKind() + " " + n
+}

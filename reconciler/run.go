@@ -1,0 +1,241 @@
+package reconciler
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/go-logr/logr"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/record"
+	ctrl "sigs.k8s.io/controller-runtime"
+
+	"github.com/kroscope/kroscope/reconciler/client"
+	"github.com/kroscope/kroscope/reconciler/graph"
+	"github.com/kroscope/kroscope/reconciler/metadata"
+	"github.com/kroscope/kroscope/reconciler/requeue"
+)
+
+// run is the fresh runtime of one Reconcile: built at its start, dropped at
+// its end. Nothing in it survives to the next reconcile.
+type run struct {
+	c        *Controller
+	ctx      context.Context
+	log      logr.Logger
+	opts     Options
+	recorder record.EventRecorder
+	now      func() time.Time
+	req      ctrl.Request
+
+	cs       *client.Set // the client for this instance (maybe impersonating)
+	sa       string      // impersonated ServiceAccount, "" for the own identity
+	inst     *unstructured.Unstructured
+	gone     bool
+	deleting bool
+
+	// managedErr is set when the finalizer/labels could not be written.
+	managedErr error
+	// forbidden counts 403s from the impersonated client (error metric).
+	forbidden bool
+
+	state   string
+	message string
+	details map[string]*ResourceDetail
+	// readyVars hold schema and the resources observed and ready: what
+	// templates, includeWhen and dependents may read.
+	readyVars graph.Vars
+	// allVars hold every observed resource, ready or not (status reads them).
+	allVars graph.Vars
+	// projectedStatus are the instance status fields the graph projects.
+	projectedStatus map[string]any
+}
+
+func (r *run) reconcile() error {
+	inst, err := r.c.getInstance(r.ctx, r.c.clientSet, r.req.Namespace, r.req.Name)
+	if err != nil {
+		r.state, r.message = InstanceStateError, err.Error()
+		return err
+	}
+	if inst == nil {
+		r.gone = true
+		r.message = "instance not found"
+		return nil
+	}
+	r.inst = inst
+
+	cs, sa, err := r.c.executionClient(inst.GetNamespace())
+	if err != nil {
+		r.state, r.message = InstanceStateError, err.Error()
+		r.initDetails()
+		return err
+	}
+	r.cs, r.sa = cs, sa
+	defer func() {
+		if r.forbidden && r.sa != "" {
+			impersonationErrors.WithLabelValues(inst.GetNamespace(), r.sa, errTypePermissions).Inc()
+		}
+	}()
+
+	if inst.GetDeletionTimestamp() != nil {
+		r.deleting = true
+		return r.deletion()
+	}
+	return r.reconcileInstance()
+}
+
+// initDetails gives every resource a detail entry in topological order.
+func (r *run) initDetails() {
+	for _, id := range r.c.rg.TopologicalOrder {
+		res := r.c.rg.Resources[id]
+		if _, ok := r.details[id]; ok || res == nil {
+			continue
+		}
+		r.details[id] = &ResourceDetail{ID: id, GVK: res.GVK, External: res.External, State: ResourceStatePending}
+	}
+}
+
+// schemaVar is the instance as expressions see it: without status.
+func schemaVar(inst *unstructured.Unstructured) map[string]any {
+	obj := runtime.DeepCopyJSON(inst.Object)
+	delete(obj, "status")
+	if md, ok := obj["metadata"].(map[string]any); ok {
+		delete(md, "managedFields")
+	}
+	return obj
+}
+
+func (r *run) instanceRef() metadata.InstanceRef {
+	return metadata.InstanceRef{UID: r.inst.GetUID(), Name: r.inst.GetName(), Namespace: r.inst.GetNamespace()}
+}
+
+func (r *run) uid() types.UID { return r.inst.GetUID() }
+
+// reconcileInstance is the create/update path.
+func (r *run) reconcileInstance() error {
+	r.initDetails()
+	if !r.opts.Observe {
+		if err := r.ensureManaged(); err != nil {
+			r.noteErr(err)
+			r.managedErr = err
+			r.state = InstanceStateError
+			r.message = "marking the instance as managed: " + err.Error()
+			if _, serr := r.writeStatus(); serr != nil {
+				r.log.V(1).Info("status write failed", "error", serr.Error())
+			}
+			return err
+		}
+	}
+
+	r.readyVars = graph.Vars{graph.SchemaIdentifier: schemaVar(r.inst)}
+	r.allVars = graph.Vars{graph.SchemaIdentifier: r.readyVars[graph.SchemaIdentifier]}
+	for _, id := range r.c.rg.TopologicalOrder {
+		r.reconcileResource(id)
+	}
+
+	r.state, r.message = r.instanceState()
+	projected, serr := r.c.rg.RenderStatus(r.allVars)
+	r.projectedStatus = projected
+	if serr != nil && r.state != InstanceStateError {
+		// A status expression that fails (not merely pending) cannot fix
+		// itself: same treatment as a template's CEL error.
+		r.state, r.message = InstanceStateFailed, "status: "+serr.Error()
+	}
+	retErr := r.resultError()
+
+	_, err := r.writeStatus()
+	if err != nil {
+		r.noteErr(err)
+		if apierrors.IsConflict(err) {
+			return requeue.Now(fmt.Errorf("instance changed while writing status: %w", err))
+		}
+		if r.state != InstanceStateError {
+			r.state, r.message = InstanceStateError, "writing status: "+err.Error()
+		}
+		return fmt.Errorf("writing status: %w", err)
+	}
+	return retErr
+}
+
+// instanceState derives the instance state and its one-line message from
+// the resource states.
+func (r *run) instanceState() (string, string) {
+	var errs, fails, waits []string
+	for _, id := range r.c.rg.TopologicalOrder {
+		d := r.details[id]
+		switch d.State {
+		case ResourceStateSynced, ResourceStateSkipped:
+		case ResourceStateError:
+			errs = append(errs, fmt.Sprintf("%s: %v", id, d.Err))
+		case ResourceStateFailed:
+			fails = append(fails, fmt.Sprintf("%s: %v", id, d.Err))
+		case ResourceStateCreated, ResourceStateUpdating:
+			waits = append(waits, fmt.Sprintf("%s: %s", id, strings.ToLower(d.State)))
+		default:
+			w := d.WaitingFor
+			if w == "" {
+				w = strings.ToLower(d.State)
+			}
+			waits = append(waits, fmt.Sprintf("%s: %s", id, w))
+		}
+	}
+	switch {
+	case len(errs) > 0:
+		return InstanceStateError, strings.Join(errs, "; ")
+	case len(fails) > 0:
+		return InstanceStateFailed, strings.Join(fails, "; ")
+	case len(waits) > 0:
+		return InstanceStateInProgress, strings.Join(waits, "; ")
+	}
+	return InstanceStateActive, "all resources are ready"
+}
+
+// resultError maps the outcome to the typed error the queue reads.
+func (r *run) resultError() error {
+	switch r.state {
+	case InstanceStateError:
+		return errors.New(r.message)
+	case InstanceStateFailed:
+		// Retrying cannot help: only a spec change (a new generation) can.
+		return requeue.None(errors.New(r.message))
+	case InstanceStateInProgress:
+		return requeue.After(r.c.cfg.DefaultRequeueDuration, errors.New(r.message))
+	}
+	return nil
+}
+
+// noteErr records 403s so the impersonation error metric counts them.
+func (r *run) noteErr(err error) {
+	if apierrors.IsForbidden(err) {
+		r.forbidden = true
+	}
+}
+
+// observation builds what the Observer receives.
+func (r *run) observation() Observation {
+	o := Observation{
+		GVR:       r.c.gvr,
+		Namespace: r.req.Namespace,
+		Name:      r.req.Name,
+		Gone:      r.gone,
+		Deleting:  r.deleting,
+		Message:   r.message,
+		Resources: r.details,
+	}
+	if r.inst != nil {
+		o.UID = r.inst.GetUID()
+		o.Generation = r.inst.GetGeneration()
+	}
+	o.State = InstanceState{State: r.state, ResourceStates: map[string]*ResourceState{}}
+	if r.state == InstanceStateError || r.state == InstanceStateFailed {
+		o.State.ReconcileErr = errors.New(r.message)
+	}
+	for id, d := range r.details {
+		o.State.ResourceStates[id] = &ResourceState{State: d.State, Err: d.Err}
+	}
+	return o
+}
