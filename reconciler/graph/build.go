@@ -7,6 +7,8 @@ import (
 	"strings"
 
 	"github.com/google/cel-go/cel"
+	"github.com/kroscope/kroscope/reconciler/graph/crd"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation"
@@ -62,6 +64,8 @@ func init() {
 
 // builder holds the state of one Build.
 type build struct {
+	// spec is the instance spec schema, nil when the SimpleSchema is bad.
+	spec *apiextensionsv1.JSONSchemaProps
 	b    *Builder
 	rgd  *ResourceGraphDefinition
 	name string
@@ -155,8 +159,12 @@ func (bd *build) instance(g *Graph) {
 		bd.errorf("", "spec.schema.group", "use a DNS subdomain such as example.com", "group %q is invalid: %s", group, strings.Join(msgs, "; "))
 	}
 	gvk := schema.GroupVersionKind{Group: group, Version: s.APIVersion, Kind: s.Kind}
-	plural, singular := meta.UnsafeGuessKindToResource(gvk)
-	g.Instance = Instance{GVK: gvk, GVR: plural, Singular: singular.Resource, Namespaced: true}
+	g.Instance = Instance{
+		GVK:        gvk,
+		GVR:        gvk.GroupVersion().WithResource(crd.Plural(s.Kind)),
+		Singular:   strings.ToLower(s.Kind),
+		Namespaced: true,
+	}
 }
 
 // resource checks the shape of one spec.resources entry and returns its

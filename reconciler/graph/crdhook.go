@@ -1,6 +1,117 @@
 package graph
 
-// crd builds Graph.Instance.CRD.
-// TODO(graph): call crd.New(crd.Input{...}) from reconciler/graph/crd once
-// that package lands, passing the status schema inferred by statusSchema.
-func (bd *build) crd(g *Graph) {}
+import (
+	"github.com/google/cel-go/cel"
+	"github.com/google/cel-go/common/types"
+	"github.com/kroscope/kroscope/reconciler/graph/crd"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+)
+
+// crd generates Graph.Instance.CRD with the crd package, its status schema
+// inferred from the status expressions' types.
+func (bd *build) crd(g *Graph) {
+	s := bd.rgd.Spec.Schema
+	var rules []crd.ValidationRule
+	for _, v := range s.Validation {
+		rules = append(rules, crd.ValidationRule{Expression: v.Expression, Message: v.Message})
+	}
+	for _, f := range g.Status {
+		if len(f.Segments) > 0 && (f.Segments[0] == crd.StatusState || f.Segments[0] == crd.StatusConditions) {
+			bd.errorf("", "spec.schema.status."+f.Path, "choose another name: kroscope writes status."+f.Segments[0].(string)+" itself",
+				"status field %q is reserved", f.Segments[0])
+		}
+	}
+	if len(bd.errs) > 0 {
+		return
+	}
+	out, err := crd.New(crd.Input{
+		Group:          g.Instance.GVK.Group,
+		APIVersion:     s.APIVersion,
+		Kind:           s.Kind,
+		Spec:           bd.spec,
+		Status:         statusSchema(g),
+		PrinterColumns: s.AdditionalPrinterColumns,
+		Validation:     rules,
+		GraphName:      g.Name,
+	})
+	if err != nil {
+		for _, e := range flatten(err) {
+			bd.errorf("", "spec.schema", "", "instance CRD: %v", e)
+		}
+		return
+	}
+	g.Instance.CRD = out
+}
+
+// statusSchema is the OpenAPI schema of the status projections, nested as
+// the status block is.
+func statusSchema(g *Graph) *apiextensionsv1.JSONSchemaProps {
+	if len(g.Status) == 0 {
+		return nil
+	}
+	// A tree of map[string]any whose leaves are the fields' schemas.
+	tree := map[string]any{}
+	for _, f := range g.Status {
+		cur := tree
+		for i, seg := range f.Segments {
+			k, _ := seg.(string)
+			if i == len(f.Segments)-1 {
+				cur[k] = celTypeSchema(g.statusTypes[f.Path])
+				break
+			}
+			next, ok := cur[k].(map[string]any)
+			if !ok {
+				next = map[string]any{}
+				cur[k] = next
+			}
+			cur = next
+		}
+	}
+	s := treeSchema(tree)
+	return &s
+}
+
+func treeSchema(tree map[string]any) apiextensionsv1.JSONSchemaProps {
+	s := apiextensionsv1.JSONSchemaProps{Type: "object", Properties: map[string]apiextensionsv1.JSONSchemaProps{}}
+	for k, v := range tree {
+		switch n := v.(type) {
+		case map[string]any:
+			s.Properties[k] = treeSchema(n)
+		case apiextensionsv1.JSONSchemaProps:
+			s.Properties[k] = n
+		}
+	}
+	return s
+}
+
+// celTypeSchema maps a CEL type to OpenAPI; dyn and anything not
+// expressible is preserve-unknown.
+func celTypeSchema(t *cel.Type) apiextensionsv1.JSONSchemaProps {
+	preserve := true
+	if t == nil || t.Kind() == types.DynKind || t.Kind() == types.AnyKind || t.Kind() == types.NullTypeKind {
+		return apiextensionsv1.JSONSchemaProps{XPreserveUnknownFields: &preserve}
+	}
+	switch t.Kind() {
+	case types.BoolKind:
+		return apiextensionsv1.JSONSchemaProps{Type: "boolean"}
+	case types.IntKind, types.UintKind:
+		return apiextensionsv1.JSONSchemaProps{Type: "integer"}
+	case types.DoubleKind:
+		return apiextensionsv1.JSONSchemaProps{Type: "number"}
+	case types.StringKind, types.DurationKind, types.TimestampKind:
+		return apiextensionsv1.JSONSchemaProps{Type: "string"}
+	case types.ListKind:
+		items := celTypeSchema(t.Parameters()[0])
+		return apiextensionsv1.JSONSchemaProps{Type: "array", Items: &apiextensionsv1.JSONSchemaPropsOrArray{Schema: &items}}
+	case types.MapKind:
+		if t.Parameters()[0].Kind() == types.StringKind {
+			v := celTypeSchema(t.Parameters()[1])
+			return apiextensionsv1.JSONSchemaProps{Type: "object", AdditionalProperties: &apiextensionsv1.JSONSchemaPropsOrBool{Allows: true, Schema: &v}}
+		}
+	case types.OpaqueKind:
+		if t.TypeName() == "optional_type" && len(t.Parameters()) == 1 {
+			return celTypeSchema(t.Parameters()[0])
+		}
+	}
+	return apiextensionsv1.JSONSchemaProps{Type: "object", XPreserveUnknownFields: &preserve}
+}

@@ -101,7 +101,7 @@ func (h *indexHeap) Less(i, j int) bool {
 	return h.g.Resources[h.ids[i]].Index < h.g.Resources[h.ids[j]].Index
 }
 func (h *indexHeap) Swap(i, j int) { h.ids[i], h.ids[j] = h.ids[j], h.ids[i] }
-func (h *indexHeap) Push(x any)   { h.ids = append(h.ids, x.(string)) }
+func (h *indexHeap) Push(x any)    { h.ids = append(h.ids, x.(string)) }
 func (h *indexHeap) Pop() any {
 	x := h.ids[len(h.ids)-1]
 	h.ids = h.ids[:len(h.ids)-1]
@@ -142,4 +142,3 @@ func (g *Graph) Dependents(id string) []string {
 	}
 	return out
 }
-

@@ -46,4 +46,3 @@ func (es Errors) Unwrap() []error {
 	}
 	return out
 }
-

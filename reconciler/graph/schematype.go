@@ -1,8 +1,9 @@
 package graph
 
 import (
-	"fmt"
-	"strings"
+	"errors"
+
+	"github.com/kroscope/kroscope/reconciler/graph/simpleschema"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apiservercel "k8s.io/apiserver/pkg/cel"
@@ -14,6 +15,7 @@ import (
 // typed dyn so expressions are still checked for everything else.
 func (bd *build) schemaType() *apiservercel.DeclType {
 	spec, err := specSchema(bd.rgd.Spec.Schema.Spec, bd.rgd.Spec.Schema.Types)
+	bd.spec = spec
 	var specType *apiservercel.DeclType
 	if err != nil {
 		for _, e := range err {
@@ -33,102 +35,36 @@ func (bd *build) schemaType() *apiservercel.DeclType {
 	return apiservercel.NewObjectType("@schema", fields)
 }
 
-// specSchema turns the SimpleSchema spec into OpenAPI, for typing. The
-// errors name the field.
+// specSchema turns the SimpleSchema spec into OpenAPI with the
+// simpleschema package; its field errors become Errors under spec.schema.
 func specSchema(spec, types map[string]any) (*apiextensionsv1.JSONSchemaProps, Errors) {
-	c := &simpleTyper{types: types, resolving: map[string]bool{}}
-	s := c.object(spec, "spec.schema.spec")
-	if len(c.errs) > 0 {
-		return nil, c.errs
+	s, err := simpleschema.ToOpenAPI(spec, types)
+	if err == nil {
+		return s, nil
 	}
-	return s, nil
-}
-
-// simpleTyper reads the type part of SimpleSchema fields ("<type> |
-// markers"); the markers and the full CRD schema are the business of the
-// simpleschema and crd packages.
-type simpleTyper struct {
-	types     map[string]any
-	resolving map[string]bool
-	errs      Errors
-}
-
-func (c *simpleTyper) errorf(path, fix, format string, args ...any) {
-	c.errs = append(c.errs, &Error{Path: path, Message: fmt.Sprintf(format, args...), Fix: fix})
-}
-
-func (c *simpleTyper) object(m map[string]any, path string) *apiextensionsv1.JSONSchemaProps {
-	s := &apiextensionsv1.JSONSchemaProps{Type: "object", Properties: map[string]apiextensionsv1.JSONSchemaProps{}}
-	for _, k := range sortedKeys(m) {
-		p := joinPath(path, k)
-		if f := c.value(m[k], p); f != nil {
-			s.Properties[k] = *f
+	var errs Errors
+	for _, e := range flatten(err) {
+		var fe *simpleschema.FieldError
+		if errors.As(e, &fe) {
+			errs = append(errs, &Error{Path: "spec.schema." + fe.Path, Message: fe.Message,
+				Fix: "see the SimpleSchema syntax: \"<type> | marker=value ...\""})
+		} else {
+			errs = append(errs, &Error{Path: "spec.schema.spec", Message: e.Error()})
 		}
 	}
-	return s
+	return nil, errs
 }
 
-func (c *simpleTyper) value(v any, path string) *apiextensionsv1.JSONSchemaProps {
-	switch val := v.(type) {
-	case map[string]any:
-		return c.object(val, path)
-	case string:
-		typ := strings.TrimSpace(val)
-		if i := strings.Index(typ, "|"); i >= 0 {
-			typ = strings.TrimSpace(typ[:i])
+// flatten unwraps errors.Join trees into their leaves.
+func flatten(err error) []error {
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		var out []error
+		for _, e := range j.Unwrap() {
+			out = append(out, flatten(e)...)
 		}
-		return c.typeName(typ, path)
+		return out
 	}
-	c.errorf(path, `write a type such as "string | default=x" or a nested map`, "field is a %s, not a SimpleSchema type", typeName(v))
-	return nil
-}
-
-func (c *simpleTyper) typeName(typ, path string) *apiextensionsv1.JSONSchemaProps {
-	switch {
-	case typ == "string":
-		return &apiextensionsv1.JSONSchemaProps{Type: "string"}
-	case typ == "integer":
-		return &apiextensionsv1.JSONSchemaProps{Type: "integer"}
-	case typ == "boolean":
-		return &apiextensionsv1.JSONSchemaProps{Type: "boolean"}
-	case typ == "float" || typ == "number":
-		return &apiextensionsv1.JSONSchemaProps{Type: "number"}
-	case typ == "object":
-		t := true
-		return &apiextensionsv1.JSONSchemaProps{Type: "object", XPreserveUnknownFields: &t}
-	case strings.HasPrefix(typ, "[]"):
-		elem := c.typeName(strings.TrimSpace(typ[2:]), path+"[]")
-		if elem == nil {
-			return nil
-		}
-		return &apiextensionsv1.JSONSchemaProps{Type: "array", Items: &apiextensionsv1.JSONSchemaPropsOrArray{Schema: elem}}
-	case strings.HasPrefix(typ, "map["):
-		end := strings.Index(typ, "]")
-		if end < 0 || strings.TrimSpace(typ[4:end]) != "string" {
-			c.errorf(path, "write map[string]T", "map type %q: keys must be string", typ)
-			return nil
-		}
-		elem := c.typeName(strings.TrimSpace(typ[end+1:]), path+"[*]")
-		if elem == nil {
-			return nil
-		}
-		return &apiextensionsv1.JSONSchemaProps{Type: "object", AdditionalProperties: &apiextensionsv1.JSONSchemaPropsOrBool{Allows: true, Schema: elem}}
-	case typ == "":
-		c.errorf(path, "write a type such as string, integer, boolean, float, object, []T or map[string]T", "type is empty")
-		return nil
-	}
-	def, ok := c.types[typ]
-	if !ok {
-		c.errorf(path, "use string, integer, boolean, float, object, []T, map[string]T or a name from spec.schema.types", "unknown type %q", typ)
-		return nil
-	}
-	if c.resolving[typ] {
-		c.errorf(path, "break the cycle between custom types", "cyclic dependency in type %q", typ)
-		return nil
-	}
-	c.resolving[typ] = true
-	defer delete(c.resolving, typ)
-	return c.value(def, "spec.schema.types."+typ)
+	return []error{err}
 }
 
 // declType converts an OpenAPI schema into a CEL type; name prefixes the
@@ -195,4 +131,3 @@ func objectMetaType(name string) *apiservercel.DeclType {
 	}
 	return apiservercel.NewObjectType(name, fields)
 }
-
