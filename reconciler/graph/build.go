@@ -393,7 +393,11 @@ func (bd *build) field(env *cel.Env, resource, base string, segs []any, s string
 	path := formatPath(base, segs...)
 	parts, err := Scan(s)
 	if err != nil {
-		bd.errorf(resource, path, `a literal "${" is written ${"${"}`, "%v", err)
+		fix := ""
+		if strings.Contains(err.Error(), "nested") {
+			fix = `a literal "${" is written ${"${"}`
+		}
+		bd.errorf(resource, path, fix, "%v", err)
 		return nil
 	}
 	if !hasExpr(parts) {

@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/binary"
 	"fmt"
+	"regexp"
 	"sort"
 	"strings"
 	"sync"
@@ -120,12 +121,12 @@ type compiled struct {
 	out  *cel.Type
 }
 
-// compile parses, checks and plans src. The error text is CEL's, trimmed to
-// the first line of each issue with its column.
+// compile parses, checks and plans src. The error text is CEL's, one
+// issue per "column N: message", with unknown names explained.
 func compile(env *cel.Env, src string) (*compiled, error) {
 	a, iss := env.Compile(src)
 	if iss != nil && iss.Err() != nil {
-		return nil, celIssues(iss)
+		return nil, celIssues(env, src, iss)
 	}
 	prg, err := env.Program(a)
 	if err != nil {
@@ -137,18 +138,44 @@ func compile(env *cel.Env, src string) (*compiled, error) {
 	}, nil
 }
 
-// celIssues turns CEL issues into one readable error: "ERROR: <input>:1:5:
-// msg" lines lose the source echo CEL appends.
-func celIssues(iss *cel.Issues) error {
+var undeclared = regexp.MustCompile(`^undeclared reference to '([^']*)' \(in container ''\)$`)
+
+// celIssues turns CEL issues into one error. CEL says "undeclared
+// reference" both for variables and functions; the parsed expression
+// tells which one it was.
+func celIssues(env *cel.Env, src string, iss *cel.Issues) error {
+	var idents map[string]bool
 	var msgs []string
 	for _, e := range iss.Errors() {
 		msg := e.Message
-		if strings.HasPrefix(msg, "undeclared reference to '") && !strings.Contains(msg, "(in container") {
-			msg = strings.Replace(msg, "undeclared reference to", "unknown identifier", 1)
+		if m := undeclared.FindStringSubmatch(msg); m != nil {
+			if idents == nil {
+				idents = parsedIdents(env, src)
+			}
+			if idents[m[1]] {
+				msg = fmt.Sprintf("unknown identifier %q: only schema and resource ids can be read", m[1])
+			} else {
+				msg = fmt.Sprintf("unknown function %q", m[1])
+			}
 		}
 		msgs = append(msgs, fmt.Sprintf("column %d: %s", e.Location.Column()+1, msg))
 	}
 	return fmt.Errorf("%s", strings.Join(msgs, "; "))
+}
+
+// parsedIdents returns the identifiers used as variables in src.
+func parsedIdents(env *cel.Env, src string) map[string]bool {
+	out := map[string]bool{}
+	a, iss := env.Parse(src)
+	if iss != nil && iss.Err() != nil {
+		return out
+	}
+	ast.PreOrderVisit(a.NativeRep().Expr(), ast.NewExprVisitor(func(e ast.Expr) {
+		if e.Kind() == ast.IdentKind {
+			out[e.AsIdent()] = true
+		}
+	}))
+	return out
 }
 
 // references returns the top-level identifiers a checked expression reads,

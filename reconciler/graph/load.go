@@ -288,6 +288,10 @@ func (d *decoder) resource(v any, path string) ResourceSpec {
 	if m == nil {
 		return r
 	}
+	if _, ok := m["forEach"]; ok {
+		d.errorf(path+".forEach", "declare one resource per object for now", "forEach (collections) is not supported by kroscope yet")
+		delete(m, "forEach")
+	}
 	d.known(m, path, "id", "template", "externalRef", "readyWhen", "includeWhen")
 	r.ID = d.str(m["id"], path+".id")
 	r.Template = d.object(m["template"], path+".template")

@@ -1,0 +1,135 @@
+package graph
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// invalidError loads and builds one file of testdata/invalid and returns
+// every error text produced.
+func invalidError(t *testing.T, file string) string {
+	t.Helper()
+	data, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var msgs []string
+	rgds, err := Parse(data, filepath.Base(file))
+	if err != nil {
+		msgs = append(msgs, err.Error())
+	}
+	for _, rgd := range rgds {
+		if _, err := NewBuilder().Build(rgd); err != nil {
+			msgs = append(msgs, err.Error())
+		}
+	}
+	return strings.Join(msgs, "\n")
+}
+
+// TestInvalidDefinitions checks that every definition in testdata/invalid
+// is rejected with the error text it must produce, and none panics.
+func TestInvalidDefinitions(t *testing.T) {
+	cases := map[string][]string{
+		"bad-default":                      {"spec.schema.spec.replicas", `"abc" is not an integer`},
+		"bad-marker":                       {"spec.schema.spec.name", `unknown marker "bogus"`},
+		"cel-syntax":                       {"spec.resources[0].template.metadata.name", "${schema.spec.name +}", "Syntax error"},
+		"cel-syntax-unclosed-paren":        {"Syntax error: missing ')'"},
+		"cycle-includewhen":                {"dependency cycle: a -> b -> a"},
+		"cycle-three":                      {"dependency cycle: a -> c -> b -> a"},
+		"cycle-two":                        {"cycle-two: resource a: spec.resources: dependency cycle: a -> b -> a"},
+		"cyclic-custom-types":              {"spec.schema.types.A", "cyclic dependency", "A -> B -> A"},
+		"duplicate-id":                     {"spec.resources[1].id", `duplicate resource id "a"`},
+		"empty-expression":                 {"at position 2: empty expression ${}"},
+		"expression-in-map-key":            {`template.data["${schema.spec.name}"]`, "expressions are not allowed in map keys"},
+		"externalref-missing-name":         {"spec.resources[0].externalRef.metadata.name", "metadata.name is missing"},
+		"foreach-unsupported":              {"spec.resources[0].forEach", "not supported"},
+		"id-empty":                         {"spec.resources[0].id: id is empty"},
+		"id-upper-camel":                   {`id "MyConfig" is not lowerCamelCase`, "e.g. myConfig"},
+		"id-with-dash":                     {`id "my-config" is not lowerCamelCase`, "e.g. myConfig"},
+		"includewhen-not-boolean":          {"includeWhen[0]", "${schema.spec.replicas} returns int, not bool"},
+		"includewhen-trailing-newline":     {"includeWhen[0]", "is not a standalone expression", "use |-"},
+		"instance-apiversion-with-group":   {"spec.schema.apiVersion", `"apps/v1" is not a valid version`},
+		"instance-kind-lowercase":          {"spec.schema.kind", `"webApp" is not UpperCamelCase`},
+		"instance-kind-missing":            {"spec.schema.kind: kind is empty"},
+		"kro-annotation":                   {`metadata.annotations["internal.kro.run/apply-order"]`, "reserved prefix internal.kro.run/"},
+		"kro-label":                        {`metadata.labels["kro.run/owned"]`, "reserved prefix kro.run/"},
+		"many-errors":                      {`id "Bad-Id" is not lowerCamelCase`, `unknown identifier "nothere"`, `kind "lower" is invalid`},
+		"missing-apiversion":               {"spec.resources[0].template.apiVersion: apiVersion is missing"},
+		"missing-kind":                     {"spec.resources[0].template.kind: kind is missing"},
+		"missing-metadata":                 {"spec.resources[0].template.metadata: metadata is missing"},
+		"missing-metadata-name":            {"spec.resources[0].template.metadata.name: metadata.name is missing"},
+		"neither-template-nor-externalref": {"neither template nor externalRef is set"},
+		"nested-expression":                {"at position 14: nested expressions are not allowed unless inside string literals"},
+		"no-name":                          {"metadata.name is empty"},
+		"readywhen-not-boolean":            {"readyWhen[0]", "${size(a.data)} returns int, not bool"},
+		"readywhen-not-standalone":         {"readyWhen[0]", "is not a standalone expression"},
+		"readywhen-other-resource":         {"resource b: spec.resources[1].readyWhen[0]", "reads a", "readyWhen may read only b"},
+		"readywhen-unknown-id":             {`unknown identifier "nothere"`},
+		"reserved-id-cel-keyword":          {`id "in" is a reserved word`},
+		"reserved-id-namespace":            {`id "namespace" is a reserved word`},
+		"reserved-id-schema":               {`id "schema" is a reserved word`},
+		"reserved-id-spec":                 {`id "spec" is a reserved word`},
+		"resources-not-a-list":             {"spec.resources: must be a list, got object"},
+		"schema-status-not-readable":       {"${schema.status.foo}", "undefined field 'status'"},
+		"self-reference":                   {"${a.metadata.uid} refers to the resource itself"},
+		"self-reference-includewhen":       {"includeWhen[0]", "refers to the resource itself"},
+		"status-no-expression":             {"spec.schema.status.x", "holds no expression"},
+		"status-reserved-state":            {"spec.schema.status.state", `"state" is reserved`},
+		"status-unknown-id":                {"spec.schema.status.x", `unknown identifier "nothere"`},
+		"template-and-externalref":         {"template and externalRef are both set"},
+		"template-apiversion-invalid":      {`apiVersion "apps/v1/beta" is invalid`},
+		"template-kind-expression":         {"spec.resources[0].template.kind", "expressions are not allowed here"},
+		"template-kind-lowercase":          {`kind "configMap" is invalid`},
+		"type-error-add":                   {"found no matching overload for '_+_' applied to '(int, string)'"},
+		"type-error-compare":               {"template.data.x", "found no matching overload for '_>_' applied to '(string, int)'"},
+		"unknown-function":                 {`column 11: unknown function "frobnicate"`},
+		"unknown-id":                       {`unknown identifier "missing": only schema and resource ids can be read`},
+		"unknown-member-function":          {`unknown function "frobnicate"`},
+		"unknown-resource-field":           {`spec.resources[0].tempalte: unknown field "tempalte"`},
+		"unknown-schema-field":             {"${schema.spec.nmae}", "undefined field 'nmae'"},
+		"unknown-schema-key":               {`spec.schema.statuss: unknown field "statuss"`},
+		"unknown-type":                     {"spec.schema.spec.name", `unknown type "strng"`},
+		"unterminated-expression":          {"at position 2: unterminated expression"},
+		"unterminated-string-literal":      {"unterminated string literal in expression"},
+		"validation-not-boolean":           {"spec.schema.validation[0].expression: rule returns int, not bool"},
+		"validation-unknown-field":         {"spec.schema.validation[0].expression", "undefined field 'replicaz'"},
+	}
+	files, err := filepath.Glob("testdata/invalid/*.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(files) < 40 {
+		t.Fatalf("only %d invalid definitions", len(files))
+	}
+	for _, file := range files {
+		name := strings.TrimSuffix(filepath.Base(file), ".yaml")
+		t.Run(name, func(t *testing.T) {
+			want, ok := cases[name]
+			if !ok {
+				t.Fatalf("no expected error for %s: add it to the table", file)
+			}
+			got := invalidError(t, file)
+			if got == "" {
+				t.Fatalf("%s was accepted", file)
+			}
+			for _, w := range want {
+				if !strings.Contains(got, w) {
+					t.Errorf("error does not contain %q:\n%s", w, got)
+				}
+			}
+			// Every error names the definition.
+			for _, line := range strings.Split(got, "\n") {
+				if !strings.HasPrefix(line, name) {
+					t.Errorf("error line does not start with the definition name %q: %s", name, line)
+				}
+			}
+		})
+	}
+	for name := range cases {
+		if _, err := os.Stat(filepath.Join("testdata/invalid", name+".yaml")); err != nil {
+			t.Errorf("table names %s, which has no file", name)
+		}
+	}
+}
