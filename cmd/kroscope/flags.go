@@ -1,0 +1,58 @@
+package main
+
+import (
+	"fmt"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"github.com/kroscope/kroscope/engine"
+	"github.com/kroscope/kroscope/engine/lease"
+	"github.com/kroscope/kroscope/engine/state"
+	"github.com/kroscope/kroscope/reconciler"
+	"github.com/kroscope/kroscope/reconciler/client"
+)
+
+// addEngineFlags registers the engine's flags (shared by the TUI, run and
+// demo commands) on fs, writing into o.
+func addEngineFlags(fs *pflag.FlagSet, o *engine.Options) {
+	fs.StringSliceVar(&o.RGDPaths, "rgd", nil, "ResourceGraphDefinition files or folders to serve (repeatable; folders are read recursively)")
+	fs.BoolVar(&o.WatchClusterRGDs, "cluster-rgds", true, "also serve the cluster's kro.run/v1alpha1 ResourceGraphDefinitions (when kro's CRD is installed)")
+	fs.IntVar(&o.Workers, "workers", 0, fmt.Sprintf("parallel reconciles (0: %d per CPU)", engine.WorkersPerCPU))
+	fs.DurationVar(&o.RequeueInterval, "requeue-interval", engine.DefaultRequeueInterval, "how long a waiting instance sleeps before it is checked again (children are watched, so this is a safety net)")
+	fs.BoolVar(&o.Observe, "observe", false, "read-only: never write to the cluster; states are computed from what is observed")
+	fs.BoolVar(&o.ForceCRD, "force-crd", false, "overwrite instance CRDs that neither kroscope nor kro created")
+	fs.StringVar(&o.LeaseNamespace, "lease-namespace", lease.DefaultNamespace, "namespace of the Lease that elects the one kroscope that writes")
+	fs.StringVar(&o.LeaseName, "lease-name", lease.DefaultName, "name of that Lease")
+	fs.StringVar(&o.Identity, "identity", "", "this process's identity in the Lease (default: hostname and a random suffix)")
+	fs.DurationVar(&o.LeaseDuration, "lease-duration", lease.DefaultLeaseDuration, "how long a holder that went away keeps the Lease")
+	fs.BoolVar(&o.AllowAdoption, "allow-adoption", false, "adopt existing objects that carry no ownership labels")
+	fs.StringVar(&o.MetricsBindAddress, "metrics-bind-address", "", "serve Prometheus metrics at this address, e.g. :8078 (default off)")
+	fs.StringVar(&o.ReconcileConfig.DeletionPolicy, "deletion-policy", reconciler.DeletionPolicyDelete, "what happens to children when an instance is deleted: Delete or Orphan")
+	fs.DurationVar(&o.ReconcileConfig.DeletionGraceTimeDuration, "deletion-grace-time", 0, "report a child that is still there this long after its deletion (0: the reconciler's default)")
+}
+
+// connectEngine fills o's connection from the kubectl flags: the client
+// set, what the status bar shows, and the namespace when -n was given
+// (otherwise instances are watched in all namespaces).
+func connectEngine(cmd *cobra.Command, o *engine.Options) error {
+	cfg, err := kubeFlags.ToRESTConfig()
+	if err != nil {
+		return fmt.Errorf("loading kubeconfig: %w", err)
+	}
+	set, err := client.NewSet(cfg)
+	if err != nil {
+		return err
+	}
+	o.ClientSet = set
+	raw, err := kubeFlags.ToRawKubeConfigLoader().RawConfig()
+	ctxName := raw.CurrentContext
+	if err == nil && kubeFlags.Context != nil && *kubeFlags.Context != "" {
+		ctxName = *kubeFlags.Context
+	}
+	if f := cmd.Flags().Lookup("namespace"); f != nil && f.Changed {
+		o.Namespace = f.Value.String()
+	}
+	o.Cluster = state.Cluster{Context: ctxName, Server: cfg.Host, Namespace: o.Namespace}
+	return nil
+}

@@ -1,0 +1,68 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/spf13/cobra"
+	"k8s.io/klog/v2"
+
+	"github.com/kroscope/kroscope/engine"
+	"github.com/kroscope/kroscope/engine/logsink"
+)
+
+func init() {
+	var (
+		o         engine.Options
+		h         engine.HeadlessOptions
+		logFile   string
+		verbosity int
+	)
+	cmd := &cobra.Command{
+		Use:   "run",
+		Short: "Run the reconciler without the TUI, printing one line per instance state change",
+		Long: `run starts kroscope's engine without the terminal UI. It prints one line per
+instance state transition (-o text or json) on stdout and logs on stderr (or
+--log-file). With --exit-when it ends once every instance is ACTIVE, or once
+nothing is left to do, and exits non-zero when an instance ends in ERROR or
+FAILED or --timeout passes: handy for scripts and CI.`,
+		Example: `  kroscope run --rgd examples/webapp/rgd.yaml
+  kroscope run --rgd graphs/ --exit-when active --timeout 2m -o json`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			var logOut io.Writer = cmd.ErrOrStderr()
+			if logFile != "" {
+				f, err := os.OpenFile(logFile, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+				if err != nil {
+					return fmt.Errorf("opening --log-file: %w", err)
+				}
+				defer f.Close()
+				logOut = f
+			}
+			o.Log = logsink.New(logsink.Options{Writer: logOut, Verbosity: verbosity})
+			klog.SetLogger(o.Log.WithName("client-go"))
+			if err := connectEngine(cmd, &o); err != nil {
+				return err
+			}
+			e, err := engine.New(o)
+			if err != nil {
+				return err
+			}
+			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+			defer stop()
+			return engine.RunHeadless(ctx, e, cmd.OutOrStdout(), h)
+		},
+	}
+	fs := cmd.Flags()
+	addEngineFlags(fs, &o)
+	fs.StringVarP(&h.Output, "output", "o", "text", "transition lines as text or json")
+	fs.StringVar(&h.ExitWhen, "exit-when", "", "exit once every instance is ACTIVE (active) or nothing is left to do (idle)")
+	fs.DurationVar(&h.Timeout, "timeout", 0, "give up (exit code 2) when --exit-when has not happened by then")
+	fs.StringVar(&logFile, "log-file", "", "write logs to this file instead of stderr")
+	fs.IntVar(&verbosity, "log-level", 0, "log verbosity (0 info, 1 debug)")
+	rootCmd.AddCommand(cmd)
+}

@@ -1,0 +1,84 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/kroscope/kroscope/engine/state"
+)
+
+// servedFor returns the graph serving key's kind, or an error the UI can show.
+func (e *Engine) servedFor(key state.InstanceKey) (*served, error) {
+	e.mu.RLock()
+	s := e.byRes[key.Resource]
+	started := s != nil && s.inf != nil
+	e.mu.RUnlock()
+	if !started {
+		return nil, fmt.Errorf("no graph serves %s", key.Resource)
+	}
+	return s, nil
+}
+
+// Requeue reconciles an instance now, bypassing any backoff.
+func (e *Engine) Requeue(key state.InstanceKey) error {
+	s, err := e.servedFor(key)
+	if err != nil {
+		return err
+	}
+	k := key.Name
+	if key.Namespace != "" {
+		k = key.Namespace + "/" + key.Name
+	}
+	if _, ok, _ := s.inf.GetIndexer().GetByKey(k); !ok {
+		return fmt.Errorf("instance %s no longer exists", key)
+	}
+	it := item{gvr: s.gvr, namespace: key.Namespace, name: key.Name}
+	e.queue.Forget(it)
+	e.queue.Add(it)
+	return nil
+}
+
+// RequeueAll requeues every known instance that filter accepts (nil: all)
+// and returns how many were requeued.
+func (e *Engine) RequeueAll(filter func(*state.Instance) bool) (int, error) {
+	n := 0
+	var errs []error
+	for _, in := range e.store.Snapshot().Instances {
+		if filter != nil && !filter(in) {
+			continue
+		}
+		if err := e.Requeue(in.Key); err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		n++
+	}
+	return n, errors.Join(errs...)
+}
+
+// Delete deletes an instance; the reconciler then removes its children in
+// reverse order and finally the finalizer.
+func (e *Engine) Delete(ctx context.Context, key state.InstanceKey) error {
+	s, err := e.servedFor(key)
+	if err != nil {
+		return err
+	}
+	if !e.gate.Open() {
+		if e.o.Observe {
+			return fmt.Errorf("not deleting %s: kroscope runs read-only (--observe)", key)
+		}
+		return fmt.Errorf("not deleting %s: observing while %s holds the lease", key, e.mode().Holder)
+	}
+	err = e.set.Dynamic().Resource(s.gvr).Namespace(key.Namespace).Delete(ctx, key.Name, metav1.DeleteOptions{})
+	if apierrors.IsNotFound(err) {
+		return fmt.Errorf("instance %s no longer exists", key)
+	}
+	if err != nil {
+		return fmt.Errorf("deleting %s: %w", key, err)
+	}
+	return nil
+}

@@ -1,0 +1,147 @@
+package engine
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/kroscope/kroscope/reconciler/graph"
+	"github.com/kroscope/kroscope/reconciler/metadata"
+)
+
+var crdGVR = schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"}
+
+// crdWait bounds how long a just-applied CRD may take to be Established.
+const crdWait = time.Minute
+
+// foreignCRDError: the CRD exists and neither kroscope nor kro made it.
+type foreignCRDError struct{ name, owner string }
+
+func (e *foreignCRDError) Error() string {
+	return fmt.Sprintf("CRD %s exists and was not created by kroscope or kro (%s): not overwriting it; pass --force-crd to take it over", e.name, e.owner)
+}
+
+// ensureCRD applies the graph's instance CRD (server-side apply, field
+// manager kroscope) when this process writes, and waits until it is
+// Established. While observing it only waits for the CRD to exist. CRDs are
+// never deleted.
+func (e *Engine) ensureCRD(ctx context.Context, g *graph.Graph) error {
+	want := g.Instance.CRD
+	if want == nil {
+		return fmt.Errorf("graph %s has no generated CRD", g.Name)
+	}
+	crds := e.set.Dynamic().Resource(crdGVR)
+	cur, err := crds.Get(ctx, want.Name, metav1.GetOptions{})
+	switch {
+	case apierrors.IsNotFound(err):
+		cur = nil
+	case err != nil:
+		return fmt.Errorf("reading CRD %s: %w", want.Name, err)
+	}
+	if !e.gate.Open() {
+		if cur == nil {
+			return fmt.Errorf("CRD %s does not exist yet (observing: the lease holder or kro creates it)", want.Name)
+		}
+		if !established(cur) {
+			return fmt.Errorf("CRD %s is not Established yet", want.Name)
+		}
+		return nil
+	}
+	if cur != nil && !e.o.ForceCRD {
+		if owner, ours := crdOwner(cur); !ours {
+			return &foreignCRDError{name: want.Name, owner: owner}
+		}
+	}
+	obj, err := crdApplyObject(want)
+	if err != nil {
+		return err
+	}
+	data, err := json.Marshal(obj)
+	if err != nil {
+		return fmt.Errorf("encoding CRD %s: %w", want.Name, err)
+	}
+	force := true // the CRD is ours (checked above): take over fields kro's manager holds
+	if _, err := crds.Patch(ctx, want.Name, types.ApplyPatchType, data, metav1.PatchOptions{FieldManager: metadata.FieldManager, Force: &force}); err != nil {
+		return fmt.Errorf("applying CRD %s: %w", want.Name, err)
+	}
+	deadline := time.Now().Add(crdWait)
+	for {
+		cur, err := crds.Get(ctx, want.Name, metav1.GetOptions{})
+		if err == nil && established(cur) {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("CRD %s not Established after %s", want.Name, crdWait)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(150 * time.Millisecond):
+		}
+	}
+}
+
+// crdApplyObject is the apply configuration: the generated CRD with
+// kroscope's ownership labels, without status.
+func crdApplyObject(crd *apiextensionsv1.CustomResourceDefinition) (map[string]any, error) {
+	c := crd.DeepCopy()
+	c.APIVersion = "apiextensions.k8s.io/v1"
+	c.Kind = "CustomResourceDefinition"
+	if c.Labels == nil {
+		c.Labels = map[string]string{}
+	}
+	c.Labels[metadata.OwnedLabel] = "true"
+	c.Labels[metadata.ManagedByLabel] = metadata.ManagedByValue
+	c.Status = apiextensionsv1.CustomResourceDefinitionStatus{}
+	obj, err := runtime.DefaultUnstructuredConverter.ToUnstructured(c)
+	if err != nil {
+		return nil, fmt.Errorf("converting CRD %s: %w", crd.Name, err)
+	}
+	delete(obj, "status")
+	if md, ok := obj["metadata"].(map[string]any); ok {
+		delete(md, "creationTimestamp")
+	}
+	return obj, nil
+}
+
+// crdOwner says who made an existing CRD; ours is true for kroscope and kro.
+func crdOwner(u *unstructured.Unstructured) (owner string, ours bool) {
+	l := u.GetLabels()
+	if l[metadata.OwnedLabel] == "true" || l[metadata.ManagedByLabel] == metadata.ManagedByValue || l[metadata.ManagedByLabel] == metadata.KroManagedByValue {
+		return "kro.run/owned", true
+	}
+	managers := ""
+	for _, f := range u.GetManagedFields() {
+		if f.Manager == metadata.FieldManager {
+			return "field manager kroscope", true
+		}
+		if managers != "" {
+			managers += ", "
+		}
+		managers += f.Manager
+	}
+	if managers == "" {
+		managers = "no kro labels"
+	}
+	return "managed by " + managers, false
+}
+
+func established(u *unstructured.Unstructured) bool {
+	conds, _, _ := unstructured.NestedSlice(u.Object, "status", "conditions")
+	for _, c := range conds {
+		m, _ := c.(map[string]any)
+		if m["type"] == string(apiextensionsv1.Established) && m["status"] == string(apiextensionsv1.ConditionTrue) {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,467 @@
+// Package engine runs kroscope's reconcilers live: it finds the graphs
+// (files and the cluster), serves their instance kinds (CRD, informers), routes
+// watch events on instances, children and external references into one
+// rate-limited work queue, runs the reconcilers with N workers, and keeps the
+// observable state (engine/state) that the TUI and `kroscope run` read.
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"os"
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/go-logr/logr"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/rand"
+	"k8s.io/client-go/transport"
+	"golang.org/x/time/rate"
+	"k8s.io/client-go/util/workqueue"
+
+	"github.com/kroscope/kroscope/engine/lease"
+	"github.com/kroscope/kroscope/engine/logsink"
+	"github.com/kroscope/kroscope/engine/metrics"
+	"github.com/kroscope/kroscope/engine/readonly"
+	"github.com/kroscope/kroscope/engine/source"
+	"github.com/kroscope/kroscope/engine/state"
+	"github.com/kroscope/kroscope/engine/watch"
+	"github.com/kroscope/kroscope/reconciler"
+	"github.com/kroscope/kroscope/reconciler/client"
+)
+
+// Defaults for Options left zero.
+const (
+	// DefaultRequeueInterval is how long an instance that waits (readiness,
+	// an unwatched dependency) sleeps before it is checked again. Children
+	// and external references are watched, so this is only a safety net.
+	DefaultRequeueInterval = 30 * time.Second
+	// WorkersPerCPU sets the default worker count: reconciles mostly wait
+	// on the API server, so a few per CPU keep the machine busy.
+	WorkersPerCPU = 4
+	// ShutdownGrace bounds how long in-flight reconciles may finish.
+	ShutdownGrace = 10 * time.Second
+	// Client rate limits used when the rest.Config leaves them unset
+	// (client-go's 5 QPS would make the API client the bottleneck).
+	DefaultClientQPS   = 200
+	DefaultClientBurst = 400
+)
+
+// Options configure an Engine.
+type Options struct {
+	// ClientSet is the connection (the demo passes an in-memory one).
+	ClientSet *client.Set
+	// RGDPaths are --rgd files and folders.
+	RGDPaths []string
+	// WatchClusterRGDs also serves kro.run/v1alpha1 ResourceGraphDefinitions
+	// from the cluster (when the CRD exists there).
+	WatchClusterRGDs bool
+	// Namespace limits the instances watched; "" means all namespaces.
+	Namespace string
+	// Workers reconcile in parallel; 0 means WorkersPerCPU per CPU.
+	Workers int
+	// RequeueInterval is the reconciler's DefaultRequeueDuration when
+	// ReconcileConfig leaves it zero; 0 means DefaultRequeueInterval.
+	RequeueInterval time.Duration
+	// Observe forces read-only mode: nothing is ever written.
+	Observe bool
+	// ForceCRD lets kroscope overwrite an instance CRD it did not create.
+	ForceCRD bool
+	// LeaseNamespace/LeaseName name the Lease that elects the one writer
+	// (defaults kube-system/kroscope); Identity is this process's name in it
+	// (default hostname_random).
+	LeaseNamespace, LeaseName string
+	Identity                  string
+	// LeaseDuration is how long a vanished holder keeps the lease (default 15s).
+	LeaseDuration time.Duration
+	// DisableLease makes the engine write without a lease (the demo).
+	DisableLease bool
+	// Log receives the engine's logs; they are also mirrored into the
+	// state's log pane.
+	Log logr.Logger
+	// Cluster is shown in the status bar.
+	Cluster         state.Cluster
+	ReconcileConfig reconciler.ReconcileConfig
+	AllowAdoption   bool
+	// MetricsBindAddress serves /metrics when set (e.g. ":8078").
+	MetricsBindAddress string
+}
+
+// Engine is a running set of reconcilers and their state.
+type Engine struct {
+	o     Options
+	store *state.Store
+	log   logr.Logger
+	gate  *readonly.Gate
+	set   *client.Set // writes go through gate
+	base  *client.Set // the caller's set, for the lease only
+
+	queue   workqueue.TypedRateLimitingInterface[item]
+	watches *watch.Manager
+	ctx     context.Context // set by Run
+
+	mu      sync.RWMutex
+	served  map[schema.GroupVersionResource]*served
+	byRes   map[string]*served // "plural.group" → served
+	runs    map[string]*graphRun
+	holder  string
+	leading bool
+
+	busy       atomic.Int64
+	reconciles atomic.Int64
+	apiErrors  atomic.Int64
+	running    atomic.Bool
+}
+
+// New checks o and prepares an engine; Run starts it.
+func New(o Options) (*Engine, error) {
+	if o.ClientSet == nil {
+		return nil, errors.New("engine: no client set")
+	}
+	if o.Workers <= 0 {
+		o.Workers = WorkersPerCPU * runtime.NumCPU()
+	}
+	if o.RequeueInterval <= 0 {
+		o.RequeueInterval = DefaultRequeueInterval
+	}
+	if o.ReconcileConfig.DefaultRequeueDuration <= 0 {
+		o.ReconcileConfig.DefaultRequeueDuration = o.RequeueInterval
+	}
+	if o.LeaseNamespace == "" {
+		o.LeaseNamespace = lease.DefaultNamespace
+	}
+	if o.LeaseName == "" {
+		o.LeaseName = lease.DefaultName
+	}
+	if o.LeaseDuration <= 0 {
+		o.LeaseDuration = lease.DefaultLeaseDuration
+	}
+	if o.Identity == "" {
+		host, _ := os.Hostname()
+		o.Identity = host + "_" + rand.String(6)
+	}
+	if o.Cluster.Namespace == "" {
+		o.Cluster.Namespace = o.Namespace
+	}
+	e := &Engine{
+		o:      o,
+		store:  state.NewStore(),
+		served: map[schema.GroupVersionResource]*served{},
+		byRes:  map[string]*served{},
+		runs:   map[string]*graphRun{},
+		base:   o.ClientSet,
+	}
+	// Logs go to the caller's sink and to the state's log pane.
+	e.log = logsink.Tee(o.Log, logsink.New(logsink.Options{Store: e.store}))
+	// Writes are allowed only while this process may write: never with
+	// --observe, only while holding the lease otherwise.
+	e.gate = readonly.NewGate(!o.Observe && o.DisableLease)
+	set, err := gatedSet(o.ClientSet, e.gate, &e.apiErrors)
+	if err != nil {
+		return nil, err
+	}
+	e.set = set
+	e.queue = workqueue.NewTypedRateLimitingQueueWithConfig(
+		workqueue.NewTypedMaxOfRateLimiter(
+			// Per instance: 100ms, doubling, capped so a failing instance is
+			// retried at least every two minutes and never dropped.
+			workqueue.NewTypedItemExponentialFailureRateLimiter[item](100*time.Millisecond, 2*time.Minute),
+			// Overall: bounds the retry storm after an outage; watch events
+			// use Add and are not slowed by it.
+			&workqueue.TypedBucketRateLimiter[item]{Limiter: rate.NewLimiter(rate.Limit(50), 300)},
+		),
+		workqueue.TypedRateLimitingQueueConfig[item]{Name: "kroscope"},
+	)
+	e.store.SetCluster(o.Cluster)
+	e.store.SetMode(e.mode())
+	e.store.SetEngine(state.Engine{Workers: o.Workers})
+	e.store.SetStartup(state.Startup{Phase: "starting"})
+	return e, nil
+}
+
+// gatedSet returns a client set whose writes pass through gate and whose
+// failed requests are counted.
+func gatedSet(s *client.Set, gate *readonly.Gate, apiErrors *atomic.Int64) (*client.Set, error) {
+	cfg := s.Config()
+	if cfg == nil {
+		// An in-memory set (the demo): wrap the clients themselves.
+		return client.NewSetFromClients(client.Clients{
+			Dynamic:    readonly.Dynamic(s.Dynamic(), gate),
+			Metadata:   readonly.Metadata(s.Metadata(), gate),
+			Kubernetes: s.Kubernetes(),
+			Discovery:  s.Discovery(),
+			Mapper:     s.RESTMapper(),
+			Impersonate: func(user string) (*client.Set, error) {
+				inner, err := s.WithImpersonation(user)
+				if err != nil {
+					return nil, err
+				}
+				return gatedSet(inner, gate, apiErrors)
+			},
+		}), nil
+	}
+	if cfg.QPS == 0 {
+		cfg.QPS, cfg.Burst = DefaultClientQPS, DefaultClientBurst
+	}
+	cfg = readonly.WrapConfig(cfg, gate)
+	cfg.Wrap(transport.WrapperFunc(func(rt http.RoundTripper) http.RoundTripper {
+		return &errorCounter{next: rt, n: apiErrors}
+	}))
+	out, err := client.NewSet(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("engine: %w", err)
+	}
+	return out, nil
+}
+
+// errorCounter counts API requests that failed (transport error, 429, 5xx).
+type errorCounter struct {
+	next http.RoundTripper
+	n    *atomic.Int64
+}
+
+func (c *errorCounter) RoundTrip(req *http.Request) (*http.Response, error) {
+	resp, err := c.next.RoundTrip(req)
+	if (err != nil && !readonly.IsReadOnly(err) && req.Context().Err() == nil) ||
+		(resp != nil && (resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode >= 500)) {
+		c.n.Add(1)
+		metrics.APIErrors.Inc()
+	}
+	return resp, err
+}
+
+// Store returns the observable state.
+func (e *Engine) Store() *state.Store { return e.store }
+
+// Snapshot returns the current state (tui.Backend).
+func (e *Engine) Snapshot() *state.Snapshot { return e.store.Snapshot() }
+
+// Subscribe returns coalesced change notifications (tui.Backend).
+func (e *Engine) Subscribe() (<-chan struct{}, func()) { return e.store.Subscribe() }
+
+// Log returns the engine's logger (it also feeds the state's log pane).
+func (e *Engine) Log() logr.Logger { return e.log }
+
+func (e *Engine) mode() state.Mode {
+	e.mu.RLock()
+	defer e.mu.RUnlock()
+	holder := e.holder
+	if e.o.DisableLease && !e.o.Observe {
+		holder = e.o.Identity
+	}
+	return state.Mode{Reconciling: e.gate.Open(), Forced: e.o.Observe, Identity: e.o.Identity, Holder: holder}
+}
+
+// Run starts everything and blocks until ctx is done, then shuts down:
+// in-flight reconciles get ShutdownGrace to finish, informers stop. It
+// returns an error only when the engine cannot run at all (also recorded as
+// the state's Fatal).
+func (e *Engine) Run(ctx context.Context) error {
+	if !e.running.CompareAndSwap(false, true) {
+		return errors.New("engine: Run called twice")
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	e.ctx = ctx
+	e.watches = watch.NewManager(ctx, e.set.Metadata(), e.store, e.routeWatchEvent)
+
+	if e.o.MetricsBindAddress != "" && e.o.MetricsBindAddress != "0" {
+		addr, err := metrics.Serve(ctx, e.o.MetricsBindAddress)
+		if err != nil {
+			return e.fatal("cannot serve metrics", err, "choose another --metrics-bind-address")
+		}
+		e.log.Info("serving metrics", "address", addr.String())
+	}
+
+	e.store.SetStartup(state.Startup{Phase: "connecting"})
+	clusterRGDs := false
+	if d := e.set.Discovery(); d != nil {
+		if _, err := d.ServerVersion(); err != nil {
+			return e.fatal("cannot reach the API server", err, "check --kubeconfig and --context, and that the cluster is running")
+		}
+		if e.o.WatchClusterRGDs {
+			ok, err := source.ClusterHasRGDs(d)
+			if err != nil {
+				e.log.Error(err, "cannot tell whether the cluster has ResourceGraphDefinitions; not watching them")
+			}
+			clusterRGDs = ok
+		}
+	}
+
+	// Workers start now so instances of the first graphs are reconciled
+	// while later graphs are still starting.
+	workCtx, stopWork := context.WithCancel(context.WithoutCancel(ctx))
+	defer stopWork()
+	var workers sync.WaitGroup
+	for range e.o.Workers {
+		workers.Add(1)
+		go func() {
+			defer workers.Done()
+			for e.processNext(workCtx) {
+			}
+		}()
+	}
+	go e.counters(ctx)
+
+	if !e.o.Observe && !e.o.DisableLease {
+		kube := e.base.Kubernetes()
+		if kube == nil {
+			e.log.Info("no typed client for the lease: observing")
+		} else {
+			go func() {
+				err := lease.Run(ctx, lease.Config{
+					Client: kube, Namespace: e.o.LeaseNamespace, Name: e.o.LeaseName, Identity: e.o.Identity,
+					LeaseDuration: e.o.LeaseDuration, Log: e.log,
+					OnStarted: func() { e.setLeading(true) },
+					OnStopped: func() { e.setLeading(false) },
+					OnHolder:  e.setHolder,
+				})
+				if err != nil {
+					e.log.Error(err, "lease")
+				}
+			}()
+		}
+	}
+
+	e.store.SetStartup(state.Startup{Phase: "loading graphs"})
+	var initial []*graphRun
+	for _, u := range source.Files(e.o.RGDPaths) {
+		if r := e.apply(u); r != nil {
+			initial = append(initial, r)
+		}
+	}
+	if clusterRGDs {
+		var mu sync.Mutex
+		starting := true
+		err := source.Cluster(ctx, e.set.Dynamic(), e.store, func(u source.Update) {
+			r := e.apply(u)
+			mu.Lock()
+			if starting && r != nil {
+				initial = append(initial, r)
+			}
+			mu.Unlock()
+		})
+		mu.Lock()
+		starting = false
+		mu.Unlock()
+		if err != nil && ctx.Err() == nil {
+			e.log.Error(err, "watching the cluster's ResourceGraphDefinitions")
+		}
+	}
+	if len(e.o.RGDPaths) == 0 && !clusterRGDs && ctx.Err() == nil {
+		return e.fatal("no graphs to serve", errors.New("no --rgd files were given and the cluster has no kro.run ResourceGraphDefinition CRD"),
+			"pass --rgd FILE_OR_DIR, or install kro's CRDs in the cluster")
+	}
+
+	// Startup ends when every initial graph is served or has failed.
+	for i, r := range initial {
+		e.store.SetStartup(state.Startup{Phase: "starting graphs", Step: i, Total: len(initial)})
+		select {
+		case <-r.ready:
+		case <-ctx.Done():
+		}
+	}
+	e.store.SetStartup(state.Startup{Done: true, Phase: "running", Step: len(initial), Total: len(initial)})
+	e.log.Info("engine running", "graphs", len(initial), "workers", e.o.Workers, "mode", modeWord(e.mode()))
+
+	<-ctx.Done()
+	e.log.Info("shutting down")
+	e.queue.ShutDownWithDrain()
+	done := make(chan struct{})
+	go func() { workers.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(ShutdownGrace):
+		e.log.Info("in-flight reconciles did not finish in time; cancelling them", "grace", ShutdownGrace)
+		stopWork()
+		<-done
+	}
+	e.stopAll()
+	return nil
+}
+
+func modeWord(m state.Mode) string {
+	switch {
+	case m.Forced:
+		return "observe (--observe)"
+	case m.Reconciling:
+		return "reconcile"
+	}
+	return "observe (lease held elsewhere)"
+}
+
+// fatal records an error that stops the engine and returns it.
+func (e *Engine) fatal(title string, cause error, hint string) error {
+	e.store.SetFatal(&state.Fatal{Title: title, Cause: cause.Error(), Hint: hint})
+	e.log.Error(cause, title)
+	return fmt.Errorf("%s: %w", title, cause)
+}
+
+func (e *Engine) setHolder(id string) {
+	e.mu.Lock()
+	e.holder = id
+	e.mu.Unlock()
+	e.store.SetMode(e.mode())
+}
+
+// setLeading opens or closes the write gate and switches every controller
+// between reconciling and observing; instances are re-checked at once.
+func (e *Engine) setLeading(on bool) {
+	e.mu.Lock()
+	e.leading = on
+	if on {
+		e.holder = e.o.Identity
+	}
+	e.gate.Set(on && !e.o.Observe)
+	all := make([]*served, 0, len(e.served))
+	for _, s := range e.served {
+		all = append(all, s)
+	}
+	e.mu.Unlock()
+	e.store.SetMode(e.mode())
+	for _, s := range all {
+		s.setObserve(!e.gate.Open())
+		e.enqueueAll(s)
+	}
+}
+
+// counters publishes queue depth, busy workers and the reconcile rate
+// (over the last few seconds).
+func (e *Engine) counters(ctx context.Context) {
+	type sample struct {
+		at time.Time
+		n  int64
+	}
+	const window = 10
+	samples := make([]sample, 0, window+1)
+	t := time.NewTicker(500 * time.Millisecond)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case now := <-t.C:
+			n := e.reconciles.Load()
+			samples = append(samples, sample{now, n})
+			if len(samples) > window {
+				samples = samples[1:]
+			}
+			rps := 0.0
+			if first := samples[0]; len(samples) > 1 {
+				rps = float64(n-first.n) / now.Sub(first.at).Seconds()
+			}
+			e.store.SetEngine(state.Engine{
+				Workers:             e.o.Workers,
+				BusyWorkers:         int(e.busy.Load()),
+				QueueDepth:          e.queue.Len(),
+				Reconciles:          n,
+				ReconcilesPerSecond: rps,
+				APIErrors:           e.apiErrors.Load(),
+			})
+		}
+	}
+}

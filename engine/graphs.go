@@ -1,0 +1,371 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/dynamic/dynamicinformer"
+	"k8s.io/client-go/tools/cache"
+
+	"github.com/kroscope/kroscope/engine/metrics"
+	"github.com/kroscope/kroscope/engine/source"
+	"github.com/kroscope/kroscope/engine/state"
+	"github.com/kroscope/kroscope/engine/watch"
+	"github.com/kroscope/kroscope/reconciler"
+	"github.com/kroscope/kroscope/reconciler/graph"
+	"github.com/kroscope/kroscope/reconciler/metadata"
+)
+
+// graphRun is one definition being served, from build to stop.
+type graphRun struct {
+	name   string
+	cancel context.CancelFunc
+	ready  chan struct{} // closed once served, or once it failed
+	done   chan struct{} // closed once everything it started has stopped
+	once   sync.Once
+}
+
+func (r *graphRun) markReady() { r.once.Do(func() { close(r.ready) }) }
+
+// served is an instance kind being reconciled.
+type served struct {
+	e        *Engine
+	graph    *graph.Graph
+	gvr      schema.GroupVersionResource
+	resource string // "plural.group", the state's InstanceKey.Resource
+	ctrl     *reconciler.Controller
+	inf      cache.SharedIndexInformer
+	children map[schema.GroupVersionResource]bool
+	external []externalRef
+}
+
+// externalRef is an object a graph reads by name.
+type externalRef struct {
+	gvr       schema.GroupVersionResource
+	name      string
+	namespace string // "" means the instance's namespace
+}
+
+func resourceName(gvr schema.GroupVersionResource) string {
+	if gvr.Group == "" {
+		return gvr.Resource
+	}
+	return gvr.Resource + "." + gvr.Group
+}
+
+// apply starts, restarts or stops the graph named by u. It returns the new
+// run, or nil when nothing new is served.
+func (e *Engine) apply(u source.Update) *graphRun {
+	e.mu.Lock()
+	old := e.runs[u.Name]
+	delete(e.runs, u.Name)
+	e.mu.Unlock()
+	if old != nil {
+		old.cancel()
+		<-old.done
+	}
+	switch {
+	case u.Removed:
+		e.store.RemoveGraph(u.Name)
+		e.log.Info("graph removed: stopped its controller", "graph", u.Name)
+		return nil
+	case u.Err != nil:
+		e.store.SetGraph(state.Graph{Name: u.Name, Source: u.Source, Err: u.Err.Error()})
+		e.log.Error(u.Err, "invalid graph: skipped", "graph", u.Name, "source", u.Source)
+		return nil
+	}
+	ctx, cancel := context.WithCancel(e.ctx)
+	r := &graphRun{name: u.Name, cancel: cancel, ready: make(chan struct{}), done: make(chan struct{})}
+	e.mu.Lock()
+	e.runs[u.Name] = r
+	e.mu.Unlock()
+	go e.runGraph(ctx, r, u.RGD)
+	return r
+}
+
+// stopAll stops every graph (on shutdown).
+func (e *Engine) stopAll() {
+	e.mu.Lock()
+	runs := e.runs
+	e.runs = map[string]*graphRun{}
+	e.mu.Unlock()
+	for _, r := range runs {
+		r.cancel()
+	}
+	for _, r := range runs {
+		<-r.done
+	}
+}
+
+// runGraph builds the graph, makes sure its CRD is there, serves its
+// instances until ctx is done, then cleans up.
+func (e *Engine) runGraph(ctx context.Context, r *graphRun, rgd *graph.ResourceGraphDefinition) {
+	defer close(r.done)
+	defer r.markReady()
+	log := e.log.WithValues("graph", rgd.Name)
+	info := state.Graph{Name: rgd.Name, Source: rgd.Source}
+	fail := func(err error, what string) {
+		info.Err = err.Error()
+		info.Served = false
+		e.store.SetGraph(info)
+		log.Error(err, what)
+	}
+
+	g, err := graph.NewBuilder(graph.WithRESTMapper(e.set.RESTMapper())).Build(rgd)
+	if err != nil {
+		fail(err, "invalid graph: skipped")
+		return
+	}
+	gvr := g.Instance.GVR
+	info.APIVersion = g.Instance.GVK.GroupVersion().String()
+	info.Kind = g.Instance.GVK.Kind
+	info.Resource = resourceName(gvr)
+	info.TopologicalOrder = g.TopologicalOrder
+	info.Layers = g.Layers
+	info.Dependencies = map[string][]string{}
+	for id, res := range g.Resources {
+		info.Dependencies[id] = res.Dependencies
+	}
+
+	e.mu.Lock()
+	if other, ok := e.byRes[info.Resource]; ok {
+		e.mu.Unlock()
+		fail(fmt.Errorf("%s is already served by graph %q", info.Resource, other.graph.Name), "graph conflicts with another")
+		return
+	}
+	s := &served{e: e, graph: g, gvr: gvr, resource: info.Resource, children: map[schema.GroupVersionResource]bool{}}
+	e.byRes[info.Resource] = s // reserve the kind while the CRD is prepared
+	e.mu.Unlock()
+	defer func() {
+		e.mu.Lock()
+		if e.byRes[info.Resource] == s {
+			delete(e.byRes, info.Resource)
+		}
+		if e.served[gvr] == s {
+			delete(e.served, gvr)
+		}
+		e.mu.Unlock()
+	}()
+	e.store.SetGraph(info)
+
+	// The CRD: applied when this process writes, awaited otherwise.
+	for backoff := time.Second; ; backoff = min(backoff*2, 30*time.Second) {
+		err := e.ensureCRD(ctx, g)
+		if err == nil {
+			break
+		}
+		if ctx.Err() != nil {
+			return
+		}
+		var foreign *foreignCRDError
+		if errors.As(err, &foreign) {
+			fail(err, "not serving the graph")
+			<-ctx.Done()
+			return
+		}
+		info.Err = err.Error()
+		e.store.SetGraph(info)
+		log.Info("instance CRD not ready; retrying", "reason", err.Error(), "in", backoff)
+		r.markReady() // startup does not wait for a cluster that is not ready
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(backoff):
+		}
+	}
+	e.set.RESTMapper().Reset()
+
+	if err := s.start(ctx); err != nil {
+		if ctx.Err() == nil {
+			fail(err, "cannot serve the graph")
+		}
+		return
+	}
+	info.Err = ""
+	info.Served = true
+	e.store.SetGraph(info)
+	metrics.Graphs.Inc()
+	defer metrics.Graphs.Dec()
+	log.Info("serving graph", "resource", info.Resource, "kind", info.Kind)
+	r.markReady()
+	<-ctx.Done()
+
+	// Stopped: forget the kind's instances (their informer is gone).
+	for _, in := range e.store.Snapshot().Instances {
+		if in.Key.Resource == info.Resource {
+			e.store.RemoveInstance(in.Key)
+		}
+	}
+}
+
+// start builds the controller and the informers and waits for them to sync.
+func (s *served) start(ctx context.Context) error {
+	e := s.e
+	g := s.graph
+	s.ctrl = reconciler.NewController(e.log.WithName("reconciler").WithValues("graph", g.Name), e.o.ReconcileConfig, s.gvr, g, e.set,
+		g.DefaultServiceAccounts, metadata.NewGraphLabeler(g.Name))
+	s.ctrl.SetObserver(e.observer(s))
+	s.setObserve(!e.gate.Open())
+
+	// Children (by kroscope's instance label) and external references (by name).
+	var specs []watch.Spec
+	for _, id := range g.TopologicalOrder {
+		r := g.Resources[id]
+		ns := e.o.Namespace
+		if !r.Namespaced {
+			ns = ""
+		}
+		if !r.External {
+			s.children[r.GVR] = true
+			specs = append(specs, watch.Spec{GVR: r.GVR, Namespace: ns, LabelSelector: metadata.InstanceIDLabel})
+			continue
+		}
+		ref, ok := externalOf(r)
+		if !ok {
+			e.log.V(1).Info("externalRef name is templated: not watched by name", "graph", g.Name, "resource", id)
+			continue
+		}
+		s.external = append(s.external, ref)
+		if ref.namespace != "" {
+			ns = ref.namespace
+		}
+		specs = append(specs, watch.Spec{GVR: r.GVR, Namespace: ns, FieldSelector: "metadata.name=" + ref.name})
+	}
+	for _, sp := range specs {
+		release := e.watches.Acquire(sp)
+		go func() { <-ctx.Done(); release() }()
+	}
+
+	inf := dynamicinformer.NewFilteredDynamicInformer(e.set.Dynamic(), s.gvr, e.o.Namespace, 0, cache.Indexers{}, nil).Informer()
+	mon := watch.Monitored(inf, s.resource, e.store)
+	if _, err := inf.AddEventHandler(s.instanceHandler(mon)); err != nil {
+		return err
+	}
+	e.mu.Lock()
+	s.inf = inf
+	e.served[s.gvr] = s
+	e.mu.Unlock()
+	go mon.Run(ctx, time.Second)
+	if !cache.WaitForCacheSync(ctx.Done(), inf.HasSynced) || !e.watches.WaitForSync(ctx, specs...) {
+		return ctx.Err()
+	}
+	return nil
+}
+
+// setObserve switches the controller between writing and observing.
+func (s *served) setObserve(observe bool) {
+	s.ctrl.SetOptions(reconciler.Options{AllowAdoption: s.e.o.AllowAdoption, Observe: observe})
+}
+
+// externalOf reads an externalRef's name and namespace from its template;
+// false when the name is templated.
+func externalOf(r *graph.Resource) (externalRef, bool) {
+	md, _ := r.Template["metadata"].(map[string]any)
+	name, _ := md["name"].(string)
+	ns, _ := md["namespace"].(string)
+	if name == "" || strings.Contains(name, "${") || strings.Contains(ns, "${") {
+		return externalRef{}, false
+	}
+	return externalRef{gvr: r.GVR, name: name, namespace: ns}, true
+}
+
+// instanceHandler turns instance events into state and queue items.
+func (s *served) instanceHandler(mon *watch.Monitor) cache.ResourceEventHandler {
+	e := s.e
+	return cache.ResourceEventHandlerFuncs{
+		AddFunc: func(obj any) {
+			mon.Event("add")
+			if u, ok := obj.(*unstructured.Unstructured); ok {
+				e.noteInstance(s, u, nil)
+				e.queue.Add(item{gvr: s.gvr, namespace: u.GetNamespace(), name: u.GetName()})
+			}
+		},
+		UpdateFunc: func(oldObj, obj any) {
+			mon.Event("update")
+			o, ok1 := oldObj.(*unstructured.Unstructured)
+			u, ok2 := obj.(*unstructured.Unstructured)
+			if !ok1 || !ok2 {
+				return
+			}
+			e.noteInstance(s, u, o)
+			if needsReconcile(o, u) {
+				e.queue.Add(item{gvr: s.gvr, namespace: u.GetNamespace(), name: u.GetName()})
+			}
+		},
+		DeleteFunc: func(obj any) {
+			mon.Event("delete")
+			if m := watch.MetaOf(obj); m != nil {
+				e.store.RemoveInstance(state.InstanceKey{Resource: s.resource, Namespace: m.GetNamespace(), Name: m.GetName()})
+				e.queue.Forget(item{gvr: s.gvr, namespace: m.GetNamespace(), name: m.GetName()})
+			}
+		},
+	}
+}
+
+// ownLabels are the instance labels kroscope itself writes: a change of
+// only these is kroscope's own write and needs no reconcile.
+var ownLabels = map[string]bool{
+	metadata.OwnedLabel: true, metadata.GraphNameLabel: true, metadata.ManagedByLabel: true,
+}
+
+// needsReconcile: a spec change (generation), a label or annotation change
+// by someone else, or deletion. The instance's own status writes do not
+// count, so a status write never loops back into a reconcile.
+func needsReconcile(old, cur *unstructured.Unstructured) bool {
+	if old.GetGeneration() != cur.GetGeneration() {
+		return true
+	}
+	if (old.GetDeletionTimestamp() == nil) != (cur.GetDeletionTimestamp() == nil) {
+		return true
+	}
+	if !sameMap(old.GetAnnotations(), cur.GetAnnotations(), nil) {
+		return true
+	}
+	return !sameMap(old.GetLabels(), cur.GetLabels(), ownLabels)
+}
+
+func sameMap(a, b map[string]string, ignore map[string]bool) bool {
+	for k, v := range a {
+		if !ignore[k] {
+			if w, ok := b[k]; !ok || w != v {
+				return false
+			}
+		}
+	}
+	for k := range b {
+		if _, ok := a[k]; !ok && !ignore[k] {
+			return false
+		}
+	}
+	return true
+}
+
+// noteInstance records an instance's identity in the state when it is new
+// or its generation or deletion changed.
+func (e *Engine) noteInstance(s *served, u, old *unstructured.Unstructured) {
+	if old != nil && old.GetGeneration() == u.GetGeneration() && (old.GetDeletionTimestamp() == nil) == (u.GetDeletionTimestamp() == nil) {
+		return
+	}
+	key := state.InstanceKey{Resource: s.resource, Namespace: u.GetNamespace(), Name: u.GetName()}
+	e.store.UpdateInstance(key, func(in *state.Instance) {
+		in.APIVersion = u.GetAPIVersion()
+		in.Kind = u.GetKind()
+		in.Graph = s.graph.Name
+		in.UID = string(u.GetUID())
+		in.Generation = u.GetGeneration()
+		in.Created = u.GetCreationTimestamp().Time
+		in.Deleting = u.GetDeletionTimestamp() != nil
+		if in.Layers == nil {
+			in.Layers = s.graph.Layers
+		}
+		if in.Resources == nil {
+			in.Resources = pendingResources(s.graph)
+		}
+	})
+}

@@ -1,0 +1,126 @@
+package engine
+
+import (
+	"time"
+
+	"github.com/kroscope/kroscope/engine/state"
+	"github.com/kroscope/kroscope/reconciler"
+	"github.com/kroscope/kroscope/reconciler/graph"
+)
+
+// Resource states that mean the object exists as kroscope wants it, or is
+// being waited on after it was applied.
+var appliedStates = map[string]bool{
+	reconciler.ResourceStateCreated: true, reconciler.ResourceStateUpdating: true,
+	reconciler.ResourceStateSynced: true, reconciler.ResourceStateWaitingForReadiness: true,
+}
+
+// observer turns each reconcile's Observation into the instance's state.
+func (e *Engine) observer(s *served) reconciler.Observer {
+	return func(o reconciler.Observation) {
+		key := state.InstanceKey{Resource: s.resource, Namespace: o.Namespace, Name: o.Name}
+		if o.Gone {
+			e.store.RemoveInstance(key)
+			return
+		}
+		now := o.Start.Add(o.Duration)
+		if now.IsZero() {
+			now = time.Now()
+		}
+		e.store.UpdateInstance(key, func(in *state.Instance) {
+			in.Graph = s.graph.Name
+			if o.UID != "" {
+				in.UID = string(o.UID)
+			}
+			if o.Generation != 0 {
+				in.Generation = o.Generation
+				in.ObservedGeneration = o.Generation
+			}
+			if in.Kind == "" {
+				in.Kind = s.graph.Instance.GVK.Kind
+				in.APIVersion = s.graph.Instance.GVK.GroupVersion().String()
+			}
+			in.Deleting = o.Deleting
+			in.State = o.State.State
+			in.Message = o.Message
+			if in.Message == "" && o.State.ReconcileErr != nil {
+				in.Message = o.State.ReconcileErr.Error()
+			}
+			in.Layers = s.graph.Layers
+			in.Reconciles++
+			in.LastReconcile = o.Start
+			in.LastDuration = o.Duration
+			in.Resources = resources(s.graph, o, in, now)
+		})
+	}
+}
+
+// resources builds the resource list in topological order, keeping the
+// FirstApplied and Ready times of the previous value.
+func resources(g *graph.Graph, o reconciler.Observation, prev *state.Instance, now time.Time) []state.Resource {
+	out := make([]state.Resource, 0, len(g.TopologicalOrder))
+	for _, id := range g.TopologicalOrder {
+		r := baseResource(g.Resources[id])
+		if d := o.Resources[id]; d != nil {
+			r.Name, r.Namespace = d.Name, d.Namespace
+			r.State = d.State
+			if d.Err != nil {
+				r.Err = d.Err.Error()
+			}
+			r.WaitingFor = d.WaitingFor
+			if d.Desired != nil {
+				r.Desired = d.Desired.Object
+			}
+			if d.Observed != nil {
+				r.Observed = d.Observed.Object
+			}
+		}
+		if rs := o.State.ResourceStates[id]; rs != nil {
+			if r.State == "" {
+				r.State = rs.State
+			}
+			if r.Err == "" && rs.Err != nil {
+				r.Err = rs.Err.Error()
+			}
+		}
+		if old := prev.Resource(id); old != nil {
+			r.FirstApplied, r.Ready = old.FirstApplied, old.Ready
+		}
+		if r.FirstApplied.IsZero() && (r.Observed != nil || appliedStates[r.State]) {
+			r.FirstApplied = now
+		}
+		if r.Ready.IsZero() && !r.FirstApplied.IsZero() && r.State == reconciler.ResourceStateSynced {
+			r.Ready = now
+		}
+		out = append(out, r)
+	}
+	return out
+}
+
+func baseResource(gr *graph.Resource) state.Resource {
+	r := state.Resource{
+		ID:           gr.ID,
+		APIVersion:   gr.GVK.GroupVersion().String(),
+		Kind:         gr.GVK.Kind,
+		External:     gr.External,
+		Dependencies: gr.Dependencies,
+	}
+	for _, x := range gr.ReadyWhen {
+		r.ReadyWhen = append(r.ReadyWhen, x.Source)
+	}
+	for _, x := range gr.IncludeWhen {
+		r.IncludeWhen = append(r.IncludeWhen, x.Source)
+	}
+	return r
+}
+
+// pendingResources is the resource list of an instance not reconciled yet.
+func pendingResources(g *graph.Graph) []state.Resource {
+	out := make([]state.Resource, 0, len(g.TopologicalOrder))
+	for _, id := range g.TopologicalOrder {
+		r := baseResource(g.Resources[id])
+		r.State = reconciler.ResourceStatePending
+		out = append(out, r)
+	}
+	return out
+}

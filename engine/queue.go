@@ -1,0 +1,169 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/cache"
+	ctrl "sigs.k8s.io/controller-runtime"
+
+	"github.com/kroscope/kroscope/engine/metrics"
+	"github.com/kroscope/kroscope/engine/state"
+	"github.com/kroscope/kroscope/engine/watch"
+	"github.com/kroscope/kroscope/reconciler"
+	"github.com/kroscope/kroscope/reconciler/metadata"
+	"github.com/kroscope/kroscope/reconciler/requeue"
+)
+
+// item is one instance to reconcile.
+type item struct {
+	gvr       schema.GroupVersionResource
+	namespace string
+	name      string
+}
+
+// processNext reconciles one item; false once the queue is shut down.
+func (e *Engine) processNext(ctx context.Context) bool {
+	it, shutdown := e.queue.Get()
+	if shutdown {
+		return false
+	}
+	defer e.queue.Done(it)
+	e.mu.RLock()
+	s := e.served[it.gvr]
+	e.mu.RUnlock()
+	if s == nil {
+		e.queue.Forget(it) // its graph stopped
+		return true
+	}
+	e.busy.Add(1)
+	start := time.Now()
+	err := s.reconcile(ctx, it)
+	e.busy.Add(-1)
+	e.reconciles.Add(1)
+	metrics.ReconcileDuration.WithLabelValues(s.resource).Observe(time.Since(start).Seconds())
+
+	decision, after := requeue.Decide(err)
+	if decision == requeue.RateLimited && apierrors.IsNotFound(err) {
+		decision = requeue.Forget
+	}
+	result := "success"
+	switch decision {
+	case requeue.Forget:
+		e.queue.Forget(it)
+	case requeue.Drop:
+		result = "no_requeue"
+		e.queue.Forget(it)
+	case requeue.Immediately:
+		result = "requeue"
+		e.queue.Forget(it)
+		e.queue.Add(it)
+	case requeue.Later:
+		result = "requeue_after"
+		e.queue.Forget(it)
+		e.queue.AddAfter(it, after)
+	case requeue.RateLimited:
+		// Retried with capped per-item backoff, never dropped; the
+		// reconciler reported the ERROR state to the observer.
+		result = "error"
+		e.queue.AddRateLimited(it)
+	}
+	metrics.ReconcileTotal.WithLabelValues(s.resource, result).Inc()
+	return true
+}
+
+// reconcile runs the controller, turning a panic into an error (and an
+// ERROR state) so one bad instance cannot stop a worker.
+func (s *served) reconcile(ctx context.Context, it item) (err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("reconcile panicked: %v", p)
+			s.e.log.Error(err, "reconcile panicked", "instance", it.namespace+"/"+it.name)
+			key := state.InstanceKey{Resource: s.resource, Namespace: it.namespace, Name: it.name}
+			s.e.store.UpdateInstance(key, func(in *state.Instance) {
+				in.State = reconciler.InstanceStateError
+				in.Message = err.Error()
+			})
+		}
+	}()
+	return s.ctrl.Reconcile(ctx, ctrl.Request{NamespacedName: types.NamespacedName{Namespace: it.namespace, Name: it.name}})
+}
+
+// enqueue adds an instance of s now (watch events are not rate limited).
+func (e *Engine) enqueue(s *served, namespace, name string) {
+	e.queue.Add(item{gvr: s.gvr, namespace: namespace, name: name})
+}
+
+// enqueueAll adds every cached instance of s (optionally of one namespace).
+func (e *Engine) enqueueAll(s *served, namespace ...string) int {
+	if s.inf == nil {
+		return 0
+	}
+	n := 0
+	for _, k := range s.inf.GetIndexer().ListKeys() {
+		ns, name, err := cache.SplitMetaNamespaceKey(k)
+		if err != nil || (len(namespace) > 0 && ns != namespace[0]) {
+			continue
+		}
+		e.enqueue(s, ns, name)
+		n++
+	}
+	return n
+}
+
+// routeWatchEvent wakes the instances a child or external event concerns.
+func (e *Engine) routeWatchEvent(ev watch.Event) {
+	e.mu.RLock()
+	defer e.mu.RUnlock()
+	if ev.Spec.FieldSelector != "" {
+		for _, s := range e.served {
+			for _, ref := range s.external {
+				if ref.gvr != ev.Spec.GVR || ref.name != ev.Name {
+					continue
+				}
+				if ref.namespace == "" {
+					e.enqueueAll(s, ev.Namespace) // instances in the object's namespace read it
+				} else if ref.namespace == ev.Namespace {
+					e.enqueueAll(s)
+				}
+			}
+		}
+		return
+	}
+	e.routeChild(ev.Spec.GVR, ev.Labels)
+	if ev.OldLabels != nil && ev.OldLabels[metadata.InstanceIDLabel] != ev.Labels[metadata.InstanceIDLabel] {
+		e.routeChild(ev.Spec.GVR, ev.OldLabels) // it left its instance: tell the old one too
+	}
+}
+
+// routeChild enqueues the instance whose labels the child carries, in every
+// graph that has children of that kind, when the instance's UID matches.
+// Must be called with e.mu read-locked.
+func (e *Engine) routeChild(gvr schema.GroupVersionResource, labels map[string]string) {
+	uid := labels[metadata.InstanceIDLabel]
+	name := labels[metadata.InstanceNameLabel]
+	if uid == "" || name == "" {
+		return
+	}
+	ns := labels[metadata.InstanceNamespaceLabel]
+	key := name
+	if ns != "" {
+		key = ns + "/" + name
+	}
+	for _, s := range e.served {
+		if !s.children[gvr] || s.inf == nil {
+			continue
+		}
+		obj, ok, err := s.inf.GetIndexer().GetByKey(key)
+		if err != nil || !ok {
+			continue
+		}
+		if m := watch.MetaOf(obj); m != nil && string(m.GetUID()) == uid {
+			e.enqueue(s, ns, name)
+		}
+	}
+}

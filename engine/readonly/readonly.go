@@ -1,0 +1,233 @@
+// Package readonly enforces observe mode: a Gate that, while closed, makes
+// every write to the API server fail before it leaves the process. It wraps a
+// rest.Config's transport (every client built from it) or, for client sets
+// built without a config (the demo cluster), the dynamic and metadata clients.
+package readonly
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"sync/atomic"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/metadata"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/transport"
+)
+
+// Gate says whether writes are allowed. The zero Gate refuses writes.
+type Gate struct{ open atomic.Bool }
+
+// NewGate returns a gate, open (writable) or not.
+func NewGate(open bool) *Gate {
+	g := &Gate{}
+	g.open.Store(open)
+	return g
+}
+
+// Open reports whether writes are allowed.
+func (g *Gate) Open() bool { return g.open.Load() }
+
+// Set opens or closes the gate.
+func (g *Gate) Set(open bool) { g.open.Store(open) }
+
+// Error is returned for every refused write.
+type Error struct {
+	Verb string
+	What string
+}
+
+func (e *Error) Error() string {
+	return fmt.Sprintf("kroscope is observing (read-only): refused %s %s", e.Verb, e.What)
+}
+
+// IsReadOnly reports whether err is (or wraps) a refused write.
+func IsReadOnly(err error) bool {
+	var e *Error
+	return errors.As(err, &e)
+}
+
+// readVerbs are the HTTP methods that never change anything (LIST and WATCH
+// are GETs).
+var readVerbs = map[string]bool{http.MethodGet: true, http.MethodHead: true, http.MethodOptions: true}
+
+// RoundTripper refuses non-read requests while the gate is closed.
+func RoundTripper(g *Gate, next http.RoundTripper) http.RoundTripper {
+	return &roundTripper{gate: g, next: next}
+}
+
+type roundTripper struct {
+	gate *Gate
+	next http.RoundTripper
+}
+
+func (r *roundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
+	if !readVerbs[req.Method] && !r.gate.Open() {
+		return nil, &Error{Verb: req.Method, What: req.URL.Path}
+	}
+	return r.next.RoundTrip(req)
+}
+
+// WrappedRoundTripper lets client-go's transport debugging see through.
+func (r *roundTripper) WrappedRoundTripper() http.RoundTripper { return r.next }
+
+// WrapConfig returns a copy of cfg whose clients go through the gate.
+func WrapConfig(cfg *rest.Config, g *Gate) *rest.Config {
+	out := rest.CopyConfig(cfg)
+	out.Wrap(transport.WrapperFunc(func(rt http.RoundTripper) http.RoundTripper { return RoundTripper(g, rt) }))
+	return out
+}
+
+// Dynamic wraps a dynamic client so writes go through the gate.
+func Dynamic(c dynamic.Interface, g *Gate) dynamic.Interface { return &dyn{c: c, g: g} }
+
+type dyn struct {
+	c dynamic.Interface
+	g *Gate
+}
+
+func (d *dyn) Resource(gvr schema.GroupVersionResource) dynamic.NamespaceableResourceInterface {
+	r := d.c.Resource(gvr)
+	return &dynNamespaceable{dynResource: dynResource{ResourceInterface: r, g: d.g, what: gvr.String()}, r: r}
+}
+
+type dynNamespaceable struct {
+	dynResource
+	r dynamic.NamespaceableResourceInterface
+}
+
+func (d *dynNamespaceable) Namespace(ns string) dynamic.ResourceInterface {
+	return &dynResource{ResourceInterface: d.r.Namespace(ns), g: d.g, what: d.what + " in " + ns}
+}
+
+// dynResource passes reads through and checks the gate before each write.
+type dynResource struct {
+	dynamic.ResourceInterface
+	g    *Gate
+	what string
+}
+
+func (d *dynResource) check(verb, name string) error {
+	if d.g.Open() {
+		return nil
+	}
+	return &Error{Verb: verb, What: d.what + " " + name}
+}
+
+func (d *dynResource) Create(ctx context.Context, obj *unstructured.Unstructured, o metav1.CreateOptions, sub ...string) (*unstructured.Unstructured, error) {
+	if err := d.check("create", obj.GetName()); err != nil {
+		return nil, err
+	}
+	return d.ResourceInterface.Create(ctx, obj, o, sub...)
+}
+
+func (d *dynResource) Update(ctx context.Context, obj *unstructured.Unstructured, o metav1.UpdateOptions, sub ...string) (*unstructured.Unstructured, error) {
+	if err := d.check("update", obj.GetName()); err != nil {
+		return nil, err
+	}
+	return d.ResourceInterface.Update(ctx, obj, o, sub...)
+}
+
+func (d *dynResource) UpdateStatus(ctx context.Context, obj *unstructured.Unstructured, o metav1.UpdateOptions) (*unstructured.Unstructured, error) {
+	if err := d.check("update status", obj.GetName()); err != nil {
+		return nil, err
+	}
+	return d.ResourceInterface.UpdateStatus(ctx, obj, o)
+}
+
+func (d *dynResource) Delete(ctx context.Context, name string, o metav1.DeleteOptions, sub ...string) error {
+	if err := d.check("delete", name); err != nil {
+		return err
+	}
+	return d.ResourceInterface.Delete(ctx, name, o, sub...)
+}
+
+func (d *dynResource) DeleteCollection(ctx context.Context, o metav1.DeleteOptions, lo metav1.ListOptions) error {
+	if err := d.check("deletecollection", ""); err != nil {
+		return err
+	}
+	return d.ResourceInterface.DeleteCollection(ctx, o, lo)
+}
+
+func (d *dynResource) Patch(ctx context.Context, name string, pt types.PatchType, data []byte, o metav1.PatchOptions, sub ...string) (*unstructured.Unstructured, error) {
+	if err := d.check("patch", name); err != nil {
+		return nil, err
+	}
+	return d.ResourceInterface.Patch(ctx, name, pt, data, o, sub...)
+}
+
+func (d *dynResource) Apply(ctx context.Context, name string, obj *unstructured.Unstructured, o metav1.ApplyOptions, sub ...string) (*unstructured.Unstructured, error) {
+	if err := d.check("apply", name); err != nil {
+		return nil, err
+	}
+	return d.ResourceInterface.Apply(ctx, name, obj, o, sub...)
+}
+
+func (d *dynResource) ApplyStatus(ctx context.Context, name string, obj *unstructured.Unstructured, o metav1.ApplyOptions) (*unstructured.Unstructured, error) {
+	if err := d.check("apply status", name); err != nil {
+		return nil, err
+	}
+	return d.ResourceInterface.ApplyStatus(ctx, name, obj, o)
+}
+
+// Metadata wraps a metadata client so writes go through the gate.
+func Metadata(c metadata.Interface, g *Gate) metadata.Interface { return &meta{c: c, g: g} }
+
+type meta struct {
+	c metadata.Interface
+	g *Gate
+}
+
+func (m *meta) Resource(gvr schema.GroupVersionResource) metadata.Getter {
+	r := m.c.Resource(gvr)
+	return &metaGetter{metaResource: metaResource{ResourceInterface: r, g: m.g, what: gvr.String()}, r: r}
+}
+
+type metaGetter struct {
+	metaResource
+	r metadata.Getter
+}
+
+func (m *metaGetter) Namespace(ns string) metadata.ResourceInterface {
+	return &metaResource{ResourceInterface: m.r.Namespace(ns), g: m.g, what: m.what + " in " + ns}
+}
+
+type metaResource struct {
+	metadata.ResourceInterface
+	g    *Gate
+	what string
+}
+
+func (m *metaResource) check(verb, name string) error {
+	if m.g.Open() {
+		return nil
+	}
+	return &Error{Verb: verb, What: m.what + " " + name}
+}
+
+func (m *metaResource) Delete(ctx context.Context, name string, o metav1.DeleteOptions, sub ...string) error {
+	if err := m.check("delete", name); err != nil {
+		return err
+	}
+	return m.ResourceInterface.Delete(ctx, name, o, sub...)
+}
+
+func (m *metaResource) DeleteCollection(ctx context.Context, o metav1.DeleteOptions, lo metav1.ListOptions) error {
+	if err := m.check("deletecollection", ""); err != nil {
+		return err
+	}
+	return m.ResourceInterface.DeleteCollection(ctx, o, lo)
+}
+
+func (m *metaResource) Patch(ctx context.Context, name string, pt types.PatchType, data []byte, o metav1.PatchOptions, sub ...string) (*metav1.PartialObjectMetadata, error) {
+	if err := m.check("patch", name); err != nil {
+		return nil, err
+	}
+	return m.ResourceInterface.Patch(ctx, name, pt, data, o, sub...)
+}
