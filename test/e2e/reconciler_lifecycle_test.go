@@ -1,0 +1,217 @@
+package e2e
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/kroscope/kroscope/reconciler"
+	"github.com/kroscope/kroscope/reconciler/metadata"
+)
+
+// chainGraph is first → second (reads first), plus extra (includeWhen) and
+// a status projection.
+func chainGraph(kind string) string {
+	return `apiVersion: kro.run/v1alpha1
+kind: ResourceGraphDefinition
+metadata:
+  name: ` + strings.ToLower(kind) + `
+spec:
+  schema:
+    apiVersion: v1alpha1
+    kind: ` + kind + `
+    spec:
+      value: string | default=one
+      withExtra: boolean | default=true
+    status:
+      seen: ${second.data.copy}
+  resources:
+  - id: first
+    template:
+      apiVersion: v1
+      kind: ConfigMap
+      metadata:
+        name: ${schema.metadata.name}-first
+      data:
+        value: ${schema.spec.value}
+  - id: second
+    template:
+      apiVersion: v1
+      kind: ConfigMap
+      metadata:
+        name: ${schema.metadata.name}-second
+      data:
+        copy: ${first.data.value}
+  - id: extra
+    includeWhen:
+    - ${schema.spec.withExtra}
+    template:
+      apiVersion: v1
+      kind: ConfigMap
+      metadata:
+        name: ${schema.metadata.name}-extra
+      data:
+        value: ${schema.spec.value}
+`
+}
+
+func chainInstance(kind, name string) string {
+	return "apiVersion: kro.run/v1alpha1\nkind: " + kind + "\nmetadata:\n  name: " + name + "\nspec:\n  value: one\n"
+}
+
+func cmData(t *testing.T, r *rig, name, key string) string {
+	t.Helper()
+	cm := r.get(gvrConfigMap, r.ns, name)
+	if cm == nil {
+		t.Fatalf("ConfigMap %s does not exist", name)
+	}
+	return cm.Object["data"].(map[string]any)[key].(string)
+}
+
+func TestReconcilerCreateToActive(t *testing.T) {
+	r := newRig(t, chainGraph("RtCreate"))
+	inst := r.create(chainInstance("RtCreate", "app"))
+
+	o := r.untilState("app", reconciler.InstanceStateActive)
+	for _, id := range []string{"first", "second", "extra"} {
+		if got := o.Resources[id].State; got != reconciler.ResourceStateSynced {
+			t.Errorf("resource %s: state %s, want SYNCED", id, got)
+		}
+	}
+	cm := r.get(gvrConfigMap, r.ns, "app-second")
+	if cm == nil {
+		t.Fatal("app-second was not created")
+	}
+	if got := cm.Object["data"].(map[string]any)["copy"]; got != "one" {
+		t.Errorf("second.data.copy = %v, want one", got)
+	}
+	want := metadata.ChildLabels(metadata.InstanceRef{UID: inst.GetUID(), Name: "app", Namespace: r.ns}, "second")
+	for k, v := range want {
+		if cm.GetLabels()[k] != v {
+			t.Errorf("label %s = %q, want %q", k, cm.GetLabels()[k], v)
+		}
+	}
+	refs := cm.GetOwnerReferences()
+	if len(refs) != 1 || refs[0].UID != inst.GetUID() || refs[0].Kind != "RtCreate" {
+		t.Errorf("owner references %+v, want one to the instance", refs)
+	}
+	managedBy := map[string]bool{}
+	for _, mf := range cm.GetManagedFields() {
+		managedBy[mf.Manager+"/"+string(mf.Operation)] = true
+	}
+	if !managedBy[metadata.FieldManager+"/Apply"] {
+		t.Errorf("managedFields %v: want an Apply entry by %s", managedBy, metadata.FieldManager)
+	}
+
+	live := r.instance("app")
+	if got, _ := live.Object["status"].(map[string]any)["seen"]; got != "one" {
+		t.Errorf("status.seen = %v, want one", got)
+	}
+	if got := live.Object["status"].(map[string]any)["state"]; got != "ACTIVE" {
+		t.Errorf("status.state = %v", got)
+	}
+	if !containsString(live.GetFinalizers(), metadata.Finalizer) {
+		t.Errorf("finalizers %v lack %s", live.GetFinalizers(), metadata.Finalizer)
+	}
+	for _, typ := range []string{"Ready", "InstanceManaged", "GraphResolved", "ResourcesReady"} {
+		c := condition(live, typ)
+		if c == nil || c["status"] != "True" {
+			t.Errorf("condition %s = %v, want True", typ, c)
+			continue
+		}
+		if c["observedGeneration"] != live.GetGeneration() {
+			t.Errorf("condition %s observedGeneration %v, want %d", typ, c["observedGeneration"], live.GetGeneration())
+		}
+	}
+	// lastTransitionTime stays put while the status does not change.
+	before := condition(live, "Ready")["lastTransitionTime"]
+	r.untilState("app", reconciler.InstanceStateActive)
+	if after := condition(r.instance("app"), "Ready")["lastTransitionTime"]; after != before {
+		t.Errorf("Ready lastTransitionTime moved from %v to %v without a status change", before, after)
+	}
+}
+
+func TestReconcilerSpecChangePropagates(t *testing.T) {
+	r := newRig(t, chainGraph("RtSpec"))
+	r.create(chainInstance("RtSpec", "app"))
+	r.untilState("app", reconciler.InstanceStateActive)
+
+	r.patchSpec("app", map[string]any{"value": "two"})
+	r.until("app", 90*time.Second, "second copies two", func(o reconciler.Observation, _ error) bool {
+		return o.State.State == reconciler.InstanceStateActive && cmData(t, r, "app-second", "copy") == "two"
+	})
+	if got := cmData(t, r, "app-first", "value"); got != "two" {
+		t.Errorf("first.data.value = %q, want two", got)
+	}
+	live := r.instance("app")
+	if got := live.Object["status"].(map[string]any)["seen"]; got != "two" {
+		t.Errorf("status.seen = %v, want two", got)
+	}
+	if c := condition(live, "Ready"); c["observedGeneration"] != live.GetGeneration() {
+		t.Errorf("Ready observedGeneration %v, generation %d", c["observedGeneration"], live.GetGeneration())
+	}
+}
+
+func TestReconcilerRecreatesDeletedChild(t *testing.T) {
+	r := newRig(t, chainGraph("RtRecreate"))
+	r.create(chainInstance("RtRecreate", "app"))
+	r.untilState("app", reconciler.InstanceStateActive)
+	old := r.get(gvrConfigMap, r.ns, "app-first")
+
+	if err := r.dyn.Resource(gvrConfigMap).Namespace(r.ns).Delete(ctxT(t), "app-first", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	r.until("app", 90*time.Second, "app-first recreated and ACTIVE", func(o reconciler.Observation, _ error) bool {
+		cm := r.get(gvrConfigMap, r.ns, "app-first")
+		return o.State.State == reconciler.InstanceStateActive && cm != nil && cm.GetUID() != old.GetUID()
+	})
+}
+
+func TestReconcilerCorrectsEditedChild(t *testing.T) {
+	r := newRig(t, chainGraph("RtEdit"))
+	r.create(chainInstance("RtEdit", "app"))
+	r.untilState("app", reconciler.InstanceStateActive)
+
+	// A person edits the child with a plain update (kubectl edit does that).
+	cm := r.get(gvrConfigMap, r.ns, "app-first")
+	cm.Object["data"].(map[string]any)["value"] = "hand-edited"
+	if _, err := r.dyn.Resource(gvrConfigMap).Namespace(r.ns).Update(ctxT(t), cm, metav1.UpdateOptions{FieldManager: "kubectl-edit"}); err != nil {
+		t.Fatal(err)
+	}
+	r.until("app", 90*time.Second, "edit reverted", func(o reconciler.Observation, _ error) bool {
+		return o.State.State == reconciler.InstanceStateActive && cmData(t, r, "app-first", "value") == "one"
+	})
+}
+
+func TestReconcilerIncludeWhenPrunesAndRestores(t *testing.T) {
+	r := newRig(t, chainGraph("RtInclude"))
+	r.create(chainInstance("RtInclude", "app"))
+	r.untilState("app", reconciler.InstanceStateActive)
+	if r.get(gvrConfigMap, r.ns, "app-extra") == nil {
+		t.Fatal("app-extra missing while included")
+	}
+
+	r.patchSpec("app", map[string]any{"withExtra": false})
+	o := r.until("app", 90*time.Second, "extra pruned", func(o reconciler.Observation, _ error) bool {
+		return o.State.State == reconciler.InstanceStateActive && r.get(gvrConfigMap, r.ns, "app-extra") == nil
+	})
+	if got := o.Resources["extra"].State; got != reconciler.ResourceStateSkipped {
+		t.Errorf("extra state %s, want SKIPPED", got)
+	}
+
+	r.patchSpec("app", map[string]any{"withExtra": true})
+	r.until("app", 90*time.Second, "extra restored", func(o reconciler.Observation, _ error) bool {
+		return o.State.State == reconciler.InstanceStateActive && r.get(gvrConfigMap, r.ns, "app-extra") != nil
+	})
+}
+
+func containsString(list []string, s string) bool {
+	for _, e := range list {
+		if e == s {
+			return true
+		}
+	}
+	return false
+}
