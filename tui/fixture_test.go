@@ -134,7 +134,7 @@ func fixture() *state.Snapshot {
 	apiRes[4].State = "PENDING"
 	api := &state.Instance{Key: state.InstanceKey{Resource: webapps, Namespace: "team-b", Name: "api"}, APIVersion: "kro.run/v1alpha1",
 		Kind: "WebApp", Graph: "webapp", Generation: 2, ObservedGeneration: 2, Created: at(-86400 * 2), State: "ERROR",
-		Message: `deployment: Deployment.apps "api" is invalid: spec.template.spec.containers[0].image: Required value`,
+		Message:   `deployment: Deployment.apps "api" is invalid: spec.template.spec.containers[0].image: Required value`,
 		Resources: apiRes, Layers: layers(), Reconciles: 40, LastReconcile: at(-5), LastDuration: 1200 * time.Millisecond, Version: 12}
 
 	db := &state.Instance{Key: state.InstanceKey{Resource: "databases.kro.run", Namespace: "team-b", Name: "orders"}, Kind: "Database",

@@ -11,12 +11,12 @@ import (
 // KeyMap is every key kroscope reacts to. Dispatch and the help screen both
 // read it, and the config file can rebind any entry by its name.
 type KeyMap struct {
-	Up, Down, PageUp, PageDown, Top, Bottom key.Binding
-	Open, Back, Tab, NextTab, PrevTab       key.Binding
-	Requeue, RequeueAll, Delete             key.Binding
+	Up, Down, PageUp, PageDown, Top, Bottom  key.Binding
+	Open, Back, Tab, NextTab, PrevTab        key.Binding
+	Requeue, RequeueAll, Delete              key.Binding
 	NextError, YAML, History, Timeline, Logs key.Binding
-	Filter, Sort, Reveal, Help, Quit        key.Binding
-	Confirm, Left, Right                    key.Binding
+	Filter, Sort, Reveal, Help, Quit         key.Binding
+	Confirm, Left, Right                     key.Binding
 }
 
 // DefaultKeyMap returns the built-in bindings.

@@ -758,7 +758,7 @@ func (m *Model) click(mo tea.Mouse) {
 		return
 	}
 	order := m.graphOrder(in)
-	if i := m.nodeOffset + row - 1; i >= 0 && i < len(order) {
+	if i := m.nodeOffset + row; i >= 0 && i < len(order) {
 		m.node, m.nodeID, m.focus = i, order[i], paneGraph
 		m.vpKey = ""
 	}

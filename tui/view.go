@@ -15,6 +15,9 @@ import (
 // View renders the frame. When the last Update changed nothing visible
 // (a change signal inside the coalescing window), it returns the last frame.
 func (m *Model) View() tea.View {
+	if m.quitting {
+		return tea.NewView("")
+	}
 	if !m.skipDraw || m.lastFrame == "" {
 		m.lastFrame = m.render()
 	}
@@ -31,9 +34,6 @@ func (m *Model) View() tea.View {
 func (m *Model) Frame() string { return m.render() }
 
 func (m *Model) render() string {
-	if m.quitting {
-		return ""
-	}
 	w, h := m.w, m.h
 	if w < 20 || h < 5 {
 		return clip("kroscope: terminal too small", w, "")

@@ -1,0 +1,237 @@
+package tui
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/kroscope/kroscope/engine/state"
+	"github.com/kroscope/kroscope/theme"
+)
+
+func TestQueryMatch(t *testing.T) {
+	snap := fixture()
+	names := func(q string) string {
+		var out []string
+		for _, in := range snap.Instances {
+			if parseQuery(q).match(in) {
+				out = append(out, name(in))
+			}
+		}
+		return strings.Join(out, " ")
+	}
+	for q, want := range map[string]string{
+		"":                         "team-a/blog team-a/shop team-b/api team-b/orders team-c/cache team-c/legacy",
+		"state:error":              "team-b/api",
+		"state:active":             "team-a/shop team-b/orders",
+		"state:synced":             "team-a/shop team-b/orders",
+		"state:progress":           "team-a/blog",
+		"kind:Database":            "team-b/orders team-c/cache",
+		"kind:webapp ns:team-a":    "team-a/blog team-a/shop",
+		"ns:team-c":                "team-c/cache team-c/legacy",
+		"SHOP":                     "team-a/shop",
+		"invalid":                  "team-b/api",
+		"state:error state:active": "team-a/shop team-b/api team-b/orders",
+		"ns:nowhere":               "",
+	} {
+		if got := names(q); got != want {
+			t.Errorf("filter %q = %q, want %q", q, got, want)
+		}
+	}
+}
+
+func TestLayoutTree(t *testing.T) {
+	in := fixture().Instances[1] // team-a/shop
+	order, prefix, needs := layoutTree(in, "├─ ", "└─ ", "│  ", "   ")
+	got := make([]string, len(order))
+	for i := range order {
+		got[i] = prefix[i] + order[i]
+		if needs[i] != "" {
+			got[i] += " (" + needs[i] + ")"
+		}
+	}
+	want := []string{"config", "secret", "└─ deployment (needs: config, secret)", "   └─ service", "      └─ ingress (needs: service, config)"}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Fatalf("tree:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	// Siblings get ├─ and the vertical bar continues under them.
+	fan := &state.Instance{Resources: []state.Resource{{ID: "a"}, {ID: "b", Dependencies: []string{"a"}}, {ID: "c", Dependencies: []string{"a"}}, {ID: "d", Dependencies: []string{"b", "missing"}}}}
+	order, prefix, _ = layoutTree(fan, "├─ ", "└─ ", "│  ", "   ")
+	got = got[:0]
+	for i := range order {
+		got = append(got, prefix[i]+order[i])
+	}
+	if s := strings.Join(got, "|"); s != "a|├─ b|│  └─ d|└─ c" {
+		t.Fatalf("fan-out tree = %q", s)
+	}
+}
+
+func TestDeletePlanReverseTopologicalWithoutExternals(t *testing.T) {
+	snap := fixture()
+	plan, kept := deletePlan(snap.Instances[3], theme.ASCIIGlyphs) // team-b/orders: pvc, cluster (external), statefulset
+	want := []string{"1. statefulset -> StatefulSet team-b/orders", "2. pvc -> PersistentVolumeClaim team-b/orders-data", "3. the instance Database team-b/orders"}
+	if strings.Join(plan, "\n") != strings.Join(want, "\n") {
+		t.Fatalf("plan:\n%s", strings.Join(plan, "\n"))
+	}
+	if strings.Join(kept, ",") != "cluster" {
+		t.Fatalf("kept = %v", kept)
+	}
+	// Skipped resources were never created and are not listed.
+	plan, _ = deletePlan(snap.Instances[1], theme.ASCIIGlyphs)
+	if strings.Contains(strings.Join(plan, "\n"), "ingress") || !strings.HasPrefix(plan[0], "1. service") {
+		t.Fatalf("shop plan:\n%s", strings.Join(plan, "\n"))
+	}
+}
+
+func TestSecretMaskedUntilRevealed(t *testing.T) {
+	th := theme.Must(theme.Options{Name: "dark"})
+	r := fixture().Instances[1].Resource("secret")
+	for _, mode := range []yamlMode{yamlDesired, yamlObserved, yamlDiff} {
+		s := strings.Join(yamlView(th, r, mode, false), "\n")
+		if strings.Contains(s, "hunter2") || strings.Contains(s, "aHVudGVyMg==") {
+			t.Fatalf("%s view leaks the secret:\n%s", mode, s)
+		}
+	}
+	if s := strings.Join(yamlView(th, r, yamlObserved, true), "\n"); !strings.Contains(s, "aHVudGVyMg==") {
+		t.Fatalf("revealed view hides the data:\n%s", s)
+	}
+	// The original object is not modified by masking.
+	if r.Desired["stringData"].(map[string]any)["password"] != "hunter2" {
+		t.Fatal("masking modified the snapshot")
+	}
+}
+
+func TestObservedDropsManagedFields(t *testing.T) {
+	th := theme.Must(theme.Options{Name: "dark"})
+	r := fixture().Instances[1].Resource("config")
+	if s := strings.Join(yamlView(th, r, yamlObserved, false), "\n"); strings.Contains(s, "managedFields") {
+		t.Fatalf("observed YAML shows managedFields:\n%s", s)
+	}
+}
+
+func TestTimelineMarksSlowest(t *testing.T) {
+	th := theme.Must(theme.Options{Name: "dark", ASCII: true})
+	out := strings.Join(timeline(th, fixture().Instances[3], 80, fixedNow), "\n")
+	if !strings.Contains(out, "slowest: statefulset (1m0s)") {
+		t.Fatalf("timeline:\n%s", out)
+	}
+	// Not yet ready: the bar runs to now and says so.
+	out = strings.Join(timeline(th, fixture().Instances[0], 80, fixedNow), "\n")
+	if !strings.Contains(out, "20.0s+") || !strings.Contains(out, "still rolling out") {
+		t.Fatalf("open timeline:\n%s", out)
+	}
+	if got := timeline(th, &state.Instance{}, 80, fixedNow); len(got) != 1 || !strings.Contains(got[0], "nothing applied") {
+		t.Fatalf("empty timeline = %q", got)
+	}
+}
+
+func TestLoadConfigErrors(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, s string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(s), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	if c, err := LoadConfig(filepath.Join(dir, "absent.yaml")); err != nil || c.Theme != "" {
+		t.Fatalf("missing file: %v %+v", err, c)
+	}
+	for file, want := range map[string]string{
+		write("bad-theme.yaml", "theme: sepia\n"):        `theme: unknown theme "sepia"`,
+		write("bad-field.yaml", "colour: red\n"):         `unknown field "colour"`,
+		write("bad-key.yaml", "keys:\n  jump: [\"j\"]\n"): "keys.jump: unknown action",
+		write("empty-key.yaml", "keys:\n  quit: []\n"):   "keys.quit: no keys given",
+		write("bad-yaml.yaml", "keys: [\n"):              "config " + dir,
+	} {
+		_, err := LoadConfig(file)
+		if err == nil || !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), file) {
+			t.Errorf("%s: error %v, want it to name the file and contain %q", filepath.Base(file), err, want)
+		}
+	}
+	c, err := LoadConfig(write("ok.yaml", "theme: light\nascii: true\nkeys:\n  delete: [\"ctrl+x\"]\n"))
+	if err != nil || c.Theme != "light" || !c.ASCII || c.Keys["delete"][0] != "ctrl+x" {
+		t.Fatalf("ok config: %v %+v", err, c)
+	}
+}
+
+func TestDeleteErrorIsFlashed(t *testing.T) {
+	m, f := newTestModel(t, fixture(), Options{}, 80, 24)
+	f.deleteErr = errors.New("forbidden: user cannot delete webapps")
+	press(m, "ctrl+d", "right")
+	_, cmd := m.Update(keyMsg("enter"))
+	if cmd == nil {
+		t.Fatal("confirm returned no command")
+	}
+	m.Update(cmd())
+	if !m.flashErr || !strings.Contains(m.flash, "forbidden") || !strings.Contains(m.flash, "team-a/blog") {
+		t.Fatalf("flash = %q (err %v)", m.flash, m.flashErr)
+	}
+}
+
+func TestRowCacheKeyedByVersion(t *testing.T) {
+	m, _ := newTestModel(t, fixture(), Options{}, 120, 30)
+	first := m.Frame()
+	e := m.rowCache[fixture().Instances[1].Key]
+	if e == nil {
+		t.Fatal("row not cached")
+	}
+	again := m.Frame()
+	if first != again || m.rowCache[fixture().Instances[1].Key] != e {
+		t.Fatal("unchanged instance was re-rendered")
+	}
+	// A new Version re-renders the row.
+	snap := fixture()
+	shop := *snap.Instances[1]
+	shop.Version, shop.State, shop.Message = 99, "ERROR", "boom"
+	snap.Instances[1] = &shop
+	snap.Version++
+	m.b.(*fakeBackend).snap = snap
+	m.refresh()
+	if out := plain(m.Frame()); !strings.Contains(out, "boom") {
+		t.Fatalf("new version not shown:\n%s", out)
+	}
+}
+
+func TestClickSelectsRowAndNode(t *testing.T) {
+	m, _ := newTestModel(t, fixture(), Options{}, 120, 30)
+	m.Frame()
+	// Rows start under status, counts and the table header.
+	m.Update(mouseClick(5, m.bodyTop+2))
+	if m.cursor != 2 || m.selKey.Name != "api" {
+		t.Fatalf("click selected row %d (%s)", m.cursor, m.selKey.Name)
+	}
+	press(m, "enter")
+	m.Frame()
+	m.Update(mouseClick(4, m.bodyTop+3)) // graph line 3 = node index 3 (service)
+	if m.nodeID != "service" {
+		t.Fatalf("click selected node %q", m.nodeID)
+	}
+}
+
+func TestCoalescesBurstIntoOneRefresh(t *testing.T) {
+	m, f := newTestModel(t, fixture(), Options{FrameInterval: time.Hour}, 80, 24)
+	m.sub = f.ch
+	m.lastFlush = time.Now()
+	f.snap = fixture()
+	f.snap.Version = 500
+	for range 10 {
+		_, cmd := m.Update(changedMsg{})
+		if cmd == nil {
+			t.Fatal("change did not re-arm the subscription")
+		}
+	}
+	if m.snap.Version == 500 {
+		t.Fatal("a change inside the window refreshed at once")
+	}
+	if !m.flushWait {
+		t.Fatal("no flush scheduled")
+	}
+	m.Update(flushMsg{})
+	if m.snap.Version != 500 {
+		t.Fatal("flush did not take the new snapshot")
+	}
+}
