@@ -77,7 +77,7 @@ func yamlFiles(p string) ([]string, error) {
 // Parse reads every definition in one (multi-document) YAML source.
 // Documents of other kinds are skipped. Structural problems in a definition
 // (unknown fields, wrong types) are returned as Errors naming the source
-// and field path; the definitions that parsed are returned as well.
+// and field path; the definitions without such problems are returned.
 func Parse(data []byte, source string) ([]*ResourceGraphDefinition, error) {
 	reader := utilyaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(data)))
 	var out []*ResourceGraphDefinition
@@ -112,13 +112,14 @@ func Parse(data []byte, source string) ([]*ResourceGraphDefinition, error) {
 		if !isRGD(obj) {
 			continue
 		}
+		// A definition with structural problems is reported, not returned:
+		// building it would only repeat them.
 		rgd, perr := fromMap(obj, src)
-		if rgd != nil {
-			out = append(out, rgd)
-		}
 		if perr != nil {
 			errs = append(errs, perr)
+			continue
 		}
+		out = append(out, rgd)
 	}
 	return out, errors.Join(errs...)
 }
