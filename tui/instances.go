@@ -286,7 +286,7 @@ func (m *Model) instancesBody(h int) []string {
 			}
 			msg = "No instances yet of " + strings.Join(kinds, ", ") + "."
 		}
-		out = append(out, m.th.Dim.Render(clip("  "+msg, m.w, m.th.G.Ellipsis)))
+		out = append(out, m.th.Dim.Render(fit("  "+msg, m.w, m.th.G.Ellipsis)))
 		return out
 	}
 	// Keep the cursor visible; render only the rows that show.

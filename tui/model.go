@@ -116,17 +116,21 @@ type Model struct {
 	showLogs  bool
 
 	// Instance screen.
-	cur        state.InstanceKey
-	node       int
-	nodeOffset int
-	nodeID     string
-	focus      pane
-	tab        detailTab
-	ymode      yamlMode
-	vp         viewport.Model
-	vpKey      string
-	revealed   map[string]bool
-	graphCache graphEntry
+	cur         state.InstanceKey
+	node        int
+	nodeOffset  int
+	nodeID      string
+	focus       pane
+	tab         detailTab
+	ymode       yamlMode
+	vp          viewport.Model
+	vpKey       string
+	revealed    map[string]bool
+	graphCache  graphEntry
+	detailKey   detailKey
+	detailLines []string
+	graphKey    graphKey
+	graphLines  []string
 
 	// Overlays.
 	showHelp bool
@@ -272,6 +276,7 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 				m.th = th
 				m.rowCache = map[state.InstanceKey]*rowEntry{}
 				m.graphCache = graphEntry{}
+				m.graphLines, m.detailLines = nil, nil
 				m.vpKey = ""
 			}
 		}

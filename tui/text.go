@@ -14,16 +14,31 @@ func fit(s string, w int, ellipsis string) string {
 	if w <= 0 {
 		return ""
 	}
-	if ansi.StringWidth(s) > w {
+	sw := ansi.StringWidth(s)
+	if sw > w {
 		if ansi.StringWidth(ellipsis) >= w {
 			ellipsis = ""
 		}
 		s = ansi.Truncate(s, w, ellipsis)
+		sw = ansi.StringWidth(s)
 	}
-	if pad := w - ansi.StringWidth(s); pad > 0 {
+	if pad := w - sw; pad > 0 {
 		s += strings.Repeat(" ", pad)
 	}
 	return s
+}
+
+// padLines pads a block of lines already w cells wide to h lines, without
+// measuring them again (the table's rows are built to width).
+func padLines(ls []string, w, h int) []string {
+	if len(ls) > h {
+		ls = ls[:h]
+	}
+	blank := strings.Repeat(" ", max(w, 0))
+	for len(ls) < h {
+		ls = append(ls, blank)
+	}
+	return ls
 }
 
 // clip truncates without padding.

@@ -141,11 +141,11 @@ func TestLoadConfigErrors(t *testing.T) {
 		t.Fatalf("missing file: %v %+v", err, c)
 	}
 	for file, want := range map[string]string{
-		write("bad-theme.yaml", "theme: sepia\n"):        `theme: unknown theme "sepia"`,
-		write("bad-field.yaml", "colour: red\n"):         `unknown field "colour"`,
+		write("bad-theme.yaml", "theme: sepia\n"):         `theme: unknown theme "sepia"`,
+		write("bad-field.yaml", "colour: red\n"):          `unknown field "colour"`,
 		write("bad-key.yaml", "keys:\n  jump: [\"j\"]\n"): "keys.jump: unknown action",
-		write("empty-key.yaml", "keys:\n  quit: []\n"):   "keys.quit: no keys given",
-		write("bad-yaml.yaml", "keys: [\n"):              "config " + dir,
+		write("empty-key.yaml", "keys:\n  quit: []\n"):    "keys.quit: no keys given",
+		write("bad-yaml.yaml", "keys: [\n"):               "config " + dir,
 	} {
 		_, err := LoadConfig(file)
 		if err == nil || !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), file) {

@@ -71,7 +71,7 @@ func (m *Model) render() string {
 			logH = max(bodyH/3, 3)
 			tableH = bodyH - logH
 		}
-		body = block(m.instancesBody(tableH), w, tableH, m.th.G.Ellipsis)
+		body = padLines(m.instancesBody(tableH), w, tableH)
 		if logH > 0 {
 			body = append(body, m.th.Header.Render(fit("LOGS", w, "")))
 			body = append(body, block(logsView(m.th, m.snap.Logs, "", w, logH-1), w, logH-1, m.th.G.Ellipsis)...)
@@ -124,7 +124,12 @@ func (m *Model) instanceBody(w, h int) []string {
 	m.graphW = 0
 	var gl, dl []string
 	if side || m.focus == paneGraph {
-		gl = block(m.graphPane(in, gw, h), gw, h, m.th.G.Ellipsis)
+		gk := graphKey{key: in.Key, version: in.Version, node: m.node, off: m.nodeOffset, focus: m.focus, frame: m.frame, w: gw, h: h}
+		if gk != m.graphKey || m.graphLines == nil {
+			m.graphLines = block(m.graphPane(in, gw, h), gw, h, m.th.G.Ellipsis)
+			m.graphKey = gk
+		}
+		gl = m.graphLines
 	}
 	if side || m.focus == paneDetail {
 		dl = m.detailPane(in, dw, h)
@@ -164,9 +169,31 @@ func (m *Model) detailPane(in *state.Instance, w, h int) []string {
 		}
 		m.vpKey = key
 	}
+	// The viewport re-measures every line when drawn: reuse the last
+	// drawing while neither content, scroll nor focus changed.
+	dk := detailKey{content: m.vpKey, off: m.vp.YOffset(), w: w, h: h, tab: m.tab, focus: m.focus}
+	if dk == m.detailKey && m.detailLines != nil {
+		return m.detailLines
+	}
 	out := []string{m.tabBar(w)}
 	out = append(out, strings.Split(m.vp.View(), "\n")...)
-	return block(out, w, h, m.th.G.Ellipsis)
+	m.detailKey, m.detailLines = dk, block(out, w, h, m.th.G.Ellipsis)
+	return m.detailLines
+}
+
+type graphKey struct {
+	key                    state.InstanceKey
+	version                uint64
+	node, off, frame, w, h int
+	focus                  pane
+}
+
+type detailKey struct {
+	content string
+	off     int
+	w, h    int
+	tab     detailTab
+	focus   pane
 }
 
 // sameView reports whether two viewport keys show the same resource and tab
