@@ -4,9 +4,9 @@ import (
 	"fmt"
 	"strings"
 
-	"charm.land/bubbles/v2/help"
 	tea "charm.land/bubbletea/v2"
 	"charm.land/lipgloss/v2"
+	"github.com/charmbracelet/x/ansi"
 
 	"github.com/kroscope/kroscope/engine/state"
 	"github.com/kroscope/kroscope/theme"
@@ -241,21 +241,46 @@ func (m *Model) helpLine() string {
 
 type hint struct{ k, d string }
 
-// helpBox lists every binding (bubbles/help full view).
+// helpBox lists every binding of the keymap in as many columns as fit.
 func (m *Model) helpBox() string {
-	hm := help.New()
-	hm.ShowAll = true
-	hm.FullSeparator = "    "
-	hm.Styles.FullKey = m.th.Key
-	hm.Styles.FullDesc = m.th.KeyDesc
-	hm.Styles.FullSeparator = m.th.Dim
-	hm.Ellipsis = m.th.G.Ellipsis
-	hm.SetWidth(m.w - 6)
-	body := m.th.Title.Render("Keys") + "\n\n" + hm.View(m.keys) +
-		"\n\n" + m.th.Dim.Render("filter: text  state:error  kind:WebApp  ns:team-a") +
-		"\n" + m.th.Dim.Render("remap in "+DefaultConfigPath()) + "\n" + m.th.Dim.Render("any key closes")
-	return m.th.Dialog.Render(body)
+	th := m.th
+	var all []keyHelp
+	kw, dw := 0, 0
+	for _, group := range m.keys.FullHelp() {
+		for _, b := range group {
+			if !b.Enabled() {
+				continue
+			}
+			h := b.Help()
+			all = append(all, keyHelp{h.Key, h.Desc})
+			kw, dw = max(kw, ansi.StringWidth(h.Key)), max(dw, ansi.StringWidth(h.Desc))
+		}
+	}
+	colW := kw + 1 + dw + 3
+	cols := clamp((m.w-8)/colW, 1, 4)
+	rows := (len(all) + cols - 1) / cols
+	var b strings.Builder
+	b.WriteString(th.Title.Render("Keys") + "\n\n")
+	for r := range rows {
+		var line strings.Builder
+		for c := range cols {
+			i := c*rows + r
+			if i >= len(all) {
+				break
+			}
+			line.WriteString(th.Key.Render(fit(all[i].k, kw, th.G.Ellipsis)) + " " + th.KeyDesc.Render(fit(all[i].d, dw, th.G.Ellipsis)))
+			if c < cols-1 {
+				line.WriteString("   ")
+			}
+		}
+		b.WriteString(strings.TrimRight(line.String(), " ") + "\n")
+	}
+	b.WriteString("\n" + th.Dim.Render("filter: text  state:error  kind:WebApp  ns:team-a") +
+		"\n" + th.Dim.Render("remap keys in $XDG_CONFIG_HOME/kroscope/config.yaml") + "\n" + th.Dim.Render("any key closes"))
+	return th.Dialog.Render(b.String())
 }
+
+type keyHelp struct{ k, d string }
 
 func (m *Model) dialogBox() string {
 	d, th := m.dlg, m.th
@@ -327,7 +352,7 @@ func (m *Model) startupScreen() string {
 	}
 	b.WriteString(line + "\n")
 	if st.Total > 0 {
-		barW := w - 8
+		barW := w - 12
 		n := clamp(st.Step*barW/st.Total, 0, barW)
 		b.WriteString(th.Bar.Render(strings.Repeat(th.G.BarFull, n)) + th.Dim.Render(strings.Repeat(th.G.BarEmpty, barW-n)) +
 			fmt.Sprintf(" %3d%%", st.Step*100/st.Total) + "\n")
