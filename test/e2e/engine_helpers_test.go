@@ -1,0 +1,308 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/go-logr/logr"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/yaml"
+
+	"github.com/kroscope/kroscope/engine"
+	"github.com/kroscope/kroscope/engine/state"
+	"github.com/kroscope/kroscope/reconciler"
+	"github.com/kroscope/kroscope/reconciler/client"
+	"github.com/kroscope/kroscope/test/envtest"
+)
+
+// engRig is a namespace and a folder of graphs on the test API server.
+type engRig struct {
+	t   *testing.T
+	env *envtest.Env
+	ns  string
+	dir string
+	dyn dynamic.Interface // admin client, not counted
+}
+
+func newEngRig(t *testing.T) *engRig {
+	t.Helper()
+	env := envtest.Start(t)
+	return &engRig{t: t, env: env, ns: env.Namespace(t), dir: t.TempDir(), dyn: dynamic.NewForConfigOrDie(env.Config)}
+}
+
+// writeFile writes a graph (or anything) into the rig's folder.
+func (r *engRig) writeFile(name, content string) string {
+	r.t.Helper()
+	p := filepath.Join(r.dir, name)
+	if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+		r.t.Fatal(err)
+	}
+	return p
+}
+
+// engRun is one engine running in the test process.
+type engRun struct {
+	t      *testing.T
+	e      *engine.Engine
+	cancel context.CancelFunc
+	done   chan error
+	// writes counts the non-read requests the engine's clients sent, except
+	// those on Leases (the election itself).
+	writes atomic.Int64
+	reqs   atomic.Int64
+}
+
+// start runs an engine on the rig's namespace. Defaults: no lease, no
+// cluster graphs, quick requeues. mod adjusts the options.
+func (r *engRig) start(mod func(*engine.Options)) *engRun {
+	r.t.Helper()
+	run := &engRun{t: r.t, done: make(chan error, 1)}
+	cfg := rest.CopyConfig(r.env.Config)
+	cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper { return &engCounter{next: rt, writes: &run.writes, reqs: &run.reqs} })
+	set, err := client.NewSet(cfg)
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	o := engine.Options{
+		ClientSet:       set,
+		Namespace:       r.ns,
+		DisableLease:    true,
+		RequeueInterval: 5 * time.Second,
+		Log:             logr.Discard(),
+		ReconcileConfig: reconciler.ReconcileConfig{DeletionGraceTimeDuration: time.Minute},
+	}
+	if mod != nil {
+		mod(&o)
+	}
+	e, err := engine.New(o)
+	if err != nil {
+		r.t.Fatalf("engine.New: %v", err)
+	}
+	run.e = e
+	ctx, cancel := context.WithCancel(context.Background())
+	run.cancel = cancel
+	go func() { run.done <- e.Run(ctx) }()
+	r.t.Cleanup(func() {
+		run.stop()
+		if r.t.Failed() {
+			logs := e.Snapshot().Logs
+			if len(logs) > 40 {
+				logs = logs[len(logs)-40:]
+			}
+			for _, l := range logs {
+				r.t.Logf("engine log: %s %s %s %s", l.At.Format("15:04:05.000"), l.Level, l.Message, l.KV)
+			}
+		}
+	})
+	return run
+}
+
+// stop ends the engine (idempotent) and returns Run's error.
+func (run *engRun) stop() error {
+	run.cancel()
+	select {
+	case err, ok := <-run.done:
+		if ok {
+			close(run.done)
+		}
+		return err
+	case <-time.After(time.Minute):
+		run.t.Fatalf("engine did not stop within a minute")
+	}
+	return nil
+}
+
+// waitFor polls the engine's state until cond holds.
+func (run *engRun) waitFor(timeout time.Duration, what string, cond func(*state.Snapshot) bool) *state.Snapshot {
+	run.t.Helper()
+	ch, cancel := run.e.Subscribe()
+	defer cancel()
+	deadline := time.After(timeout)
+	tick := time.NewTicker(200 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		s := run.e.Snapshot()
+		if cond(s) {
+			return s
+		}
+		select {
+		case <-ch:
+		case <-tick.C:
+		case <-deadline:
+			run.t.Fatalf("timed out after %s waiting for %s\n%s", timeout, what, describeSnapshot(s))
+		}
+	}
+}
+
+// graphServed waits for a graph to be served and returns its instance GVR.
+func (run *engRun) graphServed(name string) schema.GroupVersionResource {
+	run.t.Helper()
+	var g state.Graph
+	run.waitFor(2*time.Minute, "graph "+name+" served", func(s *state.Snapshot) bool {
+		for _, x := range s.Graphs {
+			if x.Name == name && x.Served {
+				g = x
+				return true
+			}
+		}
+		return false
+	})
+	gv, err := schema.ParseGroupVersion(g.APIVersion)
+	if err != nil {
+		run.t.Fatal(err)
+	}
+	plural, _, _ := strings.Cut(g.Resource, ".")
+	return gv.WithResource(plural)
+}
+
+// allInState waits until n instances of resource exist and all are in st.
+func (run *engRun) allInState(resource string, n int, st string, timeout time.Duration) *state.Snapshot {
+	run.t.Helper()
+	return run.waitFor(timeout, fmt.Sprintf("%d %s instances %s", n, resource, st), func(s *state.Snapshot) bool {
+		c := 0
+		for _, in := range s.Instances {
+			if in.Key.Resource != resource {
+				continue
+			}
+			if in.State != st {
+				return false
+			}
+			c++
+		}
+		return c == n
+	})
+}
+
+func describeSnapshot(s *state.Snapshot) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "startup=%+v mode=%+v engine=%+v\n", s.Startup, s.Mode, s.Engine)
+	if s.Fatal != nil {
+		fmt.Fprintf(&b, "fatal: %+v\n", *s.Fatal)
+	}
+	for _, g := range s.Graphs {
+		fmt.Fprintf(&b, "graph %s served=%v err=%q\n", g.Name, g.Served, g.Err)
+	}
+	for _, w := range s.Watches {
+		fmt.Fprintf(&b, "watch %s synced=%v healthy=%v %s\n", w.Name, w.Synced, w.Healthy, w.Err)
+	}
+	for i, in := range s.Instances {
+		if i == 10 {
+			fmt.Fprintf(&b, "... %d more instances\n", len(s.Instances)-10)
+			break
+		}
+		fmt.Fprintf(&b, "instance %s %s: %s\n", in.Key, in.State, in.Message)
+		for _, r := range in.Resources {
+			fmt.Fprintf(&b, "  %s %s %s %s\n", r.ID, r.State, r.WaitingFor, r.Err)
+		}
+	}
+	return b.String()
+}
+
+// engCounter counts requests, and writes other than Lease updates.
+type engCounter struct {
+	next   http.RoundTripper
+	writes *atomic.Int64
+	reqs   *atomic.Int64
+}
+
+func (c *engCounter) RoundTrip(req *http.Request) (*http.Response, error) {
+	c.reqs.Add(1)
+	switch req.Method {
+	case http.MethodGet, http.MethodHead, http.MethodOptions:
+	default:
+		if !strings.Contains(req.URL.Path, "/leases/") && !strings.HasSuffix(req.URL.Path, "/leases") {
+			c.writes.Add(1)
+		}
+	}
+	return c.next.RoundTrip(req)
+}
+
+// chainRGD is a → b → c ConfigMaps, each named from the previous one.
+func chainRGD(name, kind string) string {
+	return `apiVersion: kro.run/v1alpha1
+kind: ResourceGraphDefinition
+metadata:
+  name: ` + name + `
+spec:
+  schema:
+    apiVersion: v1alpha1
+    kind: ` + kind + `
+    spec:
+      value: string | default=one
+  resources:
+  - id: a
+    template:
+      apiVersion: v1
+      kind: ConfigMap
+      metadata:
+        name: ${schema.metadata.name}-a
+      data:
+        value: ${schema.spec.value}
+  - id: b
+    template:
+      apiVersion: v1
+      kind: ConfigMap
+      metadata:
+        name: ${a.metadata.name}-b
+      data:
+        from: ${a.metadata.name}
+  - id: c
+    template:
+      apiVersion: v1
+      kind: ConfigMap
+      metadata:
+        name: ${b.metadata.name}-c
+      data:
+        from: ${b.metadata.name}
+`
+}
+
+// createInstance creates an instance of gvr in the rig's namespace.
+func (r *engRig) createInstance(gvr schema.GroupVersionResource, kind, name string, spec map[string]any) *unstructured.Unstructured {
+	r.t.Helper()
+	u := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": gvr.GroupVersion().String(), "kind": kind,
+		"metadata": map[string]any{"name": name, "namespace": r.ns},
+		"spec":     spec,
+	}}
+	if spec == nil {
+		u.Object["spec"] = map[string]any{}
+	}
+	out, err := r.dyn.Resource(gvr).Namespace(r.ns).Create(context.Background(), u, metav1.CreateOptions{})
+	if err != nil {
+		r.t.Fatalf("creating %s %s: %v", kind, name, err)
+	}
+	return out
+}
+
+// applyYAML creates an object from YAML with the admin client.
+func (r *engRig) applyYAML(gvr schema.GroupVersionResource, namespace, doc string) *unstructured.Unstructured {
+	r.t.Helper()
+	obj := map[string]any{}
+	if err := yaml.Unmarshal([]byte(doc), &obj); err != nil {
+		r.t.Fatal(err)
+	}
+	u := &unstructured.Unstructured{Object: obj}
+	var ri dynamic.ResourceInterface = r.dyn.Resource(gvr)
+	if namespace != "" {
+		ri = r.dyn.Resource(gvr).Namespace(namespace)
+	}
+	out, err := ri.Create(context.Background(), u, metav1.CreateOptions{})
+	if err != nil {
+		r.t.Fatalf("creating %s: %v", u.GetName(), err)
+	}
+	return out
+}
+
+var gvrCM = schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}
