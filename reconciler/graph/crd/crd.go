@@ -255,8 +255,13 @@ func Validate(crd *apiextensionsv1.CustomResourceDefinition) error {
 	}
 	errs := make([]error, len(fieldErrs))
 	for i, e := range fieldErrs {
-		e.Field = readablePath(e.Field)
-		errs[i] = fmt.Errorf("CRD %s: %s", crd.Name, e.Error())
+		body := e.ErrorBody()
+		switch e.BadValue.(type) {
+		case string, bool, int, int64, float64, nil:
+		default: // a Go struct dump says nothing the path does not
+			body = e.Type.String() + ": " + e.Detail
+		}
+		errs[i] = fmt.Errorf("CRD %s: %s: %s", crd.Name, readablePath(e.Field), body)
 	}
 	return errors.Join(errs...)
 }
@@ -264,14 +269,18 @@ func Validate(crd *apiextensionsv1.CustomResourceDefinition) error {
 var propertiesSegment = regexp.MustCompile(`\.properties\[([^\]]+)\]`)
 
 // readablePath turns
-// spec.versions[0].schema.openAPIV3Schema.properties[spec].properties[name].pattern
-// into spec.name.pattern.
+// spec.validation.openAPIV3Schema.properties[spec].properties[name].pattern
+// into spec.name.pattern. (The internal CRD the validation sees keeps a
+// single version's schema in spec.validation.)
 func readablePath(p string) string {
-	const root = "spec.versions[0].schema.openAPIV3Schema"
-	rest, ok := strings.CutPrefix(p, root)
-	if !ok {
-		return p
+	for _, root := range []string{"spec.validation.openAPIV3Schema", "spec.versions[0].schema.openAPIV3Schema"} {
+		if rest, ok := strings.CutPrefix(p, root); ok {
+			rest = strings.TrimPrefix(propertiesSegment.ReplaceAllString(rest, ".$1"), ".")
+			if rest == "" {
+				return "schema"
+			}
+			return rest
+		}
 	}
-	rest = propertiesSegment.ReplaceAllString(rest, ".$1")
-	return strings.TrimPrefix(rest, ".")
+	return p
 }

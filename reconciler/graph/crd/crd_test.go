@@ -1,0 +1,371 @@
+package crd_test
+
+import (
+	"encoding/json"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/yaml"
+
+	"github.com/kroscope/kroscope/reconciler/graph/crd"
+	"github.com/kroscope/kroscope/reconciler/graph/crd/crdtest"
+	"github.com/kroscope/kroscope/reconciler/graph/simpleschema"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files")
+
+func TestPlural(t *testing.T) {
+	for kind, want := range map[string]string{
+		"WebApp":                              "webapps",
+		"ValidationTestApp":                   "validationtestapps",
+		"Policy":                              "policies",
+		"Gateway":                             "gateways",
+		"Status":                              "statuses",
+		"Box":                                 "boxes",
+		"Quiz":                                "quizes",
+		"Patch":                               "patches",
+		"Mesh":                                "meshes",
+		"Key":                                 "keys",
+		"Y":                                   "ys",
+		"Application":                         "applications",
+		"JobDeployment":                       "jobdeployments",
+		"DatabaseProxy":                       "databaseproxies",
+		"CheckInstanceUpdateSimpleDeployment": "checkinstanceupdatesimpledeployments",
+		"":                                    "",
+	} {
+		if got := crd.Plural(kind); got != want {
+			t.Errorf("Plural(%q) = %q, want %q", kind, got, want)
+		}
+	}
+}
+
+func spec(t *testing.T, yamlSpec string) *apiextensionsv1.JSONSchemaProps {
+	t.Helper()
+	var m map[string]any
+	if err := yaml.Unmarshal([]byte(yamlSpec), &m); err != nil {
+		t.Fatal(err)
+	}
+	s, err := simpleschema.ToOpenAPI(m, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+func TestNew(t *testing.T) {
+	c, err := crd.New(crd.Input{
+		APIVersion: "v1alpha1",
+		Kind:       "WebApp",
+		Spec:       spec(t, "name: string | required=true\nreplicas: integer | default=1"),
+		Status: &apiextensionsv1.JSONSchemaProps{Type: "object", Properties: map[string]apiextensionsv1.JSONSchemaProps{
+			"url":   {Type: "string"},
+			"ready": {Type: "boolean"},
+		}},
+		Validation: []crd.ValidationRule{{Expression: "self.replicas <= 5", Message: "at most 5 replicas"}},
+		GraphName:  "webapp",
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Name != "webapps.kro.run" || c.Spec.Group != "kro.run" || c.Spec.Scope != apiextensionsv1.NamespaceScoped {
+		t.Errorf("name %q group %q scope %q", c.Name, c.Spec.Group, c.Spec.Scope)
+	}
+	wantNames := apiextensionsv1.CustomResourceDefinitionNames{Kind: "WebApp", ListKind: "WebAppList", Plural: "webapps", Singular: "webapp"}
+	if d := cmp.Diff(wantNames, c.Spec.Names); d != "" {
+		t.Errorf("names (-want +got):\n%s", d)
+	}
+	wantLabels := map[string]string{
+		"app.kubernetes.io/managed-by":           "kroscope",
+		"kro.run/owned":                          "true",
+		"kro.run/resource-graph-definition-name": "webapp",
+	}
+	if d := cmp.Diff(wantLabels, c.Labels); d != "" {
+		t.Errorf("labels (-want +got):\n%s", d)
+	}
+	if len(c.Spec.Versions) != 1 {
+		t.Fatalf("%d versions", len(c.Spec.Versions))
+	}
+	v := c.Spec.Versions[0]
+	if v.Name != "v1alpha1" || !v.Served || !v.Storage || v.Subresources == nil || v.Subresources.Status == nil {
+		t.Errorf("version %+v", v)
+	}
+	var cols []string
+	for _, col := range v.AdditionalPrinterColumns {
+		cols = append(cols, col.Name+"="+col.JSONPath)
+	}
+	wantCols := []string{"State=.status.state", `Ready=.status.conditions[?(@.type=="Ready")].status`, "Age=.metadata.creationTimestamp"}
+	if d := cmp.Diff(wantCols, cols); d != "" {
+		t.Errorf("columns (-want +got):\n%s", d)
+	}
+	root := v.Schema.OpenAPIV3Schema
+	status := root.Properties["status"]
+	for _, f := range []string{"url", "ready", "state", "conditions"} {
+		if _, ok := status.Properties[f]; !ok {
+			t.Errorf("status has no %s", f)
+		}
+	}
+	cond := status.Properties["conditions"].Items.Schema
+	for _, f := range []string{"type", "status", "reason", "message", "lastTransitionTime", "observedGeneration"} {
+		if _, ok := cond.Properties[f]; !ok {
+			t.Errorf("conditions items have no %s", f)
+		}
+	}
+	if got := cond.Properties["observedGeneration"].Type; got != "integer" {
+		t.Errorf("observedGeneration type %q", got)
+	}
+	s := root.Properties["spec"]
+	if len(s.XValidations) != 1 || s.XValidations[0].Rule != "self.replicas <= 5" || s.XValidations[0].Message != "at most 5 replicas" {
+		t.Errorf("spec validations %+v", s.XValidations)
+	}
+	if d := cmp.Diff([]string{"name"}, s.Required); d != "" {
+		t.Errorf("spec required (-want +got):\n%s", d)
+	}
+}
+
+func TestNewCustomGroupAndColumns(t *testing.T) {
+	cols := []apiextensionsv1.CustomResourceColumnDefinition{{Name: "Image", Type: "string", JSONPath: ".spec.image"}}
+	c, err := crd.New(crd.Input{Group: "apps.example.com", APIVersion: "v2beta1", Kind: "Policy",
+		Spec: spec(t, "image: string"), PrinterColumns: cols, GraphName: "p"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Name != "policies.apps.example.com" {
+		t.Errorf("name %q", c.Name)
+	}
+	if d := cmp.Diff(cols, c.Spec.Versions[0].AdditionalPrinterColumns); d != "" {
+		t.Errorf("columns (-want +got):\n%s", d)
+	}
+}
+
+func TestNewErrors(t *testing.T) {
+	good := func() crd.Input {
+		return crd.Input{APIVersion: "v1alpha1", Kind: "App", Spec: spec(t, "a: string"), GraphName: "app"}
+	}
+	tests := []struct {
+		name   string
+		modify func(*crd.Input)
+		want   []string
+	}{
+		{"lower-case kind", func(in *crd.Input) { in.Kind = "app" }, []string{`schema.kind "app": must be UpperCamelCase`}},
+		{"kind with a dash", func(in *crd.Input) { in.Kind = "My-App" }, []string{`schema.kind "My-App"`}},
+		{"apiVersion with group", func(in *crd.Input) { in.APIVersion = "kro.run/v1" }, []string{`schema.apiVersion "kro.run/v1": must look like v1`}},
+		{"group without dot", func(in *crd.Input) { in.Group = "local" }, []string{`schema.group "local": must be a DNS domain with at least one dot`}},
+		{"graph name not a label value", func(in *crd.Input) { in.GraphName = strings.Repeat("x", 64) }, []string{`graph name "xxxx`, `must be a valid label value`}},
+		{"missing graph name", func(in *crd.Input) { in.GraphName = "" }, []string{`graph name "": must be a valid label value`}},
+		{"status defines state", func(in *crd.Input) {
+			in.Status = &apiextensionsv1.JSONSchemaProps{Type: "object", Properties: map[string]apiextensionsv1.JSONSchemaProps{"state": {Type: "integer"}}}
+		}, []string{`status.state: reserved for the instance state kroscope writes`}},
+		{"status defines conditions", func(in *crd.Input) {
+			in.Status = &apiextensionsv1.JSONSchemaProps{Type: "object", Properties: map[string]apiextensionsv1.JSONSchemaProps{"conditions": {Type: "string"}}}
+		}, []string{`status.conditions: reserved`}},
+		{"status field without type", func(in *crd.Input) {
+			in.Status = &apiextensionsv1.JSONSchemaProps{Type: "object", Properties: map[string]apiextensionsv1.JSONSchemaProps{"url": {}}}
+		}, []string{`status.url.type: Required value: must not be empty for specified object fields`}},
+		{"bad CEL in a validation marker", func(in *crd.Input) { in.Spec = spec(t, `a: integer | validation="self >"`) },
+			[]string{`spec.a.x-kubernetes-validations[0].rule: Invalid value`, `compilation failed`}},
+		{"CEL validation of a missing field", func(in *crd.Input) {
+			in.Validation = []crd.ValidationRule{{Expression: "self.nope > 1"}}
+		}, []string{`spec.x-kubernetes-validations[0].rule`, `undefined field 'nope'`}},
+		{"empty validation", func(in *crd.Input) { in.Validation = []crd.ValidationRule{{Expression: " "}} }, []string{`schema.validation[0]: empty expression`}},
+		{"bad printer column", func(in *crd.Input) {
+			in.PrinterColumns = []apiextensionsv1.CustomResourceColumnDefinition{{Name: "X", Type: "colour", JSONPath: ".spec.a"}}
+		}, []string{`additionalPrinterColumns[0].type: Invalid value: "colour": must be one of`}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			in := good()
+			tt.modify(&in)
+			c, err := crd.New(in)
+			if err == nil {
+				t.Fatalf("want an error, got CRD %s", c.Name)
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error\n  %v\ndoes not contain\n  %s", err, w)
+				}
+			}
+		})
+	}
+}
+
+func TestOwnership(t *testing.T) {
+	mk := func(labels map[string]string) *apiextensionsv1.CustomResourceDefinition {
+		return &apiextensionsv1.CustomResourceDefinition{ObjectMeta: metav1.ObjectMeta{Name: "apps.kro.run", Labels: labels}}
+	}
+	tests := []struct {
+		name    string
+		labels  map[string]string
+		owned   bool
+		wantErr string
+	}{
+		{"kroscope, same graph", crd.Labels("g"), true, ""},
+		{"kroscope, other graph", crd.Labels("other"), true, `belongs to graph "other", not "g"`},
+		{"kro", map[string]string{"kro.run/owned": "true", "kro.run/resource-graph-definition-name": "g"}, true, ""},
+		{"kro managed-by only", map[string]string{"app.kubernetes.io/managed-by": "kro"}, true, ""},
+		{"foreign", map[string]string{"app.kubernetes.io/managed-by": "helm"}, false, "was not generated by kroscope or kro"},
+		{"no labels", nil, false, "refusing to overwrite"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := mk(tt.labels)
+			if got := crd.IsOwnedByKroscopeOrKro(c); got != tt.owned {
+				t.Errorf("IsOwnedByKroscopeOrKro = %v, want %v", got, tt.owned)
+			}
+			err := crd.CheckOwnership(c, "g")
+			switch {
+			case tt.wantErr == "" && err != nil:
+				t.Errorf("CheckOwnership: %v", err)
+			case tt.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tt.wantErr)):
+				t.Errorf("CheckOwnership = %v, want an error containing %q", err, tt.wantErr)
+			}
+		})
+	}
+}
+
+func examples(t *testing.T) []crdtest.Example {
+	t.Helper()
+	dir := crdtest.ExamplesDir()
+	if dir == "" {
+		t.Skipf("kro examples not found (set %s or check out ../shared/testdata/kro-examples)", crdtest.ExamplesEnv)
+	}
+	ex, err := crdtest.Examples(dir)
+	if err != nil || len(ex) == 0 {
+		t.Fatalf("no examples in %s: %v", dir, err)
+	}
+	return ex
+}
+
+// TestGoldenExamples generates the CRD of every kro example and compares it
+// with testdata/<example>.yaml (go test -update rewrites them).
+func TestGoldenExamples(t *testing.T) {
+	for _, e := range examples(t) {
+		t.Run(e.Name, func(t *testing.T) {
+			c, err := crdtest.CRDFromFile(e.Path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := crdtest.MarshalYAML(c)
+			if err != nil {
+				t.Fatal(err)
+			}
+			golden := filepath.Join("testdata", e.Name+".yaml")
+			if *update {
+				if err := os.WriteFile(golden, got, 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			want, err := os.ReadFile(golden)
+			if err != nil {
+				t.Fatalf("%v (run go test -update to create it)", err)
+			}
+			if d := cmp.Diff(string(want), string(got)); d != "" {
+				t.Errorf("%s differs (-golden +got):\n%s", golden, d)
+			}
+		})
+	}
+}
+
+// TestMatchesKroAssertions checks that what kro asserts about its instance
+// CRDs (instancecrd-assert.yaml) holds for kroscope's: names, scope,
+// version, and every schema keyword kro shows. The printer columns differ
+// on purpose (kroscope shows Ready, kro's older release Synced).
+func TestMatchesKroAssertions(t *testing.T) {
+	checked := 0
+	for _, e := range examples(t) {
+		assertFile := filepath.Join(e.Dir, "instancecrd-assert.yaml")
+		data, err := os.ReadFile(assertFile)
+		if os.IsNotExist(err) {
+			continue
+		}
+		checked++
+		t.Run(e.Name, func(t *testing.T) {
+			if err != nil {
+				t.Fatal(err)
+			}
+			var kro map[string]any
+			if err := yaml.Unmarshal(data, &kro); err != nil {
+				t.Fatal(err)
+			}
+			c, err := crdtest.CRDFromFile(e.Path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ours := toMap(t, c)
+			kroSpec := kro["spec"].(map[string]any)
+			ourSpec := ours["spec"].(map[string]any)
+			for _, k := range []string{"group", "names", "scope"} {
+				if d := cmp.Diff(kroSpec[k], ourSpec[k]); d != "" {
+					t.Errorf("spec.%s (-kro +kroscope):\n%s", k, d)
+				}
+			}
+			if kroName, ourName := kro["metadata"].(map[string]any)["name"], c.Name; kroName != ourName {
+				t.Errorf("name %v, kro %v", ourName, kroName)
+			}
+			kroVersion := kroSpec["versions"].([]any)[0].(map[string]any)
+			ourVersion := ourSpec["versions"].([]any)[0].(map[string]any)
+			delete(kroVersion, "additionalPrinterColumns")
+			if err := subset("versions[0]", kroVersion, ourVersion); err != nil {
+				t.Error(err)
+			}
+		})
+	}
+	if checked == 0 {
+		t.Skip("no example has an instancecrd-assert.yaml")
+	}
+}
+
+func toMap(t *testing.T, v any) map[string]any {
+	t.Helper()
+	j, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m map[string]any
+	if err := json.Unmarshal(j, &m); err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+// subset reports where want has something got does not (maps by key, lists
+// element-wise, scalars by value).
+func subset(path string, want, got any) error {
+	switch w := want.(type) {
+	case map[string]any:
+		g, ok := got.(map[string]any)
+		if !ok {
+			return fmt.Errorf("%s: kro has an object, kroscope %v", path, got)
+		}
+		for k, wv := range w {
+			gv, ok := g[k]
+			if !ok {
+				return fmt.Errorf("%s.%s: missing (kro has %v)", path, k, wv)
+			}
+			if err := subset(path+"."+k, wv, gv); err != nil {
+				return err
+			}
+		}
+	case []any:
+		g, ok := got.([]any)
+		if !ok || len(g) != len(w) {
+			return fmt.Errorf("%s: kro has %v, kroscope %v", path, want, got)
+		}
+		for i := range w {
+			if err := subset(fmt.Sprintf("%s[%d]", path, i), w[i], g[i]); err != nil {
+				return err
+			}
+		}
+	default:
+		if fmt.Sprint(want) != fmt.Sprint(got) {
+			return fmt.Errorf("%s: kro has %v, kroscope %v", path, want, got)
+		}
+	}
+	return nil
+}
