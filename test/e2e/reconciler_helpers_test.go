@@ -40,8 +40,11 @@ type rig struct {
 	c   *reconciler.Controller
 	ns  string
 
-	// writes counts every non-read request the controller's clients send.
-	writes atomic.Int64
+	// writes counts every non-read request the controller's clients send;
+	// writers records, per impersonated user ("" for none), the paths of
+	// those requests (Events excluded).
+	writes  atomic.Int64
+	writers *writerLog
 
 	mu  sync.Mutex
 	obs map[types.NamespacedName]reconciler.Observation
@@ -63,12 +66,12 @@ func newRig(t *testing.T, rgdYAML string, mods ...func(*rigConfig)) *rig {
 	for _, m := range mods {
 		m(rc)
 	}
-	r := &rig{t: t, env: env, obs: map[types.NamespacedName]reconciler.Observation{}}
+	r := &rig{t: t, env: env, obs: map[types.NamespacedName]reconciler.Observation{}, writers: &writerLog{byUser: map[string][]string{}}}
 	cfg := rest.CopyConfig(env.Config)
 	if rc.clientConfig != nil {
 		cfg = rest.CopyConfig(rc.clientConfig)
 	}
-	cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper { return &countingRT{next: rt, n: &r.writes} })
+	cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper { return &countingRT{next: rt, n: &r.writes, log: r.writers} })
 	cs, err := client.NewSet(cfg)
 	if err != nil {
 		t.Fatalf("client set: %v", err)
@@ -104,10 +107,27 @@ func newRig(t *testing.T, rgdYAML string, mods ...func(*rigConfig)) *rig {
 	return r
 }
 
-// countingRT counts requests that may write.
+// countingRT counts requests that may write. It sits below client-go's
+// impersonation wrapper, so it sees the Impersonate-User header.
 type countingRT struct {
 	next http.RoundTripper
 	n    *atomic.Int64
+	log  *writerLog
+}
+
+type writerLog struct {
+	mu     sync.Mutex
+	byUser map[string][]string
+}
+
+func (w *writerLog) snapshot() map[string][]string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	out := map[string][]string{}
+	for k, v := range w.byUser {
+		out[k] = append([]string(nil), v...)
+	}
+	return out
 }
 
 func (c *countingRT) RoundTrip(req *http.Request) (*http.Response, error) {
@@ -115,6 +135,12 @@ func (c *countingRT) RoundTrip(req *http.Request) (*http.Response, error) {
 	case http.MethodGet, http.MethodHead, http.MethodOptions:
 	default:
 		c.n.Add(1)
+		if !strings.Contains(req.URL.Path, "/events") {
+			c.log.mu.Lock()
+			user := req.Header.Get("Impersonate-User")
+			c.log.byUser[user] = append(c.log.byUser[user], req.Method+" "+req.URL.Path)
+			c.log.mu.Unlock()
+		}
 	}
 	return c.next.RoundTrip(req)
 }
