@@ -71,7 +71,9 @@ func newRig(t *testing.T, rgdYAML string, mods ...func(*rigConfig)) *rig {
 	if rc.clientConfig != nil {
 		cfg = rest.CopyConfig(rc.clientConfig)
 	}
-	cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper { return &countingRT{next: rt, n: &r.writes, log: r.writers} })
+	cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper {
+		return &countingRT{next: rt, n: &r.writes, log: r.writers}
+	})
 	cs, err := client.NewSet(cfg)
 	if err != nil {
 		t.Fatalf("client set: %v", err)
