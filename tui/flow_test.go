@@ -41,7 +41,7 @@ func finalFrame(t *testing.T, tm *teatest.TestModel) string {
 	t.Helper()
 	// Snapshot the frame from inside the program's loop before quitting.
 	frame := make(chan string, 1)
-	tm.Send(frameReq{frame})
+	tm.Send(FrameRequest{frame})
 	var s string
 	select {
 	case s = <-frame:
@@ -236,7 +236,7 @@ func TestFlowLiveUpdate(t *testing.T) {
 
 func tmFrame(t *testing.T, tm *teatest.TestModel) string {
 	ch := make(chan string, 1)
-	tm.Send(frameReq{ch})
+	tm.Send(FrameRequest{ch})
 	select {
 	case s := <-ch:
 		return plain(s)
@@ -269,21 +269,8 @@ func (s *storeBackend) RequeueAll(match func(*state.Instance) bool) (int, error)
 
 func (s *storeBackend) Delete(context.Context, state.InstanceKey) error { return nil }
 
-// frameReq asks the running program for its current frame; the filter
-// answers it on the program's own goroutine, so tests never race the model.
-type frameReq struct{ ch chan string }
-
 func progOpts() teatest.TestOption {
-	return teatest.WithProgramOptions(
-		tea.WithColorProfile(colorprofile.Ascii),
-		tea.WithFilter(func(m tea.Model, msg tea.Msg) tea.Msg {
-			if r, ok := msg.(frameReq); ok {
-				r.ch <- m.(*Model).Frame()
-				return nil
-			}
-			return msg
-		}),
-	)
+	return teatest.WithProgramOptions(tea.WithColorProfile(colorprofile.Ascii))
 }
 
 func mouseClick(x, y int) tea.MouseClickMsg {

@@ -124,23 +124,37 @@ func (m *Model) graphPane(in *state.Instance, w, h int) []string {
 		if r.External {
 			obj += " [external]"
 		}
-		plain := cur + g.prefix[i] + th.Glyph(r.State, m.frame) + " " + r.ID + "  " + r.Kind + " " + obj
+		// A right-hand state column keeps the word readable however deep
+		// the tree goes; it is dropped when the pane is too narrow.
+		stW := 0
+		if w >= 40 {
+			stW = 15
+		}
+		left := g.prefix[i] + th.Glyph(r.State, m.frame) + " " + r.ID + "  " + r.Kind + " " + obj
 		if g.needs[i] != "" {
-			plain += "  " + g.needs[i]
+			left += "  " + g.needs[i]
 		}
 		if sel {
 			st := th.Selected
 			if m.focus != paneGraph {
 				st = th.Bold
 			}
-			out = append(out, st.Render(fit(plain, w, th.G.Ellipsis)))
+			line := fit(cur+left, w-stW, th.G.Ellipsis)
+			if stW > 0 {
+				line += fit(" "+stateWord(r.State), stW, th.G.Ellipsis)
+			}
+			out = append(out, st.Render(line))
 			continue
 		}
-		line := cur + th.Dim.Render(g.prefix[i]) + th.State(r.State, "", m.frame) + " " + r.ID + "  " + th.Dim.Render(r.Kind) + " " + obj
+		styled := th.Dim.Render(g.prefix[i]) + th.State(r.State, "", m.frame) + " " + r.ID + "  " + th.Dim.Render(r.Kind) + " " + obj
 		if g.needs[i] != "" {
-			line += "  " + th.Dim.Render(g.needs[i])
+			styled += "  " + th.Dim.Render(g.needs[i])
 		}
-		out = append(out, fit(line, w, th.G.Ellipsis))
+		line := fit(cur+styled, w-stW, th.G.Ellipsis)
+		if stW > 0 {
+			line += th.Style(r.State).Render(fit(" "+stateWord(r.State), stW, th.G.Ellipsis))
+		}
+		out = append(out, line)
 	}
 	return out
 }

@@ -137,6 +137,7 @@ type Model struct {
 	dlg      *dialog
 	flash    string
 	flashErr bool
+	flashAt  time.Time
 
 	// Layout of the last frame, for mouse clicks.
 	bodyTop  int
@@ -232,9 +233,17 @@ func (m *Model) instance() *state.Instance {
 	return nil
 }
 
+// flashTTL is how long a result stays in the flash line.
+const flashTTL = 8 * time.Second
+
 func (m *Model) setFlash(s string, isErr bool) {
-	m.flash, m.flashErr = s, isErr
+	m.flash, m.flashErr, m.flashAt = s, isErr, m.now()
 }
+
+// FrameRequest asks a running model for the frame it would draw now; the
+// reply is sent from the program's own goroutine, so an end-to-end test can
+// read the screen without racing the model (send it with Program.Send).
+type FrameRequest struct{ Reply chan<- string }
 
 // Update handles one message.
 func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
@@ -265,7 +274,14 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		if m.spinning {
 			m.frame++
 		}
+		if m.flash != "" && m.now().Sub(m.flashAt) > flashTTL {
+			m.flash = ""
+		}
 		return m, m.tick()
+	case FrameRequest:
+		msg.Reply <- m.render()
+		m.skipDraw = true
+		return m, nil
 	case tea.WindowSizeMsg:
 		m.w, m.h = msg.Width, msg.Height
 		m.vpKey = ""
