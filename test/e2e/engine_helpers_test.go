@@ -69,7 +69,9 @@ func (r *engRig) start(mod func(*engine.Options)) *engRun {
 	r.t.Helper()
 	run := &engRun{t: r.t, done: make(chan error, 1)}
 	cfg := rest.CopyConfig(r.env.Config)
-	cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper { return &engCounter{next: rt, writes: &run.writes, reqs: &run.reqs} })
+	cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper {
+		return &engCounter{next: rt, writes: &run.writes, reqs: &run.reqs}
+	})
 	set, err := client.NewSet(cfg)
 	if err != nil {
 		r.t.Fatal(err)
