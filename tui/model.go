@@ -328,6 +328,14 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 
 func (m *Model) key(msg tea.KeyPressMsg) tea.Cmd {
 	k := m.keys
+	if m.snap.Fatal != nil || !m.snap.Startup.Done {
+		// Nothing to act on yet: only quitting makes sense.
+		if key.Matches(msg, k.Quit) {
+			return m.quit()
+		}
+		m.skipDraw = true
+		return nil
+	}
 	if m.dlg != nil {
 		return m.dialogKey(msg)
 	}

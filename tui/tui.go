@@ -6,6 +6,8 @@ package tui
 import (
 	"context"
 	"fmt"
+	"io"
+	"log"
 	"os"
 	"time"
 
@@ -71,6 +73,11 @@ func Run(ctx context.Context, b Backend, opts Options) error {
 	if err != nil {
 		return err
 	}
+	// The standard logger writes to stderr, under the UI; silence it while
+	// the UI owns the terminal (the engine's logger feeds Snapshot.Logs).
+	prev := log.Writer()
+	log.SetOutput(io.Discard)
+	defer log.SetOutput(prev)
 	_, err = tea.NewProgram(m, popts...).Run()
 	if err != nil && ctx.Err() != nil {
 		return nil // cancelled from outside: a normal end
