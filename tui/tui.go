@@ -12,7 +12,6 @@ import (
 	"time"
 
 	tea "charm.land/bubbletea/v2"
-	"charm.land/lipgloss/v2"
 	"github.com/charmbracelet/colorprofile"
 
 	"github.com/kroscope/kroscope/engine/state"
@@ -39,9 +38,10 @@ type Options struct {
 	// "-" to read no config file.
 	ConfigPath string
 
-	// IsDark tells an "auto" theme the terminal background before the
-	// terminal answers (Run queries it; tests set it).
-	IsDark bool
+	// LightBackground tells an "auto" theme the terminal is light before
+	// the terminal answers the program's background query (most are dark,
+	// so dark is assumed until then).
+	LightBackground bool
 	// Now is the clock (tests pin it); nil is time.Now.
 	Now func() time.Time
 	// FrameInterval is the minimum time between two redraws caused by state
@@ -63,12 +63,6 @@ func Run(ctx context.Context, b Backend, opts Options) error {
 	if opts.NoColor {
 		popts = append(popts, tea.WithColorProfile(colorprofile.Ascii))
 	}
-	// Ask for the background before Bubble Tea owns stdin (querying later
-	// from outside the program deadlocks); the program also listens for
-	// tea.BackgroundColorMsg.
-	if !opts.IsDark && isTerminal(os.Stdout) && isTerminal(os.Stdin) {
-		opts.IsDark = lipgloss.HasDarkBackground(os.Stdin, os.Stdout)
-	}
 	m, err := newModel(b, opts)
 	if err != nil {
 		return err
@@ -86,11 +80,6 @@ func Run(ctx context.Context, b Backend, opts Options) error {
 		return fmt.Errorf("terminal UI: %w", err)
 	}
 	return nil
-}
-
-func isTerminal(f *os.File) bool {
-	st, err := f.Stat()
-	return err == nil && st.Mode()&os.ModeCharDevice != 0
 }
 
 // NewModel returns the root tea.Model (for teatest and e2e tests). A bad
@@ -140,7 +129,7 @@ func newModel(b Backend, opts Options) (*Model, error) {
 	if opts.ASCII {
 		keys.asciiHelp()
 	}
-	th, err := theme.New(theme.Options{Name: opts.Theme, IsDark: opts.IsDark, NoColor: opts.NoColor, ASCII: opts.ASCII})
+	th, err := theme.New(theme.Options{Name: opts.Theme, IsDark: !opts.LightBackground, NoColor: opts.NoColor, ASCII: opts.ASCII})
 	if err != nil {
 		return nil, err
 	}
