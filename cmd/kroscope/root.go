@@ -1,0 +1,82 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+	"k8s.io/klog/v2"
+
+	"github.com/kroscope/kroscope/engine"
+	"github.com/kroscope/kroscope/engine/logsink"
+	"github.com/kroscope/kroscope/tui"
+)
+
+// The root command runs the engine against the kubeconfig's cluster and the
+// terminal UI over it.
+func init() {
+	var (
+		o  engine.Options
+		ui tui.Options
+	)
+	rootCmd.Example = `  kroscope --rgd examples/webapp/          # serve a graph from files on the current context
+  kroscope --context kind-kind -n team-a   # the cluster's graphs, one namespace
+  kroscope --observe                       # watch where kro itself reconciles; write nothing
+  kroscope demo                            # no cluster needed`
+	rootCmd.Args = cobra.NoArgs
+	rootCmd.RunE = func(cmd *cobra.Command, _ []string) error {
+		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+		defer stop()
+		// Logs go to the UI's log pane only: nothing may write to the
+		// terminal under the UI.
+		o.Log = logsink.New(logsink.Options{})
+		klog.SetLogger(o.Log.WithName("client-go"))
+		if err := connectEngine(cmd, &o); err != nil {
+			return tui.Run(ctx, tui.FatalBackend("Cannot connect to a cluster", err.Error(),
+				"Check --kubeconfig/--context (or $KUBECONFIG), or try `kroscope demo`, which needs no cluster."), ui)
+		}
+		e, err := engine.New(o)
+		if err != nil {
+			return tui.Run(ctx, tui.FatalBackend("Cannot start the engine", err.Error(),
+				"Check the flags; `kroscope --help` lists them."), ui)
+		}
+		return runEngineWithUI(ctx, e, ui)
+	}
+	addEngineFlags(rootCmd.Flags(), &o)
+	addUIFlags(rootCmd.Flags(), &ui)
+}
+
+// addUIFlags registers the terminal UI's flags on fs.
+func addUIFlags(fs *pflag.FlagSet, ui *tui.Options) {
+	fs.StringVar(&ui.Theme, "theme", "", "colour theme: auto, dark, light or high-contrast (default: config file, then auto)")
+	fs.BoolVar(&ui.ASCII, "ascii", false, "use ASCII instead of Unicode glyphs")
+	fs.BoolVar(&ui.NoColor, "no-color", false, "no colours (also when NO_COLOR is set)")
+	fs.StringVar(&ui.ConfigPath, "config", "", "config file for keys and theme (default $XDG_CONFIG_HOME/kroscope/config.yaml)")
+	fs.BoolVar(&ui.NoMouse, "no-mouse", false, "do not capture the mouse")
+}
+
+// runEngineWithUI runs e in the background and the UI in the foreground;
+// quitting the UI stops the engine, which finishes in-flight reconciles.
+func runEngineWithUI(ctx context.Context, e *engine.Engine, ui tui.Options) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	done := make(chan error, 1)
+	go func() { done <- e.Run(ctx) }()
+	uiErr := tui.Run(ctx, e, ui)
+	cancel()
+	select {
+	case err := <-done:
+		if err != nil && !errors.Is(err, context.Canceled) {
+			return errors.Join(uiErr, fmt.Errorf("engine: %w", err))
+		}
+	case <-time.After(30 * time.Second):
+		return errors.Join(uiErr, errors.New("engine did not stop within 30s"))
+	}
+	return uiErr
+}
