@@ -1,0 +1,675 @@
+// Package cluster is an in-memory Kubernetes API good enough for kroscope's
+// real engine and reconciler: a dynamic client, a metadata-only client and a
+// RESTMapper over one object store that keeps the API server's rules the
+// reconciler relies on — resourceVersion on every write, generation bumped on
+// spec changes, a status subresource, finalizers holding deletion,
+// server-side apply with managedFields, watches that resume from a
+// resourceVersion, and CRDs that become Established and teach it new kinds.
+//
+// client-go's fake dynamic client drops apply options (field manager, force)
+// and cannot list kinds it was not told about at construction, so the cluster
+// implements the client interfaces itself over its own store, and uses
+// apimachinery's managedfields for apply exactly as the API server does.
+package cluster
+
+import (
+	"fmt"
+	"math/rand"
+	"sort"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/google/uuid"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/managedfields"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/kubernetes/fake"
+
+	"github.com/kroscope/kroscope/reconciler/client"
+)
+
+// Options configure a Cluster.
+type Options struct {
+	// FailRate is the fraction (0..1) of child writes made through ClientSet
+	// that fail with an injected 500 or conflict, so errors show in the UI.
+	// Writes to CRDs, graphs, instances, leases and events never fail.
+	FailRate float64
+	// Seed seeds the failure injection; 0 means the current time.
+	Seed int64
+	// Namespaces are created at start; "default" always is.
+	Namespaces []string
+	// EventLog bounds how many past watch events are kept so watches can
+	// resume from an older resourceVersion (default 50000).
+	EventLog int
+}
+
+// Cluster is the in-memory API server. It is safe for concurrent use.
+type Cluster struct {
+	mu      sync.Mutex
+	rv      int64
+	kinds   map[schema.GroupVersionResource]*kindInfo
+	objects map[schema.GroupVersionResource]map[types.NamespacedName]*unstructured.Unstructured
+
+	// events is the log of past watch events, oldest first; logFloor is the
+	// resourceVersion at or below which history has been dropped.
+	events   []event
+	eventCap int
+	logFloor int64
+	watchers map[*watcher]struct{}
+
+	mapper        *restMapper
+	typeConverter managedfields.TypeConverter
+	managers      map[managerKey]*managedfields.FieldManager
+
+	failRate float64
+	rndMu    sync.Mutex
+	rnd      *rand.Rand
+
+	writes map[string]int64 // by field manager, for tests and figures
+	now    func() time.Time
+}
+
+type managerKey struct {
+	gvk         schema.GroupVersionKind
+	subresource string
+}
+
+// New returns a cluster serving the built-in kinds.
+func New(opts Options) *Cluster {
+	seed := opts.Seed
+	if seed == 0 {
+		seed = time.Now().UnixNano()
+	}
+	capacity := opts.EventLog
+	if capacity <= 0 {
+		capacity = 50000
+	}
+	c := &Cluster{
+		kinds:         map[schema.GroupVersionResource]*kindInfo{},
+		objects:       map[schema.GroupVersionResource]map[types.NamespacedName]*unstructured.Unstructured{},
+		eventCap:      capacity,
+		watchers:      map[*watcher]struct{}{},
+		mapper:        newRESTMapper(),
+		typeConverter: managedfields.NewDeducedTypeConverter(),
+		managers:      map[managerKey]*managedfields.FieldManager{},
+		failRate:      opts.FailRate,
+		rnd:           rand.New(rand.NewSource(seed)),
+		writes:        map[string]int64{},
+		now:           time.Now,
+	}
+	for _, k := range builtinKinds {
+		c.addKindLocked(k)
+	}
+	for _, ns := range append([]string{"default", "kube-system"}, opts.Namespaces...) {
+		obj := &unstructured.Unstructured{}
+		obj.SetAPIVersion("v1")
+		obj.SetKind("Namespace")
+		obj.SetName(ns)
+		_, err := c.create(nsGVR, "", obj, metav1.CreateOptions{FieldManager: "demo-cluster"}, "")
+		if err != nil && !apierrors.IsAlreadyExists(err) {
+			panic(fmt.Sprintf("demo cluster: creating namespace %q: %v", ns, err)) // cannot happen: fresh store
+		}
+	}
+	return c
+}
+
+var nsGVR = schema.GroupVersionResource{Version: "v1", Resource: "namespaces"}
+
+// ClientSet returns the client set the engine and reconciler use. Its
+// dynamic client injects failures at Options.FailRate.
+func (c *Cluster) ClientSet() *client.Set {
+	var dyn = c.Dynamic()
+	if c.failRate > 0 {
+		dyn = &faultyDynamic{inner: dyn, c: c}
+	}
+	return client.NewSetFromClients(client.Clients{
+		Dynamic:    dyn,
+		Metadata:   c.Metadata(),
+		Kubernetes: fake.NewClientset(),
+		Mapper:     c.mapper,
+		Impersonate: func(user string) (*client.Set, error) {
+			// The demo has no RBAC: every identity may do everything, so
+			// an impersonated set is the same clients under another name.
+			return client.NewSetFromClients(client.Clients{
+				Dynamic: dyn, Metadata: c.Metadata(), Kubernetes: fake.NewClientset(), Mapper: c.mapper,
+			}), nil
+		},
+	})
+}
+
+// RESTMapper returns the cluster's mapper; it knows every CRD written so far.
+func (c *Cluster) RESTMapper() *restMapper { return c.mapper }
+
+// Writes returns how many writes each field manager made (create, update,
+// patch, apply and delete requests that succeeded).
+func (c *Cluster) Writes() map[string]int64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	out := make(map[string]int64, len(c.writes))
+	for k, v := range c.writes {
+		out[k] = v
+	}
+	return out
+}
+
+// ResourceVersion returns the cluster's current resourceVersion.
+func (c *Cluster) ResourceVersion() int64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.rv
+}
+
+func (c *Cluster) addKindLocked(k kindInfo) {
+	kk := k
+	c.kinds[k.gvr] = &kk
+	c.mapper.add(k)
+}
+
+// kind returns the served kind for gvr or a NotFound like the API server's
+// for an unknown resource.
+func (c *Cluster) kindLocked(gvr schema.GroupVersionResource) (*kindInfo, error) {
+	k, ok := c.kinds[gvr]
+	if !ok {
+		return nil, apierrors.NewNotFound(gvr.GroupResource(), "")
+	}
+	return k, nil
+}
+
+func (c *Cluster) scopeLocked(k *kindInfo, ns string) (string, error) {
+	if !k.namespaced {
+		return "", nil
+	}
+	if ns == "" {
+		return "", apierrors.NewBadRequest(fmt.Sprintf("%s is namespaced: a namespace is required", k.gvr.GroupResource()))
+	}
+	return ns, nil
+}
+
+func (c *Cluster) get(gvr schema.GroupVersionResource, ns, name string) (*unstructured.Unstructured, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	k, err := c.kindLocked(gvr)
+	if err != nil {
+		return nil, err
+	}
+	if ns, err = c.scopeLocked(k, ns); err != nil {
+		return nil, err
+	}
+	obj, ok := c.objects[gvr][types.NamespacedName{Namespace: ns, Name: name}]
+	if !ok {
+		return nil, apierrors.NewNotFound(gvr.GroupResource(), name)
+	}
+	return obj.DeepCopy(), nil
+}
+
+func (c *Cluster) list(gvr schema.GroupVersionResource, ns string, opts metav1.ListOptions) (*unstructured.UnstructuredList, error) {
+	sel, err := parseSelectors(opts)
+	if err != nil {
+		return nil, err
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	k, err := c.kindLocked(gvr)
+	if err != nil {
+		return nil, err
+	}
+	if !k.namespaced {
+		ns = ""
+	}
+	list := &unstructured.UnstructuredList{}
+	list.SetAPIVersion(k.gvk.GroupVersion().String())
+	list.SetKind(k.listKind)
+	list.SetResourceVersion(strconv.FormatInt(c.rv, 10))
+	for key, obj := range c.objects[gvr] {
+		if ns != "" && key.Namespace != ns {
+			continue
+		}
+		if sel.matches(obj) {
+			list.Items = append(list.Items, *obj.DeepCopy())
+		}
+	}
+	sort.Slice(list.Items, func(i, j int) bool {
+		a, b := list.Items[i], list.Items[j]
+		if a.GetNamespace() != b.GetNamespace() {
+			return a.GetNamespace() < b.GetNamespace()
+		}
+		return a.GetName() < b.GetName()
+	})
+	return list, nil
+}
+
+// create stores a new object (or, for subresource "status", is refused as on
+// a real server).
+func (c *Cluster) create(gvr schema.GroupVersionResource, ns string, obj *unstructured.Unstructured, opts metav1.CreateOptions, sub string) (*unstructured.Unstructured, error) {
+	if sub != "" {
+		return nil, apierrors.NewMethodNotSupported(gvr.GroupResource(), "create "+sub)
+	}
+	if len(opts.DryRun) > 0 {
+		return nil, apierrors.NewBadRequest("dry run is not supported by the demo cluster")
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	k, err := c.kindLocked(gvr)
+	if err != nil {
+		return nil, err
+	}
+	obj = obj.DeepCopy()
+	if err := c.checkTypeLocked(k, obj, ns); err != nil {
+		return nil, err
+	}
+	if obj.GetName() == "" && obj.GetGenerateName() != "" {
+		obj.SetName(obj.GetGenerateName() + uuid.NewString()[:5])
+	}
+	if obj.GetResourceVersion() != "" {
+		return nil, apierrors.NewBadRequest("resourceVersion should not be set on objects to be created")
+	}
+	mgr, err := c.managerLocked(k, "")
+	if err != nil {
+		return nil, err
+	}
+	live := &unstructured.Unstructured{}
+	live.SetGroupVersionKind(k.gvk)
+	merged, err := mgr.Update(live, obj, managerName(opts.FieldManager))
+	if err != nil {
+		return nil, err
+	}
+	out, err := c.insertLocked(k, merged.(*unstructured.Unstructured))
+	if err != nil {
+		return nil, err
+	}
+	c.writes[managerName(opts.FieldManager)]++
+	return out, nil
+}
+
+// update replaces an object (main resource or status subresource).
+func (c *Cluster) update(gvr schema.GroupVersionResource, ns string, obj *unstructured.Unstructured, opts metav1.UpdateOptions, sub string) (*unstructured.Unstructured, error) {
+	if len(opts.DryRun) > 0 {
+		return nil, apierrors.NewBadRequest("dry run is not supported by the demo cluster")
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	k, err := c.kindLocked(gvr)
+	if err != nil {
+		return nil, err
+	}
+	obj = obj.DeepCopy()
+	if err := c.checkTypeLocked(k, obj, ns); err != nil {
+		return nil, err
+	}
+	old, ok := c.objects[gvr][key(obj)]
+	if !ok {
+		return nil, apierrors.NewNotFound(gvr.GroupResource(), obj.GetName())
+	}
+	if rv := obj.GetResourceVersion(); rv != "" && rv != old.GetResourceVersion() {
+		return nil, conflict(gvr, obj.GetName())
+	}
+	mgr, err := c.managerLocked(k, sub)
+	if err != nil {
+		return nil, err
+	}
+	merged, err := mgr.Update(old.DeepCopy(), obj, managerName(opts.FieldManager))
+	if err != nil {
+		return nil, err
+	}
+	out, err := c.replaceLocked(k, old, merged.(*unstructured.Unstructured), sub)
+	if err != nil {
+		return nil, err
+	}
+	c.writes[managerName(opts.FieldManager)]++
+	return out, nil
+}
+
+// apply is server-side apply of applied (main resource or status).
+func (c *Cluster) apply(gvr schema.GroupVersionResource, ns, name string, applied *unstructured.Unstructured, opts metav1.PatchOptions, sub string) (*unstructured.Unstructured, error) {
+	if opts.FieldManager == "" {
+		return nil, apierrors.NewBadRequest("PatchOptions.fieldManager is required for apply requests")
+	}
+	if len(opts.DryRun) > 0 {
+		return nil, apierrors.NewBadRequest("dry run is not supported by the demo cluster")
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	k, err := c.kindLocked(gvr)
+	if err != nil {
+		return nil, err
+	}
+	if applied.GetName() == "" {
+		applied.SetName(name)
+	}
+	if applied.GetName() != name {
+		return nil, apierrors.NewBadRequest(fmt.Sprintf("the name of the object (%s) does not match the name on the URL (%s)", applied.GetName(), name))
+	}
+	if err := c.checkTypeLocked(k, applied, ns); err != nil {
+		return nil, err
+	}
+	force := opts.Force != nil && *opts.Force
+	mgr, err := c.managerLocked(k, sub)
+	if err != nil {
+		return nil, err
+	}
+	old, exists := c.objects[gvr][key(applied)]
+	live := &unstructured.Unstructured{}
+	live.SetGroupVersionKind(k.gvk)
+	if exists {
+		live = old.DeepCopy()
+	} else if sub != "" {
+		return nil, apierrors.NewNotFound(gvr.GroupResource(), name)
+	}
+	merged, err := mgr.Apply(live, applied, opts.FieldManager, force)
+	if err != nil {
+		return nil, err
+	}
+	var out *unstructured.Unstructured
+	if exists {
+		out, err = c.replaceLocked(k, old, merged.(*unstructured.Unstructured), sub)
+	} else {
+		out, err = c.insertLocked(k, merged.(*unstructured.Unstructured))
+	}
+	if err != nil {
+		return nil, err
+	}
+	c.writes[opts.FieldManager]++
+	return out, nil
+}
+
+// patch applies a JSON merge patch or JSON patch to the stored object.
+func (c *Cluster) patch(gvr schema.GroupVersionResource, ns, name string, pt types.PatchType, data []byte, opts metav1.PatchOptions, sub string) (*unstructured.Unstructured, error) {
+	if pt == types.ApplyPatchType || pt == types.ApplyCBORPatchType {
+		applied, err := decodeApply(data)
+		if err != nil {
+			return nil, err
+		}
+		return c.apply(gvr, ns, name, applied, opts, sub)
+	}
+	if len(opts.DryRun) > 0 {
+		return nil, apierrors.NewBadRequest("dry run is not supported by the demo cluster")
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	k, err := c.kindLocked(gvr)
+	if err != nil {
+		return nil, err
+	}
+	if ns, err = c.scopeLocked(k, ns); err != nil {
+		return nil, err
+	}
+	old, ok := c.objects[gvr][types.NamespacedName{Namespace: ns, Name: name}]
+	if !ok {
+		return nil, apierrors.NewNotFound(gvr.GroupResource(), name)
+	}
+	patched, err := applyPatch(old, pt, data)
+	if err != nil {
+		return nil, err
+	}
+	if rv := patched.GetResourceVersion(); rv != old.GetResourceVersion() {
+		// A resourceVersion in the patch is a precondition.
+		return nil, conflict(gvr, name)
+	}
+	if patched.GetName() != name || patched.GetNamespace() != old.GetNamespace() {
+		return nil, apierrors.NewBadRequest("a patch may not change the name or namespace")
+	}
+	mgr, err := c.managerLocked(k, sub)
+	if err != nil {
+		return nil, err
+	}
+	merged, err := mgr.Update(old.DeepCopy(), patched, managerName(opts.FieldManager))
+	if err != nil {
+		return nil, err
+	}
+	out, err := c.replaceLocked(k, old, merged.(*unstructured.Unstructured), sub)
+	if err != nil {
+		return nil, err
+	}
+	c.writes[managerName(opts.FieldManager)]++
+	return out, nil
+}
+
+// delete removes an object, or marks it deleting while finalizers remain.
+func (c *Cluster) delete(gvr schema.GroupVersionResource, ns, name string, opts metav1.DeleteOptions) error {
+	if len(opts.DryRun) > 0 {
+		return apierrors.NewBadRequest("dry run is not supported by the demo cluster")
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	k, err := c.kindLocked(gvr)
+	if err != nil {
+		return err
+	}
+	if ns, err = c.scopeLocked(k, ns); err != nil {
+		return err
+	}
+	old, ok := c.objects[gvr][types.NamespacedName{Namespace: ns, Name: name}]
+	if !ok {
+		return apierrors.NewNotFound(gvr.GroupResource(), name)
+	}
+	if p := opts.Preconditions; p != nil {
+		if p.UID != nil && *p.UID != old.GetUID() {
+			return apierrors.NewConflict(gvr.GroupResource(), name, fmt.Errorf("precondition failed: UID in precondition: %s, UID in object meta: %s", *p.UID, old.GetUID()))
+		}
+		if p.ResourceVersion != nil && *p.ResourceVersion != old.GetResourceVersion() {
+			return apierrors.NewConflict(gvr.GroupResource(), name, fmt.Errorf("precondition failed: ResourceVersion in precondition: %s, ResourceVersion in object meta: %s", *p.ResourceVersion, old.GetResourceVersion()))
+		}
+	}
+	c.writes["delete"]++
+	if len(old.GetFinalizers()) == 0 {
+		c.removeLocked(k, old)
+		return nil
+	}
+	if old.GetDeletionTimestamp() != nil {
+		return nil // already deleting: nothing changes
+	}
+	obj := old.DeepCopy()
+	now := metav1.NewTime(c.now())
+	obj.SetDeletionTimestamp(&now)
+	zero := int64(0)
+	obj.SetDeletionGracePeriodSeconds(&zero)
+	obj.SetGeneration(obj.GetGeneration() + 1)
+	c.storeLocked(k, old, obj)
+	return nil
+}
+
+// insertLocked stores a new object with the metadata the API server sets.
+func (c *Cluster) insertLocked(k *kindInfo, obj *unstructured.Unstructured) (*unstructured.Unstructured, error) {
+	if obj.GetName() == "" {
+		return nil, apierrors.NewBadRequest(fmt.Sprintf("%s: metadata.name is required", k.gvk.Kind))
+	}
+	if _, exists := c.objects[k.gvr][key(obj)]; exists {
+		return nil, apierrors.NewAlreadyExists(k.gvr.GroupResource(), obj.GetName())
+	}
+	if k.namespaced {
+		if _, ok := c.objects[nsGVR][types.NamespacedName{Name: obj.GetNamespace()}]; !ok {
+			return nil, apierrors.NewNotFound(nsGVR.GroupResource(), obj.GetNamespace())
+		}
+	}
+	obj.SetUID(types.UID(uuid.NewString()))
+	obj.SetCreationTimestamp(metav1.NewTime(c.now()))
+	obj.SetDeletionTimestamp(nil)
+	obj.SetGeneration(1)
+	if k.gvr == crdGVR {
+		if err := c.learnCRDLocked(obj); err != nil {
+			return nil, err
+		}
+	}
+	c.storeLocked(k, nil, obj)
+	return obj.DeepCopy(), nil
+}
+
+// replaceLocked stores an updated object, keeping what the request may not
+// change (identity, the other half of a status subresource) and bumping the
+// generation on spec changes.
+func (c *Cluster) replaceLocked(k *kindInfo, old, obj *unstructured.Unstructured, sub string) (*unstructured.Unstructured, error) {
+	switch sub {
+	case "":
+		if k.status {
+			restoreField(obj, old, "status")
+		}
+	case "status":
+		if !k.status {
+			return nil, apierrors.NewNotFound(k.gvr.GroupResource(), old.GetName()+"/status")
+		}
+		status, hasStatus := obj.Object["status"]
+		managed := obj.GetManagedFields()
+		obj = old.DeepCopy()
+		obj.SetManagedFields(managed)
+		if hasStatus {
+			obj.Object["status"] = status
+		} else {
+			delete(obj.Object, "status")
+		}
+	default:
+		return nil, apierrors.NewNotFound(k.gvr.GroupResource(), old.GetName()+"/"+sub)
+	}
+	// Identity and server-owned metadata never come from the request.
+	obj.SetName(old.GetName())
+	obj.SetNamespace(old.GetNamespace())
+	obj.SetUID(old.GetUID())
+	obj.SetCreationTimestamp(old.GetCreationTimestamp())
+	obj.SetDeletionTimestamp(old.GetDeletionTimestamp())
+	obj.SetDeletionGracePeriodSeconds(old.GetDeletionGracePeriodSeconds())
+	obj.SetGeneration(old.GetGeneration())
+	obj.SetResourceVersion(old.GetResourceVersion())
+	if old.GetDeletionTimestamp() != nil && len(obj.GetFinalizers()) > len(old.GetFinalizers()) {
+		return nil, apierrors.NewForbidden(k.gvr.GroupResource(), old.GetName(), fmt.Errorf("no new finalizers can be added if the object is being deleted"))
+	}
+	if specChanged(old, obj) {
+		obj.SetGeneration(old.GetGeneration() + 1)
+	}
+	if k.gvr == crdGVR && sub == "" {
+		if err := c.learnCRDLocked(obj); err != nil {
+			return nil, err
+		}
+	}
+	if equalObjects(old, obj) {
+		// A no-op write changes nothing, not even the resourceVersion, and
+		// sends no event: as on a real server.
+		return old.DeepCopy(), nil
+	}
+	if obj.GetDeletionTimestamp() != nil && len(obj.GetFinalizers()) == 0 {
+		c.removeLocked(k, old)
+		out := obj.DeepCopy()
+		out.SetResourceVersion(strconv.FormatInt(c.rv, 10))
+		return out, nil
+	}
+	c.storeLocked(k, old, obj)
+	return obj.DeepCopy(), nil
+}
+
+// storeLocked writes obj with a new resourceVersion and tells the watchers.
+func (c *Cluster) storeLocked(k *kindInfo, old, obj *unstructured.Unstructured) {
+	c.rv++
+	obj.SetResourceVersion(strconv.FormatInt(c.rv, 10))
+	if c.objects[k.gvr] == nil {
+		c.objects[k.gvr] = map[types.NamespacedName]*unstructured.Unstructured{}
+	}
+	c.objects[k.gvr][key(obj)] = obj
+	typ := watch.Modified
+	if old == nil {
+		typ = watch.Added
+	}
+	c.recordLocked(event{rv: c.rv, gvr: k.gvr, typ: typ, obj: obj, old: old})
+}
+
+// removeLocked deletes obj for good, then garbage-collects objects whose
+// every owner reference pointed at it (background propagation).
+func (c *Cluster) removeLocked(k *kindInfo, obj *unstructured.Unstructured) {
+	delete(c.objects[k.gvr], key(obj))
+	c.rv++
+	gone := obj.DeepCopy()
+	gone.SetResourceVersion(strconv.FormatInt(c.rv, 10))
+	c.recordLocked(event{rv: c.rv, gvr: k.gvr, typ: watch.Deleted, obj: gone, old: obj})
+	c.collectOrphansLocked(obj.GetUID())
+}
+
+func (c *Cluster) collectOrphansLocked(uid types.UID) {
+	for gvr, objs := range c.objects {
+		for _, o := range objs {
+			refs := o.GetOwnerReferences()
+			if len(refs) == 0 {
+				continue
+			}
+			owned, alive := false, false
+			for _, r := range refs {
+				if r.UID == uid {
+					owned = true
+				} else {
+					alive = true
+				}
+			}
+			if !owned || alive {
+				continue
+			}
+			k := c.kinds[gvr]
+			if len(o.GetFinalizers()) > 0 {
+				if o.GetDeletionTimestamp() == nil {
+					d := o.DeepCopy()
+					now := metav1.NewTime(c.now())
+					d.SetDeletionTimestamp(&now)
+					c.storeLocked(k, o, d)
+				}
+				continue
+			}
+			c.removeLocked(k, o)
+		}
+	}
+}
+
+// checkTypeLocked verifies the object's apiVersion, kind and namespace
+// against the resource it is written to, filling in what is missing.
+func (c *Cluster) checkTypeLocked(k *kindInfo, obj *unstructured.Unstructured, ns string) error {
+	normalizeNumbers(obj.Object)
+	if obj.GetAPIVersion() == "" && obj.GetKind() == "" {
+		obj.SetGroupVersionKind(k.gvk)
+	}
+	if obj.GroupVersionKind() != k.gvk {
+		return apierrors.NewBadRequest(fmt.Sprintf("%s %q: apiVersion/kind %s %s does not match resource %s (want %s %s)",
+			k.gvk.Kind, obj.GetName(), obj.GetAPIVersion(), obj.GetKind(), k.gvr.String(), k.gvk.GroupVersion().String(), k.gvk.Kind))
+	}
+	if !k.namespaced {
+		if obj.GetNamespace() != "" {
+			return apierrors.NewBadRequest(fmt.Sprintf("%s %q is cluster-scoped: metadata.namespace must be empty", k.gvk.Kind, obj.GetName()))
+		}
+		return nil
+	}
+	if obj.GetNamespace() == "" {
+		obj.SetNamespace(ns)
+	}
+	if ns == "" || obj.GetNamespace() != ns {
+		return apierrors.NewBadRequest(fmt.Sprintf("%s %q: the namespace of the object (%q) does not match the namespace of the request (%q)", k.gvk.Kind, obj.GetName(), obj.GetNamespace(), ns))
+	}
+	return nil
+}
+
+func (c *Cluster) managerLocked(k *kindInfo, sub string) (*managedfields.FieldManager, error) {
+	mk := managerKey{gvk: k.gvk, subresource: sub}
+	if m, ok := c.managers[mk]; ok {
+		return m, nil
+	}
+	m, err := managedfields.NewDefaultCRDFieldManager(c.typeConverter, unstructuredConverter{}, unstructuredConverter{}, unstructuredConverter{},
+		k.gvk, k.gvk.GroupVersion(), sub, resetFields(k, sub))
+	if err != nil {
+		return nil, fmt.Errorf("field manager for %s: %w", k.gvk, err)
+	}
+	c.managers[mk] = m
+	return m, nil
+}
+
+func managerName(m string) string {
+	if m == "" {
+		return "demo-client"
+	}
+	return m
+}
+
+func key(obj *unstructured.Unstructured) types.NamespacedName {
+	return types.NamespacedName{Namespace: obj.GetNamespace(), Name: obj.GetName()}
+}
+
+func conflict(gvr schema.GroupVersionResource, name string) error {
+	return apierrors.NewConflict(gvr.GroupResource(), name,
+		fmt.Errorf("the object has been modified; please apply your changes to the latest version and try again"))
+}

@@ -1,0 +1,230 @@
+package cluster
+
+import (
+	"fmt"
+	"strconv"
+	"sync"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/watch"
+)
+
+// event is one change, kept in the log so watches can resume from a
+// resourceVersion. obj and old are never mutated once recorded.
+type event struct {
+	rv  int64
+	gvr schema.GroupVersionResource
+	typ watch.EventType
+	obj *unstructured.Unstructured
+	old *unstructured.Unstructured // nil for ADDED
+}
+
+// selector is a parsed label and field selector.
+type selector struct {
+	labels labels.Selector
+	fields fields.Selector
+}
+
+func parseSelectors(opts metav1.ListOptions) (selector, error) {
+	s := selector{labels: labels.Everything(), fields: fields.Everything()}
+	var err error
+	if opts.LabelSelector != "" {
+		if s.labels, err = labels.Parse(opts.LabelSelector); err != nil {
+			return s, apierrors.NewBadRequest(fmt.Sprintf("invalid label selector %q: %v", opts.LabelSelector, err))
+		}
+	}
+	if opts.FieldSelector != "" {
+		if s.fields, err = fields.ParseSelector(opts.FieldSelector); err != nil {
+			return s, apierrors.NewBadRequest(fmt.Sprintf("invalid field selector %q: %v", opts.FieldSelector, err))
+		}
+	}
+	return s, nil
+}
+
+func (s selector) matches(obj *unstructured.Unstructured) bool {
+	if obj == nil {
+		return false
+	}
+	return s.labels.Matches(labels.Set(obj.GetLabels())) &&
+		s.fields.Matches(fields.Set{"metadata.name": obj.GetName(), "metadata.namespace": obj.GetNamespace()})
+}
+
+// recordLocked appends e to the log and hands it to every watcher.
+func (c *Cluster) recordLocked(e event) {
+	if len(c.events) >= c.eventCap {
+		drop := len(c.events) / 4
+		c.logFloor = c.events[drop-1].rv
+		c.events = append(c.events[:0:0], c.events[drop:]...)
+	}
+	c.events = append(c.events, e)
+	for w := range c.watchers {
+		w.offer(e)
+	}
+}
+
+// watch starts a watch of gvr in ns. A resourceVersion replays the logged
+// events after it (410 Gone when they are no longer logged); none, or
+// sendInitialEvents, starts with an ADDED event per existing object.
+func (c *Cluster) watch(gvr schema.GroupVersionResource, ns string, opts metav1.ListOptions, transform func(*unstructured.Unstructured) runtime.Object) (watch.Interface, error) {
+	sel, err := parseSelectors(opts)
+	if err != nil {
+		return nil, err
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	k, err := c.kindLocked(gvr)
+	if err != nil {
+		return nil, err
+	}
+	if !k.namespaced {
+		ns = ""
+	}
+	w := newWatcher(c, gvr, ns, sel, transform)
+	initial := opts.ResourceVersion == "" || opts.ResourceVersion == "0" ||
+		(opts.SendInitialEvents != nil && *opts.SendInitialEvents)
+	if initial {
+		list := []*unstructured.Unstructured{}
+		for key, obj := range c.objects[gvr] {
+			if ns == "" || key.Namespace == ns {
+				list = append(list, obj)
+			}
+		}
+		for _, obj := range list {
+			w.offer(event{rv: c.rv, gvr: gvr, typ: watch.Added, obj: obj})
+		}
+		if opts.SendInitialEvents != nil && *opts.SendInitialEvents {
+			bm := &unstructured.Unstructured{}
+			bm.SetGroupVersionKind(k.gvk)
+			bm.SetResourceVersion(strconv.FormatInt(c.rv, 10))
+			bm.SetAnnotations(map[string]string{metav1.InitialEventsAnnotationKey: "true"})
+			w.push(watch.Event{Type: watch.Bookmark, Object: transform(bm)})
+		}
+	} else {
+		from, err := strconv.ParseInt(opts.ResourceVersion, 10, 64)
+		if err != nil {
+			return nil, apierrors.NewBadRequest(fmt.Sprintf("invalid resourceVersion %q", opts.ResourceVersion))
+		}
+		if from < c.logFloor {
+			return nil, apierrors.NewResourceExpired(fmt.Sprintf("too old resource version: %d (%d)", from, c.logFloor))
+		}
+		for _, e := range c.events {
+			if e.rv > from && e.gvr == gvr {
+				w.offer(e)
+			}
+		}
+	}
+	c.watchers[w] = struct{}{}
+	return w, nil
+}
+
+// watcher delivers events through an unbounded queue, so a slow consumer
+// never blocks a write (client-go's fake watcher panics when 100 events wait).
+type watcher struct {
+	c         *Cluster
+	gvr       schema.GroupVersionResource
+	ns        string
+	sel       selector
+	transform func(*unstructured.Unstructured) runtime.Object
+
+	mu      sync.Mutex
+	cond    *sync.Cond
+	queue   []watch.Event
+	stopped bool
+	out     chan watch.Event
+	done    chan struct{} // closed by Stop
+}
+
+func newWatcher(c *Cluster, gvr schema.GroupVersionResource, ns string, sel selector, transform func(*unstructured.Unstructured) runtime.Object) *watcher {
+	w := &watcher{c: c, gvr: gvr, ns: ns, sel: sel, transform: transform, out: make(chan watch.Event), done: make(chan struct{})}
+	w.cond = sync.NewCond(&w.mu)
+	go w.run()
+	return w
+}
+
+// offer queues e if it concerns this watch, turning a change that moves an
+// object into or out of the selector into ADDED or DELETED as the API
+// server does.
+func (w *watcher) offer(e event) {
+	if e.gvr != w.gvr || (w.ns != "" && e.obj.GetNamespace() != w.ns) {
+		return
+	}
+	now, before := w.sel.matches(e.obj), w.sel.matches(e.old)
+	typ := e.typ
+	switch e.typ {
+	case watch.Modified:
+		switch {
+		case now && before:
+		case now:
+			typ = watch.Added
+		case before:
+			typ = watch.Deleted
+		default:
+			return
+		}
+	case watch.Deleted:
+		if !before {
+			return
+		}
+	default:
+		if !now {
+			return
+		}
+	}
+	w.push(watch.Event{Type: typ, Object: w.transform(e.obj.DeepCopy())})
+}
+
+func (w *watcher) push(e watch.Event) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.stopped {
+		return
+	}
+	w.queue = append(w.queue, e)
+	w.cond.Signal()
+}
+
+func (w *watcher) run() {
+	defer close(w.out)
+	for {
+		w.mu.Lock()
+		for len(w.queue) == 0 && !w.stopped {
+			w.cond.Wait()
+		}
+		if w.stopped {
+			w.mu.Unlock()
+			return
+		}
+		e := w.queue[0]
+		w.queue[0] = watch.Event{}
+		w.queue = w.queue[1:]
+		w.mu.Unlock()
+		select {
+		case w.out <- e:
+		case <-w.done:
+			return
+		}
+	}
+}
+
+// Stop ends the watch and closes its result channel.
+func (w *watcher) Stop() {
+	w.c.mu.Lock()
+	delete(w.c.watchers, w)
+	w.c.mu.Unlock()
+	w.mu.Lock()
+	if !w.stopped {
+		w.stopped = true
+		close(w.done)
+		w.cond.Broadcast()
+	}
+	w.mu.Unlock()
+}
+
+// ResultChan returns the events.
+func (w *watcher) ResultChan() <-chan watch.Event { return w.out }
