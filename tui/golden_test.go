@@ -139,6 +139,8 @@ func screens() []screenCase {
 		{name: "ascii_startup_80x24", w: 80, h: 24, opts: Options{ASCII: true}, snap: startup, check: onlyASCII},
 		{name: "highcontrast_instance_80x24", w: 80, h: 24, opts: Options{Theme: "high-contrast"}, keys: []string{"e"}},
 		{name: "light_instances_80x24", w: 80, h: 24, opts: Options{Theme: "light"}},
+		{name: "deep_graph_80x24", w: 80, h: 24, snap: func() *state.Snapshot { return bigInstance(40) }, keys: []string{"j", "enter", "G"}},
+		{name: "deep_graph_error_160x48", w: 160, h: 48, snap: func() *state.Snapshot { return bigInstance(40) }, keys: []string{"e"}},
 	}
 }
 

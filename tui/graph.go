@@ -4,6 +4,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/charmbracelet/x/ansi"
+
 	"github.com/kroscope/kroscope/engine/state"
 )
 
@@ -130,7 +132,13 @@ func (m *Model) graphPane(in *state.Instance, w, h int) []string {
 		if w >= 40 {
 			stW = 15
 		}
-		left := g.prefix[i] + th.Glyph(r.State, m.frame) + " " + r.ID + "  " + r.Kind + " " + obj
+		// Deep chains would push names off screen: keep only the innermost
+		// levels of indentation, marked by an ellipsis.
+		prefix := g.prefix[i]
+		if maxIndent := max(w/3, 9); ansi.StringWidth(prefix) > maxIndent {
+			prefix = th.G.Ellipsis + ansi.TruncateLeft(prefix, ansi.StringWidth(prefix)-maxIndent+ansi.StringWidth(th.G.Ellipsis), "")
+		}
+		left := prefix + th.Glyph(r.State, m.frame) + " " + r.ID + "  " + r.Kind + " " + obj
 		if g.needs[i] != "" {
 			left += "  " + g.needs[i]
 		}
@@ -146,7 +154,7 @@ func (m *Model) graphPane(in *state.Instance, w, h int) []string {
 			out = append(out, st.Render(line))
 			continue
 		}
-		styled := th.Dim.Render(g.prefix[i]) + th.State(r.State, "", m.frame) + " " + r.ID + "  " + th.Dim.Render(r.Kind) + " " + obj
+		styled := th.Dim.Render(prefix) + th.State(r.State, "", m.frame) + " " + r.ID + "  " + th.Dim.Render(r.Kind) + " " + obj
 		if g.needs[i] != "" {
 			styled += "  " + th.Dim.Render(g.needs[i])
 		}

@@ -2,11 +2,15 @@ package tui
 
 import (
 	"errors"
+	"fmt"
+	"image/color"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	tea "charm.land/bubbletea/v2"
 
 	"github.com/kroscope/kroscope/engine/state"
 	"github.com/kroscope/kroscope/theme"
@@ -233,5 +237,110 @@ func TestCoalescesBurstIntoOneRefresh(t *testing.T) {
 	m.Update(flushMsg{})
 	if m.snap.Version != 500 {
 		t.Fatal("flush did not take the new snapshot")
+	}
+}
+
+func bigInstance(n int) *state.Snapshot {
+	snap := fixture()
+	in := *snap.Instances[1]
+	in.Resources = nil
+	for i := range n {
+		r := state.Resource{ID: fmt.Sprintf("res%02d", i), Kind: "ConfigMap", Name: fmt.Sprintf("cm-%02d", i), State: "SYNCED"}
+		if i > 0 {
+			r.Dependencies = []string{fmt.Sprintf("res%02d", i-1)}
+		}
+		in.Resources = append(in.Resources, r)
+	}
+	long := make([]string, 60)
+	for i := range long {
+		long[i] = fmt.Sprintf("error line %02d", i)
+	}
+	in.Resources[n-1].State, in.Resources[n-1].Err = "ERROR", strings.Join(long, "\n")
+	in.Version = 77
+	snap.Instances[1] = &in
+	return snap
+}
+
+func TestGraphScrollsAt80x24(t *testing.T) {
+	m, _ := newTestModel(t, bigInstance(40), Options{}, 80, 24)
+	press(m, "j", "enter")
+	for range 30 {
+		press(m, "j")
+	}
+	out := plain(m.Frame())
+	if !strings.Contains(out, "res30") || strings.Contains(out, "res00 ") {
+		t.Fatalf("graph did not scroll to the cursor:\n%s", out)
+	}
+	if m.nodeID != "res30" {
+		t.Fatalf("cursor on %s", m.nodeID)
+	}
+	for i, l := range strings.Split(strings.TrimSuffix(out, "\n"), "\n") {
+		if w := len([]rune(l)); w > 80 {
+			t.Fatalf("line %d too wide (%d): %q", i, w, l)
+		}
+	}
+}
+
+func TestLongErrorScrolls(t *testing.T) {
+	m, _ := newTestModel(t, bigInstance(5), Options{}, 80, 24)
+	press(m, "j", "enter", "e") // e opens the error and focuses the detail pane
+	out := plain(m.Frame())
+	if !strings.Contains(out, "error line 00") || strings.Contains(out, "error line 59") {
+		t.Fatalf("error view start:\n%s", out)
+	}
+	press(m, "G")
+	out = plain(m.Frame())
+	if !strings.Contains(out, "error line 59") {
+		t.Fatalf("error view did not scroll to the end:\n%s", out)
+	}
+}
+
+func TestBackgroundColourPicksPalette(t *testing.T) {
+	f := newFake(fixture())
+	m, err := newModel(f, Options{ConfigPath: "-", Now: func() time.Time { return fixedNow }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.th.P != theme.Must(theme.Options{Name: theme.Dark}).P {
+		t.Fatal("auto theme does not start dark")
+	}
+	m.Update(tea.BackgroundColorMsg{Color: color.White})
+	if m.th.P != theme.Must(theme.Options{Name: theme.Light}).P {
+		t.Fatal("a light background did not switch to the light palette")
+	}
+	// An explicit theme ignores the terminal.
+	m2, _ := newModel(f, Options{ConfigPath: "-", Theme: "high-contrast"})
+	m2.Update(tea.BackgroundColorMsg{Color: color.White})
+	if m2.th.Name != theme.HighContrast {
+		t.Fatal("explicit theme replaced")
+	}
+}
+
+func TestFlashExpires(t *testing.T) {
+	now := fixedNow
+	m, _ := newTestModel(t, fixture(), Options{}, 80, 24)
+	m.opts.Now = func() time.Time { return now }
+	press(m, "r")
+	if m.flash == "" {
+		t.Fatal("no flash")
+	}
+	now = now.Add(flashTTL / 2)
+	m.Update(tickMsg{})
+	if m.flash == "" {
+		t.Fatal("flash expired too early")
+	}
+	now = now.Add(flashTTL)
+	m.Update(tickMsg{})
+	if m.flash != "" {
+		t.Fatalf("flash %q did not expire", m.flash)
+	}
+}
+
+func TestDeepChainKeepsNamesVisible(t *testing.T) {
+	m, _ := newTestModel(t, bigInstance(40), Options{}, 80, 24)
+	press(m, "j", "enter", "G")
+	out := plain(m.Frame())
+	if !strings.Contains(out, "res39  ConfigMap cm-39") {
+		t.Fatalf("the deepest node's name is cut:\n%s", out)
 	}
 }
