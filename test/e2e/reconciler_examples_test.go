@@ -1,0 +1,215 @@
+package e2e
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/yaml"
+
+	"github.com/kroscope/kroscope/reconciler"
+)
+
+// examplesDir holds kro's example graphs and its Chainsaw expectations.
+const examplesDir = "../../../shared/testdata/kro-examples"
+
+// TestReconcilerKroExamples reconciles every kro example graph to ACTIVE on
+// the real API server, writing Deployment and Job status where readiness
+// needs a controller the test server lacks, then compares the children with
+// kro's own *-assert.yaml files, applies instance-update.yaml where there is
+// one and compares *-update-assert.yaml, and finally deletes the instance.
+func TestReconcilerKroExamples(t *testing.T) {
+	if _, err := os.Stat(examplesDir); err != nil {
+		t.Skipf("kro examples not found at %s: %v", examplesDir, err)
+	}
+	var files []string
+	for _, pat := range []string{"*/rg.yaml", "*/rgd.yaml"} {
+		m, _ := filepath.Glob(filepath.Join(examplesDir, pat))
+		files = append(files, m...)
+	}
+	slices.Sort(files)
+	if len(files) == 0 {
+		t.Fatalf("no graphs under %s", examplesDir)
+	}
+	for _, file := range files {
+		dir := filepath.Dir(file)
+		t.Run(filepath.Base(dir), func(t *testing.T) { runExample(t, dir, file) })
+	}
+}
+
+func runExample(t *testing.T, dir, rgdFile string) {
+	data, err := os.ReadFile(rgdFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := newRig(t, string(data))
+	instFile := filepath.Join(dir, "instance.yaml")
+	if _, err := os.Stat(instFile); err != nil {
+		instFile = filepath.Join(dir, "valid-instance.yaml")
+	}
+	instYAML, err := os.ReadFile(instFile)
+	if err != nil {
+		t.Fatalf("no instance for %s: %v", dir, err)
+	}
+	inst := r.create(string(instYAML))
+	name := inst.GetName()
+
+	active := func(o reconciler.Observation, _ error) bool {
+		r.fakeControllers(o)
+		live := r.instance(name)
+		return o.State.State == reconciler.InstanceStateActive && live != nil &&
+			condition(live, "Ready")["observedGeneration"] == live.GetGeneration()
+	}
+	r.until(name, 2*time.Minute, "ACTIVE", active)
+	r.compareAsserts(dir, false)
+
+	if upd, err := os.ReadFile(filepath.Join(dir, "instance-update.yaml")); err == nil {
+		var u map[string]any
+		if err := yaml.Unmarshal(upd, &u); err != nil {
+			t.Fatalf("instance-update.yaml: %v", err)
+		}
+		r.patchSpec(name, u["spec"].(map[string]any))
+		r.until(name, 2*time.Minute, "ACTIVE after the update", active)
+		r.compareAsserts(dir, true)
+	}
+
+	r.deleteInstance(name)
+	r.untilGone(name)
+}
+
+// fakeControllers writes the status a controller-manager would write for
+// Deployments and Jobs that wait for readiness.
+func (r *rig) fakeControllers(o reconciler.Observation) {
+	for _, d := range o.Resources {
+		if d.GVK.Kind == "HorizontalPodAutoscaler" && d.Observed != nil {
+			r.fakeAutoscaler(d.Observed)
+		}
+		if d.State != reconciler.ResourceStateWaitingForReadiness || d.Observed == nil {
+			continue
+		}
+		switch d.GVK.Kind {
+		case "Deployment":
+			replicas, _, _ := unstructured.NestedInt64(d.Observed.Object, "spec", "replicas")
+			r.writeStatus(gvrDeployment, d.Namespace, d.Name, map[string]any{
+				"replicas": replicas, "readyReplicas": replicas, "availableReplicas": replicas, "updatedReplicas": replicas,
+			})
+		case "Job":
+			now := time.Now().UTC().Format(time.RFC3339)
+			cond := func(typ string) map[string]any {
+				return map[string]any{"type": typ, "status": "True", "lastProbeTime": now, "lastTransitionTime": now}
+			}
+			r.writeStatus(gvrJob, d.Namespace, d.Name, map[string]any{
+				"startTime": now, "completionTime": now, "succeeded": int64(1),
+				"conditions": []any{cond("SuccessCriteriaMet"), cond("Complete")},
+			})
+		}
+	}
+}
+
+// fakeAutoscaler keeps the target Deployment's replicas within the HPA's
+// bounds through the scale subresource, as the HPA controller does.
+func (r *rig) fakeAutoscaler(hpa *unstructured.Unstructured) {
+	r.t.Helper()
+	minR, ok, _ := unstructured.NestedInt64(hpa.Object, "spec", "minReplicas")
+	if !ok {
+		minR = 1
+	}
+	maxR, _, _ := unstructured.NestedInt64(hpa.Object, "spec", "maxReplicas")
+	target, _, _ := unstructured.NestedString(hpa.Object, "spec", "scaleTargetRef", "name")
+	d := r.get(gvrDeployment, hpa.GetNamespace(), target)
+	if d == nil {
+		return
+	}
+	cur, ok, _ := unstructured.NestedInt64(d.Object, "spec", "replicas")
+	if !ok {
+		cur = 1
+	}
+	want := max(minR, min(cur, maxR))
+	if want == cur {
+		return
+	}
+	body := mustJSON(r.t, map[string]any{"spec": map[string]any{"replicas": want}})
+	_, err := r.dyn.Resource(gvrDeployment).Namespace(hpa.GetNamespace()).Patch(ctxT(r.t), target, types.MergePatchType, body,
+		metav1.PatchOptions{FieldManager: "kube-controller-manager"}, "scale")
+	if err != nil {
+		r.t.Fatalf("scaling %s: %v", target, err)
+	}
+}
+
+func (r *rig) writeStatus(gvr schema.GroupVersionResource, ns, name string, status map[string]any) {
+	r.t.Helper()
+	u := r.get(gvr, ns, name)
+	if u == nil {
+		return
+	}
+	if gvr != gvrJob {
+		status["observedGeneration"] = u.GetGeneration()
+	}
+	u.Object["status"] = status
+	if _, err := r.dyn.Resource(gvr).Namespace(ns).UpdateStatus(ctxT(r.t), u, metav1.UpdateOptions{}); err != nil {
+		r.t.Fatalf("writing %s %s/%s status: %v", gvr.Resource, ns, name, err)
+	}
+}
+
+// compareAsserts checks every object of kro's assert files (update ones
+// when update is true) against the live object.
+func (r *rig) compareAsserts(dir string, update bool) {
+	r.t.Helper()
+	files, _ := filepath.Glob(filepath.Join(dir, "*-assert.yaml"))
+	n := 0
+	for _, f := range files {
+		base := filepath.Base(f)
+		if base == "rgd-assert.yaml" || base == "instancecrd-assert.yaml" || strings.Contains(base, "-update-") != update {
+			continue
+		}
+		data, err := os.ReadFile(f)
+		if err != nil {
+			r.t.Fatal(err)
+		}
+		var want map[string]any
+		if err := yaml.Unmarshal(data, &want); err != nil {
+			r.t.Fatalf("%s: %v", f, err)
+		}
+		u := &unstructured.Unstructured{Object: want}
+		gvk := u.GroupVersionKind()
+		ns := r.ns
+		if gvk.Kind == r.g.Instance.GVK.Kind {
+			// kro's own single condition (InstanceSynced) is replaced by
+			// Ready and its three sub-conditions; the state must match.
+			if st, ok := want["status"].(map[string]any); ok {
+				delete(st, "conditions")
+			}
+			live := r.instance(u.GetName())
+			if c := condition(live, "Ready"); c == nil || c["status"] != "True" {
+				r.t.Errorf("%s: instance Ready condition %v, want True", base, c)
+			}
+		}
+		gvr := r.g.Instance.GVR
+		if gvk.Kind != r.g.Instance.GVK.Kind {
+			mapping, err := r.cs.RESTMapper().RESTMapping(gvk.GroupKind(), gvk.Version)
+			if err != nil {
+				r.t.Fatalf("%s: mapping %s: %v", base, gvk, err)
+			}
+			gvr = mapping.Resource
+		}
+		live := r.get(gvr, ns, u.GetName())
+		if live == nil {
+			r.t.Errorf("%s: %s %s/%s does not exist", base, gvk.Kind, ns, u.GetName())
+			continue
+		}
+		delete(want, "apiVersion")
+		delete(want, "kind")
+		if err := assertSubset(want, live.Object, ""); err != nil {
+			r.t.Errorf("%s: %s %s differs from kro's expectation: %v", base, gvk.Kind, u.GetName(), err)
+		}
+		n++
+	}
+	r.t.Logf("%s: %d objects match kro's assertions (update=%v)", filepath.Base(dir), n, update)
+}
