@@ -8,6 +8,8 @@
 package graph
 
 import (
+	"sync"
+
 	"github.com/google/cel-go/cel"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -173,5 +175,13 @@ type Expression struct {
 	// References are the top-level identifiers it reads (resource ids and
 	// "schema"), sorted and unique.
 	References []string
-	program    cel.Program
+
+	// The program is planned on first use: planning costs more than
+	// checking and most graphs are built far more often than every
+	// expression is evaluated.
+	env      *cel.Env
+	ast      *cel.Ast
+	planOnce sync.Once
+	program  cel.Program
+	planErr  error
 }

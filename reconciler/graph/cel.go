@@ -128,12 +128,8 @@ func compile(env *cel.Env, src string) (*compiled, error) {
 	if iss != nil && iss.Err() != nil {
 		return nil, celIssues(env, src, iss)
 	}
-	prg, err := env.Program(a)
-	if err != nil {
-		return nil, err
-	}
 	return &compiled{
-		expr: &Expression{Source: src, References: references(a), program: prg},
+		expr: &Expression{Source: src, References: references(a), env: env, ast: a},
 		out:  a.OutputType(),
 	}, nil
 }
@@ -273,4 +269,16 @@ func selfEnv(self *apiservercel.DeclType) (*cel.Env, error) {
 		return nil, err
 	}
 	return base.Extend(append(opts, cel.Variable("self", self.CelType()))...)
+}
+
+// plan returns the expression's program, planning it once.
+func (e *Expression) plan() (cel.Program, error) {
+	e.planOnce.Do(func() {
+		if e.env == nil || e.ast == nil {
+			e.planErr = fmt.Errorf("expression ${%s} was not compiled by a graph Builder", e.Source)
+			return
+		}
+		e.program, e.planErr = e.env.Program(e.ast)
+	})
+	return e.program, e.planErr
 }

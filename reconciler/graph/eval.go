@@ -62,8 +62,12 @@ func classify(err error) error {
 // that is not in vars, or a missing key, field or index, returns an error
 // wrapping ErrDataPending.
 func (e *Expression) Eval(vars Vars) (any, error) {
-	if e == nil || e.program == nil {
-		return nil, errors.New("expression was not compiled by a graph Builder")
+	if e == nil {
+		return nil, errors.New("nil expression")
+	}
+	prg, err := e.plan()
+	if err != nil {
+		return nil, err
 	}
 	for _, id := range e.References {
 		if _, ok := vars[id]; !ok {
@@ -74,7 +78,7 @@ func (e *Expression) Eval(vars Vars) (any, error) {
 	for _, id := range e.References {
 		act[id] = vars[id]
 	}
-	out, _, err := e.program.Eval(act)
+	out, _, err := prg.Eval(act)
 	if err != nil {
 		return nil, classify(err)
 	}
