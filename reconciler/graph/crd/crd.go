@@ -5,10 +5,13 @@ package crd
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"regexp"
 	"strings"
+	"sync"
 
 	"k8s.io/apiextensions-apiserver/pkg/apis/apiextensions"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
@@ -237,6 +240,23 @@ func CheckOwnership(existing *apiextensionsv1.CustomResourceDefinition, graphNam
 // does not compile, a bad printer column) is reported before any cluster
 // is involved. Schema paths are shown as instance field paths.
 func Validate(crd *apiextensionsv1.CustomResourceDefinition) error {
+	// Compiling CEL rules makes validation cost milliseconds per rule;
+	// graphs are rebuilt with unchanged schemas often, so results are
+	// remembered by content.
+	raw, err := json.Marshal(crd)
+	if err != nil {
+		return fmt.Errorf("CRD %s: %w", crd.Name, err)
+	}
+	key := sha256.Sum256(raw)
+	if err, ok := validated.get(key); ok {
+		return err
+	}
+	err = validate(crd)
+	validated.put(key, err)
+	return err
+}
+
+func validate(crd *apiextensionsv1.CustomResourceDefinition) error {
 	c := crd.DeepCopy()
 	apiextensionsv1.SetObjectDefaults_CustomResourceDefinition(c)
 	// The API server records the storage version on create.
@@ -264,6 +284,34 @@ func Validate(crd *apiextensionsv1.CustomResourceDefinition) error {
 		errs[i] = fmt.Errorf("CRD %s: %s: %s", crd.Name, readablePath(e.Field), body)
 	}
 	return errors.Join(errs...)
+}
+
+// validationCache remembers Validate's results for the last CRDs seen.
+type validationCache struct {
+	mu      sync.Mutex
+	results map[[sha256.Size]byte]error
+}
+
+// maxCachedValidations bounds the cache; it is emptied when full, which is
+// simpler than LRU and fine for the few graphs a process serves.
+const maxCachedValidations = 256
+
+var validated = &validationCache{results: map[[sha256.Size]byte]error{}}
+
+func (c *validationCache) get(k [sha256.Size]byte) (error, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	err, ok := c.results[k]
+	return err, ok
+}
+
+func (c *validationCache) put(k [sha256.Size]byte, err error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if len(c.results) >= maxCachedValidations {
+		clear(c.results)
+	}
+	c.results[k] = err
 }
 
 var propertiesSegment = regexp.MustCompile(`\.properties\[([^\]]+)\]`)
