@@ -1,0 +1,29 @@
+// Package examples embeds the example graphs (each directory holds an
+// rgd.yaml, an instances.yaml and a one-line README.md) so that
+// `kroscope demo` runs them from anywhere, with no files on disk.
+package examples
+
+import (
+	"embed"
+	"io/fs"
+	"sort"
+)
+
+//go:embed */rgd.yaml */instances.yaml */README.md
+var files embed.FS
+
+// FS returns the examples: NAME/rgd.yaml, NAME/instances.yaml, NAME/README.md.
+func FS() fs.FS { return files }
+
+// Names returns the example names (directories), sorted.
+func Names() []string {
+	entries, _ := fs.ReadDir(files, ".") // the embedded root always reads
+	var out []string
+	for _, e := range entries {
+		if e.IsDir() {
+			out = append(out, e.Name())
+		}
+	}
+	sort.Strings(out)
+	return out
+}
