@@ -5,11 +5,13 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/go-logr/logr"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/dynamic"
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 
@@ -108,5 +110,60 @@ func TestExampleCRDsOnAPIServer(t *testing.T) {
 				t.Errorf("API server kept status %v, wrote %v", got, status)
 			}
 		})
+	}
+}
+
+// TestSchemaResolverFromAPIServer types resources from the API server's
+// OpenAPI: a misspelt field of a core kind is a build error, status types
+// come from the kind's schema, and rendering still works on plain objects.
+func TestSchemaResolverFromAPIServer(t *testing.T) {
+	env := envtest.Start(t)
+	disc, err := discovery.NewDiscoveryClientForConfig(env.Config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := NewBuilder(WithSchemaResolver(NewDiscoverySchemaResolver(disc)))
+	for _, file := range exampleRGDs(t) {
+		rgds, err := LoadFiles(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := b.Build(rgds[0]); err != nil {
+			t.Errorf("%s with OpenAPI types:\n%v", file, err)
+		}
+	}
+
+	src := strings.Replace(evalRGD, "${schema.spec.replicas > 1}", "${deployment.spec.replicaz > 1}", 1)
+	rgds, err := Parse([]byte(src), "typed.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = b.Build(rgds[0])
+	if err == nil || !strings.Contains(err.Error(), "undefined field 'replicaz'") {
+		t.Fatalf("err = %v, want undefined field 'replicaz'", err)
+	}
+
+	rgds, err = Parse([]byte(evalRGD), "typed.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, err := b.Build(rgds[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := g.Instance.CRD.Spec.Versions[0].Schema.OpenAPIV3Schema.Properties["status"].Properties["ready"]
+	if st.Type != "integer" {
+		t.Errorf("status.ready (deployment.status.availableReplicas) typed %+v, want integer", st)
+	}
+	dep := map[string]any{
+		"metadata": map[string]any{"name": "web", "creationTimestamp": "2026-01-01T00:00:00Z"},
+		"spec":     map[string]any{"selector": map[string]any{"matchLabels": map[string]any{"app": "web"}}},
+	}
+	u, err := g.Resources["service"].Render(Vars{"schema": instance(), "deployment": dep})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if u.GetName() != "web-svc" {
+		t.Errorf("name = %q", u.GetName())
 	}
 }

@@ -15,10 +15,6 @@ import (
 	apiservercel "k8s.io/apiserver/pkg/cel"
 )
 
-// SchemaResolver returns the OpenAPI schema of a kind, for type checking;
-// nil result means unknown (expressions reading it are typed dyn).
-type SchemaResolver interface{}
-
 // Option configures a Builder.
 type Option func(*Builder)
 
@@ -27,7 +23,8 @@ func WithRESTMapper(m meta.RESTMapper) Option { return func(b *Builder) { b.mapp
 
 // Builder builds Graphs; safe for concurrent use.
 type Builder struct {
-	mapper meta.RESTMapper
+	mapper   meta.RESTMapper
+	resolver SchemaResolver
 }
 
 // NewBuilder returns a Builder. Without a REST mapper it uses compiled-in
@@ -64,6 +61,9 @@ func init() {
 
 // builder holds the state of one Build.
 type build struct {
+	// runEnv, when set, is the environment programs are planned in (the
+	// one expressions are checked in has typed resources).
+	runEnv *cel.Env
 	// spec is the instance spec schema, nil when the SimpleSchema is bad.
 	spec *apiextensionsv1.JSONSchemaProps
 	b    *Builder
@@ -120,6 +120,17 @@ func (b *Builder) Build(rgd *ResourceGraphDefinition) (*Graph, error) {
 	if err != nil {
 		bd.errorf("", "", "", "%v", err)
 		return nil, bd.errs
+	}
+	if types := bd.resourceTypes(order); len(types) > 0 {
+		// Check against the kinds' schemas, but evaluate with resources as
+		// dyn: observed objects are plain JSON (timestamps are strings, for
+		// one), which the typed declarations would not accept.
+		checkEnv, err := graphEnv(schemaType, ids, types)
+		if err != nil {
+			bd.errorf("", "", "", "%v", err)
+			return nil, bd.errs
+		}
+		bd.runEnv, env = env, checkEnv
 	}
 	for _, r := range order {
 		bd.expressions(env, r)
@@ -409,7 +420,7 @@ func (bd *build) field(env *cel.Env, resource, base string, segs []any, s string
 		if !p.Expr {
 			continue
 		}
-		c, err := compile(env, p.Text)
+		c, err := bd.compile(env, p.Text)
 		if err != nil {
 			bd.errorf(resource, path, "", "${%s}: %v", p.Text, err)
 			ok = false
@@ -435,7 +446,7 @@ func (bd *build) condition(env *cel.Env, resource, path, src string) *Expression
 			"%q is not a standalone expression", src)
 		return nil
 	}
-	c, err := compile(env, parts[0].Text)
+	c, err := bd.compile(env, parts[0].Text)
 	if err != nil {
 		bd.errorf(resource, path, "", "${%s}: %v", parts[0].Text, err)
 		return nil
@@ -478,7 +489,7 @@ func (bd *build) status(env *cel.Env, g *Graph) {
 			if !p.Expr {
 				continue
 			}
-			c, err := compile(env, p.Text)
+			c, err := bd.compile(env, p.Text)
 			if err != nil {
 				bd.errorf("", path, "", "${%s}: %v", p.Text, err)
 				return
@@ -634,4 +645,15 @@ func sortedIDs(m map[string]bool) []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+// compile compiles src in env; when resources are typed for checking, the
+// program is planned later in the run-time environment.
+func (bd *build) compile(env *cel.Env, src string) (*compiled, error) {
+	c, err := compile(env, src)
+	if err != nil || bd.runEnv == nil {
+		return c, err
+	}
+	c.expr.env, c.expr.ast = bd.runEnv, nil
+	return c, nil
 }

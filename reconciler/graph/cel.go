@@ -274,11 +274,19 @@ func selfEnv(self *apiservercel.DeclType) (*cel.Env, error) {
 // plan returns the expression's program, planning it once.
 func (e *Expression) plan() (cel.Program, error) {
 	e.planOnce.Do(func() {
-		if e.env == nil || e.ast == nil {
+		if e.env == nil {
 			e.planErr = fmt.Errorf("expression ${%s} was not compiled by a graph Builder", e.Source)
 			return
 		}
-		e.program, e.planErr = e.env.Program(e.ast)
+		a := e.ast
+		if a == nil {
+			var iss *cel.Issues
+			if a, iss = e.env.Compile(e.Source); iss != nil && iss.Err() != nil {
+				e.planErr = fmt.Errorf("${%s}: %w", e.Source, iss.Err())
+				return
+			}
+		}
+		e.program, e.planErr = e.env.Program(a)
 	})
 	return e.program, e.planErr
 }
