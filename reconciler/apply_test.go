@@ -1,0 +1,67 @@
+package reconciler
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"testing"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+)
+
+func conflictErr(managers ...string) error {
+	var causes []metav1.StatusCause
+	for _, m := range managers {
+		causes = append(causes, metav1.StatusCause{Type: metav1.CauseTypeFieldManagerConflict,
+			Message: fmt.Sprintf("conflict with %q using v1", m), Field: ".data.value"})
+	}
+	err := apierrors.NewApplyConflict(causes, "Apply failed with conflicts")
+	return fmt.Errorf("wrapped: %w", err)
+}
+
+func TestConflictManagers(t *testing.T) {
+	got := conflictManagers(conflictErr("kubectl-edit", "helm", "kubectl-edit"))
+	if !slices.Equal(got, []string{"kubectl-edit", "helm"}) {
+		t.Errorf("conflictManagers = %v", got)
+	}
+	plain := apierrors.NewConflict(schema.GroupResource{Resource: "configmaps"}, "x", errors.New(`Apply failed with 1 conflict: conflict with "argo" using v1: .data.value`))
+	if got := conflictManagers(plain); !slices.Equal(got, []string{"argo"}) {
+		t.Errorf("conflictManagers from message = %v", got)
+	}
+}
+
+func TestApplyManagers(t *testing.T) {
+	obj := &unstructured.Unstructured{Object: map[string]any{}}
+	obj.SetManagedFields([]metav1.ManagedFieldsEntry{
+		{Manager: "kroscope", Operation: metav1.ManagedFieldsOperationApply},
+		{Manager: "kubectl-edit", Operation: metav1.ManagedFieldsOperationUpdate},
+		{Manager: "argo", Operation: metav1.ManagedFieldsOperationApply},
+	})
+	cases := map[string][]string{
+		"kubectl-edit": nil,       // an imperative edit is drift
+		"argo":         {"argo"},  // another declarative owner
+		"ghost":        {"ghost"}, // unknown: the safe side
+	}
+	for m, want := range cases {
+		if got := applyManagers(obj, []string{m}); !slices.Equal(got, want) {
+			t.Errorf("applyManagers(%s) = %v, want %v", m, got, want)
+		}
+	}
+}
+
+func TestDesiredHashIsStable(t *testing.T) {
+	a := &unstructured.Unstructured{Object: map[string]any{"b": int64(1), "a": map[string]any{"y": "1", "x": "2"}}}
+	b := &unstructured.Unstructured{Object: map[string]any{"a": map[string]any{"x": "2", "y": "1"}, "b": int64(1)}}
+	ha, _ := desiredHash(a)
+	hb, _ := desiredHash(b)
+	if ha != hb || ha == "" {
+		t.Errorf("hashes %q and %q differ for equal objects", ha, hb)
+	}
+	b.Object["b"] = int64(2)
+	if hc, _ := desiredHash(b); hc == ha {
+		t.Error("hash did not change with the object")
+	}
+}

@@ -1,0 +1,40 @@
+package reconciler
+
+import "testing"
+
+func TestSubsetOf(t *testing.T) {
+	obs := map[string]any{
+		"metadata": map[string]any{"name": "a", "labels": map[string]any{"x": "1", "extra": "y"}},
+		"spec": map[string]any{
+			"replicas": int64(2),
+			"ratio":    float64(0.5),
+			"ports":    []any{map[string]any{"port": int64(80), "protocol": "TCP"}},
+		},
+	}
+	cases := []struct {
+		name    string
+		desired map[string]any
+		ok      bool
+		path    string
+	}{
+		{"fewer keys", map[string]any{"metadata": map[string]any{"labels": map[string]any{"x": "1"}}}, true, ""},
+		{"int vs float", map[string]any{"spec": map[string]any{"replicas": float64(2)}}, true, ""},
+		{"different scalar", map[string]any{"spec": map[string]any{"replicas": int64(3)}}, false, ".spec.replicas"},
+		{"missing key", map[string]any{"spec": map[string]any{"paused": true}}, false, ".spec.paused"},
+		{"empty desired map matches absent", map[string]any{"spec": map[string]any{"template": map[string]any{}}}, true, ""},
+		{"null desired matches absent", map[string]any{"spec": map[string]any{"x": nil}}, true, ""},
+		{"list item subset", map[string]any{"spec": map[string]any{"ports": []any{map[string]any{"port": int64(80)}}}}, true, ""},
+		{"list length", map[string]any{"spec": map[string]any{"ports": []any{map[string]any{"port": int64(80)}, map[string]any{"port": int64(81)}}}}, false, ".spec.ports"},
+		{"list item differs", map[string]any{"spec": map[string]any{"ports": []any{map[string]any{"port": int64(81)}}}}, false, ".spec.ports[0].port"},
+		{"type differs", map[string]any{"spec": map[string]any{"replicas": "2"}}, false, ".spec.replicas"},
+		{"map vs scalar", map[string]any{"metadata": map[string]any{"name": map[string]any{"a": "b"}}}, false, ".metadata.name"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			path, ok := subsetOf(c.desired, obs, "")
+			if ok != c.ok || path != c.path {
+				t.Errorf("subsetOf = (%q, %v), want (%q, %v)", path, ok, c.path, c.ok)
+			}
+		})
+	}
+}
