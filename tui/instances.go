@@ -6,6 +6,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/charmbracelet/x/ansi"
+
 	"github.com/kroscope/kroscope/engine/state"
 	"github.com/kroscope/kroscope/theme"
 )
@@ -213,7 +215,7 @@ func (m *Model) row(in *state.Instance, c columns, selected bool) string {
 	stateCell := fit(th.Glyph(in.State, frame)+" "+word, c.state, el)
 	cells := []string{
 		"", // state, styled below
-		fit(name(in), c.name, el),
+		fit(shortName(in, c.name, el), c.name, el),
 		fit(in.Kind, c.kind, el),
 		fit(fmt.Sprintf("%d/%d", ready, total), c.ready, el),
 		fit(age, c.age, el),
@@ -238,6 +240,20 @@ func (m *Model) row(in *state.Instance, c columns, selected bool) string {
 	line = strings.Join(cells, " ")
 	m.rowCache[in.Key] = &rowEntry{version: in.Version, width: m.w, frame: frame, age: age, last: last, line: line}
 	return line
+}
+
+// shortName fits "namespace/name" into w cells by shortening the namespace
+// first: the name is what tells rows apart.
+func shortName(in *state.Instance, w int, el string) string {
+	full := name(in)
+	if ansi.StringWidth(full) <= w || in.Key.Namespace == "" {
+		return full
+	}
+	avail := w - ansi.StringWidth(in.Key.Name) - 1
+	if avail < ansi.StringWidth(el)+3 {
+		return full // too narrow: plain truncation keeps the namespace start
+	}
+	return ansi.Truncate(in.Key.Namespace, avail, el) + "/" + in.Key.Name
 }
 
 func tableHeader(c columns) string {

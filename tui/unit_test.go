@@ -344,3 +344,13 @@ func TestDeepChainKeepsNamesVisible(t *testing.T) {
 		t.Fatalf("the deepest node's name is cut:\n%s", out)
 	}
 }
+
+func TestShortNameKeepsTheName(t *testing.T) {
+	in := &state.Instance{Key: state.InstanceKey{Namespace: "testtuishowsrealengine-lq7rz", Name: "shown"}}
+	if got := shortName(in, 20, "…"); got != "testtuishowsr…/shown" {
+		t.Fatalf("shortName = %q", got)
+	}
+	if got := shortName(in, 40, "…"); got != "testtuishowsrealengine-lq7rz/shown" {
+		t.Fatalf("shortName = %q", got)
+	}
+}
