@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -30,6 +31,11 @@ const (
 	MarkerUniqueItems = "uniqueItems"
 	MarkerImmutable   = "immutable"
 	MarkerValidation  = "validation"
+	// MarkerListType and MarkerListMapKey are kro's newer list markers:
+	// x-kubernetes-list-type (atomic, set or map) and, for map lists, the
+	// item fields that identify an item (repeatable).
+	MarkerListType   = "listType"
+	MarkerListMapKey = "listMapKey"
 )
 
 // markerOrder is the order markers are applied in: default last, so it is
@@ -37,8 +43,11 @@ const (
 var markerOrder = []string{
 	MarkerRequired, MarkerDescription, MarkerEnum, MarkerMinimum, MarkerMaximum,
 	MarkerPattern, MarkerMinLength, MarkerMaxLength, MarkerMinItems, MarkerMaxItems,
-	MarkerUniqueItems, MarkerImmutable, MarkerValidation, MarkerDefault,
+	MarkerUniqueItems, MarkerListType, MarkerListMapKey, MarkerImmutable, MarkerValidation, MarkerDefault,
 }
+
+// repeatable markers may be given more than once; each adds to the last.
+var repeatable = map[string]bool{MarkerValidation: true, MarkerListMapKey: true}
 
 // ImmutableRule is the CEL rule and message of `immutable=true`.
 const (
@@ -56,7 +65,7 @@ func (b *builder) applyMarkers(path string, s *apiextensionsv1.JSONSchemaProps, 
 			b.fail(path, "unknown marker %q: known markers are %s", m.Key, strings.Join(markerOrder, ", "))
 			continue
 		}
-		if len(byKey[m.Key]) > 0 && m.Key != MarkerValidation {
+		if len(byKey[m.Key]) > 0 && !repeatable[m.Key] {
 			b.fail(path, "marker %q is given more than once", m.Key)
 			continue
 		}
@@ -156,6 +165,51 @@ func (b *builder) applyMarker(s *apiextensionsv1.JSONSchemaProps, m Marker, requ
 			return fmt.Errorf("only lists of scalars can be unique, not lists of %s", it.Type)
 		}
 		s.XListType = ptr("set")
+	case MarkerListType:
+		if s.Type != "array" {
+			return typeErr(m.Key, s, "array ([]T)")
+		}
+		it := s.Items.Schema
+		switch v {
+		case "atomic":
+		case "set":
+			if it.Type == "object" || it.Type == "array" {
+				return fmt.Errorf("only lists of scalars can be sets, not lists of %s", it.Type)
+			}
+		case "map":
+			if it.Type != "object" || len(it.Properties) == 0 {
+				return fmt.Errorf("only lists of objects with fields can be maps")
+			}
+		default:
+			return fmt.Errorf("%q is not atomic, set or map", v)
+		}
+		if s.XListType != nil && *s.XListType != v {
+			return fmt.Errorf("conflicts with uniqueItems=true, which makes the list a set")
+		}
+		s.XListType = ptr(v)
+	case MarkerListMapKey:
+		if s.Type != "array" {
+			return typeErr(m.Key, s, "array ([]T)")
+		}
+		if s.XListType == nil || *s.XListType != "map" {
+			return fmt.Errorf("needs listType=map")
+		}
+		it := s.Items.Schema
+		p, ok := it.Properties[v]
+		if !ok {
+			return fmt.Errorf("the list items have no field %q", v)
+		}
+		switch p.Type {
+		case "string", "integer", "number", "boolean":
+		default:
+			return fmt.Errorf("key field %q must be a scalar, not %s", v, typeName(&p))
+		}
+		// The API server requires key fields to be required or defaulted.
+		if p.Default == nil && !slices.Contains(it.Required, v) {
+			it.Required = append(it.Required, v)
+			slices.Sort(it.Required)
+		}
+		s.XListMapKeys = append(s.XListMapKeys, v)
 	case MarkerImmutable:
 		im, err := parseBool(v)
 		if err != nil || !im {
@@ -333,7 +387,8 @@ func normalizeNumbers(v any) any {
 	return v
 }
 
-// checkRanges rejects minimum > maximum and the like, which no value fits.
+// checkRanges rejects minimum > maximum and the like, which no value fits,
+// and a map list without keys.
 func (b *builder) checkRanges(path string, s *apiextensionsv1.JSONSchemaProps) {
 	if s.Minimum != nil && s.Maximum != nil && *s.Minimum > *s.Maximum {
 		b.fail(path, "minimum %v is greater than maximum %v", *s.Minimum, *s.Maximum)
@@ -343,5 +398,8 @@ func (b *builder) checkRanges(path string, s *apiextensionsv1.JSONSchemaProps) {
 	}
 	if s.MinItems != nil && s.MaxItems != nil && *s.MinItems > *s.MaxItems {
 		b.fail(path, "minItems %d is greater than maxItems %d", *s.MinItems, *s.MaxItems)
+	}
+	if s.XListType != nil && *s.XListType == "map" && len(s.XListMapKeys) == 0 {
+		b.fail(path, "listType=map needs at least one listMapKey=FIELD naming the field that identifies an item")
 	}
 }
