@@ -380,6 +380,9 @@ func (m *Model) statusLine() string {
 		queue, rate = fmt.Sprintf("q %d", s.Engine.QueueDepth), fmt.Sprintf("%.1f/s", s.Engine.ReconcilesPerSecond)
 	}
 	parts := []string{th.Title.Render("kroscope"), where, ns, mode, queue, rate, watches}
+	if m.w >= 140 && s.Engine.Workers > 0 {
+		parts = append(parts[:6], fmt.Sprintf("workers %d/%d", s.Engine.BusyWorkers, s.Engine.Workers), watches)
+	}
 	if s.Engine.APIErrors > 0 {
 		parts = append(parts, th.ClassStyle(theme.ClassError).Render(fmt.Sprintf("api errors %d", s.Engine.APIErrors)))
 	}

@@ -250,7 +250,6 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	m.skipDraw = false
 	switch msg := msg.(type) {
 	case changedMsg:
-		cmds := []tea.Cmd{m.wait()}
 		if m.flushWait {
 			m.skipDraw = true
 			return m, m.wait()
@@ -263,8 +262,7 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 			return m, tea.Batch(m.wait(), tea.Tick(m.opts.FrameInterval-since, func(time.Time) tea.Msg { return flushMsg{} }))
 		}
 		m.refresh()
-		cmds = append(cmds, m.tick())
-		return m, tea.Batch(cmds...)
+		return m, tea.Batch(m.wait(), m.tick())
 	case flushMsg:
 		m.flushWait = false
 		m.refresh()
