@@ -5,7 +5,17 @@
 // A field is a string `"<type> | marker=value ..."` or a nested map (an
 // inline object). Types: string, integer, boolean, float and number (both
 // OpenAPI number), object (free-form), []T, map[string]T, and the names of
-// custom types declared in spec.schema.types, which may use each other.
+// custom types declared in spec.schema.types, which may use each other
+// (a cycle is an error that names it).
+//
+// Markers: required, default, description, enum ("a,b,c"; string and
+// integer), minimum, maximum, pattern, minLength, maxLength, minItems,
+// maxItems, uniqueItems (a "set" list), listType and listMapKey, immutable
+// (the rule `self == oldSelf`) and validation (a CEL rule; several append).
+// A default is parsed for the field's type and checked against the field's
+// other constraints with the API server's validator. An object whose fields
+// have defaults, and none of which is required, defaults to {} so its
+// fields' defaults apply without users writing `field: {}`.
 package simpleschema
 
 import (
