@@ -45,7 +45,8 @@ type Options struct {
 	// Now is the clock (tests pin it); nil is time.Now.
 	Now func() time.Time
 	// FrameInterval is the minimum time between two redraws caused by state
-	// changes; a burst of changes inside it becomes one frame. 0 is 50ms.
+	// changes; a burst of changes inside it becomes one frame. 0 is 40ms (25 frames a second
+	// at most), which keeps change-to-screen latency well under 100ms.
 	FrameInterval time.Duration
 	// DeleteTimeout bounds one Delete call. 0 is 30s.
 	DeleteTimeout time.Duration
@@ -101,7 +102,7 @@ func newModel(b Backend, opts Options) (*Model, error) {
 		opts.Now = time.Now
 	}
 	if opts.FrameInterval <= 0 {
-		opts.FrameInterval = 50 * time.Millisecond
+		opts.FrameInterval = 40 * time.Millisecond
 	}
 	if opts.DeleteTimeout <= 0 {
 		opts.DeleteTimeout = 30 * time.Second
