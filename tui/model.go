@@ -760,24 +760,53 @@ func (m *Model) nextError() {
 	m.setFlash("no instance in error", false)
 }
 
+// clickTab switches to the tab label under x (relative to the tab bar).
+func (m *Model) clickTab(x int) {
+	sepW := len([]rune(" " + m.th.G.Sep + " "))
+	pos := 0
+	for t := detailTab(0); t < numTabs; t++ {
+		label := t.String()
+		if t == tabYAML {
+			label += " (" + m.ymode.String() + ")"
+		}
+		w := len([]rune(label))
+		if x >= pos && x < pos+w {
+			m.setTab(t)
+			return
+		}
+		pos += w + sepW
+	}
+}
+
 // click selects the row or node under the mouse.
 func (m *Model) click(mo tea.Mouse) {
 	if m.dlg != nil || m.showHelp || mo.Button != tea.MouseLeft {
 		return
 	}
 	row := mo.Y - m.bodyTop
-	if row < 0 {
-		return
-	}
 	if m.scr == scrInstances {
-		i := m.offset + row
-		if i < len(m.rows) {
+		if i := m.offset + row; row >= 0 && i < len(m.rows) {
 			m.cursor, m.selKey = i, m.rows[i].Key
 		}
 		return
 	}
-	if m.graphW > 0 && mo.X >= m.graphW {
-		m.focus = paneDetail
+	// Side by side, the detail pane starts past the graph and separator;
+	// narrow, it fills the width while focused.
+	side := m.graphW > 0
+	if side && mo.X > m.graphW || !side && m.focus == paneDetail {
+		detailX := 0
+		if side {
+			detailX = m.graphW + 1
+		}
+		if row >= -1 {
+			m.focus = paneDetail
+		}
+		if row == -1 { // the tab bar
+			m.clickTab(mo.X - detailX)
+		}
+		return
+	}
+	if row < 0 {
 		return
 	}
 	in := m.instance()

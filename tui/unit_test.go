@@ -354,3 +354,18 @@ func TestShortNameKeepsTheName(t *testing.T) {
 		t.Fatalf("shortName = %q", got)
 	}
 }
+
+func TestClickTabBar(t *testing.T) {
+	m, _ := newTestModel(t, fixture(), Options{}, 160, 48)
+	press(m, "j", "enter")
+	m.Frame()
+	bar := strings.Split(plain(m.Frame()), "\n")[m.bodyTop-1]
+	x := strings.Index(bar, "Timeline")
+	if x < 0 {
+		t.Fatalf("no tab bar on line %d: %q", m.bodyTop-1, bar)
+	}
+	m.Update(mouseClick(len([]rune(bar[:x]))+2, m.bodyTop-1))
+	if m.tab != tabTimeline || m.focus != paneDetail {
+		t.Fatalf("tab = %s, focus = %d", m.tab, m.focus)
+	}
+}
