@@ -286,10 +286,14 @@ spec:
 	gvr := ce.install(t, c)
 	ns := ce.env.Namespace(t)
 	mk := func(name string, spec map[string]any) *unstructured.Unstructured {
-		return &unstructured.Unstructured{Object: map[string]any{
+		obj := &unstructured.Unstructured{Object: map[string]any{
 			"apiVersion": "e2e.kroscope.dev/v1alpha1", "kind": "CrdE2EMarkers",
-			"metadata": map[string]any{"name": name}, "spec": spec,
+			"metadata": map[string]any{"name": name},
 		}}
+		if spec != nil {
+			obj.Object["spec"] = spec
+		}
+		return obj
 	}
 
 	got, err := ce.create(t, gvr, ns, mk("ok", map[string]any{"name": "ab", "ports": []any{map[string]any{"number": int64(443)}}}))
@@ -313,6 +317,7 @@ spec:
 		want []string
 	}{
 		{"missing-required", map[string]any{}, []string{"spec.name", "Required value"}},
+		{"missing-spec", nil, []string{"spec: Required value"}},
 		{"too-short", map[string]any{"name": "a"}, []string{"spec.name", "should be at least 2 chars long"}},
 		{"odd-size", map[string]any{"name": "ab", "size": int64(3)}, []string{"spec.size", "failed rule: self % 2 == 0"}},
 		{"bad-enum", map[string]any{"name": "ab", "primary": map[string]any{"protocol": "SCTP"}}, []string{"spec.primary.protocol", `Unsupported value: "SCTP"`}},

@@ -134,7 +134,8 @@ func New(in Input) (*apiextensionsv1.CustomResourceDefinition, error) {
 				Served:  true,
 				Storage: true,
 				Schema: &apiextensionsv1.CustomResourceValidation{OpenAPIV3Schema: &apiextensionsv1.JSONSchemaProps{
-					Type: "object",
+					Type:     "object",
+					Required: rootRequired(spec),
 					Properties: map[string]apiextensionsv1.JSONSchemaProps{
 						"apiVersion": {Type: "string"},
 						"kind":       {Type: "string"},
@@ -152,6 +153,16 @@ func New(in Input) (*apiextensionsv1.CustomResourceDefinition, error) {
 		return nil, err
 	}
 	return crd, nil
+}
+
+// rootRequired makes spec required when it has required fields: otherwise
+// an instance without spec passes validation (kro accepts it) and fails
+// later, when its expressions read the missing fields.
+func rootRequired(spec *apiextensionsv1.JSONSchemaProps) []string {
+	if len(spec.Required) > 0 {
+		return []string{"spec"}
+	}
+	return nil
 }
 
 // statusSchema adds state and conditions to the inferred status fields.

@@ -127,6 +127,9 @@ func TestNew(t *testing.T) {
 	if d := cmp.Diff([]string{"name"}, s.Required); d != "" {
 		t.Errorf("spec required (-want +got):\n%s", d)
 	}
+	if d := cmp.Diff([]string{"spec"}, root.Required); d != "" {
+		t.Errorf("root required (-want +got):\n%s", d)
+	}
 }
 
 func TestNewCustomGroupAndColumns(t *testing.T) {
@@ -141,6 +144,9 @@ func TestNewCustomGroupAndColumns(t *testing.T) {
 	}
 	if d := cmp.Diff(cols, c.Spec.Versions[0].AdditionalPrinterColumns); d != "" {
 		t.Errorf("columns (-want +got):\n%s", d)
+	}
+	if r := c.Spec.Versions[0].Schema.OpenAPIV3Schema.Required; len(r) != 0 {
+		t.Errorf("spec without required fields must stay optional, got required %v", r)
 	}
 }
 
