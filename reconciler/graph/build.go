@@ -288,6 +288,10 @@ func (bd *build) identity(label, path string, r *Resource) bool {
 	}
 	r.GVK = gv.WithKind(kind)
 	r.GVR, r.Namespaced = bd.b.resolve(r.GVK)
+	if _, set := md["namespace"]; set && !r.Namespaced {
+		bd.errorf(label, path+".metadata.namespace", "remove it: "+kind+" is cluster-scoped", "metadata.namespace is set on a cluster-scoped kind")
+		return false
+	}
 	return true
 }
 

@@ -61,6 +61,7 @@ func TestInvalidDefinitions(t *testing.T) {
 		"missing-metadata":                 {"spec.resources[0].template.metadata: metadata is missing"},
 		"missing-metadata-name":            {"spec.resources[0].template.metadata.name: metadata.name is missing"},
 		"neither-template-nor-externalref": {"neither template nor externalRef is set"},
+		"namespace-on-cluster-scoped":      {"spec.resources[0].template.metadata.namespace", "cluster-scoped kind", "ClusterRole is cluster-scoped"},
 		"nested-expression":                {"at position 14: nested expressions are not allowed unless inside string literals"},
 		"no-name":                          {"metadata.name is empty"},
 		"readywhen-not-boolean":            {"readyWhen[0]", "${size(a.data)} returns int, not bool"},

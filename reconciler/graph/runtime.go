@@ -137,7 +137,7 @@ func (r *Resource) IsReady(observed map[string]any) (ready bool, reason string, 
 		v, err := e.Eval(vars)
 		if err != nil {
 			if IsDataPending(err) {
-				return false, fmt.Sprintf("readyWhen ${%s}: data pending (%v)", e.Source, err), nil
+				return false, fmt.Sprintf("readyWhen ${%s}: data pending (%s)", e.Source, pendingDetail(err)), nil
 			}
 			return false, "", &EvalError{Resource: r.ID, Path: fmt.Sprintf("readyWhen[%d]", i), Expression: e.Source, Err: err}
 		}
@@ -189,4 +189,13 @@ func setNested(out map[string]any, segs []any, v any) {
 		}
 		cur = next
 	}
+}
+
+// pendingDetail is what was missing, without the "data pending" prefix.
+func pendingDetail(err error) string {
+	var pe *pendingError
+	if errors.As(err, &pe) {
+		return pe.msg
+	}
+	return err.Error()
 }
