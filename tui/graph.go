@@ -95,7 +95,7 @@ func (m *Model) graphPane(in *state.Instance, w, h int) []string {
 	th := m.th
 	g := m.graph(in)
 	ready, total := in.ReadyCount()
-	title := th.Header.Render(fit("GRAPH "+itoa(ready)+"/"+itoa(total)+" ready", w, ""))
+	title := th.Header.Render(fit("GRAPH "+strconv.Itoa(ready)+"/"+strconv.Itoa(total)+" ready", w, ""))
 	out := []string{title}
 	rows := h - 1
 	if len(g.order) == 0 {
@@ -166,5 +166,3 @@ func (m *Model) graphPane(in *state.Instance, w, h int) []string {
 	}
 	return out
 }
-
-func itoa(n int) string { return strconv.Itoa(n) }
