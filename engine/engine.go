@@ -101,6 +101,7 @@ type Engine struct {
 	base  *client.Set // the caller's set, for the lease only
 
 	queue   workqueue.TypedRateLimitingInterface[item]
+	group   *watch.Group
 	watches *watch.Manager
 	ctx     context.Context // set by Run
 
@@ -267,7 +268,13 @@ func (e *Engine) Run(ctx context.Context) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	e.ctx = ctx
-	e.watches = watch.NewManager(ctx, e.set.Metadata(), e.store, e.routeWatchEvent)
+	e.group = watch.NewGroup(e.store)
+	e.watches = watch.NewManager(ctx, e.set.Metadata(), e.group, e.routeWatchEvent)
+	if d := e.set.Discovery(); d != nil && d.RESTClient() != nil {
+		go e.group.Probe(ctx, 2*time.Second, func(ctx context.Context) error {
+			return d.RESTClient().Get().AbsPath("/readyz").Do(ctx).Error()
+		}, e.recovered)
+	}
 
 	if e.o.MetricsBindAddress != "" && e.o.MetricsBindAddress != "0" {
 		addr, err := metrics.Serve(ctx, e.o.MetricsBindAddress)
@@ -337,7 +344,7 @@ func (e *Engine) Run(ctx context.Context) error {
 	if clusterRGDs {
 		var mu sync.Mutex
 		starting := true
-		err := source.Cluster(ctx, e.set.Dynamic(), e.store, func(u source.Update) {
+		err := source.Cluster(ctx, e.set.Dynamic(), e.group, func(u source.Update) {
 			r := e.apply(u)
 			mu.Lock()
 			if starting && r != nil {
@@ -427,6 +434,13 @@ func (e *Engine) setLeading(on bool) {
 		s.setObserve(!e.gate.Open())
 		e.enqueueAll(s)
 	}
+}
+
+// recovered runs when the API server is reachable again: instances that
+// failed during the outage are retried now instead of after their backoff.
+func (e *Engine) recovered() {
+	n, _ := e.RequeueAll(func(in *state.Instance) bool { return in.State == reconciler.InstanceStateError })
+	e.log.Info("API server reachable again; retrying failed instances", "instances", n)
 }
 
 // counters publishes queue depth, busy workers and the reconcile rate

@@ -243,7 +243,7 @@ func (s *served) start(ctx context.Context) error {
 	}
 
 	inf := dynamicinformer.NewFilteredDynamicInformer(e.set.Dynamic(), s.gvr, e.o.Namespace, 0, cache.Indexers{}, nil).Informer()
-	mon := watch.Monitored(inf, s.resource, e.store)
+	mon := e.group.Monitored(inf, s.resource)
 	if _, err := inf.AddEventHandler(s.instanceHandler(mon)); err != nil {
 		return err
 	}

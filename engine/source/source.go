@@ -103,9 +103,9 @@ func ClusterHasRGDs(d discovery.DiscoveryInterface) (bool, error) {
 // each change to fn (from one goroutine, in order). Only changes of the
 // generation (the spec) count as changes. It returns once the first list
 // was delivered, or with ctx's error.
-func Cluster(ctx context.Context, dyn dynamic.Interface, health watch.Health, fn func(Update)) error {
+func Cluster(ctx context.Context, dyn dynamic.Interface, group *watch.Group, fn func(Update)) error {
 	inf := dynamicinformer.NewFilteredDynamicInformer(dyn, graph.GroupVersionResource, "", 0, cache.Indexers{}, nil).Informer()
-	mon := watch.Monitored(inf, graph.ResourcePlural+"."+graph.Group, health)
+	mon := group.Monitored(inf, graph.ResourcePlural+"."+graph.Group)
 	read := func(obj any) Update {
 		u, ok := obj.(*unstructured.Unstructured)
 		if !ok {

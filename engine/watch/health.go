@@ -7,6 +7,7 @@ package watch
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"sync"
 	"sync/atomic"
@@ -25,12 +26,28 @@ type Health interface {
 	RemoveWatch(name string)
 }
 
+// Group is the informers of one engine. Besides each informer's own watch
+// errors (a failed list: forbidden, unknown kind...), it probes the API
+// server, because client-go retries a refused watch connection silently:
+// an unreachable server would otherwise never show as a broken watch.
+type Group struct {
+	health Health
+
+	mu          sync.Mutex
+	monitors    map[*Monitor]bool
+	unreachable bool
+}
+
+// NewGroup returns a group reporting to h.
+func NewGroup(h Health) *Group { return &Group{health: h, monitors: map[*Monitor]bool{}} }
+
 // Monitor tracks one informer's health under a display name. Create it with
-// Monitored before the informer runs.
+// Group.Monitored before the informer runs.
 type Monitor struct {
 	name   string
 	inf    cache.SharedIndexInformer
 	health Health
+	group  *Group
 
 	mu      sync.Mutex
 	healthy bool
@@ -40,12 +57,54 @@ type Monitor struct {
 }
 
 // Monitored installs a watch error handler on inf (which must not be running
-// yet) and reports its health to h under name.
-func Monitored(inf cache.SharedIndexInformer, name string, h Health) *Monitor {
-	m := &Monitor{name: name, inf: inf, health: h, healthy: true}
+// yet) and reports its health under name.
+func (g *Group) Monitored(inf cache.SharedIndexInformer, name string) *Monitor {
+	m := &Monitor{name: name, inf: inf, health: g.health, group: g, healthy: true}
 	_ = inf.SetWatchErrorHandler(func(_ *cache.Reflector, err error) { m.failed(err) })
-	h.SetWatch(state.Watch{Name: name, Healthy: true})
+	g.health.SetWatch(state.Watch{Name: name, Healthy: true})
 	return m
+}
+
+// Probe checks the API server every interval with probe until ctx is done.
+// While it fails every watch is reported broken with the probe's error;
+// when it succeeds again they are reported healthy and onRecover runs.
+func (g *Group) Probe(ctx context.Context, interval time.Duration, probe func(context.Context) error, onRecover func()) {
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		pctx, cancel := context.WithTimeout(ctx, interval)
+		err := probe(pctx)
+		cancel()
+		if ctx.Err() != nil {
+			return
+		}
+		g.mu.Lock()
+		was := g.unreachable
+		g.unreachable = err != nil
+		ms := make([]*Monitor, 0, len(g.monitors))
+		for m := range g.monitors {
+			ms = append(ms, m)
+		}
+		g.mu.Unlock()
+		switch {
+		case err != nil:
+			for _, m := range ms {
+				m.markFailed(fmt.Errorf("API server unreachable: %w", err))
+			}
+		case was:
+			for _, m := range ms {
+				m.markHealthy()
+			}
+			if onRecover != nil {
+				onRecover()
+			}
+		}
+	}
 }
 
 // Event records that the informer delivered an event (a sign of health).
@@ -60,6 +119,10 @@ func (m *Monitor) failed(err error) {
 	if apierrors.IsResourceExpired(err) || apierrors.IsGone(err) || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
 		return
 	}
+	m.markFailed(err)
+}
+
+func (m *Monitor) markFailed(err error) {
 	metrics.WatchErrors.WithLabelValues(m.name).Inc()
 	m.mu.Lock()
 	m.healthy = false
@@ -67,6 +130,13 @@ func (m *Monitor) failed(err error) {
 	m.errEv = m.events.Load()
 	m.mu.Unlock()
 	m.health.SetWatch(state.Watch{Name: m.name, Synced: m.inf.HasSynced(), Healthy: false, Err: err.Error()})
+}
+
+func (m *Monitor) markHealthy() {
+	m.mu.Lock()
+	m.healthy = true
+	m.mu.Unlock()
+	m.health.SetWatch(state.Watch{Name: m.name, Synced: m.inf.HasSynced(), Healthy: true})
 }
 
 // check marks the watch healthy again once the informer relisted (its last
@@ -95,7 +165,15 @@ func (m *Monitor) check() {
 func (m *Monitor) Run(ctx context.Context, interval time.Duration) {
 	metrics.Watches.Inc()
 	defer metrics.Watches.Dec()
-	defer m.health.RemoveWatch(m.name)
+	m.group.mu.Lock()
+	m.group.monitors[m] = true
+	m.group.mu.Unlock()
+	defer func() {
+		m.group.mu.Lock()
+		delete(m.group.monitors, m)
+		m.group.mu.Unlock()
+		m.health.RemoveWatch(m.name)
+	}()
 	go m.inf.RunWithContext(ctx)
 	t := time.NewTicker(interval)
 	defer t.Stop()

@@ -57,7 +57,7 @@ func (s Spec) Name() string {
 type Manager struct {
 	ctx     context.Context
 	client  metadata.Interface
-	health  Health
+	group   *Group
 	handler func(Event)
 	check   time.Duration
 
@@ -73,8 +73,8 @@ type entry struct {
 
 // NewManager returns a manager whose informers live until ctx is done and
 // pass every event to handler.
-func NewManager(ctx context.Context, client metadata.Interface, health Health, handler func(Event)) *Manager {
-	return &Manager{ctx: ctx, client: client, health: health, handler: handler, check: time.Second, entries: map[Spec]*entry{}}
+func NewManager(ctx context.Context, client metadata.Interface, group *Group, handler func(Event)) *Manager {
+	return &Manager{ctx: ctx, client: client, group: group, handler: handler, check: time.Second, entries: map[Spec]*entry{}}
 }
 
 // Acquire starts (or shares) the informer for s and returns the function
@@ -135,7 +135,7 @@ func (m *Manager) start(s Spec) *entry {
 		o.LabelSelector = s.LabelSelector
 		o.FieldSelector = s.FieldSelector
 	}).Informer()
-	mon := Monitored(inf, s.Name(), m.health)
+	mon := m.group.Monitored(inf, s.Name())
 	emit := func(typ string, obj any, old map[string]string) {
 		mon.Event(typ)
 		acc := MetaOf(obj)

@@ -30,6 +30,7 @@ import (
 type engRig struct {
 	t   *testing.T
 	env *envtest.Env
+	cfg *rest.Config // admin
 	ns  string
 	dir string
 	dyn dynamic.Interface // admin client, not counted
@@ -38,7 +39,7 @@ type engRig struct {
 func newEngRig(t *testing.T) *engRig {
 	t.Helper()
 	env := envtest.Start(t)
-	return &engRig{t: t, env: env, ns: env.Namespace(t), dir: t.TempDir(), dyn: dynamic.NewForConfigOrDie(env.Config)}
+	return &engRig{t: t, env: env, cfg: env.Config, ns: env.Namespace(t), dir: t.TempDir(), dyn: dynamic.NewForConfigOrDie(env.Config)}
 }
 
 // writeFile writes a graph (or anything) into the rig's folder.
@@ -68,7 +69,7 @@ type engRun struct {
 func (r *engRig) start(mod func(*engine.Options)) *engRun {
 	r.t.Helper()
 	run := &engRun{t: r.t, done: make(chan error, 1)}
-	cfg := rest.CopyConfig(r.env.Config)
+	cfg := rest.CopyConfig(r.cfg)
 	cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper {
 		return &engCounter{next: rt, writes: &run.writes, reqs: &run.reqs}
 	})
@@ -97,7 +98,8 @@ func (r *engRig) start(mod func(*engine.Options)) *engRun {
 	go func() { run.done <- e.Run(ctx) }()
 	r.t.Cleanup(func() {
 		run.stop()
-		if r.t.Failed() {
+		// The engine's own log, on failure or with ENG_DEBUG=1.
+		if r.t.Failed() || os.Getenv("ENG_DEBUG") != "" {
 			logs := e.Snapshot().Logs
 			if len(logs) > 40 {
 				logs = logs[len(logs)-40:]
