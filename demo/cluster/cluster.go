@@ -131,12 +131,13 @@ func (c *Cluster) ClientSet() *client.Set {
 		Dynamic:    dyn,
 		Metadata:   c.Metadata(),
 		Kubernetes: fake.NewClientset(),
+		Discovery:  c.Discovery(),
 		Mapper:     c.mapper,
 		Impersonate: func(user string) (*client.Set, error) {
 			// The demo has no RBAC: every identity may do everything, so
 			// an impersonated set is the same clients under another name.
 			return client.NewSetFromClients(client.Clients{
-				Dynamic: dyn, Metadata: c.Metadata(), Kubernetes: fake.NewClientset(), Mapper: c.mapper,
+				Dynamic: dyn, Metadata: c.Metadata(), Kubernetes: fake.NewClientset(), Discovery: c.Discovery(), Mapper: c.mapper,
 			}), nil
 		},
 	})
@@ -490,6 +491,7 @@ func (c *Cluster) insertLocked(k *kindInfo, obj *unstructured.Unstructured) (*un
 	obj.SetCreationTimestamp(metav1.NewTime(c.now()))
 	obj.SetDeletionTimestamp(nil)
 	obj.SetGeneration(1)
+	applyDefaults(k, obj)
 	if k.gvr == crdGVR {
 		if err := c.learnCRDLocked(obj); err != nil {
 			return nil, err
@@ -536,6 +538,7 @@ func (c *Cluster) replaceLocked(k *kindInfo, old, obj *unstructured.Unstructured
 	if old.GetDeletionTimestamp() != nil && len(obj.GetFinalizers()) > len(old.GetFinalizers()) {
 		return nil, apierrors.NewForbidden(k.gvr.GroupResource(), old.GetName(), fmt.Errorf("no new finalizers can be added if the object is being deleted"))
 	}
+	applyDefaults(k, obj)
 	if specChanged(old, obj) {
 		obj.SetGeneration(old.GetGeneration() + 1)
 	}

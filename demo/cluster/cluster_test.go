@@ -283,7 +283,17 @@ spec:
     served: true
     storage: true
     subresources: {status: {}}
-    schema: {openAPIV3Schema: {type: object, x-kubernetes-preserve-unknown-fields: true}}
+    schema:
+      openAPIV3Schema:
+        type: object
+        properties:
+          spec:
+            type: object
+            properties:
+              x: {type: integer}
+              greeting: {type: string, default: hi}
+              replicas: {type: integer, default: 2}
+          status: {type: object, x-kubernetes-preserve-unknown-fields: true}
 `
 
 func TestCRDTeachesKinds(t *testing.T) {
@@ -316,6 +326,12 @@ func TestCRDTeachesKinds(t *testing.T) {
 	inst, err := apps.Create(ctx, mustYAML(t, `{apiVersion: kro.run/v1alpha1, kind: WebApp, metadata: {name: a}, spec: {x: 1}}`), metav1.CreateOptions{})
 	if err != nil {
 		t.Fatal(err)
+	}
+	if g, _, _ := unstructured.NestedString(inst.Object, "spec", "greeting"); g != "hi" {
+		t.Fatalf("schema default not applied: spec = %v", inst.Object["spec"])
+	}
+	if r, _, _ := unstructured.NestedInt64(inst.Object, "spec", "replicas"); r != 2 {
+		t.Fatalf("integer default not applied as int64: spec = %#v", inst.Object["spec"])
 	}
 	_ = unstructured.SetNestedField(inst.Object, "ACTIVE", "status", "state")
 	if inst, err = apps.UpdateStatus(ctx, inst, metav1.UpdateOptions{}); err != nil {
@@ -487,5 +503,33 @@ func TestFailRate(t *testing.T) {
 		if _, err := cs.Dynamic().Resource(crdGVR).Apply(ctx, "webapps.kro.run", mustYAML(t, crdYAML), metav1.ApplyOptions{FieldManager: "kroscope"}); err != nil {
 			t.Fatalf("CRD apply failed: %v", err)
 		}
+	}
+}
+
+func TestDiscoveryFollowsCRDs(t *testing.T) {
+	c := New(Options{})
+	d := c.ClientSet().Discovery()
+	if _, err := d.ServerVersion(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := d.ServerResourcesForGroupVersion("kro.run/v1alpha1"); err != nil {
+		t.Fatalf("RGD resources not discoverable: %v", err)
+	}
+	if _, err := d.ServerResourcesForGroupVersion("example.com/v1"); !apierrors.IsNotFound(err) {
+		t.Fatalf("unknown group version: %v, want NotFound", err)
+	}
+	if _, err := c.Dynamic().Resource(crdGVR).Create(context.Background(), mustYAML(t, crdYAML), metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	l, err := d.ServerResourcesForGroupVersion("kro.run/v1alpha1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	names := []string{}
+	for _, r := range l.APIResources {
+		names = append(names, r.Name)
+	}
+	if !strings.Contains(strings.Join(names, ","), "webapps,webapps/status") {
+		t.Fatalf("resources after CRD: %v", names)
 	}
 }

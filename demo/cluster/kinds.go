@@ -3,6 +3,7 @@ package cluster
 import (
 	"sync"
 
+	structuralschema "k8s.io/apiextensions-apiserver/pkg/apiserver/schema"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 )
@@ -16,6 +17,9 @@ type kindInfo struct {
 	// status is true when the kind has a status subresource: main-resource
 	// writes keep the stored status and status writes change only status.
 	status bool
+	// structural is a custom resource's schema, for defaulting; nil for
+	// built-in kinds.
+	structural *structuralschema.Structural
 }
 
 // builtinKinds are the kinds every demo cluster serves from the start, with

@@ -6,7 +6,10 @@ import (
 	"reflect"
 
 	jsonpatch "gopkg.in/evanphx/json-patch.v4"
+	"k8s.io/apiextensions-apiserver/pkg/apis/apiextensions"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	structuralschema "k8s.io/apiextensions-apiserver/pkg/apiserver/schema"
+	structuraldefaulting "k8s.io/apiextensions-apiserver/pkg/apiserver/schema/defaulting"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -90,6 +93,10 @@ func (c *Cluster) learnCRDLocked(obj *unstructured.Unstructured) error {
 	if len(crd.Spec.Versions) == 0 {
 		return apierrors.NewBadRequest(fmt.Sprintf("CustomResourceDefinition %q: spec.versions must not be empty", obj.GetName()))
 	}
+	schemas, err := structuralSchemas(crd)
+	if err != nil {
+		return apierrors.NewBadRequest(fmt.Sprintf("CustomResourceDefinition %q: %v", obj.GetName(), err))
+	}
 	listKind := names.ListKind
 	if listKind == "" {
 		listKind = names.Kind + "List"
@@ -109,6 +116,7 @@ func (c *Cluster) learnCRDLocked(obj *unstructured.Unstructured) error {
 			listKind:   listKind,
 			namespaced: crd.Spec.Scope != apiextensionsv1.ClusterScoped,
 			status:     v.Subresources != nil && v.Subresources.Status != nil,
+			structural: schemas[v.Name],
 		})
 	}
 	now := metav1.NewTime(c.now())
@@ -127,6 +135,37 @@ func (c *Cluster) learnCRDLocked(obj *unstructured.Unstructured) error {
 	}
 	obj.Object["status"] = status
 	return nil
+}
+
+// structuralSchemas returns each version's structural schema, which the
+// cluster uses to apply the schema's defaults as the API server does.
+func structuralSchemas(crd *apiextensionsv1.CustomResourceDefinition) (map[string]*structuralschema.Structural, error) {
+	out := map[string]*structuralschema.Structural{}
+	for _, v := range crd.Spec.Versions {
+		if v.Schema == nil || v.Schema.OpenAPIV3Schema == nil {
+			continue
+		}
+		internal := &apiextensions.JSONSchemaProps{}
+		if err := apiextensionsv1.Convert_v1_JSONSchemaProps_To_apiextensions_JSONSchemaProps(v.Schema.OpenAPIV3Schema, internal, nil); err != nil {
+			return nil, fmt.Errorf("version %s: schema: %w", v.Name, err)
+		}
+		s, err := structuralschema.NewStructural(internal)
+		if err != nil {
+			return nil, fmt.Errorf("version %s: schema is not structural: %w", v.Name, err)
+		}
+		out[v.Name] = s
+	}
+	return out, nil
+}
+
+// applyDefaults fills in the schema's defaults, like the API server does
+// when it decodes a custom resource.
+func applyDefaults(k *kindInfo, obj *unstructured.Unstructured) {
+	if k.structural == nil {
+		return
+	}
+	structuraldefaulting.Default(obj.Object, k.structural)
+	normalizeNumbers(obj.Object)
 }
 
 func condition(typ, reason, msg string, at metav1.Time) map[string]any {

@@ -1,0 +1,121 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+
+	"github.com/go-logr/logr"
+	"github.com/spf13/cobra"
+	"k8s.io/klog/v2"
+
+	"github.com/kroscope/kroscope/demo"
+	"github.com/kroscope/kroscope/engine"
+	"github.com/kroscope/kroscope/engine/logsink"
+	"github.com/kroscope/kroscope/engine/state"
+	"github.com/kroscope/kroscope/examples"
+	"github.com/kroscope/kroscope/tui"
+)
+
+// demoFlags are the demo's own flags.
+type demoFlags struct {
+	demo      demo.Options
+	headless  bool
+	h         engine.HeadlessOptions
+	workers   int
+	verbosity int
+	ui        tui.Options
+}
+
+func init() {
+	var f demoFlags
+	cmd := &cobra.Command{
+		Use:   "demo",
+		Short: "Run kroscope on an in-memory demo cluster with the bundled examples (no cluster needed)",
+		Long: `demo starts an in-memory Kubernetes API with simulated controllers (Deployments
+roll out, Jobs complete, Services get addresses), loads the bundled example
+graphs (` + strings.Join(examples.Names(), ", ") + `) and creates a few instances of each. The engine
+and reconciler are the real ones: requeue, delete and inspect work as on a
+real cluster.
+
+--fail-rate makes a fraction of child writes fail, so errors and retries show.
+--headless runs without the UI, like 'kroscope run': one line per instance
+state change, and --exit-when/--timeout for scripts (the "broken" example
+fails on purpose, so leave it out to expect success).`,
+		Example: `  kroscope demo
+  kroscope demo --examples webapp --instances 20 --fail-rate 0.1
+  kroscope demo --headless --examples webapp,fanout --exit-when active --timeout 60s`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+			defer stop()
+			return runDemo(ctx, f, cmd.OutOrStdout(), cmd.ErrOrStderr())
+		},
+	}
+	fs := cmd.Flags()
+	fs.StringSliceVar(&f.demo.Examples, "examples", nil, "examples to load, comma-separated (default all: "+strings.Join(examples.Names(), ",")+")")
+	fs.IntVar(&f.demo.Instances, "instances", 0, "instances of each example (0: the ones each example lists)")
+	fs.Float64Var(&f.demo.FailRate, "fail-rate", 0, "fraction (0..1) of child writes that fail with an injected 500 or conflict")
+	fs.Int64Var(&f.demo.Seed, "seed", 0, "seed for --fail-rate, to repeat a run (0: random)")
+	fs.IntVar(&f.workers, "workers", 0, fmt.Sprintf("parallel reconciles (0: %d per CPU)", engine.WorkersPerCPU))
+	fs.BoolVar(&f.headless, "headless", false, "no UI: print one line per instance state change, like 'kroscope run'")
+	fs.StringVarP(&f.h.Output, "output", "o", "text", "with --headless: transition lines as text or json")
+	fs.StringVar(&f.h.ExitWhen, "exit-when", "", "with --headless: exit once every instance is ACTIVE (active) or nothing is left to do (idle)")
+	fs.DurationVar(&f.h.Timeout, "timeout", 0, "with --headless: give up (exit code 2) when --exit-when has not happened by then")
+	fs.IntVar(&f.verbosity, "log-level", 0, "with --headless: log verbosity on stderr (0 info, 1 debug)")
+	addUIFlags(fs, &f.ui)
+	rootCmd.AddCommand(cmd)
+}
+
+// runDemo builds the demo cluster, then runs the engine on it under the UI
+// or headless.
+func runDemo(ctx context.Context, f demoFlags, stdout, stderr io.Writer) error {
+	if !f.headless && (f.h.ExitWhen != "" || f.h.Timeout != 0) {
+		return errors.New("--exit-when and --timeout need --headless")
+	}
+	var log logr.Logger
+	if f.headless {
+		log = logsink.New(logsink.Options{Writer: stderr, Verbosity: f.verbosity})
+	} else {
+		// Under the UI, logs go to its log pane only.
+		log = logsink.New(logsink.Options{})
+	}
+	klog.SetLogger(log.WithName("client-go"))
+	f.demo.Log = log.WithName("demo")
+	d, err := demo.New(f.demo)
+	if err != nil {
+		return err
+	}
+	e, err := engine.New(engine.Options{
+		ClientSet:        d.ClientSet(),
+		WatchClusterRGDs: true,
+		DisableLease:     true, // one process, one in-memory cluster: nobody to elect against
+		Workers:          f.workers,
+		Log:              log,
+		Cluster:          state.Cluster{Context: "demo", Server: "in-memory demo cluster", Demo: true},
+	})
+	if err != nil {
+		return err
+	}
+
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	demoDone := make(chan error, 1)
+	go func() { demoDone <- d.Run(ctx) }()
+	var runErr error
+	if f.headless {
+		runErr = engine.RunHeadless(ctx, e, stdout, f.h)
+	} else {
+		runErr = runEngineWithUI(ctx, e, f.ui)
+	}
+	cancel()
+	if derr := <-demoDone; derr != nil && runErr == nil {
+		runErr = fmt.Errorf("demo: %w", derr)
+	}
+	return runErr
+}
