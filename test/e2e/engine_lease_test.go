@@ -1,0 +1,113 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/kroscope/kroscope/engine"
+	"github.com/kroscope/kroscope/engine/state"
+	"github.com/kroscope/kroscope/reconciler"
+)
+
+// Two engines on one cluster: exactly one writes, the other observes and
+// shows who holds the lease, and takes over when the first exits.
+func TestEngineLeaseOneWriter(t *testing.T) {
+	r := newEngRig(t)
+	rgd := r.writeFile("rgd.yaml", chainRGD("englease", "EngLease"))
+	withLease := func(id string) func(*engine.Options) {
+		return func(o *engine.Options) {
+			o.RGDPaths = []string{rgd}
+			o.DisableLease = false
+			o.LeaseNamespace = r.ns
+			o.LeaseName = "kroscope-test"
+			o.LeaseDuration = 3 * time.Second
+			o.Identity = id
+		}
+	}
+	a := r.start(withLease("engine-a"))
+	a.waitFor(time.Minute, "engine a holding the lease", func(s *state.Snapshot) bool { return s.Mode.Reconciling })
+	gvr := a.graphServed("englease")
+	b := r.start(withLease("engine-b"))
+	b.graphServed("englease")
+	b.waitFor(time.Minute, "engine b observing engine a", func(s *state.Snapshot) bool {
+		return !s.Mode.Reconciling && s.Mode.Holder == "engine-a"
+	})
+
+	for i := range 3 {
+		r.createInstance(gvr, "EngLease", fmt.Sprintf("l%d", i), nil)
+	}
+	res := gvr.Resource + "." + gvr.Group
+	a.allInState(res, 3, reconciler.InstanceStateActive, 2*time.Minute)
+	b.allInState(res, 3, reconciler.InstanceStateActive, 2*time.Minute)
+	t.Logf("while a holds the lease: a wrote %d times, b %d times (b sent %d requests)", a.writes.Load(), b.writes.Load(), b.reqs.Load())
+	if b.writes.Load() != 0 {
+		t.Fatalf("the observing engine wrote %d times", b.writes.Load())
+	}
+	if a.writes.Load() == 0 {
+		t.Fatalf("the lease holder wrote nothing")
+	}
+	if err := b.e.Delete(context.Background(), state.InstanceKey{Resource: res, Namespace: r.ns, Name: "l0"}); err == nil || !strings.Contains(err.Error(), "engine-a") {
+		t.Errorf("Delete while observing: err = %v, want one naming the holder", err)
+	}
+
+	// a exits (releasing the lease): b takes over and reconciles new work.
+	stopped := time.Now()
+	if err := a.stop(); err != nil {
+		t.Fatal(err)
+	}
+	b.waitFor(time.Minute, "engine b holding the lease", func(s *state.Snapshot) bool { return s.Mode.Reconciling && s.Mode.Holder == "engine-b" })
+	t.Logf("engine b took over %s after engine a stopped", time.Since(stopped).Round(time.Millisecond))
+	r.createInstance(gvr, "EngLease", "after", nil)
+	b.allInState(res, 4, reconciler.InstanceStateActive, 2*time.Minute)
+	if b.writes.Load() == 0 {
+		t.Errorf("engine b holds the lease but wrote nothing")
+	}
+}
+
+// --observe makes zero writes: counted on the engine's own connection.
+func TestEngineObserveMakesNoWrites(t *testing.T) {
+	r := newEngRig(t)
+	rgd := r.writeFile("rgd.yaml", chainRGD("engobserve", "EngObserve"))
+	// A writing engine installs the CRD and converges one instance.
+	first := r.start(func(o *engine.Options) { o.RGDPaths = []string{rgd} })
+	gvr := first.graphServed("engobserve")
+	res := gvr.Resource + "." + gvr.Group
+	r.createInstance(gvr, "EngObserve", "done", nil)
+	first.allInState(res, 1, reconciler.InstanceStateActive, time.Minute)
+	if err := first.stop(); err != nil {
+		t.Fatal(err)
+	}
+	r.createInstance(gvr, "EngObserve", "untouched", nil)
+
+	obs := r.start(func(o *engine.Options) {
+		o.RGDPaths = []string{rgd}
+		o.Observe = true
+		o.DisableLease = false // --observe never campaigns either
+		o.LeaseNamespace = r.ns
+		o.RequeueInterval = time.Second
+	})
+	obs.graphServed("engobserve")
+	snap := obs.waitFor(time.Minute, "both instances observed", func(s *state.Snapshot) bool {
+		done := s.Instance(state.InstanceKey{Resource: res, Namespace: r.ns, Name: "done"})
+		un := s.Instance(state.InstanceKey{Resource: res, Namespace: r.ns, Name: "untouched"})
+		return done != nil && done.State == reconciler.InstanceStateActive && un != nil && un.State != "" && un.Reconciles >= 3
+	})
+	if !snap.Mode.Forced || snap.Mode.Reconciling {
+		t.Errorf("mode = %+v, want forced observing", snap.Mode)
+	}
+	un := snap.Instance(state.InstanceKey{Resource: res, Namespace: r.ns, Name: "untouched"})
+	t.Logf("observed the unreconciled instance as %s: %s", un.State, un.Message)
+	if un.State == reconciler.InstanceStateActive {
+		t.Errorf("an instance nobody reconciled is reported ACTIVE")
+	}
+	if err := obs.e.Delete(context.Background(), un.Key); err == nil || !strings.Contains(err.Error(), "--observe") {
+		t.Errorf("Delete in observe mode: err = %v", err)
+	}
+	if n := obs.writes.Load(); n != 0 {
+		t.Fatalf("--observe sent %d write requests", n)
+	}
+	t.Logf("--observe: %d requests, 0 writes", obs.reqs.Load())
+}
