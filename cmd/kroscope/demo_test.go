@@ -1,0 +1,71 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/kroscope/kroscope/engine"
+)
+
+// The demo through the headless runner: the examples that should converge
+// do, and every instance line reaches ACTIVE.
+func TestDemoHeadlessActive(t *testing.T) {
+	var out bytes.Buffer
+	f := demoFlags{headless: true}
+	f.demo.Examples = []string{"webapp", "fanout"}
+	f.h.ExitWhen = "active"
+	f.h.Timeout = 3 * time.Minute // generous: a busy 2-core machine
+	start := time.Now()
+	if err := runDemo(context.Background(), f, &out, io.Discard); err != nil {
+		t.Fatalf("demo --headless --examples webapp,fanout: %v\n%s", err, out.String())
+	}
+	t.Logf("all ACTIVE after %s", time.Since(start).Round(time.Millisecond))
+	for _, name := range []string{"demo/shop", "demo/blog", "demo/clicks", "demo/orders"} {
+		if !strings.Contains(out.String(), name+" IN_PROGRESS -> ACTIVE") && !strings.Contains(out.String(), name+" - -> ACTIVE") {
+			t.Errorf("no ACTIVE transition for %s in:\n%s", name, out.String())
+		}
+	}
+}
+
+// With the example that fails on purpose, the run reports that instance's
+// error and exits non-zero.
+func TestDemoHeadlessBroken(t *testing.T) {
+	var out bytes.Buffer
+	f := demoFlags{headless: true}
+	f.demo.Examples = []string{"broken", "webapp"}
+	f.h.ExitWhen = "active"
+	f.h.Timeout = 3 * time.Minute
+	err := runDemo(context.Background(), f, &out, io.Discard)
+	var ee *engine.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != 1 {
+		t.Fatalf("want exit code 1, got %v\n%s", err, out.String())
+	}
+	for _, want := range []string{"flakies.kro.run/demo/flaky is FAILED", "division by zero", "quota"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error %q does not mention %q", err, want)
+		}
+	}
+}
+
+func TestDemoRejectsBadFlags(t *testing.T) {
+	for _, tc := range []struct {
+		f    func(*demoFlags)
+		want string
+	}{
+		{func(f *demoFlags) { f.headless = true; f.demo.Examples = []string{"nope"} }, `unknown example "nope"`},
+		{func(f *demoFlags) { f.headless = true; f.demo.FailRate = 2 }, "--fail-rate"},
+		{func(f *demoFlags) { f.h.ExitWhen = "active" }, "need --headless"},
+	} {
+		var f demoFlags
+		tc.f(&f)
+		err := runDemo(context.Background(), f, io.Discard, io.Discard)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("got %v, want an error mentioning %q", err, tc.want)
+		}
+	}
+}
