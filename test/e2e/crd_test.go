@@ -127,6 +127,25 @@ func TestKroExampleCRDsAreAccepted(t *testing.T) {
 	}
 }
 
+// TestGoldenGraphCRDsAreAccepted installs the CRDs of the crd package's own
+// golden graphs (every SimpleSchema feature) on the real API server.
+func TestGoldenGraphCRDsAreAccepted(t *testing.T) {
+	ce := newCRDEnv(t)
+	ex, err := crdtest.Examples(filepath.Join("..", "..", "reconciler", "graph", "crd", "testdata", "rgd"))
+	if err != nil || len(ex) == 0 {
+		t.Fatalf("no graphs in reconciler/graph/crd/testdata/rgd: %v", err)
+	}
+	for _, e := range ex {
+		t.Run(e.Name, func(t *testing.T) {
+			c, err := crdtest.CRDFromFile(e.Path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ce.install(t, c)
+		})
+	}
+}
+
 // TestWebAppDefaultsWithoutEmptyObjects shows the nested defaults kro needed
 // `service: {}` for: an instance with only a name gets every default.
 func TestWebAppDefaultsWithoutEmptyObjects(t *testing.T) {

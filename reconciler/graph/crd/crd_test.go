@@ -248,10 +248,15 @@ func examples(t *testing.T) []crdtest.Example {
 	return ex
 }
 
-// TestGoldenExamples generates the CRD of every kro example and compares it
-// with testdata/<example>.yaml (go test -update rewrites them).
+// TestGoldenExamples generates the CRD of every kro example, and of the
+// graphs in testdata/rgd/*/, and compares it with testdata/<name>.yaml (go test
+// -update rewrites them).
 func TestGoldenExamples(t *testing.T) {
-	for _, e := range examples(t) {
+	local, err := crdtest.Examples(filepath.Join("testdata", "rgd"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range append(local, examples(t)...) {
 		t.Run(e.Name, func(t *testing.T) {
 			c, err := crdtest.CRDFromFile(e.Path)
 			if err != nil {

@@ -208,6 +208,10 @@ func (b *builder) applyMarker(s *apiextensionsv1.JSONSchemaProps, m Marker, requ
 		if p.Default == nil && !slices.Contains(it.Required, v) {
 			it.Required = append(it.Required, v)
 			slices.Sort(it.Required)
+			// The items' propagated default {} no longer fits.
+			if it.Default != nil && string(it.Default.Raw) == "{}" {
+				it.Default = nil
+			}
 		}
 		s.XListMapKeys = append(s.XListMapKeys, v)
 	case MarkerImmutable:

@@ -111,7 +111,7 @@ func TestToOpenAPI(t *testing.T) {
 		{name: "listType atomic", spec: `a: "[]string | listType=atomic"`, want: `{"a":{"type":"array","items":{"type":"string"},"x-kubernetes-list-type":"atomic"}}`},
 		{name: "listType set with uniqueItems", spec: `a: "[]integer | uniqueItems=true listType=set"`, want: `{"a":{"type":"array","items":{"type":"integer"},"x-kubernetes-list-type":"set"}}`},
 		{name: "listType map makes keys required", spec: `a: "[]Port | listType=map listMapKey=name listMapKey=proto"`, types: "Port:\n  name: string\n  proto: string | default=TCP\n  num: integer",
-			want: `{"a":{"type":"array","x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["name","proto"],"items":{"type":"object","default":{},"required":["name"],"properties":{"name":{"type":"string"},"proto":{"type":"string","default":"TCP"},"num":{"type":"integer"}}}}}`},
+			want: `{"a":{"type":"array","x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["name","proto"],"items":{"type":"object","required":["name"],"properties":{"name":{"type":"string"},"proto":{"type":"string","default":"TCP"},"num":{"type":"integer"}}}}}`},
 		{name: "empty spec", spec: ``, want: `{"type":"object"}`, wantRoot: true},
 	}
 	for _, tt := range tests {
