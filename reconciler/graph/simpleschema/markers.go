@@ -355,7 +355,9 @@ func validateValue(s *apiextensionsv1.JSONSchemaProps, v any) error {
 	// decodes them: whole numbers as int64.
 	errs := apiservervalidation.ValidateCustomResource(field.NewPath("default"), normalizeNumbers(v), validator)
 	if len(errs) == 0 {
-		return nil
+		// The API server would prune fields the schema does not have, and
+		// so refuses defaults that carry any.
+		return unknownField(s, v, "")
 	}
 	msgs := make([]string, len(errs))
 	for i, e := range errs {
@@ -371,6 +373,41 @@ func validateValue(s *apiextensionsv1.JSONSchemaProps, v any) error {
 		}
 	}
 	return fmt.Errorf("%s", strings.Join(msgs, "; "))
+}
+
+// unknownField reports the first field of v that s neither declares nor
+// lets through (additionalProperties, x-kubernetes-preserve-unknown-fields).
+func unknownField(s *apiextensionsv1.JSONSchemaProps, v any, at string) error {
+	if s == nil || (s.XPreserveUnknownFields != nil && *s.XPreserveUnknownFields) {
+		return nil
+	}
+	switch v := v.(type) {
+	case map[string]any:
+		for _, k := range sortedKeys(v) {
+			p := strings.TrimPrefix(at+"."+k, ".")
+			var child *apiextensionsv1.JSONSchemaProps
+			if prop, ok := s.Properties[k]; ok {
+				child = &prop
+			} else if s.AdditionalProperties != nil {
+				child = s.AdditionalProperties.Schema
+			} else {
+				return fmt.Errorf("unknown field %q: the type has no such field", p)
+			}
+			if err := unknownField(child, v[k], p); err != nil {
+				return err
+			}
+		}
+	case []any:
+		if s.Items == nil {
+			return nil
+		}
+		for i, item := range v {
+			if err := unknownField(s.Items.Schema, item, fmt.Sprintf("%s[%d]", at, i)); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 func normalizeNumbers(v any) any {
