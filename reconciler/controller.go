@@ -52,7 +52,11 @@ type Controller struct {
 	mu       sync.RWMutex
 	observer Observer
 	opts     Options
-	recorder record.EventRecorder
+
+	// ownRecorder is built on first use when Options.Recorder is nil, so
+	// replacing options never leaks an event broadcaster.
+	recorderOnce sync.Once
+	ownRecorder  record.EventRecorder
 }
 
 // NewController creates a new Controller instance.
@@ -81,7 +85,6 @@ func NewController(
 		defaultServiceAccounts: defaultServiceAccounts,
 		labeler:                instanceLabeler,
 	}
-	c.SetOptions(Options{})
 	return c
 }
 
@@ -98,16 +101,22 @@ func (c *Controller) SetOptions(o Options) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.opts = o
-	c.recorder = o.Recorder
-	if c.recorder == nil && !o.Observe {
-		c.recorder = newRecorder(c.clientSet)
-	}
 }
 
+// options returns the options, the observer and the event recorder to use
+// (nil in observe mode: Events are writes).
 func (c *Controller) options() (Options, Observer, record.EventRecorder) {
 	c.mu.RLock()
-	defer c.mu.RUnlock()
-	return c.opts, c.observer, c.recorder
+	opts, obs := c.opts, c.observer
+	c.mu.RUnlock()
+	if opts.Observe {
+		return opts, obs, nil
+	}
+	if opts.Recorder != nil {
+		return opts, obs, opts.Recorder
+	}
+	c.recorderOnce.Do(func() { c.ownRecorder = newRecorder(c.clientSet) })
+	return opts, obs, c.ownRecorder
 }
 
 // Reconcile is a handler function that reconciles the instance and its

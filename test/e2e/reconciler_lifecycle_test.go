@@ -215,3 +215,39 @@ func containsString(list []string, s string) bool {
 	}
 	return false
 }
+
+func TestReconcilerEventsOnStateChangesOnly(t *testing.T) {
+	r := newRig(t, chainGraph("RtEvents"))
+	r.create(chainInstance("RtEvents", "app"))
+	r.untilState("app", reconciler.InstanceStateActive)
+	for range 5 { // converged reconciles must not announce anything
+		if _, err := r.reconcile("app"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	counts := func() map[string]int32 {
+		list, err := r.env.Kubernetes().CoreV1().Events(r.ns).List(ctxT(t), metav1.ListOptions{FieldSelector: "involvedObject.name=app"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		out := map[string]int32{}
+		for _, e := range list.Items {
+			out[e.Reason] += e.Count
+		}
+		return out
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	var got map[string]int32
+	for time.Now().Before(deadline) {
+		if got = counts(); got["StateActive"] > 0 {
+			break
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if got["StateActive"] != 1 {
+		t.Fatalf("StateActive events: %v, want exactly one", got)
+	}
+	if got["StateInProgress"] != 1 {
+		t.Errorf("StateInProgress events: %v, want exactly one", got)
+	}
+}
