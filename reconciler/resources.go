@@ -136,6 +136,15 @@ func (r *run) reconcileResource(id string) {
 		return
 	}
 	d.Observed = observed
+	if created {
+		// A new object may replace one this node made under another name
+		// (its name is templated): remove the old one, by label proof.
+		if err := r.pruneReplaced(res, observed); err != nil {
+			r.noteErr(err)
+			d.State, d.Err = ResourceStateError, fmt.Errorf("resource %s: removing the object it replaced: %w", id, err)
+			return
+		}
+	}
 	r.markObserved(res, d, observed, func() string {
 		switch {
 		case created:
@@ -210,6 +219,30 @@ func (r *run) pruneExcluded(res *graph.Resource, d *ResourceDetail) error {
 		// Still on its way out; the instance is not settled until it is gone.
 		d.State = ResourceStateDeleting
 		d.WaitingFor = "excluded: deleting " + strings.Join(deleting, ", ")
+	}
+	return nil
+}
+
+// pruneReplaced deletes the objects labelled as this instance's res other
+// than current.
+func (r *run) pruneReplaced(res *graph.Resource, current *unstructured.Unstructured) error {
+	gvr, _, err := r.resolveGVR(res)
+	if err != nil {
+		return err
+	}
+	objs, err := r.listChildren(gvr, res.ID)
+	if err != nil {
+		return err
+	}
+	for i := range objs {
+		o := &objs[i]
+		if o.GetUID() == current.GetUID() || !metadata.OwnedBy(o.GetLabels(), r.uid()) || o.GetDeletionTimestamp() != nil {
+			continue
+		}
+		if err := r.deleteObject(gvr, o); err != nil {
+			return err
+		}
+		r.event("Normal", "Pruned", fmt.Sprintf("resource %s: deleted %s, replaced by %s", res.ID, objectName(o), objectName(current)))
 	}
 	return nil
 }

@@ -251,3 +251,38 @@ func TestReconcilerEventsOnStateChangesOnly(t *testing.T) {
 		t.Errorf("StateInProgress events: %v, want exactly one", got)
 	}
 }
+
+const renameGraph = `apiVersion: kro.run/v1alpha1
+kind: ResourceGraphDefinition
+metadata:
+  name: rtrename
+spec:
+  schema:
+    apiVersion: v1alpha1
+    kind: RtRename
+    spec:
+      suffix: string | default=a
+  resources:
+  - id: config
+    template:
+      apiVersion: v1
+      kind: ConfigMap
+      metadata:
+        name: ${schema.metadata.name}-${schema.spec.suffix}
+      data:
+        k: v
+`
+
+// A templated name that changes leaves no orphan behind.
+func TestReconcilerRenamedChildReplacesOld(t *testing.T) {
+	r := newRig(t, renameGraph)
+	r.create("apiVersion: kro.run/v1alpha1\nkind: RtRename\nmetadata:\n  name: app\nspec: {}\n")
+	r.untilState("app", reconciler.InstanceStateActive)
+	r.patchSpec("app", map[string]any{"suffix": "b"})
+	r.until("app", 60*time.Second, "renamed", func(o reconciler.Observation, _ error) bool {
+		return o.State.State == reconciler.InstanceStateActive && r.get(gvrConfigMap, r.ns, "app-b") != nil
+	})
+	if r.get(gvrConfigMap, r.ns, "app-a") != nil {
+		t.Error("the object under the old name was left behind")
+	}
+}
