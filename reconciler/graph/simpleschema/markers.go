@@ -55,9 +55,9 @@ const (
 	ImmutableMessage = "field is immutable"
 )
 
-// applyMarkers sets the markers' constraints on s. It returns whether the
-// field is required, and false after reporting an error.
-func (b *builder) applyMarkers(path string, s *apiextensionsv1.JSONSchemaProps, markers []Marker) (required, ok bool) {
+// applyMarkers sets the markers' constraints on s. It returns the required
+// marker's value (nil when absent), and false after reporting an error.
+func (b *builder) applyMarkers(path string, s *apiextensionsv1.JSONSchemaProps, markers []Marker) (required *bool, ok bool) {
 	byKey := map[string][]Marker{}
 	before := len(b.errs)
 	for _, m := range markers {
@@ -93,12 +93,12 @@ func isKnownMarker(k string) bool {
 	return false
 }
 
-func (b *builder) applyMarker(s *apiextensionsv1.JSONSchemaProps, m Marker, required *bool) error {
+func (b *builder) applyMarker(s *apiextensionsv1.JSONSchemaProps, m Marker, required **bool) error {
 	v := m.Value
 	switch m.Key {
 	case MarkerRequired:
 		r, err := parseBool(v)
-		*required = r
+		*required = &r
 		return err
 	case MarkerDescription:
 		s.Description = v

@@ -124,7 +124,11 @@ func (b *builder) field(path string, v any) (*apiextensionsv1.JSONSchemaProps, b
 		if !ok {
 			return nil, false
 		}
-		return s, required || req
+		// An explicit required marker overrides an alias type's.
+		if req != nil {
+			required = *req
+		}
+		return s, required
 	case map[string]any:
 		return b.object(path, v), false
 	case nil:

@@ -104,6 +104,8 @@ func TestToOpenAPI(t *testing.T) {
 			want: `{"m":{"type":"object","additionalProperties":{"type":"object","properties":{"num":{"type":"integer"}}}}}`},
 		{name: "alias type with markers and required", spec: "a: Name\nb: Name | description=\"B\"", types: `Name: string | required=true minLength=2`,
 			want: `{"type":"object","required":["a","b"],"properties":{"a":{"type":"string","minLength":2},"b":{"type":"string","minLength":2,"description":"B"}}}`, wantRoot: true},
+		{name: "required=false overrides the alias", spec: "a: Name | required=false\nb: Name", types: `Name: string | required=true`,
+			want: `{"type":"object","required":["b"],"properties":{"a":{"type":"string"},"b":{"type":"string"}}}`, wantRoot: true},
 		{name: "marker on a custom struct use", spec: `p: Port | required=true description="the port"`, types: "Port:\n  num: integer",
 			want: `{"type":"object","required":["p"],"properties":{"p":{"type":"object","description":"the port","properties":{"num":{"type":"integer"}}}}}`, wantRoot: true},
 		{name: "free-form and map defaults keep any field", spec: "o: 'object | default={\"x\": {\"y\": 1}}'\nm: 'map[string]T | default={\"k\": {\"a\": 1}}'", types: "T:\n  a: integer",
