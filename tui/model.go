@@ -159,6 +159,8 @@ func (m *Model) init() {
 // Init subscribes to the backend and starts the clock.
 func (m *Model) Init() tea.Cmd {
 	m.sub, m.unsub = m.b.Subscribe()
+	// Changes made between NewModel and now signalled nobody: catch up.
+	m.refresh()
 	cmds := []tea.Cmd{m.wait(), m.tick()}
 	if m.opts.Theme == "" || m.opts.Theme == theme.Auto {
 		cmds = append(cmds, tea.RequestBackgroundColor)
@@ -274,6 +276,11 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		}
 		if m.flash != "" && m.now().Sub(m.flashAt) > flashTTL {
 			m.flash = ""
+		}
+		// Belt and braces: never show a stale state for longer than a tick,
+		// whatever happened to a notification.
+		if !m.flushWait && m.b.Snapshot().Version != m.snap.Version {
+			m.refresh()
 		}
 		return m, m.tick()
 	case FrameRequest:

@@ -369,3 +369,25 @@ func TestClickTabBar(t *testing.T) {
 		t.Fatalf("tab = %s, focus = %d", m.tab, m.focus)
 	}
 }
+
+// TestChangesBeforeInitAreShown: a change between NewModel and Init (the
+// program starting) signals no subscriber; Init must catch up.
+func TestChangesBeforeInitAreShown(t *testing.T) {
+	store := state.NewStore()
+	store.SetStartup(state.Startup{Done: true})
+	m, err := newModel(&storeBackend{Store: store}, Options{ConfigPath: "-", Theme: "dark"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	store.UpdateInstance(state.InstanceKey{Resource: webapps, Namespace: "early", Name: "bird"}, func(in *state.Instance) { in.State = "ACTIVE" })
+	m.Init()
+	if !strings.Contains(plain(m.Frame()), "early/bird") {
+		t.Fatal("a change made before Init is not on screen")
+	}
+	store.UpdateInstance(state.InstanceKey{Resource: webapps, Namespace: "late", Name: "bird"}, func(in *state.Instance) { in.State = "ACTIVE" })
+	m.Update(tickMsg{})
+	if !strings.Contains(plain(m.Frame()), "late/bird") {
+		t.Fatal("the clock tick did not pick up a change")
+	}
+	m.unsub()
+}
