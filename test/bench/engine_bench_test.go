@@ -1,0 +1,241 @@
+//go:build bench
+
+package bench
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/go-logr/logr"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/rest"
+
+	"github.com/kroscope/kroscope/engine"
+	"github.com/kroscope/kroscope/engine/state"
+	"github.com/kroscope/kroscope/reconciler"
+	"github.com/kroscope/kroscope/reconciler/client"
+	"github.com/kroscope/kroscope/test/envtest"
+)
+
+// chain is three ConfigMaps, each named from the previous one.
+func chain(name, kind string) string {
+	return `apiVersion: kro.run/v1alpha1
+kind: ResourceGraphDefinition
+metadata:
+  name: ` + name + `
+spec:
+  schema:
+    apiVersion: v1alpha1
+    kind: ` + kind + `
+    spec:
+      value: string | default=one
+  resources:
+  - id: a
+    template:
+      apiVersion: v1
+      kind: ConfigMap
+      metadata:
+        name: ${schema.metadata.name}-a
+      data:
+        value: ${schema.spec.value}
+  - id: b
+    template:
+      apiVersion: v1
+      kind: ConfigMap
+      metadata:
+        name: ${a.metadata.name}-b
+      data:
+        from: ${a.metadata.name}
+  - id: c
+    template:
+      apiVersion: v1
+      kind: ConfigMap
+      metadata:
+        name: ${b.metadata.name}-c
+      data:
+        from: ${b.metadata.name}
+`
+}
+
+// writes counts the engine's write requests: Events, the Lease, and the rest.
+type writes struct {
+	next                 http.RoundTripper
+	other, events, lease atomic.Int64
+}
+
+func (w *writes) RoundTrip(req *http.Request) (*http.Response, error) {
+	switch req.Method {
+	case http.MethodGet, http.MethodHead, http.MethodOptions:
+	default:
+		switch p := req.URL.Path; {
+		case strings.Contains(p, "/events"):
+			w.events.Add(1)
+		case strings.Contains(p, "/leases"):
+			w.lease.Add(1)
+		default:
+			w.other.Add(1)
+		}
+	}
+	return w.next.RoundTrip(req)
+}
+
+func (w *writes) reset() { w.other.Store(0); w.events.Store(0); w.lease.Store(0) }
+
+func BenchmarkEngineChain(b *testing.B) {
+	for _, n := range []int{100, 500} {
+		b.Run(fmt.Sprintf("N=%d", n), func(b *testing.B) {
+			for range b.N {
+				runChain(b, n)
+			}
+		})
+	}
+}
+
+func runChain(b *testing.B, n int) {
+	env := envtest.Start(b)
+	ns := env.Namespace(b)
+	kind := fmt.Sprintf("BenchChain%d", n)
+	dir := b.TempDir()
+	rgd := filepath.Join(dir, "rgd.yaml")
+	if err := os.WriteFile(rgd, []byte(chain(strings.ToLower(kind), kind)), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	w := &writes{}
+	cfg := rest.CopyConfig(env.Config)
+	cfg.QPS, cfg.Burst = 0, 0 // the engine's defaults
+	cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper { w.next = rt; return w })
+	set, err := client.NewSet(cfg)
+	if err != nil {
+		b.Fatal(err)
+	}
+	// kroscope's defaults, with the lease in the benchmark's namespace.
+	e, err := engine.New(engine.Options{ClientSet: set, RGDPaths: []string{rgd}, LeaseNamespace: ns, Log: logr.Discard()})
+	if err != nil {
+		b.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- e.Run(ctx) }()
+	defer func() { cancel(); <-done }()
+
+	var g state.Graph
+	wait(b, e, 2*time.Minute, "graph served and lease held", func(s *state.Snapshot) bool {
+		for _, x := range s.Graphs {
+			if x.Served {
+				g = x
+			}
+		}
+		return g.Served && s.Mode.Reconciling
+	})
+	plural, _, _ := strings.Cut(g.Resource, ".")
+	gvr := schema.GroupVersionResource{Group: "kro.run", Version: "v1alpha1", Resource: plural}
+	dyn := dynamic.NewForConfigOrDie(env.Config)
+
+	w.reset()
+	b.ResetTimer()
+	created := make([]time.Time, n)
+	start := time.Now()
+	var wg sync.WaitGroup
+	next := atomic.Int64{}
+	for range 16 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				i := int(next.Add(1)) - 1
+				if i >= n {
+					return
+				}
+				u := &unstructured.Unstructured{Object: map[string]any{
+					"apiVersion": "kro.run/v1alpha1", "kind": kind,
+					"metadata": map[string]any{"name": fmt.Sprintf("i%04d", i), "namespace": ns},
+					"spec":     map[string]any{},
+				}}
+				created[i] = time.Now()
+				if _, err := dyn.Resource(gvr).Namespace(ns).Create(context.Background(), u, metav1.CreateOptions{}); err != nil {
+					b.Error(err)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	createdAll := time.Since(start)
+	snap := wait(b, e, 5*time.Minute, fmt.Sprintf("%d instances ACTIVE", n), func(s *state.Snapshot) bool {
+		c := 0
+		for _, in := range s.Instances {
+			if in.State == reconciler.InstanceStateActive {
+				c++
+			}
+		}
+		return c == n
+	})
+	b.StopTimer()
+
+	var last time.Time
+	lat := make([]time.Duration, 0, n)
+	for _, in := range snap.Instances {
+		var i int
+		if _, err := fmt.Sscanf(in.Key.Name, "i%04d", &i); err != nil {
+			continue
+		}
+		for _, t := range in.History {
+			if t.To == reconciler.InstanceStateActive {
+				lat = append(lat, t.At.Sub(created[i]))
+				if t.At.After(last) {
+					last = t.At
+				}
+				break
+			}
+		}
+	}
+	slices.Sort(lat)
+	total := last.Sub(start)
+	other, events := w.other.Load(), w.events.Load()
+	perInst := float64(other+events) / float64(n)
+
+	w.reset()
+	time.Sleep(30 * time.Second)
+	idleOther, idleEvents := w.other.Load(), w.events.Load()
+	idle := idleOther + idleEvents
+
+	b.ReportMetric(total.Seconds(), "s-to-all-active")
+	b.ReportMetric(lat[len(lat)/2].Seconds()*1000, "p50-ms")
+	b.ReportMetric(lat[len(lat)*99/100].Seconds()*1000, "p99-ms")
+	b.ReportMetric(perInst, "writes/instance")
+	b.ReportMetric(float64(idle), "idle-writes/30s")
+	b.Logf("N=%d: all ACTIVE in %s (creates took %s); creation→ACTIVE p50 %s p99 %s; writes/instance %.2f (%.2f without Events: %d objects+status, %d Events); writes in 30 idle s: %d (%d objects+status, %d Events; lease renewals not counted: %d); reconciles %d",
+		n, total.Round(time.Millisecond), createdAll.Round(time.Millisecond), lat[len(lat)/2].Round(time.Millisecond), lat[len(lat)*99/100].Round(time.Millisecond),
+		perInst, float64(other)/float64(n), other, events, idle, idleOther, idleEvents, w.lease.Load(), snap.Engine.Reconciles)
+}
+
+func wait(b *testing.B, e *engine.Engine, timeout time.Duration, what string, cond func(*state.Snapshot) bool) *state.Snapshot {
+	b.Helper()
+	ch, cancel := e.Subscribe()
+	defer cancel()
+	deadline := time.After(timeout)
+	for {
+		s := e.Snapshot()
+		if cond(s) {
+			return s
+		}
+		select {
+		case <-ch:
+		case <-time.After(100 * time.Millisecond):
+		case <-deadline:
+			b.Fatalf("timed out waiting for %s", what)
+		}
+	}
+}
