@@ -3,7 +3,6 @@ package graph
 import (
 	"fmt"
 	"regexp"
-	"sort"
 	"strings"
 
 	"github.com/google/cel-go/cel"
@@ -47,14 +46,17 @@ var (
 )
 
 func init() {
-	// The union of kro's old and new reserved words plus CEL's keywords:
-	// an id is a CEL variable, so it must not shadow anything.
+	// The union of kro's old and new reserved words, CEL's keywords and the
+	// namespaces of the environment's functions (random.seededString,
+	// math.greatest, ...): an id is a CEL variable, so it must not shadow
+	// anything.
 	for _, w := range strings.Fields(`apiVersion context dependency dependencies externalRef externalReference
 		externalRefs externalReferences graph instance kind metadata namespace object resource
 		resourcegraphdefinition resourceGraphDefinition resources runtime serviceAccountName schema spec
 		status kro variables vars version each item items root self this
 		true false null in as break const continue else for function if import let loop package
-		return var void while`) {
+		return var void while
+		random base64 math sets lists strings optional cel`) {
 		reservedIDs[w] = true
 	}
 }
@@ -639,16 +641,6 @@ func lowerCamel(s string) string {
 		return "myResource"
 	}
 	return b.String()
-}
-
-// sortedIDs returns the keys of a set in order.
-func sortedIDs(m map[string]bool) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
 }
 
 // compile compiles src in env; when resources are typed for checking, the
