@@ -176,4 +176,3 @@ func TestObserveGateRefusesDynamicWrites(t *testing.T) {
 		t.Errorf("mode = %+v", m)
 	}
 }
-

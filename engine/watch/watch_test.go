@@ -10,7 +10,7 @@ func TestSpecName(t *testing.T) {
 	dep := schema.GroupVersionResource{Group: "apps", Version: "v1", Resource: "deployments"}
 	cm := schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}
 	cases := map[string]Spec{
-		"deployments.apps (children)":                  {GVR: dep, LabelSelector: "kro.run/instance-id"},
+		"deployments.apps (children)":                   {GVR: dep, LabelSelector: "kro.run/instance-id"},
 		"configmaps (external ns metadata.name=shared)": {GVR: cm, Namespace: "ns", FieldSelector: "metadata.name=shared"},
 		"configmaps (metadata)":                         {GVR: cm},
 	}
