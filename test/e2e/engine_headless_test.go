@@ -1,0 +1,187 @@
+package e2e
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"net"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/kroscope/kroscope/engine"
+	"github.com/kroscope/kroscope/engine/state"
+	"github.com/kroscope/kroscope/reconciler"
+	"github.com/kroscope/kroscope/reconciler/client"
+)
+
+// failingRGD divides by a spec field that defaults to zero: a CEL runtime
+// error, so the instance ends FAILED.
+const failingRGD = `apiVersion: kro.run/v1alpha1
+kind: ResourceGraphDefinition
+metadata:
+  name: enghlfail
+spec:
+  schema:
+    apiVersion: v1alpha1
+    kind: EngHlFail
+    spec:
+      zero: integer | default=0
+  resources:
+  - id: cm
+    template:
+      apiVersion: v1
+      kind: ConfigMap
+      metadata:
+        name: ${schema.metadata.name}
+      data:
+        ratio: ${string(10 / schema.spec.zero)}
+`
+
+// headless runs RunHeadless on a fresh engine for the rig and returns its
+// output and error.
+func (r *engRig) headless(t *testing.T, rgd string, h engine.HeadlessOptions, during func(*engine.Engine)) (string, error) {
+	t.Helper()
+	set, err := client.NewSet(r.cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, err := engine.New(engine.Options{ClientSet: set, RGDPaths: []string{rgd}, Namespace: r.ns, DisableLease: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	done := make(chan error, 1)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	go func() { done <- engine.RunHeadless(ctx, e, &out, h) }()
+	if during != nil {
+		during(e)
+	}
+	err = <-done
+	return out.String(), err
+}
+
+// waitGraph waits until the engine serves a graph and returns its state.
+func waitGraph(t *testing.T, e *engine.Engine, name string) state.Graph {
+	t.Helper()
+	deadline := time.Now().Add(2 * time.Minute)
+	for time.Now().Before(deadline) {
+		for _, g := range e.Snapshot().Graphs {
+			if g.Name == name && g.Served {
+				return g
+			}
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	t.Fatalf("graph %s not served", name)
+	return state.Graph{}
+}
+
+func exitCode(err error) int {
+	var ee *engine.ExitError
+	if errors.As(err, &ee) {
+		return ee.ExitCode()
+	}
+	if err != nil {
+		return -1
+	}
+	return 0
+}
+
+// `kroscope run --exit-when active` exits 0 once every instance is ACTIVE,
+// 1 when one ends FAILED (naming it), and 2 on timeout.
+func TestEngineHeadlessExitCodes(t *testing.T) {
+	r := newEngRig(t)
+	good := r.writeFile("good.yaml", chainRGD("enghlgood", "EngHlGood"))
+	var goodGVR schema.GroupVersionResource
+	out, err := r.headless(t, good, engine.HeadlessOptions{ExitWhen: "active", Timeout: 2 * time.Minute}, func(e *engine.Engine) {
+		g := waitGraph(t, e, "enghlgood")
+		gvr := gvrOfGraph(t, g)
+		goodGVR = gvr
+		r.createInstance(gvr, "EngHlGood", "one", nil)
+		r.createInstance(gvr, "EngHlGood", "two", nil)
+	})
+	t.Logf("active run:\n%s", out)
+	if exitCode(err) != 0 {
+		t.Fatalf("exit-when active: %v", err)
+	}
+	if strings.Count(out, "-> ACTIVE") != 2 {
+		t.Errorf("want two ACTIVE transitions in the output")
+	}
+
+	bad := r.writeFile("bad.yaml", failingRGD)
+	out, err = r.headless(t, bad, engine.HeadlessOptions{ExitWhen: "active", Timeout: 2 * time.Minute}, func(e *engine.Engine) {
+		g := waitGraph(t, e, "enghlfail")
+		r.createInstance(gvrOfGraph(t, g), "EngHlFail", "bad", nil)
+	})
+	t.Logf("failing run: %v\n%s", err, out)
+	if exitCode(err) != 1 || !strings.Contains(err.Error(), "bad is FAILED") {
+		t.Fatalf("exit-when active with a FAILED instance: exit %d, err %v", exitCode(err), err)
+	}
+
+	// Idle: exit 0 when everything is converged, 1 when an instance FAILED.
+	_, err = r.headless(t, good, engine.HeadlessOptions{ExitWhen: "idle", Timeout: 2 * time.Minute}, nil)
+	if exitCode(err) != 0 {
+		t.Fatalf("exit-when idle with converged instances: %v", err)
+	}
+	out, err = r.headless(t, bad, engine.HeadlessOptions{ExitWhen: "idle", Timeout: 2 * time.Minute}, nil)
+	if exitCode(err) != 1 || !strings.Contains(err.Error(), "bad is FAILED") {
+		t.Fatalf("exit-when idle with a FAILED instance: exit %d (%v)\n%s", exitCode(err), err, out)
+	}
+	// An instance that waits forever (its first ConfigMap is held by
+	// another instance's name) makes exit-when active time out: exit 2.
+	// (The CRD exists from the first run, so the instance exists before
+	// the engine starts.)
+	r.applyYAML(gvrCM, r.ns, "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: three-a\n")
+	r.createInstance(goodGVR, "EngHlGood", "three", nil)
+	_, err = r.headless(t, good, engine.HeadlessOptions{ExitWhen: "active", Timeout: 5 * time.Second}, nil)
+	if exitCode(err) != 2 || !strings.Contains(err.Error(), "timed out") {
+		t.Fatalf("exit-when active that cannot happen: exit %d (%v)", exitCode(err), err)
+	}
+}
+
+// The metrics endpoint serves reconcile, queue and watch metrics.
+func TestEngineMetrics(t *testing.T) {
+	r := newEngRig(t)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	run := r.start(func(o *engine.Options) {
+		o.RGDPaths = []string{r.writeFile("rgd.yaml", chainRGD("engmetrics", "EngMetrics"))}
+		o.MetricsBindAddress = addr
+	})
+	gvr := run.graphServed("engmetrics")
+	r.createInstance(gvr, "EngMetrics", "m", nil)
+	run.allInState(gvr.Resource+"."+gvr.Group, 1, reconciler.InstanceStateActive, time.Minute)
+	resp, err := http.Get("http://" + addr + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	res := gvr.Resource + "." + gvr.Group
+	for _, want := range []string{
+		`kroscope_reconcile_total{resource="` + res + `",result="success"}`,
+		`kroscope_reconcile_duration_seconds_bucket{resource="` + res + `"`,
+		`workqueue_adds_total{controller="kroscope",name="kroscope"`,
+		`kroscope_watch_events_total{type="add",watch="configmaps (children)"}`,
+		`kroscope_graphs_served`,
+	} {
+		if !strings.Contains(string(body), want) {
+			t.Errorf("metrics lack %s", want)
+		}
+	}
+}
+
+func gvrOfGraph(t *testing.T, g state.Graph) (out schema.GroupVersionResource) {
+	plural, group, _ := strings.Cut(g.Resource, ".")
+	return schema.GroupVersionResource{Group: group, Version: "v1alpha1", Resource: plural}
+}
