@@ -66,6 +66,8 @@ type build struct {
 	// runEnv, when set, is the environment programs are planned in (the
 	// one expressions are checked in has typed resources).
 	runEnv *cel.Env
+	// cache holds the expressions compiled so far, by source.
+	cache map[string]cachedCompile
 	// spec is the instance spec schema, nil when the SimpleSchema is bad.
 	spec *apiextensionsv1.JSONSchemaProps
 	b    *Builder
@@ -645,11 +647,25 @@ func lowerCamel(s string) string {
 
 // compile compiles src in env; when resources are typed for checking, the
 // program is planned later in the run-time environment.
+// Graphs repeat expressions (${schema.spec.name} in names and labels), so
+// each distinct source is compiled once per build and the immutable
+// Expression shared.
 func (bd *build) compile(env *cel.Env, src string) (*compiled, error) {
-	c, err := compile(env, src)
-	if err != nil || bd.runEnv == nil {
-		return c, err
+	if c, ok := bd.cache[src]; ok {
+		return c.c, c.err
 	}
-	c.expr.env, c.expr.ast = bd.runEnv, nil
-	return c, nil
+	c, err := compile(env, src)
+	if err == nil && bd.runEnv != nil {
+		c.expr.env, c.expr.ast = bd.runEnv, nil
+	}
+	if bd.cache == nil {
+		bd.cache = map[string]cachedCompile{}
+	}
+	bd.cache[src] = cachedCompile{c, err}
+	return c, err
+}
+
+type cachedCompile struct {
+	c   *compiled
+	err error
 }

@@ -43,13 +43,12 @@ func (f *Field) value(vars Vars) (any, *Expression, error) {
 	return b.String(), nil, nil
 }
 
+// evalErr names the field and the expression (the whole field when the
+// failure is not one expression's).
 func evalErr(resource string, f *Field, e *Expression, err error) error {
 	src := f.Raw
 	if e != nil {
 		src = e.Source
-	}
-	if IsDataPending(err) {
-		return &EvalError{Resource: resource, Path: f.Path, Expression: src, Err: err}
 	}
 	return &EvalError{Resource: resource, Path: f.Path, Expression: src, Err: err}
 }
