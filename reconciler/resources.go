@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"maps"
 	"strings"
+	"sync"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -17,10 +18,49 @@ import (
 	"github.com/kroscope/kroscope/reconciler/metadata"
 )
 
+// maxParallel bounds the resources of one layer reconciled at once.
+const maxParallel = 8
+
+// reconcileLayers walks the graph layer by layer. The resources of a layer
+// do not depend on each other, so they proceed concurrently; a layer starts
+// when the one before it is done, so every dependency already has its
+// state (and, when ready, its observed object) for this pass.
+func (r *run) reconcileLayers() {
+	layers := r.c.rg.Layers
+	if n := countIDs(layers); n != len(r.c.rg.TopologicalOrder) {
+		// Layers that do not cover the graph would leave resources
+		// untouched: fall back to one resource at a time.
+		layers = nil
+		for _, id := range r.c.rg.TopologicalOrder {
+			layers = append(layers, []string{id})
+		}
+	}
+	sem := make(chan struct{}, maxParallel)
+	for _, layer := range layers {
+		vars := maps.Clone(r.readyVars) // read-only for this layer
+		var wg sync.WaitGroup
+		for _, id := range layer {
+			wg.Go(func() {
+				sem <- struct{}{}
+				defer func() { <-sem }()
+				r.reconcileResource(id, vars)
+			})
+		}
+		wg.Wait()
+	}
+}
+
+func countIDs(layers [][]string) int {
+	n := 0
+	for _, l := range layers {
+		n += len(l)
+	}
+	return n
+}
+
 // reconcileResource takes one resource as far as it can go in this pass.
-// It is called in topological order, so every dependency already has its
-// state for this pass.
-func (r *run) reconcileResource(id string) {
+// vars holds schema and the ready resources of earlier layers.
+func (r *run) reconcileResource(id string, vars graph.Vars) {
 	res := r.c.rg.Resources[id]
 	d := r.details[id]
 
@@ -35,7 +75,7 @@ func (r *run) reconcileResource(id string) {
 	// includeWhen reads schema and ready dependencies only; anything not yet
 	// there means wait.
 	if len(res.IncludeWhen) > 0 {
-		included, err := res.IsIncluded(r.readyVars)
+		included, err := res.IsIncluded(vars)
 		switch {
 		case err != nil && graph.IsDataPending(err):
 			d.State, d.WaitingFor = ResourceStatePending, "includeWhen: "+r.pendingText(res, err)
@@ -51,7 +91,7 @@ func (r *run) reconcileResource(id string) {
 
 	// Every dependency must be observed and ready before this one renders.
 	for _, dep := range res.Dependencies {
-		if _, ok := r.readyVars[dep]; ok {
+		if _, ok := vars[dep]; ok {
 			continue
 		}
 		dd := r.details[dep]
@@ -65,7 +105,7 @@ func (r *run) reconcileResource(id string) {
 		return
 	}
 
-	desired, err := res.Render(r.readyVars)
+	desired, err := res.Render(vars)
 	if err != nil {
 		if graph.IsDataPending(err) {
 			d.State, d.WaitingFor = ResourceStatePending, r.pendingText(res, err)
@@ -160,7 +200,7 @@ func (r *run) reconcileResource(id string) {
 // the state: readyState when ready, WAITING_FOR_READINESS otherwise.
 func (r *run) markObserved(res *graph.Resource, d *ResourceDetail, observed *unstructured.Unstructured, readyState string) {
 	obj := observed.Object
-	r.allVars[res.ID] = obj
+	r.setVar(r.allVars, res.ID, obj)
 	ready, reason, err := res.IsReady(obj)
 	if err != nil && !graph.IsDataPending(err) {
 		d.State, d.Err = ResourceStateFailed, fmt.Errorf("resource %s: readyWhen: %w", res.ID, err)
@@ -173,7 +213,7 @@ func (r *run) markObserved(res *graph.Resource, d *ResourceDetail, observed *uns
 		d.State, d.WaitingFor = ResourceStateWaitingForReadiness, "readyWhen: "+reason
 		return
 	}
-	r.readyVars[res.ID] = obj
+	r.setVar(r.readyVars, res.ID, obj)
 	d.State = readyState
 	d.WaitingFor = ""
 }

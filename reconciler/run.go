@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/go-logr/logr"
@@ -40,7 +41,11 @@ type run struct {
 
 	// managedErr is set when the finalizer/labels could not be written.
 	managedErr error
-	// forbidden counts 403s from the impersonated client (error metric).
+	// mu guards what concurrent resources of one layer write in common:
+	// forbidden and the two Vars maps (each detail is written only by the
+	// goroutine of its own resource).
+	mu sync.Mutex
+	// forbidden records a 403 from the impersonated client (error metric).
 	forbidden bool
 
 	state   string
@@ -133,9 +138,7 @@ func (r *run) reconcileInstance() error {
 
 	r.readyVars = graph.Vars{graph.SchemaIdentifier: schemaVar(r.inst)}
 	r.allVars = graph.Vars{graph.SchemaIdentifier: r.readyVars[graph.SchemaIdentifier]}
-	for _, id := range r.c.rg.TopologicalOrder {
-		r.reconcileResource(id)
-	}
+	r.reconcileLayers()
 
 	r.state, r.message = r.instanceState()
 	projected, serr := r.c.rg.RenderStatus(r.allVars)
@@ -211,8 +214,16 @@ func (r *run) resultError() error {
 // noteErr records 403s so the impersonation error metric counts them.
 func (r *run) noteErr(err error) {
 	if apierrors.IsForbidden(err) {
+		r.mu.Lock()
 		r.forbidden = true
+		r.mu.Unlock()
 	}
+}
+
+func (r *run) setVar(vars graph.Vars, id string, obj map[string]any) {
+	r.mu.Lock()
+	vars[id] = obj
+	r.mu.Unlock()
 }
 
 // observation builds what the Observer receives.

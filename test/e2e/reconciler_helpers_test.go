@@ -32,7 +32,7 @@ import (
 // rig is one graph served by a reconciler.Controller on the test API server.
 // Tests drive Reconcile themselves (the engine is not involved).
 type rig struct {
-	t   *testing.T
+	t   testing.TB
 	env *envtest.Env
 	cs  *client.Set
 	dyn dynamic.Interface // admin client, not counted
@@ -59,7 +59,7 @@ type rigConfig struct {
 }
 
 // newRig builds the graph from YAML, installs its CRD and a Controller.
-func newRig(t *testing.T, rgdYAML string, mods ...func(*rigConfig)) *rig {
+func newRig(t testing.TB, rgdYAML string, mods ...func(*rigConfig)) *rig {
 	t.Helper()
 	env := envtest.Start(t)
 	rc := &rigConfig{cfg: reconciler.ReconcileConfig{DefaultRequeueDuration: time.Second, DeletionGraceTimeDuration: time.Minute}}
@@ -147,7 +147,7 @@ func (c *countingRT) RoundTrip(req *http.Request) (*http.Response, error) {
 	return c.next.RoundTrip(req)
 }
 
-func ctxT(t *testing.T) context.Context {
+func ctxT(t testing.TB) context.Context {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	t.Cleanup(cancel)
 	return ctx
@@ -272,7 +272,7 @@ func describe(o reconciler.Observation) string {
 	return b.String()
 }
 
-func mustJSON(t *testing.T, v any) []byte {
+func mustJSON(t testing.TB, v any) []byte {
 	t.Helper()
 	b, err := yaml.Marshal(v)
 	if err != nil {
