@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -121,7 +122,9 @@ func runChain(b *testing.B, n int) {
 		b.Fatal(err)
 	}
 	// kroscope's defaults, with the lease in the benchmark's namespace.
-	e, err := engine.New(engine.Options{ClientSet: set, RGDPaths: []string{rgd}, LeaseNamespace: ns, Log: logr.Discard()})
+	// BENCH_WORKERS overrides the worker count, to compare with the default.
+	workers, _ := strconv.Atoi(os.Getenv("BENCH_WORKERS"))
+	e, err := engine.New(engine.Options{ClientSet: set, RGDPaths: []string{rgd}, LeaseNamespace: ns, Log: logr.Discard(), Workers: workers})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -216,9 +219,9 @@ func runChain(b *testing.B, n int) {
 	b.ReportMetric(lat[len(lat)*99/100].Seconds()*1000, "p99-ms")
 	b.ReportMetric(perInst, "writes/instance")
 	b.ReportMetric(float64(idle), "idle-writes/30s")
-	b.Logf("N=%d: all ACTIVE in %s (creates took %s); creation→ACTIVE p50 %s p99 %s; writes/instance %.2f (%.2f without Events: %d objects+status, %d Events); writes in 30 idle s: %d (%d objects+status, %d Events; lease renewals not counted: %d); reconciles %d",
+	b.Logf("N=%d: all ACTIVE in %s (creates took %s); creation→ACTIVE p50 %s p99 %s; writes/instance %.2f (%.2f without Events: %d objects+status, %d Events); writes in 30 idle s: %d (%d objects+status, %d Events; lease renewals not counted: %d); reconciles %d, workers %d",
 		n, total.Round(time.Millisecond), createdAll.Round(time.Millisecond), lat[len(lat)/2].Round(time.Millisecond), lat[len(lat)*99/100].Round(time.Millisecond),
-		perInst, float64(other)/float64(n), other, events, idle, idleOther, idleEvents, w.lease.Load(), snap.Engine.Reconciles)
+		perInst, float64(other)/float64(n), other, events, idle, idleOther, idleEvents, w.lease.Load(), snap.Engine.Reconciles, snap.Engine.Workers)
 }
 
 func wait(b *testing.B, e *engine.Engine, timeout time.Duration, what string, cond func(*state.Snapshot) bool) *state.Snapshot {
