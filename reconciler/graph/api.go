@@ -166,6 +166,9 @@ type Field struct {
 	Raw         string
 	Standalone  bool
 	Expressions []*Expression
+
+	// out is the CEL type of a standalone expression.
+	out *cel.Type
 }
 
 // Expression is one compiled CEL expression.

@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation"
 	apiservercel "k8s.io/apiserver/pkg/cel"
+	"k8s.io/kube-openapi/pkg/validation/spec"
 )
 
 // Option configures a Builder.
@@ -66,6 +67,8 @@ type build struct {
 	// runEnv, when set, is the environment programs are planned in (the
 	// one expressions are checked in has typed resources).
 	runEnv *cel.Env
+	// schemas are the resources' OpenAPI schemas, when a resolver knows them.
+	schemas map[string]*spec.Schema
 	// cache holds the expressions compiled so far, by source.
 	cache map[string]cachedCompile
 	// spec is the instance spec schema, nil when the SimpleSchema is bad.
@@ -138,6 +141,7 @@ func (b *Builder) Build(rgd *ResourceGraphDefinition) (*Graph, error) {
 	}
 	for _, r := range order {
 		bd.expressions(env, r)
+		bd.checkTemplate(r)
 	}
 	bd.status(env, g)
 	bd.validations(schemaType)
@@ -435,6 +439,9 @@ func (bd *build) field(env *cel.Env, resource, base string, segs []any, s string
 			continue
 		}
 		f.Expressions = append(f.Expressions, c.expr)
+		if f.Standalone {
+			f.out = c.out
+		}
 	}
 	if !ok {
 		return nil

@@ -49,6 +49,10 @@ func (bd *build) resourceTypes(order []*Resource) map[string]*apiservercel.DeclT
 		if s == nil {
 			continue
 		}
+		if bd.schemas == nil {
+			bd.schemas = map[string]*spec.Schema{}
+		}
+		bd.schemas[r.ID] = s
 		// Not a resource root: expressions may read all of metadata.
 		t := common.SchemaDeclType(&openapi.Schema{Schema: s}, false)
 		if t == nil {

@@ -244,3 +244,36 @@ func instance() map[string]any {
 		"spec":     map[string]any{"name": "web", "replicas": int64(3)},
 	}
 }
+
+// TestTemplatesCheckedAgainstOpenAPI writes wrong fields and types into a
+// Deployment template: with the API server's schemas each is a build
+// error naming the field.
+func TestTemplatesCheckedAgainstOpenAPI(t *testing.T) {
+	env := envtest.Start(t)
+	disc, err := discovery.NewDiscoveryClientForConfig(env.Config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := graph.NewBuilder(graph.WithSchemaResolver(graph.NewDiscoverySchemaResolver(disc)))
+	tests := map[string]string{
+		"        replicas: ${schema.spec.replicas}\n        replcas: 2\n": `spec.resources[0].template.spec.replcas: Deployment has no field "replcas"`,
+		"        replicas: ${schema.spec.name}\n":                         "spec.replicas expects integer, but ${schema.spec.name} returns string",
+		"        replicas: n-${schema.spec.name}\n":                       "spec.replicas expects integer, but a string template always gives a string",
+		"        replicas: \"3\"\n":                                       "spec.replicas expects integer, got string 3",
+		"        replicas: ${schema.spec.replicas}\n        paused: ${schema.spec.replicas > 1}\n        minReadySeconds: ${schema.spec.replicas}\n": "",
+	}
+	for spec, want := range tests {
+		src := strings.Replace(evalRGD, "        replicas: ${schema.spec.replicas}\n", spec, 1)
+		rgds, err := graph.Parse([]byte(src), "typed.yaml")
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = b.Build(rgds[0])
+		switch {
+		case want == "" && err != nil:
+			t.Errorf("valid template rejected:\n%v", err)
+		case want != "" && (err == nil || !strings.Contains(err.Error(), want)):
+			t.Errorf("err = %v, want %q", err, want)
+		}
+	}
+}
