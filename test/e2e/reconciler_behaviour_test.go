@@ -28,6 +28,8 @@ spec:
     kind: RtGated
     spec:
       image: string | default=nginx
+    status:
+      gateReplicas: ${gate.status.availableReplicas}
   resources:
   - id: gate
     readyWhen:
@@ -112,6 +114,10 @@ func TestReconcilerReadyWhenHoldsOnlyDependents(t *testing.T) {
 	if r.get(gvrConfigMap, r.ns, "app-dependent") != nil {
 		t.Error("the dependent was created before its dependency was ready")
 	}
+	// A status field whose input is not there yet is left out, not an error.
+	if st := r.instance("app").Object["status"].(map[string]any); st["gateReplicas"] != nil || st["state"] != "IN_PROGRESS" {
+		t.Errorf("status %v: want IN_PROGRESS without gateReplicas", st)
+	}
 	// The condition says who waits for what.
 	if c := condition(r.instance("app"), "ResourcesReady"); c == nil || !strings.Contains(c["message"].(string), "dependent: waiting for gate") {
 		t.Errorf("ResourcesReady %v does not say what dependent waits for", c)
@@ -121,6 +127,38 @@ func TestReconcilerReadyWhenHoldsOnlyDependents(t *testing.T) {
 	r.untilState("app", reconciler.InstanceStateActive)
 	if got := cmData(t, r, "app-dependent", "gate"); got != "app-gate" {
 		t.Errorf("dependent.data.gate = %q", got)
+	}
+	if got := r.instance("app").Object["status"].(map[string]any)["gateReplicas"]; got != int64(1) {
+		t.Errorf("status.gateReplicas = %v (%T), want 1", got, got)
+	}
+}
+
+// A field another manager owns through server-side apply is never taken
+// over: the resource is in ERROR naming that manager, and the object keeps
+// the other manager's value.
+func TestReconcilerApplyConflictIsError(t *testing.T) {
+	r := newRig(t, chainGraph("RtConflict"))
+	r.create(chainInstance("RtConflict", "app"))
+	r.untilState("app", reconciler.InstanceStateActive)
+
+	theirs := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "v1", "kind": "ConfigMap",
+		"metadata": map[string]any{"name": "app-first", "namespace": r.ns},
+		"data":     map[string]any{"value": "theirs"},
+	}}
+	force := true
+	if _, err := r.dyn.Resource(gvrConfigMap).Namespace(r.ns).Apply(ctxT(t), "app-first", theirs,
+		metav1.ApplyOptions{FieldManager: "other-applier", Force: force}); err != nil {
+		t.Fatal(err)
+	}
+	o := r.until("app", 60*time.Second, "ERROR", func(o reconciler.Observation, _ error) bool {
+		return o.State.State == reconciler.InstanceStateError
+	})
+	if err := o.Resources["first"].Err; err == nil || !strings.Contains(err.Error(), "other-applier") {
+		t.Fatalf("first error %v: want the other manager named", err)
+	}
+	if got := cmData(t, r, "app-first", "value"); got != "theirs" {
+		t.Errorf("value %q: kroscope forced over another applier", got)
 	}
 }
 

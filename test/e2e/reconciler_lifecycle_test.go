@@ -76,9 +76,16 @@ func TestReconcilerCreateToActive(t *testing.T) {
 
 	o := r.untilState("app", reconciler.InstanceStateActive)
 	for _, id := range []string{"first", "second", "extra"} {
-		if got := o.Resources[id].State; got != reconciler.ResourceStateSynced {
-			t.Errorf("resource %s: state %s, want SYNCED", id, got)
+		d := o.Resources[id]
+		if d.State != reconciler.ResourceStateSynced {
+			t.Errorf("resource %s: state %s, want SYNCED", id, d.State)
 		}
+		if d.Desired == nil || d.Observed == nil || d.Name != "app-"+id || d.Namespace != r.ns || d.GVK.Kind != "ConfigMap" {
+			t.Errorf("resource %s detail incomplete: %+v", id, d)
+		}
+	}
+	if o.Start.IsZero() || o.Duration <= 0 || o.UID != inst.GetUID() || o.Generation != 1 {
+		t.Errorf("observation start %v duration %v uid %s generation %d", o.Start, o.Duration, o.UID, o.Generation)
 	}
 	cm := r.get(gvrConfigMap, r.ns, "app-second")
 	if cm == nil {
