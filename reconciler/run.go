@@ -61,8 +61,24 @@ type run struct {
 }
 
 func (r *run) reconcile() error {
-	inst, err := r.c.getInstance(r.ctx, r.c.clientSet, r.req.Namespace, r.req.Name)
+	r.initDetails()
+	// The identity is chosen from the namespace alone, so even reading the
+	// instance goes through it: everything for the instance uses one client.
+	cs, sa, err := r.c.executionClient(r.req.Namespace)
 	if err != nil {
+		r.state, r.message = InstanceStateError, err.Error()
+		return err
+	}
+	r.cs, r.sa = cs, sa
+	defer func() {
+		if r.forbidden && r.sa != "" {
+			impersonationErrors.WithLabelValues(r.req.Namespace, r.sa, errTypePermissions).Inc()
+		}
+	}()
+
+	inst, err := r.c.getInstance(r.ctx, r.cs, r.req.Namespace, r.req.Name)
+	if err != nil {
+		r.noteErr(err)
 		r.state, r.message = InstanceStateError, err.Error()
 		return err
 	}
@@ -72,19 +88,6 @@ func (r *run) reconcile() error {
 		return nil
 	}
 	r.inst = inst
-
-	cs, sa, err := r.c.executionClient(inst.GetNamespace())
-	if err != nil {
-		r.state, r.message = InstanceStateError, err.Error()
-		r.initDetails()
-		return err
-	}
-	r.cs, r.sa = cs, sa
-	defer func() {
-		if r.forbidden && r.sa != "" {
-			impersonationErrors.WithLabelValues(inst.GetNamespace(), r.sa, errTypePermissions).Inc()
-		}
-	}()
 
 	if inst.GetDeletionTimestamp() != nil {
 		r.deleting = true

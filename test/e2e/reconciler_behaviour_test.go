@@ -412,3 +412,41 @@ func TestReconcilerObserveModeWritesNothing(t *testing.T) {
 		t.Errorf("observe mode added finalizers %v", fins)
 	}
 }
+
+const invalidGraph = `apiVersion: kro.run/v1alpha1
+kind: ResourceGraphDefinition
+metadata:
+  name: rtinvalid
+spec:
+  schema:
+    apiVersion: v1alpha1
+    kind: RtInvalid
+    spec:
+      port: integer | default=80
+  resources:
+  - id: svc
+    template:
+      apiVersion: v1
+      kind: Service
+      metadata:
+        name: ${schema.metadata.name}-svc
+      spec:
+        ports:
+        - port: ${schema.spec.port}
+`
+
+// An object the API server rejects as invalid cannot fix itself: FAILED,
+// not retried, until the spec changes.
+func TestReconcilerInvalidObjectFails(t *testing.T) {
+	r := newRig(t, invalidGraph)
+	r.create("apiVersion: kro.run/v1alpha1\nkind: RtInvalid\nmetadata:\n  name: app\nspec:\n  port: 70000\n")
+	o := r.until("app", 60*time.Second, "FAILED", func(o reconciler.Observation, err error) bool {
+		var none *requeue.NoRequeue
+		return o.State.State == reconciler.InstanceStateFailed && errors.As(err, &none)
+	})
+	if err := o.Resources["svc"].Err; err == nil || !strings.Contains(err.Error(), "rejected") || !strings.Contains(err.Error(), "70000") {
+		t.Fatalf("svc error %v: want the API server's rejection", err)
+	}
+	r.patchSpec("app", map[string]any{"port": 8080})
+	r.untilState("app", reconciler.InstanceStateActive)
+}
