@@ -71,7 +71,7 @@ func (r *run) patchInstance(md map[string]any) error {
 	return nil
 }
 
-// setStatus returns a copy of the instance carrying status.
+// withStatus returns a copy of the instance carrying status.
 func withStatus(inst *unstructured.Unstructured, status map[string]any) *unstructured.Unstructured {
 	out := inst.DeepCopy()
 	out.Object["status"] = status

@@ -305,21 +305,31 @@ func (r *run) reconcileExternal(res *graph.Resource, d *ResourceDetail, ri dynam
 }
 
 // observeOnly computes the state of a managed resource without writing.
+// Drift is judged on the rendered template only: the ownership marks
+// kroscope would add may legitimately differ (kro writes its own).
 func (r *run) observeOnly(res *graph.Resource, d *ResourceDetail, desired, existing *unstructured.Unstructured) {
 	if existing == nil {
 		d.State, d.WaitingFor = ResourceStatePending, fmt.Sprintf("%s does not exist (observing: kroscope does not create it)", objectName(desired))
 		return
 	}
-	state := ResourceStateSynced
-	if path, ok := subsetOf(desired.Object, existing.Object, ""); !ok {
-		state = ResourceStateInProgress
-		defer func() {
-			if d.State == ResourceStateInProgress {
-				d.WaitingFor = fmt.Sprintf("differs from the desired object at %s (observing: not corrected)", path)
-			}
-		}()
+	cmp := desired.DeepCopy()
+	cmp.SetOwnerReferences(nil)
+	labels := cmp.GetLabels()
+	for k := range labels {
+		if metadata.IsChildLabel(k) || k == metadata.ManagedByLabel {
+			delete(labels, k)
+		}
 	}
-	r.markObserved(res, d, existing, state)
+	cmp.SetLabels(labels)
+	path, same := subsetOf(cmp.Object, existing.Object, "")
+	if same {
+		r.markObserved(res, d, existing, ResourceStateSynced)
+		return
+	}
+	r.markObserved(res, d, existing, ResourceStateInProgress)
+	if d.State == ResourceStateInProgress {
+		d.WaitingFor = fmt.Sprintf("differs from the desired object at %s (observing: not corrected)", path)
+	}
 }
 
 // placeObject defaults the namespace of a namespaced child to the

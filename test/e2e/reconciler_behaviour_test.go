@@ -450,3 +450,37 @@ func TestReconcilerInvalidObjectFails(t *testing.T) {
 	r.patchSpec("app", map[string]any{"port": 8080})
 	r.untilState("app", reconciler.InstanceStateActive)
 }
+
+// Observing an instance another process reconciles: states come from the
+// live objects, readyWhen included, drift is reported and nothing is written.
+func TestReconcilerObserveModeReadsStates(t *testing.T) {
+	r := newRig(t, gatedGraph)
+	r.create("apiVersion: kro.run/v1alpha1\nkind: RtGated\nmetadata:\n  name: app\nspec: {}\n")
+	r.until("app", 60*time.Second, "gate applied", func(o reconciler.Observation, _ error) bool {
+		return r.get(gvrDeployment, r.ns, "app-gate") != nil
+	})
+	r.c.SetOptions(reconciler.Options{Observe: true})
+	r.writes.Store(0)
+	o, _ := r.reconcile("app")
+	if got := o.Resources["gate"].State; got != reconciler.ResourceStateWaitingForReadiness {
+		t.Errorf("gate: %s, want WAITING_FOR_READINESS from readyWhen", got)
+	}
+	if got := o.Resources["independent"].State; got != reconciler.ResourceStateSynced {
+		t.Errorf("independent: %s, want SYNCED", got)
+	}
+	cm := r.get(gvrConfigMap, r.ns, "app-independent")
+	cm.Object["data"] = map[string]any{"image": "edited"}
+	if _, err := r.dyn.Resource(gvrConfigMap).Namespace(r.ns).Update(ctxT(t), cm, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	o, _ = r.reconcile("app")
+	if d := o.Resources["independent"]; d.State != reconciler.ResourceStateInProgress || !strings.Contains(d.WaitingFor, ".data.image") {
+		t.Errorf("independent: %s (%s), want the drift at .data.image reported", d.State, d.WaitingFor)
+	}
+	if w := r.writes.Load(); w != 0 {
+		t.Errorf("observe mode sent %d write requests", w)
+	}
+	if cmData(t, r, "app-independent", "image") != "edited" {
+		t.Error("observe mode corrected the drift")
+	}
+}
