@@ -128,6 +128,11 @@ func (r *run) reconcileInstance() error {
 	r.initDetails()
 	if !r.opts.Observe {
 		if err := r.ensureManaged(); err != nil {
+			if apierrors.IsConflict(err) {
+				// Someone changed the instance meanwhile: read it again.
+				r.state, r.message = InstanceStateInProgress, "instance changed while marking it managed; retrying"
+				return requeue.Now(err)
+			}
 			r.noteErr(err)
 			r.managedErr = err
 			r.state = InstanceStateError
