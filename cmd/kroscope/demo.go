@@ -54,7 +54,11 @@ fails on purpose, so leave it out to expect success).`,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
-			return runDemo(ctx, f, cmd.OutOrStdout(), cmd.ErrOrStderr())
+			log := demoLogger(f, cmd.ErrOrStderr())
+			// client-go logs through klog: a process-wide setting, made
+			// here rather than in runDemo, which tests call repeatedly.
+			klog.SetLogger(log.WithName("client-go"))
+			return runDemo(ctx, f, log, cmd.OutOrStdout())
 		},
 	}
 	fs := cmd.Flags()
@@ -72,20 +76,21 @@ fails on purpose, so leave it out to expect success).`,
 	rootCmd.AddCommand(cmd)
 }
 
+// demoLogger logs to stderr when headless; under the UI, logs go to its
+// log pane only.
+func demoLogger(f demoFlags, stderr io.Writer) logr.Logger {
+	if f.headless {
+		return logsink.New(logsink.Options{Writer: stderr, Verbosity: f.verbosity})
+	}
+	return logsink.New(logsink.Options{})
+}
+
 // runDemo builds the demo cluster, then runs the engine on it under the UI
 // or headless.
-func runDemo(ctx context.Context, f demoFlags, stdout, stderr io.Writer) error {
+func runDemo(ctx context.Context, f demoFlags, log logr.Logger, stdout io.Writer) error {
 	if !f.headless && (f.h.ExitWhen != "" || f.h.Timeout != 0) {
 		return errors.New("--exit-when and --timeout need --headless")
 	}
-	var log logr.Logger
-	if f.headless {
-		log = logsink.New(logsink.Options{Writer: stderr, Verbosity: f.verbosity})
-	} else {
-		// Under the UI, logs go to its log pane only.
-		log = logsink.New(logsink.Options{})
-	}
-	klog.SetLogger(log.WithName("client-go"))
 	f.demo.Log = log.WithName("demo")
 	d, err := demo.New(f.demo)
 	if err != nil {

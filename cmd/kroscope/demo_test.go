@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-logr/logr"
+
 	"github.com/kroscope/kroscope/engine"
 )
 
@@ -21,7 +23,7 @@ func TestDemoHeadlessActive(t *testing.T) {
 	f.h.ExitWhen = "active"
 	f.h.Timeout = 3 * time.Minute // generous: a busy 2-core machine
 	start := time.Now()
-	if err := runDemo(context.Background(), f, &out, io.Discard); err != nil {
+	if err := runDemo(context.Background(), f, logr.Discard(), &out); err != nil {
 		t.Fatalf("demo --headless --examples webapp,fanout: %v\n%s", err, out.String())
 	}
 	t.Logf("all ACTIVE after %s", time.Since(start).Round(time.Millisecond))
@@ -40,7 +42,7 @@ func TestDemoHeadlessBroken(t *testing.T) {
 	f.demo.Examples = []string{"broken", "webapp"}
 	f.h.ExitWhen = "active"
 	f.h.Timeout = 3 * time.Minute
-	err := runDemo(context.Background(), f, &out, io.Discard)
+	err := runDemo(context.Background(), f, logr.Discard(), &out)
 	var ee *engine.ExitError
 	if !errors.As(err, &ee) || ee.ExitCode() != 1 {
 		t.Fatalf("want exit code 1, got %v\n%s", err, out.String())
@@ -63,7 +65,7 @@ func TestDemoRejectsBadFlags(t *testing.T) {
 	} {
 		var f demoFlags
 		tc.f(&f)
-		err := runDemo(context.Background(), f, io.Discard, io.Discard)
+		err := runDemo(context.Background(), f, logr.Discard(), io.Discard)
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("got %v, want an error mentioning %q", err, tc.want)
 		}
