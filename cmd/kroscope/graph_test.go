@@ -14,7 +14,12 @@ func runCmd(t *testing.T, args ...string) (stdout, stderr string, err error) {
 	rootCmd.SetOut(&out)
 	rootCmd.SetErr(&errOut)
 	rootCmd.SetArgs(args)
-	defer rootCmd.SetArgs(nil)
+	// rootCmd is shared with other commands' tests: leave it as found.
+	defer func() {
+		rootCmd.SetArgs(nil)
+		rootCmd.SetOut(nil)
+		rootCmd.SetErr(nil)
+	}()
 	err = rootCmd.Execute()
 	return out.String(), errOut.String(), err
 }
