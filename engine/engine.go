@@ -45,10 +45,11 @@ const (
 	WorkersPerCPU = 4
 	// ShutdownGrace bounds how long in-flight reconciles may finish.
 	ShutdownGrace = 10 * time.Second
-	// Client rate limits used when the rest.Config leaves them unset
-	// (client-go's 5 QPS would make the API client the bottleneck).
-	DefaultClientQPS   = 200
-	DefaultClientBurst = 400
+	// DefaultClientQPS is used when the rest.Config leaves QPS unset: -1
+	// turns client-side throttling off (client-go's default of 5 QPS, or
+	// even 200, made the client the bottleneck of a reconcile burst) and
+	// leaves flow control to the API server's priority and fairness.
+	DefaultClientQPS = -1
 )
 
 // Options configure an Engine.
@@ -205,8 +206,8 @@ func gatedSet(s *client.Set, gate *readonly.Gate, apiErrors *atomic.Int64) (*cli
 			},
 		}), nil
 	}
-	if cfg.QPS == 0 {
-		cfg.QPS, cfg.Burst = DefaultClientQPS, DefaultClientBurst
+	if cfg.QPS == 0 && cfg.RateLimiter == nil {
+		cfg.QPS = DefaultClientQPS
 	}
 	cfg = readonly.WrapConfig(cfg, gate)
 	cfg.Wrap(transport.WrapperFunc(func(rt http.RoundTripper) http.RoundTripper {

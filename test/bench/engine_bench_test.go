@@ -72,13 +72,14 @@ spec:
 
 // writes counts the engine's write requests: Events, the Lease, and the rest.
 type writes struct {
-	next                 http.RoundTripper
-	other, events, lease atomic.Int64
+	next                        http.RoundTripper
+	other, events, lease, reads atomic.Int64
 }
 
 func (w *writes) RoundTrip(req *http.Request) (*http.Response, error) {
 	switch req.Method {
 	case http.MethodGet, http.MethodHead, http.MethodOptions:
+		w.reads.Add(1)
 	default:
 		switch p := req.URL.Path; {
 		case strings.Contains(p, "/events"):
@@ -92,7 +93,7 @@ func (w *writes) RoundTrip(req *http.Request) (*http.Response, error) {
 	return w.next.RoundTrip(req)
 }
 
-func (w *writes) reset() { w.other.Store(0); w.events.Store(0); w.lease.Store(0) }
+func (w *writes) reset() { w.other.Store(0); w.events.Store(0); w.lease.Store(0); w.reads.Store(0) }
 
 func BenchmarkEngineChain(b *testing.B) {
 	for _, n := range []int{100, 500} {
@@ -206,7 +207,7 @@ func runChain(b *testing.B, n int) {
 	}
 	slices.Sort(lat)
 	total := last.Sub(start)
-	other, events := w.other.Load(), w.events.Load()
+	other, events, reads := w.other.Load(), w.events.Load(), w.reads.Load()
 	perInst := float64(other+events) / float64(n)
 
 	w.reset()
@@ -219,9 +220,9 @@ func runChain(b *testing.B, n int) {
 	b.ReportMetric(lat[len(lat)*99/100].Seconds()*1000, "p99-ms")
 	b.ReportMetric(perInst, "writes/instance")
 	b.ReportMetric(float64(idle), "idle-writes/30s")
-	b.Logf("N=%d: all ACTIVE in %s (creates took %s); creation→ACTIVE p50 %s p99 %s; writes/instance %.2f (%.2f without Events: %d objects+status, %d Events); writes in 30 idle s: %d (%d objects+status, %d Events; lease renewals not counted: %d); reconciles %d, workers %d",
+	b.Logf("N=%d: all ACTIVE in %s (creates took %s); creation→ACTIVE p50 %s p99 %s; writes/instance %.2f (%.2f without Events: %d objects+status, %d Events); writes in 30 idle s: %d (%d objects+status, %d Events; lease renewals not counted: %d); reconciles %d, workers %d, reads/instance %.1f",
 		n, total.Round(time.Millisecond), createdAll.Round(time.Millisecond), lat[len(lat)/2].Round(time.Millisecond), lat[len(lat)*99/100].Round(time.Millisecond),
-		perInst, float64(other)/float64(n), other, events, idle, idleOther, idleEvents, w.lease.Load(), snap.Engine.Reconciles, snap.Engine.Workers)
+		perInst, float64(other)/float64(n), other, events, idle, idleOther, idleEvents, w.lease.Load(), snap.Engine.Reconciles, snap.Engine.Workers, float64(reads)/float64(n))
 }
 
 func wait(b *testing.B, e *engine.Engine, timeout time.Duration, what string, cond func(*state.Snapshot) bool) *state.Snapshot {
