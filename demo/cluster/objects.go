@@ -45,18 +45,49 @@ func specChanged(old, obj *unstructured.Unstructured) bool {
 	return !reflect.DeepEqual(strip(old), strip(obj))
 }
 
-// equalObjects compares two objects ignoring managedFields timestamps.
+// equalObjects compares two objects ignoring managedFields timestamps,
+// without copying them (it runs on every write).
 func equalObjects(a, b *unstructured.Unstructured) bool {
-	norm := func(u *unstructured.Unstructured) *unstructured.Unstructured {
-		c := u.DeepCopy()
-		mf := c.GetManagedFields()
-		for i := range mf {
-			mf[i].Time = nil
-		}
-		c.SetManagedFields(mf)
-		return c
+	if len(a.Object) != len(b.Object) {
+		return false
 	}
-	return reflect.DeepEqual(norm(a).Object, norm(b).Object)
+	for k, av := range a.Object {
+		bv, ok := b.Object[k]
+		if !ok {
+			return false
+		}
+		if k == "metadata" {
+			continue
+		}
+		if !reflect.DeepEqual(av, bv) {
+			return false
+		}
+	}
+	am, _ := a.Object["metadata"].(map[string]any)
+	bm, _ := b.Object["metadata"].(map[string]any)
+	if len(am) != len(bm) {
+		return false
+	}
+	for k, av := range am {
+		bv, ok := bm[k]
+		if !ok {
+			return false
+		}
+		if k != "managedFields" && !reflect.DeepEqual(av, bv) {
+			return false
+		}
+	}
+	af, bf := a.GetManagedFields(), b.GetManagedFields()
+	if len(af) != len(bf) {
+		return false
+	}
+	for i := range af {
+		af[i].Time, bf[i].Time = nil, nil
+		if !reflect.DeepEqual(af[i], bf[i]) {
+			return false
+		}
+	}
+	return true
 }
 
 // resetFields keeps the other half of a status subresource out of the field
