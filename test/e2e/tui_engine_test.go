@@ -43,7 +43,7 @@ func TestTUIShowsRealEngine(t *testing.T) {
 	}
 
 	// The instance appears in the table; open it.
-	screenUntil(t, tm, "the instance row", func(s string) bool { return strings.Contains(s, "TuiChain") })
+	screenUntil(t, tm, "the instance row", func(s string) bool { return strings.Contains(s, "/shown") })
 	tm.Send(tea.KeyPressMsg{Code: tea.KeyEnter})
 
 	// Its graph shows the three nodes reaching SYNCED, and the instance ACTIVE.
