@@ -5,7 +5,7 @@ GO        ?= go
 RACE_PKGS := ./reconciler/... ./engine/... ./test/...
 GOTEST_FLAGS ?= -count=1 -timeout 40m
 
-.PHONY: all build test unit assets lint demo bench clean
+.PHONY: all build test unit assets lint demo bench validate-tape clean
 
 all: build
 
@@ -33,6 +33,15 @@ lint:
 
 demo:
 	$(GO) run ./cmd/kroscope demo
+
+# Checks demo.tape's syntax with VHS (no browser or ttyd needed); vhs is
+# built from the Go module proxy into bin/tools once.
+VHS := bin/tools/vhs
+$(VHS):
+	GOBIN="$(CURDIR)/bin/tools" $(GO) install github.com/charmbracelet/vhs@v0.10.0
+
+validate-tape: $(VHS)
+	$(VHS) validate demo.tape
 
 clean:
 	rm -rf bin/kroscope
