@@ -151,13 +151,21 @@ func TestEngineHelperProcess(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e, err := engine.New(engine.Options{
+	o := engine.Options{
 		ClientSet:       set,
 		RGDPaths:        []string{os.Getenv("KROSCOPE_ENGINE_CHILD_RGD")},
 		Namespace:       os.Getenv("KROSCOPE_ENGINE_CHILD_NAMESPACE"),
 		DisableLease:    true,
 		RequeueInterval: 5 * time.Second,
-	})
+	}
+	if id := os.Getenv("KROSCOPE_ENGINE_CHILD_LEASE_IDENTITY"); id != "" {
+		o.DisableLease = false
+		o.Identity = id
+		o.LeaseNamespace = o.Namespace
+		o.LeaseName = "kroscope-test"
+		o.LeaseDuration = 3 * time.Second
+	}
+	e, err := engine.New(o)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -165,11 +173,12 @@ func TestEngineHelperProcess(t *testing.T) {
 }
 
 // startChild runs the engine in a child process.
-func (r *engRig) startChild(kc, rgd string) *exec.Cmd {
+func (r *engRig) startChild(kc, rgd string, env ...string) *exec.Cmd {
 	r.t.Helper()
 	cmd := exec.Command(os.Args[0], "-test.run=^TestEngineHelperProcess$", "-test.v")
 	cmd.Env = append(os.Environ(),
 		"KROSCOPE_ENGINE_CHILD_KUBECONFIG="+kc, "KROSCOPE_ENGINE_CHILD_RGD="+rgd, "KROSCOPE_ENGINE_CHILD_NAMESPACE="+r.ns)
+	cmd.Env = append(cmd.Env, env...)
 	out, err := os.Create(filepath.Join(r.dir, fmt.Sprintf("child-%d.log", time.Now().UnixNano())))
 	if err != nil {
 		r.t.Fatal(err)

@@ -4,8 +4,11 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/kroscope/kroscope/engine"
 	"github.com/kroscope/kroscope/engine/state"
@@ -110,4 +113,50 @@ func TestEngineObserveMakesNoWrites(t *testing.T) {
 		t.Fatalf("--observe sent %d write requests", n)
 	}
 	t.Logf("--observe: %d requests, 0 writes", obs.reqs.Load())
+}
+
+// The lease holder is SIGKILLed (no release): the observing engine takes
+// over once the lease expires.
+func TestEngineLeaseTakeoverAfterSIGKILL(t *testing.T) {
+	r := newEngRig(t)
+	rgd := r.writeFile("rgd.yaml", chainRGD("engleasekill", "EngLeaseKill"))
+	child := r.startChild(kubeconfig(t, r.cfg), rgd, "KROSCOPE_ENGINE_CHILD_LEASE_IDENTITY=engine-child")
+	// The child must hold the lease before b starts.
+	deadline := time.Now().Add(2 * time.Minute)
+	for {
+		l, err := r.env.Kubernetes().CoordinationV1().Leases(r.ns).Get(context.Background(), "kroscope-test", metav1.GetOptions{})
+		if err == nil && l.Spec.HolderIdentity != nil && *l.Spec.HolderIdentity == "engine-child" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the child never took the lease (last error %v)", err)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	b := r.start(func(o *engine.Options) {
+		o.RGDPaths = []string{rgd}
+		o.DisableLease = false
+		o.LeaseNamespace = r.ns
+		o.LeaseName = "kroscope-test"
+		o.LeaseDuration = 3 * time.Second
+		o.Identity = "engine-b"
+	})
+	b.waitFor(2*time.Minute, "engine b observing the child", func(s *state.Snapshot) bool {
+		return !s.Mode.Reconciling && s.Mode.Holder == "engine-child"
+	})
+	gvr := b.graphServed("engleasekill")
+	r.createInstance(gvr, "EngLeaseKill", "k", nil)
+	res := gvr.Resource + "." + gvr.Group
+	b.allInState(res, 1, reconciler.InstanceStateActive, 2*time.Minute)
+	if b.writes.Load() != 0 {
+		t.Fatalf("the observing engine wrote %d times", b.writes.Load())
+	}
+	killed := time.Now()
+	if err := child.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	b.waitFor(time.Minute, "engine b holding the lease", func(s *state.Snapshot) bool { return s.Mode.Reconciling })
+	t.Logf("engine b took over %s after the holder was SIGKILLed (lease duration 3s)", time.Since(killed).Round(time.Millisecond))
+	r.createInstance(gvr, "EngLeaseKill", "k2", nil)
+	b.allInState(res, 2, reconciler.InstanceStateActive, 2*time.Minute)
 }
