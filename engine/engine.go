@@ -18,6 +18,7 @@ import (
 
 	"github.com/go-logr/logr"
 	"golang.org/x/time/rate"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/rand"
 	"k8s.io/client-go/transport"
@@ -289,6 +290,12 @@ func (e *Engine) Run(ctx context.Context) error {
 	clusterRGDs := false
 	if d := e.set.Discovery(); d != nil {
 		if _, err := d.ServerVersion(); err != nil {
+			switch {
+			case apierrors.IsUnauthorized(err):
+				return e.fatal("the API server rejected the credentials", err, "log in again or refresh the kubeconfig's token or certificate")
+			case apierrors.IsForbidden(err):
+				return e.fatal("forbidden by the API server", err, "this user needs read access to the cluster (and write access to reconcile)")
+			}
 			return e.fatal("cannot reach the API server", err, "check --kubeconfig and --context, and that the cluster is running")
 		}
 		if e.o.WatchClusterRGDs {

@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	dynamicfake "k8s.io/client-go/dynamic/fake"
+	"k8s.io/client-go/rest"
 
 	"github.com/kroscope/kroscope/engine/state"
 	"github.com/kroscope/kroscope/reconciler/client"
@@ -174,5 +175,23 @@ func TestObserveGateRefusesDynamicWrites(t *testing.T) {
 	}
 	if m := e.Snapshot().Mode; !m.Forced || m.Reconciling {
 		t.Errorf("mode = %+v", m)
+	}
+}
+
+func TestUnreachableServerIsFatal(t *testing.T) {
+	set, err := client.NewSet(&rest.Config{Host: "https://127.0.0.1:1", Timeout: 5 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, err := New(Options{ClientSet: set, DisableLease: true, RGDPaths: []string{"x.yaml"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = e.Run(context.Background())
+	if err == nil || !strings.Contains(err.Error(), "cannot reach the API server") {
+		t.Fatalf("Run = %v", err)
+	}
+	if f := e.Snapshot().Fatal; f == nil || !strings.Contains(f.Hint, "--kubeconfig") {
+		t.Errorf("Fatal = %+v", f)
 	}
 }
