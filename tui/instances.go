@@ -186,7 +186,7 @@ type rowEntry struct {
 
 func (m *Model) row(in *state.Instance, c columns, selected bool) string {
 	now := m.now()
-	age := ago(now, in.Created)
+	age := ageOf(now, in.Created)
 	last := "-"
 	if !in.LastReconcile.IsZero() {
 		last = ago(now, in.LastReconcile) + " " + dur(in.LastDuration)

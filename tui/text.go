@@ -76,6 +76,15 @@ func ago(now, t time.Time) string {
 	return short(now.Sub(t))
 }
 
+// ageOf is an object's age in whole units: the AGE column is four cells
+// wide, so a young object reads "0s", not "341ms" cut to "341…".
+func ageOf(now, created time.Time) string {
+	if !created.IsZero() && now.Sub(created) < time.Second {
+		return "0s"
+	}
+	return ago(now, created)
+}
+
 // short renders a duration in at most four cells where possible.
 func short(d time.Duration) string {
 	switch {

@@ -391,3 +391,20 @@ func TestChangesBeforeInitAreShown(t *testing.T) {
 	}
 	m.unsub()
 }
+
+func TestAgeColumnFitsItsCells(t *testing.T) {
+	now := time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
+	for _, tc := range []struct {
+		created time.Time
+		want    string
+	}{
+		{time.Time{}, "-"},
+		{now.Add(-341 * time.Millisecond), "0s"},
+		{now.Add(-5 * time.Second), "5s"},
+		{now.Add(-3 * time.Hour), "3h"},
+	} {
+		if got := ageOf(now, tc.created); got != tc.want {
+			t.Errorf("ageOf(%v) = %q, want %q", now.Sub(tc.created), got, tc.want)
+		}
+	}
+}
