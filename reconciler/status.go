@@ -164,6 +164,9 @@ func conditionMessage(status map[string]any, typ string) string {
 func (r *run) announce(oldState, oldMsg string) {
 	newMsg := conditionMessage(r.inst.Object["status"].(map[string]any), ConditionResourcesReady)
 	switch {
+	case oldState == "" && r.state == InstanceStateInProgress:
+		// Every new instance starts in progress: an Event saying so is noise
+		// that, at scale, trails the rollout by many seconds.
 	case oldState != r.state:
 		typ := corev1.EventTypeNormal
 		if r.state == InstanceStateError || r.state == InstanceStateFailed {

@@ -254,8 +254,9 @@ func TestReconcilerEventsOnStateChangesOnly(t *testing.T) {
 	if got["StateActive"] != 1 {
 		t.Fatalf("StateActive events: %v, want exactly one", got)
 	}
-	if got["StateInProgress"] != 1 {
-		t.Errorf("StateInProgress events: %v, want exactly one", got)
+	// A new instance's first state (IN_PROGRESS) is not announced.
+	if got["StateInProgress"] != 0 {
+		t.Errorf("StateInProgress events: %v, want none for a new instance", got)
 	}
 }
 

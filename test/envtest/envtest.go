@@ -115,6 +115,9 @@ func start(dir string) (*Env, error) {
 	// RBAC, so impersonation and forbidden writes behave as on a real cluster.
 	api.Configure().
 		Set("authorization-mode", "RBAC").
+		// Without this a server holding watches takes longer to stop than
+		// the stop timeout, and RestartAPIServer would find it still running.
+		Set("shutdown-watch-termination-grace-period", "2s").
 		Set("service-cluster-ip-range", "10.0.0.0/16")
 	cfg, err := env.Start()
 	if err != nil {
