@@ -34,6 +34,13 @@ lint:
 demo:
 	$(GO) run ./cmd/kroscope demo
 
+# Benchmarks, not part of `make test`: the engine on the test API server
+# (N=100 and N=500 instances of a three-ConfigMap chain), graph building,
+# and TUI frames.
+bench: assets
+	KUBEBUILDER_ASSETS="$$(bash hack/assets.sh)" $(GO) test -tags bench -run '^$$' -bench . -benchtime 1x -timeout 30m ./test/bench/
+	$(GO) test -run '^$$' -bench . -benchmem ./reconciler/graph/ ./tui/
+
 # Checks demo.tape's syntax with VHS (no browser or ttyd needed); vhs is
 # built from the Go module proxy into bin/tools once.
 VHS := bin/tools/vhs
