@@ -145,9 +145,9 @@ func (b *Builder) Build(rgd *ResourceGraphDefinition) (*Graph, error) {
 	}
 	bd.status(env, g)
 	bd.validations(schemaType)
-	if len(bd.errs) == 0 {
-		bd.dag(g, order)
-	}
+	// Cycles are reported even beside other errors: every problem found is
+	// worth one run of `kroscope validate`.
+	bd.dag(g, order)
 	if len(bd.errs) == 0 {
 		bd.crd(g)
 	}

@@ -36,6 +36,7 @@ func TestInvalidDefinitions(t *testing.T) {
 		"bad-marker":                       {"spec.schema.spec.name", `unknown marker "bogus"`},
 		"cel-syntax":                       {"spec.resources[0].template.metadata.name", "${schema.spec.name +}", "Syntax error"},
 		"cel-syntax-unclosed-paren":        {"Syntax error: missing ')'"},
+		"cycle-beside-bad-id":              {`id "Bad" is not lowerCamelCase`, "dependency cycle: a -> b -> a"},
 		"cycle-includewhen":                {"dependency cycle: a -> b -> a"},
 		"cycle-three":                      {"dependency cycle: a -> c -> b -> a"},
 		"cycle-two":                        {"cycle-two: resource a: spec.resources: dependency cycle: a -> b -> a"},
