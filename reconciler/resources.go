@@ -207,10 +207,11 @@ func (r *run) markObserved(res *graph.Resource, d *ResourceDetail, observed *uns
 		return
 	}
 	if !ready {
+		// IsReady's reason already names the readyWhen expression.
 		if reason == "" && err != nil {
-			reason = err.Error()
+			reason = "readyWhen: " + err.Error()
 		}
-		d.State, d.WaitingFor = ResourceStateWaitingForReadiness, "readyWhen: "+reason
+		d.State, d.WaitingFor = ResourceStateWaitingForReadiness, reason
 		return
 	}
 	r.setVar(r.readyVars, res.ID, obj)

@@ -36,7 +36,14 @@ func inspect(th *theme.Theme, r *state.Resource, w int, now time.Time) []string 
 		obj = r.Namespace + "/" + r.Name
 	}
 	if obj == "" {
-		obj = "(not rendered yet: its inputs are pending)"
+		switch theme.ClassOf(r.State) {
+		case theme.ClassError:
+			obj = "(not rendered: see the error)"
+		case theme.ClassSkipped:
+			obj = "(not rendered: excluded by includeWhen)"
+		default:
+			obj = "(not rendered yet: its inputs are pending)"
+		}
 	}
 	row("Object", obj)
 	if r.External {
