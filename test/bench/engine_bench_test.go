@@ -28,47 +28,8 @@ import (
 	"github.com/kroscope/kroscope/reconciler"
 	"github.com/kroscope/kroscope/reconciler/client"
 	"github.com/kroscope/kroscope/test/envtest"
+	"github.com/kroscope/kroscope/test/graphs"
 )
-
-// chain is three ConfigMaps, each named from the previous one.
-func chain(name, kind string) string {
-	return `apiVersion: kro.run/v1alpha1
-kind: ResourceGraphDefinition
-metadata:
-  name: ` + name + `
-spec:
-  schema:
-    apiVersion: v1alpha1
-    kind: ` + kind + `
-    spec:
-      value: string | default=one
-  resources:
-  - id: a
-    template:
-      apiVersion: v1
-      kind: ConfigMap
-      metadata:
-        name: ${schema.metadata.name}-a
-      data:
-        value: ${schema.spec.value}
-  - id: b
-    template:
-      apiVersion: v1
-      kind: ConfigMap
-      metadata:
-        name: ${a.metadata.name}-b
-      data:
-        from: ${a.metadata.name}
-  - id: c
-    template:
-      apiVersion: v1
-      kind: ConfigMap
-      metadata:
-        name: ${b.metadata.name}-c
-      data:
-        from: ${b.metadata.name}
-`
-}
 
 // writes counts the engine's write requests: Events, the Lease, and the rest.
 type writes struct {
@@ -111,7 +72,7 @@ func runChain(b *testing.B, n int) {
 	kind := fmt.Sprintf("BenchChain%d", n)
 	dir := b.TempDir()
 	rgd := filepath.Join(dir, "rgd.yaml")
-	if err := os.WriteFile(rgd, []byte(chain(strings.ToLower(kind), kind)), 0o644); err != nil {
+	if err := os.WriteFile(rgd, []byte(graphs.Chain(strings.ToLower(kind), kind)), 0o644); err != nil {
 		b.Fatal(err)
 	}
 	w := &writes{}

@@ -1,6 +1,8 @@
 package e2e
 
 import (
+	"github.com/kroscope/kroscope/test/graphs"
+
 	"context"
 	"testing"
 	"time"
@@ -89,7 +91,7 @@ func TestEngineExternalRefAndDriftThroughWatches(t *testing.T) {
 func TestEngineRequeueAndDeleteActions(t *testing.T) {
 	r := newEngRig(t)
 	run := r.start(func(o *engine.Options) {
-		o.RGDPaths = []string{r.writeFile("rgd.yaml", chainRGD("engact", "EngAct"))}
+		o.RGDPaths = []string{r.writeFile("rgd.yaml", graphs.Chain("engact", "EngAct"))}
 		o.RequeueInterval = 10 * time.Minute
 	})
 	gvr := run.graphServed("engact")

@@ -25,6 +25,7 @@ import (
 	"github.com/kroscope/kroscope/reconciler/client"
 	"github.com/kroscope/kroscope/reconciler/metadata"
 	"github.com/kroscope/kroscope/test/envtest"
+	"github.com/kroscope/kroscope/test/graphs"
 	ctrlenvtest "sigs.k8s.io/controller-runtime/pkg/envtest"
 )
 
@@ -71,7 +72,7 @@ func (r *engRig) checkChildren(gvr schema.GroupVersionResource, nodes int) {
 func TestEngineSurvivesAPIServerRestart(t *testing.T) {
 	r := newPrivateRig(t)
 	run := r.start(func(o *engine.Options) {
-		o.RGDPaths = []string{r.writeFile("rgd.yaml", chainRGD("engfault", "EngFault"))}
+		o.RGDPaths = []string{r.writeFile("rgd.yaml", graphs.Chain("engfault", "EngFault"))}
 	})
 	gvr := run.graphServed("engfault")
 	for i := range faultInstances {
@@ -214,7 +215,7 @@ func (r *engRig) countActive(gvr schema.GroupVersionResource) int {
 // end ACTIVE, with no duplicate and no orphan children.
 func TestEngineSurvivesSIGKILL(t *testing.T) {
 	r := newEngRig(t)
-	rgd := r.writeFile("rgd.yaml", chainRGD("engkill", "EngKill"))
+	rgd := r.writeFile("rgd.yaml", graphs.Chain("engkill", "EngKill"))
 	kc := kubeconfig(t, r.cfg)
 	// A first in-process engine installs the CRD so the test can create
 	// instances before the child starts; it then stops.

@@ -1,6 +1,8 @@
 package e2e
 
 import (
+	"github.com/kroscope/kroscope/test/graphs"
+
 	"bytes"
 	"context"
 	"errors"
@@ -97,7 +99,7 @@ func exitCode(err error) int {
 // 1 when one ends FAILED (naming it), and 2 on timeout.
 func TestEngineHeadlessExitCodes(t *testing.T) {
 	r := newEngRig(t)
-	good := r.writeFile("good.yaml", chainRGD("enghlgood", "EngHlGood"))
+	good := r.writeFile("good.yaml", graphs.Chain("enghlgood", "EngHlGood"))
 	var goodGVR schema.GroupVersionResource
 	out, err := r.headless(t, good, engine.HeadlessOptions{ExitWhen: "active", Timeout: 2 * time.Minute}, func(e *engine.Engine) {
 		g := waitGraph(t, e, "enghlgood")
@@ -155,7 +157,7 @@ func TestEngineMetrics(t *testing.T) {
 	addr := ln.Addr().String()
 	ln.Close()
 	run := r.start(func(o *engine.Options) {
-		o.RGDPaths = []string{r.writeFile("rgd.yaml", chainRGD("engmetrics", "EngMetrics"))}
+		o.RGDPaths = []string{r.writeFile("rgd.yaml", graphs.Chain("engmetrics", "EngMetrics"))}
 		o.MetricsBindAddress = addr
 	})
 	gvr := run.graphServed("engmetrics")

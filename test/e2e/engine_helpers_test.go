@@ -232,46 +232,6 @@ func (c *engCounter) RoundTrip(req *http.Request) (*http.Response, error) {
 	return c.next.RoundTrip(req)
 }
 
-// chainRGD is a → b → c ConfigMaps, each named from the previous one.
-func chainRGD(name, kind string) string {
-	return `apiVersion: kro.run/v1alpha1
-kind: ResourceGraphDefinition
-metadata:
-  name: ` + name + `
-spec:
-  schema:
-    apiVersion: v1alpha1
-    kind: ` + kind + `
-    spec:
-      value: string | default=one
-  resources:
-  - id: a
-    template:
-      apiVersion: v1
-      kind: ConfigMap
-      metadata:
-        name: ${schema.metadata.name}-a
-      data:
-        value: ${schema.spec.value}
-  - id: b
-    template:
-      apiVersion: v1
-      kind: ConfigMap
-      metadata:
-        name: ${a.metadata.name}-b
-      data:
-        from: ${a.metadata.name}
-  - id: c
-    template:
-      apiVersion: v1
-      kind: ConfigMap
-      metadata:
-        name: ${b.metadata.name}-c
-      data:
-        from: ${b.metadata.name}
-`
-}
-
 // createInstance creates an instance of gvr in the rig's namespace.
 func (r *engRig) createInstance(gvr schema.GroupVersionResource, kind, name string, spec map[string]any) *unstructured.Unstructured {
 	r.t.Helper()

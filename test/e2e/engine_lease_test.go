@@ -1,6 +1,8 @@
 package e2e
 
 import (
+	"github.com/kroscope/kroscope/test/graphs"
+
 	"context"
 	"fmt"
 	"strings"
@@ -19,7 +21,7 @@ import (
 // shows who holds the lease, and takes over when the first exits.
 func TestEngineLeaseOneWriter(t *testing.T) {
 	r := newEngRig(t)
-	rgd := r.writeFile("rgd.yaml", chainRGD("englease", "EngLease"))
+	rgd := r.writeFile("rgd.yaml", graphs.Chain("englease", "EngLease"))
 	withLease := func(id string) func(*engine.Options) {
 		return func(o *engine.Options) {
 			o.RGDPaths = []string{rgd}
@@ -73,7 +75,7 @@ func TestEngineLeaseOneWriter(t *testing.T) {
 // --observe makes zero writes: counted on the engine's own connection.
 func TestEngineObserveMakesNoWrites(t *testing.T) {
 	r := newEngRig(t)
-	rgd := r.writeFile("rgd.yaml", chainRGD("engobserve", "EngObserve"))
+	rgd := r.writeFile("rgd.yaml", graphs.Chain("engobserve", "EngObserve"))
 	// A writing engine installs the CRD and converges one instance.
 	first := r.start(func(o *engine.Options) { o.RGDPaths = []string{rgd} })
 	gvr := first.graphServed("engobserve")
@@ -119,7 +121,7 @@ func TestEngineObserveMakesNoWrites(t *testing.T) {
 // over once the lease expires.
 func TestEngineLeaseTakeoverAfterSIGKILL(t *testing.T) {
 	r := newEngRig(t)
-	rgd := r.writeFile("rgd.yaml", chainRGD("engleasekill", "EngLeaseKill"))
+	rgd := r.writeFile("rgd.yaml", graphs.Chain("engleasekill", "EngLeaseKill"))
 	child := r.startChild(kubeconfig(t, r.cfg), rgd, "KROSCOPE_ENGINE_CHILD_LEASE_IDENTITY=engine-child")
 	// The child must hold the lease before b starts.
 	deadline := time.Now().Add(2 * time.Minute)

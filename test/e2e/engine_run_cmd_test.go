@@ -1,6 +1,8 @@
 package e2e
 
 import (
+	"github.com/kroscope/kroscope/test/graphs"
+
 	"bytes"
 	"os/exec"
 	"path/filepath"
@@ -30,7 +32,7 @@ func TestEngineKroscopeRunCommand(t *testing.T) {
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("building kroscope: %v\n%s", err, out)
 	}
-	rgd := r.writeFile("rgd.yaml", chainRGD("engcmd", "EngCmd"))
+	rgd := r.writeFile("rgd.yaml", graphs.Chain("engcmd", "EngCmd"))
 	// An engine in the test installs the CRD first, so the instance exists
 	// when the command starts.
 	first := r.start(func(o *engine.Options) { o.RGDPaths = []string{rgd} })

@@ -1,6 +1,8 @@
 package e2e
 
 import (
+	"github.com/kroscope/kroscope/test/graphs"
+
 	"context"
 	"strings"
 	"testing"
@@ -48,13 +50,13 @@ func TestEngineServesFileAndClusterGraphs(t *testing.T) {
 	kinds := []string{"EngSrcOne", "EngSrcTwo", "EngSrcThree"}
 	var paths []string
 	for _, k := range kinds {
-		paths = append(paths, r.writeFile(strings.ToLower(k)+".yaml", chainRGD(strings.ToLower(k), k)))
+		paths = append(paths, r.writeFile(strings.ToLower(k)+".yaml", graphs.Chain(strings.ToLower(k), k)))
 	}
 	// Invalid: b reads a resource that does not exist.
-	bad := strings.Replace(chainRGD("engsrcbad", "EngSrcBad"), "${a.metadata.name}-b", "${nosuch.metadata.name}-b", 1)
+	bad := strings.Replace(graphs.Chain("engsrcbad", "EngSrcBad"), "${a.metadata.name}-b", "${nosuch.metadata.name}-b", 1)
 	paths = append(paths, r.writeFile("bad.yaml", bad))
 
-	clusterRGD := r.applyYAML(graph.GroupVersionResource, "", chainRGD("engsrccluster", "EngSrcCluster"))
+	clusterRGD := r.applyYAML(graph.GroupVersionResource, "", graphs.Chain("engsrccluster", "EngSrcCluster"))
 	t.Cleanup(func() {
 		_ = r.dyn.Resource(graph.GroupVersionResource).Delete(context.Background(), clusterRGD.GetName(), metav1.DeleteOptions{})
 	})

@@ -1,6 +1,8 @@
 package e2e
 
 import (
+	"github.com/kroscope/kroscope/test/graphs"
+
 	"context"
 	"strings"
 	"testing"
@@ -22,7 +24,7 @@ import (
 // shows every node SYNCED and the instance ACTIVE.
 func TestTUIShowsRealEngine(t *testing.T) {
 	rig := newEngRig(t)
-	rig.writeFile("chain.yaml", chainRGD("tui-chain", "TuiChain"))
+	rig.writeFile("chain.yaml", graphs.Chain("tui-chain", "TuiChain"))
 	run := rig.start(func(o *engine.Options) { o.RGDPaths = []string{rig.dir} })
 	gvr := run.graphServed("tui-chain")
 
