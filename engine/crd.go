@@ -60,6 +60,9 @@ func (e *Engine) ensureCRD(ctx context.Context, g *graph.Graph) error {
 		if owner, ours := crdOwner(cur); !ours {
 			return &foreignCRDError{name: want.Name, owner: owner}
 		}
+		if err := otherGraph(cur, g.Name); err != nil {
+			return err
+		}
 	}
 	obj, err := crdApplyObject(want)
 	if err != nil {
@@ -111,6 +114,16 @@ func crdApplyObject(crd *apiextensionsv1.CustomResourceDefinition) (map[string]a
 		delete(md, "creationTimestamp")
 	}
 	return obj, nil
+}
+
+// otherGraph refuses a CRD that kroscope or kro generated for a different
+// graph: two definitions serving one kind would overwrite each other's
+// schema on every restart.
+func otherGraph(u *unstructured.Unstructured, graphName string) error {
+	if owner := u.GetLabels()[metadata.GraphNameLabel]; owner != "" && owner != graphName {
+		return fmt.Errorf("CRD %s belongs to graph %q, not %q: not overwriting it; give one of the graphs another kind or group, or pass --force-crd", u.GetName(), owner, graphName)
+	}
+	return nil
 }
 
 // crdOwner says who made an existing CRD; ours is true for kroscope and kro.

@@ -70,6 +70,23 @@ func TestCRDOwner(t *testing.T) {
 	}
 }
 
+func TestCRDOfAnotherGraphIsRefused(t *testing.T) {
+	u := &unstructured.Unstructured{Object: map[string]any{}}
+	u.SetName("webapps.kro.run")
+	u.SetLabels(map[string]string{"kro.run/owned": "true", "kro.run/resource-graph-definition-name": "webapp-a"})
+	if err := otherGraph(u, "webapp-a"); err != nil {
+		t.Errorf("the graph's own CRD refused: %v", err)
+	}
+	err := otherGraph(u, "webapp-b")
+	if err == nil || !strings.Contains(err.Error(), `belongs to graph "webapp-a"`) {
+		t.Errorf("another graph's CRD: err = %v", err)
+	}
+	u.SetLabels(map[string]string{"kro.run/owned": "true"})
+	if err := otherGraph(u, "webapp-b"); err != nil {
+		t.Errorf("a CRD naming no graph refused: %v", err)
+	}
+}
+
 func TestPrinterText(t *testing.T) {
 	at := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 	key := state.InstanceKey{Resource: "webapps.kro.run", Namespace: "ns", Name: "web"}
