@@ -176,9 +176,14 @@ func (r *run) reconcileResource(id string, vars graph.Vars) {
 		return
 	}
 	d.Observed = observed
-	if created {
+	if created && r.reconciledBefore() {
 		// A new object may replace one this node made under another name
 		// (its name is templated): remove the old one, by label proof.
+		// An instance never reconciled before has nothing to replace, and
+		// skipping the cluster-wide LIST matters when hundreds are created
+		// at once. (A child left by a reconcile that crashed before its
+		// first status write is still found by deletion, which lists by
+		// label.)
 		if err := r.pruneReplaced(res, observed); err != nil {
 			r.noteErr(err)
 			d.State, d.Err = ResourceStateError, fmt.Errorf("resource %s: removing the object it replaced: %w", id, err)
@@ -262,6 +267,14 @@ func (r *run) pruneExcluded(res *graph.Resource, d *ResourceDetail) error {
 		d.WaitingFor = "excluded: deleting " + strings.Join(deleting, ", ")
 	}
 	return nil
+}
+
+// reconciledBefore reports whether a status was ever written for the
+// instance (by kroscope or kro).
+func (r *run) reconciledBefore() bool {
+	st, _ := r.inst.Object["status"].(map[string]any)
+	s, _ := st["state"].(string)
+	return s != ""
 }
 
 // pruneReplaced deletes the objects labelled as this instance's res other
