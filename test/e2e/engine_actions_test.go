@@ -1,8 +1,6 @@
 package e2e
 
 import (
-	"github.com/kroscope/kroscope/test/graphs"
-
 	"context"
 	"testing"
 	"time"
@@ -13,6 +11,7 @@ import (
 	"github.com/kroscope/kroscope/engine"
 	"github.com/kroscope/kroscope/engine/state"
 	"github.com/kroscope/kroscope/reconciler"
+	"github.com/kroscope/kroscope/test/graphs"
 )
 
 const externalRGD = `apiVersion: kro.run/v1alpha1

@@ -1,8 +1,6 @@
 package e2e
 
 import (
-	"github.com/kroscope/kroscope/test/graphs"
-
 	"bytes"
 	"context"
 	"errors"
@@ -19,6 +17,7 @@ import (
 	"github.com/kroscope/kroscope/engine/state"
 	"github.com/kroscope/kroscope/reconciler"
 	"github.com/kroscope/kroscope/reconciler/client"
+	"github.com/kroscope/kroscope/test/graphs"
 )
 
 // failingRGD divides by a spec field that defaults to zero: a CEL runtime

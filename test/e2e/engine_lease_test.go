@@ -1,8 +1,6 @@
 package e2e
 
 import (
-	"github.com/kroscope/kroscope/test/graphs"
-
 	"context"
 	"fmt"
 	"strings"
@@ -15,6 +13,7 @@ import (
 	"github.com/kroscope/kroscope/engine"
 	"github.com/kroscope/kroscope/engine/state"
 	"github.com/kroscope/kroscope/reconciler"
+	"github.com/kroscope/kroscope/test/graphs"
 )
 
 // Two engines on one cluster: exactly one writes, the other observes and

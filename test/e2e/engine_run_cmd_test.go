@@ -1,19 +1,19 @@
 package e2e
 
 import (
-	"github.com/kroscope/kroscope/test/graphs"
-
 	"bytes"
 	"os/exec"
 	"path/filepath"
 	"runtime"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/kroscope/kroscope/engine"
 	"github.com/kroscope/kroscope/reconciler"
+	"github.com/kroscope/kroscope/test/graphs"
 )
 
 // `kroscope run` as a user runs it: the real binary against the test API
@@ -42,7 +42,8 @@ func TestEngineKroscopeRunCommand(t *testing.T) {
 	}
 	r.createInstance(gvr, "EngCmd", "cmd", nil)
 
-	var stdout, stderr bytes.Buffer
+	// The command writes while the test reads: lockedBuffer keeps that safe.
+	var stdout, stderr lockedBuffer
 	cmd := exec.Command(bin, "run", "--kubeconfig", kubeconfig(t, r.cfg), "-n", r.ns, "--rgd", rgd,
 		"-o", "json", "--lease-namespace", r.ns, "--cluster-rgds=false")
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
@@ -82,4 +83,22 @@ func TestEngineKroscopeRunCommand(t *testing.T) {
 	if !strings.Contains(stderr.String(), "shutting down") {
 		t.Errorf("logs on stderr do not show the graceful shutdown:\n%s", stderr.String())
 	}
+}
+
+// lockedBuffer is a bytes.Buffer safe for one writer and one reader.
+type lockedBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *lockedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *lockedBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
 }

@@ -1,8 +1,6 @@
 package e2e
 
 import (
-	"github.com/kroscope/kroscope/test/graphs"
-
 	"context"
 	"strings"
 	"testing"
@@ -16,6 +14,7 @@ import (
 	"github.com/kroscope/kroscope/engine/state"
 	"github.com/kroscope/kroscope/reconciler"
 	"github.com/kroscope/kroscope/reconciler/graph"
+	"github.com/kroscope/kroscope/test/graphs"
 )
 
 // rgdCRD is a minimal stand-in for kro's ResourceGraphDefinition CRD, so the

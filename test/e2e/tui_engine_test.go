@@ -1,8 +1,6 @@
 package e2e
 
 import (
-	"github.com/kroscope/kroscope/test/graphs"
-
 	"context"
 	"strings"
 	"testing"
@@ -16,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/kroscope/kroscope/engine"
+	"github.com/kroscope/kroscope/test/graphs"
 	"github.com/kroscope/kroscope/tui"
 )
 
