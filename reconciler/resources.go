@@ -94,13 +94,9 @@ func (r *run) reconcileResource(id string, vars graph.Vars) {
 		if _, ok := vars[dep]; ok {
 			continue
 		}
-		dd := r.details[dep]
-		why := strings.ToLower(dd.State)
-		if dd.WaitingFor != "" {
-			why += ": " + dd.WaitingFor
-		} else if dd.Err != nil {
-			why += ": " + dd.Err.Error()
-		}
+		// Name the dependency and its state only: its own entry says why,
+		// and nesting the reasons makes a chain's message grow with depth.
+		why := strings.ToLower(strings.ReplaceAll(r.details[dep].State, "_", " "))
 		d.State, d.WaitingFor = ResourceStatePending, fmt.Sprintf("waiting for %s (%s)", dep, why)
 		return
 	}
