@@ -309,11 +309,17 @@ func (c *Cluster) update(gvr schema.GroupVersionResource, ns string, obj *unstru
 	if rv := obj.GetResourceVersion(); rv != "" && rv != old.GetResourceVersion() {
 		return nil, conflict(gvr, obj.GetName())
 	}
+	return c.writeLocked(k, old, obj, opts.FieldManager, sub)
+}
+
+// writeLocked stores obj over old as an update by fieldManager, recording
+// managed fields the way the API server does (update and patch share it).
+func (c *Cluster) writeLocked(k *kindInfo, old, obj *unstructured.Unstructured, fieldManager, sub string) (*unstructured.Unstructured, error) {
 	mgr, err := c.managerLocked(k, sub)
 	if err != nil {
 		return nil, err
 	}
-	merged, err := mgr.Update(old.DeepCopy(), obj, managerName(opts.FieldManager))
+	merged, err := mgr.Update(old.DeepCopy(), obj, managerName(fieldManager))
 	if err != nil {
 		return nil, err
 	}
@@ -321,7 +327,7 @@ func (c *Cluster) update(gvr schema.GroupVersionResource, ns string, obj *unstru
 	if err != nil {
 		return nil, err
 	}
-	c.writes[managerName(opts.FieldManager)]++
+	c.writes[managerName(fieldManager)]++
 	return out, nil
 }
 
@@ -414,20 +420,7 @@ func (c *Cluster) patch(gvr schema.GroupVersionResource, ns, name string, pt typ
 	if patched.GetName() != name || patched.GetNamespace() != old.GetNamespace() {
 		return nil, apierrors.NewBadRequest("a patch may not change the name or namespace")
 	}
-	mgr, err := c.managerLocked(k, sub)
-	if err != nil {
-		return nil, err
-	}
-	merged, err := mgr.Update(old.DeepCopy(), patched, managerName(opts.FieldManager))
-	if err != nil {
-		return nil, err
-	}
-	out, err := c.replaceLocked(k, old, merged.(*unstructured.Unstructured), sub)
-	if err != nil {
-		return nil, err
-	}
-	c.writes[managerName(opts.FieldManager)]++
-	return out, nil
+	return c.writeLocked(k, old, patched, opts.FieldManager, sub)
 }
 
 // delete removes an object, or marks it deleting while finalizers remain.
