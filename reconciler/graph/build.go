@@ -362,14 +362,7 @@ func (bd *build) expressions(env *cel.Env, r *Resource) {
 			return
 		}
 		for _, e := range f.Expressions {
-			for _, ref := range e.References {
-				if ref == r.ID {
-					bd.errorf(r.ID, formatPath(base, segs...), "read other resources or schema; a resource cannot depend on itself",
-						"${%s} refers to the resource itself", e.Source)
-				} else if ref != SchemaIdentifier {
-					deps[ref] = true
-				}
-			}
+			bd.collectDeps(r, e, formatPath(base, segs...), "read other resources or schema; a resource cannot depend on itself", deps)
 		}
 		r.Fields = append(r.Fields, f)
 	})
@@ -379,14 +372,7 @@ func (bd *build) expressions(env *cel.Env, r *Resource) {
 		if e == nil {
 			continue
 		}
-		for _, ref := range e.References {
-			if ref == r.ID {
-				bd.errorf(r.ID, path, "includeWhen decides whether the resource exists, so it cannot read it; use schema or other resources",
-					"${%s} refers to the resource itself", e.Source)
-			} else if ref != SchemaIdentifier {
-				deps[ref] = true
-			}
-		}
+		bd.collectDeps(r, e, path, "includeWhen decides whether the resource exists, so it cannot read it; use schema or other resources", deps)
 		r.IncludeWhen = append(r.IncludeWhen, e)
 	}
 	for i, src := range bd.rgd.Spec.Resources[r.Index].ReadyWhen {
@@ -675,4 +661,16 @@ func (bd *build) compile(env *cel.Env, src string) (*compiled, error) {
 type cachedCompile struct {
 	c   *compiled
 	err error
+}
+
+// collectDeps adds the resources e reads to deps; reading r itself is an
+// error at path, with fix as the advice.
+func (bd *build) collectDeps(r *Resource, e *Expression, path, fix string, deps map[string]bool) {
+	for _, ref := range e.References {
+		if ref == r.ID {
+			bd.errorf(r.ID, path, fix, "${%s} refers to the resource itself", e.Source)
+		} else if ref != SchemaIdentifier {
+			deps[ref] = true
+		}
+	}
 }
