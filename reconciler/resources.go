@@ -394,7 +394,10 @@ func (r *run) stampChild(res *graph.Resource, desired *unstructured.Unstructured
 	if labels == nil {
 		labels = map[string]string{}
 	}
-	maps.Copy(labels, r.c.labeler.Labels())
+	// Only the child labels: the instance labeler's set (its graph's name)
+	// belongs on instances. A child that is itself an instance of another
+	// graph gets that graph's labels from its own controller, and both
+	// applying different values would conflict.
 	maps.Copy(labels, metadata.ChildLabels(r.instanceRef(), res.ID))
 	desired.SetLabels(labels)
 
