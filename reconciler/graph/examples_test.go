@@ -5,30 +5,9 @@ import (
 	"path/filepath"
 	"slices"
 	"testing"
+
+	"github.com/kroscope/kroscope/test/kroexamples"
 )
-
-// examplesDir is the shared kro example corpus, beside the repository.
-const examplesDir = "../../../shared/testdata/kro-examples"
-
-func exampleRGDs(t *testing.T) []string {
-	t.Helper()
-	if _, err := os.Stat(examplesDir); err != nil {
-		t.Skipf("kro examples not found at %s: %v", examplesDir, err)
-	}
-	var files []string
-	for _, pat := range []string{"*/rg.yaml", "*/rgd.yaml"} {
-		m, err := filepath.Glob(filepath.Join(examplesDir, pat))
-		if err != nil {
-			t.Fatal(err)
-		}
-		files = append(files, m...)
-	}
-	if len(files) == 0 {
-		t.Fatalf("no rg.yaml/rgd.yaml under %s", examplesDir)
-	}
-	slices.Sort(files)
-	return files
-}
 
 // kroOrder reads topologicalOrder from a chainsaw rgd-assert.yaml.
 func kroOrder(t *testing.T, dir string) []string {
@@ -51,7 +30,7 @@ func kroOrder(t *testing.T, dir string) []string {
 
 func TestKroExamples(t *testing.T) {
 	b := NewBuilder()
-	for _, file := range exampleRGDs(t) {
+	for _, file := range kroexamples.RGDFiles(t) {
 		t.Run(filepath.Base(filepath.Dir(file)), func(t *testing.T) {
 			rgds, err := LoadFiles(file)
 			if err != nil {

@@ -11,6 +11,8 @@ import (
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	structuralschema "k8s.io/apiextensions-apiserver/pkg/apiserver/schema"
 	structuraldefaulting "k8s.io/apiextensions-apiserver/pkg/apiserver/schema/defaulting"
+
+	"github.com/kroscope/kroscope/test/kroexamples"
 )
 
 // TestRenderMatchesKro renders the kro examples' children from their
@@ -23,7 +25,7 @@ func TestRenderMatchesKro(t *testing.T) {
 		"valid-instance.yaml":  "%s-assert.yaml",
 	}
 	compared := 0
-	for _, file := range exampleRGDs(t) {
+	for _, file := range kroexamples.RGDFiles(t) {
 		dir := filepath.Dir(file)
 		rgds, err := LoadFiles(file)
 		if err != nil {

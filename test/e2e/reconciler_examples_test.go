@@ -3,7 +3,6 @@ package e2e
 import (
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -15,10 +14,8 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/kroscope/kroscope/reconciler"
+	"github.com/kroscope/kroscope/test/kroexamples"
 )
-
-// examplesDir holds kro's example graphs and its Chainsaw expectations.
-const examplesDir = "../../../shared/testdata/kro-examples"
 
 // TestReconcilerKroExamples reconciles every kro example graph to ACTIVE on
 // the real API server, writing Deployment and Job status where readiness
@@ -26,18 +23,7 @@ const examplesDir = "../../../shared/testdata/kro-examples"
 // kro's own *-assert.yaml files, applies instance-update.yaml where there is
 // one and compares *-update-assert.yaml, and finally deletes the instance.
 func TestReconcilerKroExamples(t *testing.T) {
-	if _, err := os.Stat(examplesDir); err != nil {
-		t.Skipf("kro examples not found at %s: %v", examplesDir, err)
-	}
-	var files []string
-	for _, pat := range []string{"*/rg.yaml", "*/rgd.yaml"} {
-		m, _ := filepath.Glob(filepath.Join(examplesDir, pat))
-		files = append(files, m...)
-	}
-	slices.Sort(files)
-	if len(files) == 0 {
-		t.Fatalf("no graphs under %s", examplesDir)
-	}
+	files := kroexamples.RGDFiles(t)
 	for _, file := range files {
 		dir := filepath.Dir(file)
 		t.Run(filepath.Base(dir), func(t *testing.T) { runExample(t, dir, file) })

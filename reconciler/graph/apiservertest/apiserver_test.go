@@ -19,6 +19,7 @@ import (
 
 	"github.com/kroscope/kroscope/reconciler/graph"
 	"github.com/kroscope/kroscope/test/envtest"
+	"github.com/kroscope/kroscope/test/kroexamples"
 )
 
 func TestMain(m *testing.M) {
@@ -33,7 +34,7 @@ func TestMain(m *testing.M) {
 // RenderStatus produces from observed children: the API server must keep
 // every projected field with the type inferred for it.
 func TestExampleCRDsOnAPIServer(t *testing.T) {
-	files := exampleRGDs(t)
+	files := kroexamples.RGDFiles(t)
 	env := envtest.Start(t)
 	dyn, err := dynamic.NewForConfig(env.Config)
 	if err != nil {
@@ -126,7 +127,7 @@ func TestSchemaResolverFromAPIServer(t *testing.T) {
 		t.Fatal(err)
 	}
 	b := graph.NewBuilder(graph.WithSchemaResolver(graph.NewDiscoverySchemaResolver(disc)))
-	for _, file := range exampleRGDs(t) {
+	for _, file := range kroexamples.RGDFiles(t) {
 		rgds, err := graph.LoadFiles(file)
 		if err != nil {
 			t.Fatal(err)
@@ -169,28 +170,6 @@ func TestSchemaResolverFromAPIServer(t *testing.T) {
 	if u.GetName() != "web-svc" {
 		t.Errorf("name = %q", u.GetName())
 	}
-}
-
-// examplesDir is the shared kro example corpus, beside the repository.
-const examplesDir = "../../../../shared/testdata/kro-examples"
-
-func exampleRGDs(t *testing.T) []string {
-	t.Helper()
-	if _, err := os.Stat(examplesDir); err != nil {
-		t.Skipf("kro examples not found at %s: %v", examplesDir, err)
-	}
-	var files []string
-	for _, pat := range []string{"*/rg.yaml", "*/rgd.yaml"} {
-		m, err := filepath.Glob(filepath.Join(examplesDir, pat))
-		if err != nil {
-			t.Fatal(err)
-		}
-		files = append(files, m...)
-	}
-	if len(files) == 0 {
-		t.Fatalf("no rg.yaml/rgd.yaml under %s", examplesDir)
-	}
-	return files
 }
 
 func decodeYAML(data []byte) (map[string]any, error) {

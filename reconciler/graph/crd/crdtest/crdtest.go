@@ -6,7 +6,6 @@ package crdtest
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -18,45 +17,15 @@ import (
 
 	"github.com/kroscope/kroscope/reconciler/graph/crd"
 	"github.com/kroscope/kroscope/reconciler/graph/simpleschema"
+	"github.com/kroscope/kroscope/test/kroexamples"
 )
 
 // ExamplesEnv overrides where the kro examples are read from.
-const ExamplesEnv = "KROSCOPE_KRO_EXAMPLES"
+const ExamplesEnv = kroexamples.Env
 
-// ExamplesDir returns the directory of kro's example graphs: $KROSCOPE_KRO_EXAMPLES,
-// or ../shared/testdata/kro-examples beside the module root. It returns ""
-// when the directory does not exist.
-func ExamplesDir() string {
-	dir := os.Getenv(ExamplesEnv)
-	if dir == "" {
-		root, err := moduleRoot()
-		if err != nil {
-			return ""
-		}
-		dir = filepath.Join(root, "..", "shared", "testdata", "kro-examples")
-	}
-	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
-		return ""
-	}
-	return dir
-}
-
-func moduleRoot() (string, error) {
-	dir, err := os.Getwd()
-	if err != nil {
-		return "", err
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return dir, nil
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return "", errors.New("go.mod not found")
-		}
-		dir = parent
-	}
-}
+// ExamplesDir returns the directory of kro's example graphs, or "" when it
+// does not exist (see test/kroexamples).
+func ExamplesDir() string { return kroexamples.Dir() }
 
 // Example is one kro example graph file.
 type Example struct {
