@@ -27,6 +27,7 @@ import (
 	"github.com/kroscope/kroscope/engine/lease"
 	"github.com/kroscope/kroscope/engine/logsink"
 	"github.com/kroscope/kroscope/engine/metrics"
+	"github.com/kroscope/kroscope/engine/objcache"
 	"github.com/kroscope/kroscope/engine/readonly"
 	"github.com/kroscope/kroscope/engine/source"
 	"github.com/kroscope/kroscope/engine/state"
@@ -105,6 +106,7 @@ type Engine struct {
 	queue   workqueue.TypedRateLimitingInterface[item]
 	group   *watch.Group
 	watches *watch.Manager
+	reader  *reader
 	ctx     context.Context // set by Run
 
 	mu      sync.RWMutex
@@ -158,6 +160,7 @@ func New(o Options) (*Engine, error) {
 		runs:   map[string]*graphRun{},
 		base:   o.ClientSet,
 	}
+	e.reader = &reader{e: e, cache: objcache.New()}
 	// Logs go to the caller's sink and to the state's log pane.
 	e.log = logsink.Tee(o.Log, logsink.New(logsink.Options{Store: e.store}))
 	// Writes are allowed only while this process may write: never with

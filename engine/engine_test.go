@@ -17,6 +17,7 @@ import (
 
 	"github.com/kroscope/kroscope/engine/state"
 	"github.com/kroscope/kroscope/reconciler/client"
+	"github.com/kroscope/kroscope/reconciler/requeue"
 )
 
 func obj(gen int64, labels, ann map[string]string, deleting bool) *unstructured.Unstructured {
@@ -210,5 +211,31 @@ func TestUnreachableServerIsFatal(t *testing.T) {
 	}
 	if f := e.Snapshot().Fatal; f == nil || !strings.Contains(f.Hint, "--kubeconfig") {
 		t.Errorf("Fatal = %+v", f)
+	}
+}
+
+func TestPassesRunsImmediateRequeuesInPlace(t *testing.T) {
+	settle := errors.New("a: created")
+	cases := []struct {
+		name    string
+		results []error
+		calls   int
+		want    requeue.Decision
+	}{
+		{"converged", []error{nil}, 1, requeue.Forget},
+		{"settles on the second pass", []error{requeue.Now(settle), nil}, 2, requeue.Forget},
+		{"waits on a timer", []error{requeue.After(time.Minute, settle)}, 1, requeue.Later},
+		// Bounded: an instance that keeps asking goes back to the queue.
+		{"keeps asking", []error{requeue.Now(settle), requeue.Now(settle), requeue.Now(settle), requeue.Now(settle)}, immediatePasses, requeue.Immediately},
+	}
+	for _, c := range cases {
+		calls := 0
+		got, _, _ := passes(context.Background(), func() error {
+			calls++
+			return c.results[calls-1]
+		})
+		if calls != c.calls || got != c.want {
+			t.Errorf("%s: %d calls, decision %v; want %d, %v", c.name, calls, got, c.calls, c.want)
+		}
 	}
 }

@@ -260,7 +260,7 @@ func (s *served) start(ctx context.Context) error {
 
 // setObserve switches the controller between writing and observing.
 func (s *served) setObserve(observe bool) {
-	s.ctrl.SetOptions(reconciler.Options{AllowAdoption: s.e.o.AllowAdoption, Observe: observe})
+	s.ctrl.SetOptions(reconciler.Options{AllowAdoption: s.e.o.AllowAdoption, Observe: observe, Reader: s.e.reader})
 }
 
 // externalOf reads an externalRef's name and namespace from its template;
@@ -301,6 +301,7 @@ func (s *served) instanceHandler(mon *watch.Monitor) cache.ResourceEventHandler 
 		DeleteFunc: func(obj any) {
 			mon.Event("delete")
 			if m := watch.MetaOf(obj); m != nil {
+				e.reader.Forget(s.gvr, m.GetNamespace(), m.GetName())
 				e.store.RemoveInstance(state.InstanceKey{Resource: s.resource, Namespace: m.GetNamespace(), Name: m.GetName()})
 				e.queue.Forget(item{gvr: s.gvr, namespace: m.GetNamespace(), name: m.GetName()})
 			}

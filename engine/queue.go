@@ -26,6 +26,11 @@ type item struct {
 	name      string
 }
 
+// immediatePasses bounds how many times in a row one worker reconciles an
+// instance that asks for an immediate requeue before it goes back to the
+// queue.
+const immediatePasses = 3
+
 // processNext reconciles one item; false once the queue is shut down.
 func (e *Engine) processNext(ctx context.Context) bool {
 	it, shutdown := e.queue.Get()
@@ -41,13 +46,18 @@ func (e *Engine) processNext(ctx context.Context) bool {
 		return true
 	}
 	e.busy.Add(1)
-	start := time.Now()
-	err := s.reconcile(ctx, it)
+	decision, after, err := passes(ctx, func() error {
+		start := time.Now()
+		err := s.reconcile(ctx, it)
+		e.reconciles.Add(1)
+		metrics.ReconcileDuration.WithLabelValues(s.resource).Observe(time.Since(start).Seconds())
+		if d, _ := requeue.Decide(err); d == requeue.Immediately {
+			metrics.ReconcileTotal.WithLabelValues(s.resource, "requeue").Inc()
+		}
+		return err
+	})
 	e.busy.Add(-1)
-	e.reconciles.Add(1)
-	metrics.ReconcileDuration.WithLabelValues(s.resource).Observe(time.Since(start).Seconds())
 
-	decision, after := requeue.Decide(err)
 	if decision == requeue.RateLimited && apierrors.IsNotFound(err) {
 		decision = requeue.Forget
 	}
@@ -72,8 +82,26 @@ func (e *Engine) processNext(ctx context.Context) bool {
 		result = "error"
 		e.queue.AddRateLimited(it)
 	}
-	metrics.ReconcileTotal.WithLabelValues(s.resource, result).Inc()
+	if decision != requeue.Immediately {
+		metrics.ReconcileTotal.WithLabelValues(s.resource, result).Inc()
+	}
 	return true
+}
+
+// passes runs reconcile again at once while it asks for an immediate
+// requeue (it waits only for its own writes, or lost a race), at most
+// immediatePasses times, and returns the last outcome. The worker still
+// holds the item meanwhile: at the back of the queue the instance would
+// wait for every other one, and a rollout would finish every instance at
+// its end instead of each as soon as it can.
+func passes(ctx context.Context, reconcile func() error) (requeue.Decision, time.Duration, error) {
+	for pass := 1; ; pass++ {
+		err := reconcile()
+		decision, after := requeue.Decide(err)
+		if decision != requeue.Immediately || pass >= immediatePasses || ctx.Err() != nil {
+			return decision, after, err
+		}
+	}
 }
 
 // reconcile runs the controller, turning a panic into an error (and an
@@ -133,6 +161,11 @@ func (e *Engine) routeWatchEvent(ev watch.Event) {
 			}
 		}
 		return
+	}
+	if ev.Type == "delete" {
+		// Before the instance is woken: its reconcile must not be served
+		// the object that is gone.
+		e.reader.Forget(ev.Spec.GVR, ev.Namespace, ev.Name)
 	}
 	e.routeChild(ev.Spec.GVR, ev.Labels)
 	if ev.OldLabels != nil && ev.OldLabels[metadata.InstanceIDLabel] != ev.Labels[metadata.InstanceIDLabel] {

@@ -181,6 +181,9 @@ func (r *run) deleteObject(gvr schema.GroupVersionResource, o *unstructured.Unst
 		Preconditions:     &metav1.Preconditions{UID: &uid},
 		PropagationPolicy: &policy,
 	})
+	if rd := r.reader(); rd != nil && (err == nil || apierrors.IsNotFound(err)) {
+		rd.Forget(gvr, o.GetNamespace(), o.GetName())
+	}
 	if apierrors.IsNotFound(err) || apierrors.IsConflict(err) {
 		return nil
 	}

@@ -35,6 +35,9 @@ type Options struct {
 	Recorder record.EventRecorder
 	// Now is the clock (tests); nil means time.Now.
 	Now func() time.Time
+	// Reader serves reads from the caller's watches (see Reader); nil means
+	// every read is a request.
+	Reader Reader
 }
 
 // Controller manages the reconciliation of the instances of one graph.
@@ -162,9 +165,18 @@ func isRequeue(err error) bool {
 	return errors.As(err, &a) || errors.As(err, &n) || errors.As(err, &none)
 }
 
-// getInstance reads the instance with cs; (nil, nil) when it does not exist.
-func (c *Controller) getInstance(ctx context.Context, cs *client.Set, ns, name string) (*unstructured.Unstructured, error) {
+// getInstance reads the instance from rd when it knows it, else with cs;
+// (nil, nil) when it does not exist.
+func (c *Controller) getInstance(ctx context.Context, cs *client.Set, rd Reader, ns, name string) (*unstructured.Unstructured, error) {
+	if rd != nil {
+		if u, ok := rd.Instance(c.gvr, ns, name); ok {
+			return u, nil
+		}
+	}
 	u, err := cs.Dynamic().Resource(c.gvr).Namespace(ns).Get(ctx, name, metav1.GetOptions{})
+	if err == nil && rd != nil {
+		rd.Read(c.gvr, u)
+	}
 	if apierrors.IsNotFound(err) {
 		return nil, nil
 	}

@@ -67,6 +67,7 @@ func (r *run) patchInstance(md map[string]any) error {
 	if err != nil {
 		return fmt.Errorf("patching instance %s: %w", objectName(r.inst), err)
 	}
+	r.wrote(r.c.gvr, out, r.inst.GetResourceVersion())
 	r.inst = out
 	return nil
 }

@@ -134,10 +134,7 @@ func (r *run) reconcileResource(id string, vars graph.Vars) {
 	r.stampChild(res, desired)
 	d.Desired = desired
 
-	existing, err := ri.Get(r.ctx, desired.GetName(), metav1.GetOptions{})
-	if apierrors.IsNotFound(err) {
-		existing, err = nil, nil
-	}
+	existing, err := r.getChild(gvr, ri, desired)
 	if err != nil {
 		r.noteErr(err)
 		d.State, d.Err = ResourceStateError, fmt.Errorf("resource %s: reading %s: %w", id, objectName(desired), err)
@@ -171,6 +168,13 @@ func (r *run) reconcileResource(id string, vars graph.Vars) {
 		d.State, d.Err = ResourceStateError, fmt.Errorf("resource %s: applying %s: %w", id, objectName(desired), err)
 		return
 	}
+	if created || updated {
+		replaces := ""
+		if existing != nil {
+			replaces = existing.GetResourceVersion()
+		}
+		r.wrote(gvr, observed, replaces)
+	}
 	d.Observed = observed
 	if created && r.reconciledBefore() {
 		// A new object may replace one this node made under another name
@@ -195,6 +199,28 @@ func (r *run) reconcileResource(id string, vars graph.Vars) {
 		}
 		return ResourceStateSynced
 	}())
+}
+
+// getChild reads a managed child from the Reader when it knows it, else from
+// the API server; (nil, nil) when it does not exist.
+func (r *run) getChild(gvr schema.GroupVersionResource, ri dynamic.ResourceInterface, desired *unstructured.Unstructured) (*unstructured.Unstructured, error) {
+	rd := r.reader()
+	if rd != nil {
+		if u, ok := rd.Child(gvr, desired.GetNamespace(), desired.GetName()); ok {
+			return u, nil
+		}
+	}
+	existing, err := ri.Get(r.ctx, desired.GetName(), metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	if rd != nil {
+		rd.Read(gvr, existing)
+	}
+	return existing, nil
 }
 
 // markObserved records the observed object, evaluates readiness, and sets

@@ -76,7 +76,7 @@ func (r *run) reconcile() error {
 		}
 	}()
 
-	inst, err := r.c.getInstance(r.ctx, r.cs, r.req.Namespace, r.req.Name)
+	inst, err := r.c.getInstance(r.ctx, r.cs, r.reader(), r.req.Namespace, r.req.Name)
 	if err != nil {
 		r.noteErr(err)
 		r.state, r.message = InstanceStateError, err.Error()
@@ -158,6 +158,14 @@ func (r *run) reconcileInstance() error {
 	}
 	retErr := r.resultError()
 
+	if r.settlingOwnWrites() {
+		// Only objects this pass created are not settled yet: the next pass
+		// (now) sees them SYNCED, and writes the status then. Writing the
+		// in-between status would cost every new instance a write and an
+		// event the user never needs.
+		return requeue.Now(errors.New(r.message))
+	}
+
 	_, err := r.writeStatus()
 	if err != nil {
 		r.noteErr(err)
@@ -203,6 +211,28 @@ func (r *run) instanceState() (string, string) {
 		return InstanceStateInProgress, strings.Join(waits, "; ")
 	}
 	return InstanceStateActive, "all resources are ready"
+}
+
+// settlingOwnWrites reports whether the instance waits only for objects
+// this pass created (or changed while creating others): every resource is
+// SYNCED, SKIPPED, CREATED or UPDATING, and one at least is CREATED. A
+// resource that is UPDATING on every pass (someone fights over it) never
+// qualifies alone, so this cannot loop.
+func (r *run) settlingOwnWrites() bool {
+	if r.state != InstanceStateInProgress || r.managedErr != nil {
+		return false
+	}
+	created := false
+	for _, d := range r.details {
+		switch d.State {
+		case ResourceStateCreated:
+			created = true
+		case ResourceStateSynced, ResourceStateSkipped, ResourceStateUpdating:
+		default:
+			return false
+		}
+	}
+	return created
 }
 
 // resultError maps the outcome to the typed error the queue reads.

@@ -163,3 +163,39 @@ func TestManagementFailureShowsInConditions(t *testing.T) {
 		t.Errorf("conditions %v", c)
 	}
 }
+
+func TestSettlingOwnWrites(t *testing.T) {
+	const (
+		created  = ResourceStateCreated
+		synced   = ResourceStateSynced
+		skipped  = ResourceStateSkipped
+		updating = ResourceStateUpdating
+		waiting  = ResourceStateWaitingForReadiness
+		pending  = ResourceStatePending
+	)
+	cases := []struct {
+		state  string
+		states []string
+		want   bool
+	}{
+		{InstanceStateInProgress, []string{created, created, created}, true},
+		{InstanceStateInProgress, []string{synced, created, skipped}, true},
+		{InstanceStateInProgress, []string{created, updating}, true},
+		// Waits that outlive this pass are written to status.
+		{InstanceStateInProgress, []string{created, waiting}, false},
+		{InstanceStateInProgress, []string{created, pending}, false},
+		// Someone fighting over an object: UPDATING on every pass.
+		{InstanceStateInProgress, []string{updating, synced}, false},
+		{InstanceStateActive, []string{synced}, false},
+		{InstanceStateError, []string{created, ResourceStateError}, false},
+	}
+	for _, c := range cases {
+		r := &run{state: c.state, details: map[string]*ResourceDetail{}}
+		for i, s := range c.states {
+			r.details[fmt.Sprint(i)] = &ResourceDetail{State: s}
+		}
+		if got := r.settlingOwnWrites(); got != c.want {
+			t.Errorf("%s %v: settling %v, want %v", c.state, c.states, got, c.want)
+		}
+	}
+}

@@ -132,6 +132,7 @@ func (r *run) writeStatus() (bool, error) {
 	}
 	oldState, _ := live["state"].(string)
 	oldMsg := conditionMessage(live, ConditionResourcesReady)
+	r.wrote(r.c.gvr, out, r.inst.GetResourceVersion())
 	r.inst = out
 	r.announce(oldState, oldMsg)
 	return true, nil
@@ -164,9 +165,10 @@ func conditionMessage(status map[string]any, typ string) string {
 func (r *run) announce(oldState, oldMsg string) {
 	newMsg := conditionMessage(r.inst.Object["status"].(map[string]any), ConditionResourcesReady)
 	switch {
-	case oldState == "" && r.state == InstanceStateInProgress:
-		// Every new instance starts in progress: an Event saying so is noise
-		// that, at scale, trails the rollout by many seconds.
+	case oldState == "" && (r.state == InstanceStateInProgress || r.state == InstanceStateActive):
+		// A new instance's first state is news only when it is a problem:
+		// an Event per new instance is noise that, at scale, competes with
+		// the rollout for the API server and trails it by many seconds.
 	case oldState != r.state:
 		typ := corev1.EventTypeNormal
 		if r.state == InstanceStateError || r.state == InstanceStateFailed {

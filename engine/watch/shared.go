@@ -171,3 +171,30 @@ func MetaOf(obj any) metav1.Object {
 	}
 	return o
 }
+
+// Lookup returns what the informer of s holds for namespace/name: exists
+// reports whether it holds the object; ok is false when no informer of s is
+// running or it has not synced yet (it cannot tell).
+func (m *Manager) Lookup(s Spec, namespace, name string) (obj metav1.Object, exists, ok bool) {
+	m.mu.Lock()
+	e := m.entries[s]
+	m.mu.Unlock()
+	if e == nil || !e.inf.HasSynced() {
+		return nil, false, false
+	}
+	key := name
+	if namespace != "" {
+		key = namespace + "/" + name
+	}
+	item, exists, err := e.inf.GetIndexer().GetByKey(key)
+	if err != nil {
+		return nil, false, false
+	}
+	if !exists {
+		return nil, false, true
+	}
+	if obj = MetaOf(item); obj == nil {
+		return nil, false, false
+	}
+	return obj, true, true
+}

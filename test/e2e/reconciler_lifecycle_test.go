@@ -6,6 +6,7 @@ import (
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/kroscope/kroscope/reconciler"
 	"github.com/kroscope/kroscope/reconciler/metadata"
@@ -232,31 +233,62 @@ func TestReconcilerEventsOnStateChangesOnly(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	counts := func() map[string]int32 {
+
+	// A problem is announced, and so is the way out of it: replace a child
+	// by an object kroscope does not own, then remove that object.
+	cms := r.dyn.Resource(gvrConfigMap).Namespace(r.ns)
+	if err := cms.Delete(ctxT(t), "app-second", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	foreign := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "ConfigMap",
+		"metadata": map[string]any{"name": "app-second", "namespace": r.ns}}}
+	if _, err := cms.Create(ctxT(t), foreign, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	r.untilState("app", reconciler.InstanceStateError)
+	if err := cms.Delete(ctxT(t), "app-second", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	r.untilState("app", reconciler.InstanceStateActive)
+
+	type seen struct {
+		count    int32
+		messages []string
+	}
+	events := func() map[string]*seen {
 		list, err := r.env.Kubernetes().CoreV1().Events(r.ns).List(ctxT(t), metav1.ListOptions{FieldSelector: "involvedObject.name=app"})
 		if err != nil {
 			t.Fatal(err)
 		}
-		out := map[string]int32{}
+		out := map[string]*seen{}
 		for _, e := range list.Items {
-			out[e.Reason] += e.Count
+			if out[e.Reason] == nil {
+				out[e.Reason] = &seen{}
+			}
+			out[e.Reason].count += e.Count
+			out[e.Reason].messages = append(out[e.Reason].messages, e.Type+": "+e.Message)
 		}
 		return out
 	}
+	// Events are sent in the order they were recorded: once the recovery is
+	// there, everything recorded before it is too.
 	deadline := time.Now().Add(30 * time.Second)
-	var got map[string]int32
+	var got map[string]*seen
 	for time.Now().Before(deadline) {
-		if got = counts(); got["StateActive"] > 0 {
+		if got = events(); got["StateActive"] != nil {
 			break
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
-	if got["StateActive"] != 1 {
-		t.Fatalf("StateActive events: %v, want exactly one", got)
+	active, failed := got["StateActive"], got["StateError"]
+	if active == nil || active.count != 1 || !strings.HasPrefix(active.messages[0], "Normal: ERROR -> ACTIVE") {
+		t.Fatalf("StateActive events %+v: want exactly one, for the recovery (a new instance going ACTIVE is not announced)", active)
 	}
-	// A new instance's first state (IN_PROGRESS) is not announced.
-	if got["StateInProgress"] != 0 {
-		t.Errorf("StateInProgress events: %v, want none for a new instance", got)
+	if failed == nil || failed.count != 1 || !strings.HasPrefix(failed.messages[0], "Warning: ACTIVE -> ERROR") || !strings.Contains(failed.messages[0], "app-second") {
+		t.Errorf("StateError events %+v: want one Warning naming the object", failed)
+	}
+	if got["StateInProgress"] != nil {
+		t.Errorf("StateInProgress events %+v: want none", got["StateInProgress"])
 	}
 }
 

@@ -1,0 +1,121 @@
+// Package objcache remembers the objects a reconciler read or wrote, and
+// hands them back for as long as a watch shows they are still current.
+//
+// kroscope watches children metadata-only (their data would cost memory
+// for every object of the kind), so a watch event says an object changed
+// but not what it holds. The objects the API server returned to the
+// reconciler fill that gap: a remembered object is served when the watch
+// shows its resourceVersion, or one that the remembered object is known
+// to have replaced (the watch is behind our own write). Anything else (a
+// change by someone else, an object the watch lost) is a miss, and the
+// reconciler reads from the API server. resourceVersions are compared only
+// for equality, as the API conventions require.
+package objcache
+
+import (
+	"sync"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+)
+
+// Key names an object.
+type Key struct {
+	GVR       schema.GroupVersionResource
+	Namespace string
+	Name      string
+}
+
+// Absent is the resourceVersion a create replaces: the object did not exist.
+const Absent = ""
+
+type entry struct {
+	obj *unstructured.Unstructured
+	// replaced are resourceVersions (Absent included) older than obj's:
+	// a watch showing one of them has not caught up with obj yet.
+	replaced map[string]bool
+}
+
+// Cache is safe for concurrent use.
+type Cache struct {
+	mu sync.Mutex
+	m  map[Key]*entry
+}
+
+// New returns an empty cache.
+func New() *Cache { return &Cache{m: map[Key]*entry{}} }
+
+// Get returns a copy of the remembered object when the watch's view of it
+// (exists, at resourceVersion rv) shows it is current: the watch is at
+// obj's version, or at one obj replaced. An entry the watch has moved past
+// is dropped.
+func (c *Cache) Get(k Key, exists bool, rv string) (*unstructured.Unstructured, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	e := c.m[k]
+	if e == nil {
+		return nil, false
+	}
+	if !exists {
+		rv = Absent
+	}
+	switch {
+	case exists && rv == e.obj.GetResourceVersion():
+		e.replaced = nil // caught up: older versions can no longer show
+	case e.replaced[rv]:
+	default:
+		delete(c.m, k) // changed by someone else, or gone
+		return nil, false
+	}
+	return e.obj.DeepCopy(), true
+}
+
+// Read remembers obj, which the API server just returned for a read.
+func (c *Cache) Read(k Key, obj *unstructured.Unstructured) { c.put(k, obj, nil) }
+
+// Wrote remembers obj, which the API server returned for a write based on
+// resourceVersion replaces (Absent for a create): until the watch shows obj,
+// showing replaces only means the watch is behind.
+func (c *Cache) Wrote(k Key, obj *unstructured.Unstructured, replaces string) {
+	c.put(k, obj, &replaces)
+}
+
+// put records obj. Every version remembered before is older than obj: the
+// caller records in the order it talks to the API server.
+func (c *Cache) put(k Key, obj *unstructured.Unstructured, replaces *string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	e := &entry{obj: obj.DeepCopy(), replaced: map[string]bool{}}
+	if old := c.m[k]; old != nil && old.obj.GetUID() == obj.GetUID() {
+		for v := range old.replaced {
+			e.replaced[v] = true
+		}
+		e.replaced[old.obj.GetResourceVersion()] = true
+	}
+	if replaces != nil {
+		e.replaced[*replaces] = true
+	}
+	delete(e.replaced, obj.GetResourceVersion())
+	c.m[k] = e
+}
+
+// Forget drops k (deleted, or seen deleted by the watch).
+func (c *Cache) Forget(k Key) {
+	c.mu.Lock()
+	delete(c.m, k)
+	c.mu.Unlock()
+}
+
+// Has reports whether k is remembered.
+func (c *Cache) Has(k Key) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.m[k] != nil
+}
+
+// Len is the number of remembered objects.
+func (c *Cache) Len() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.m)
+}

@@ -1,0 +1,105 @@
+package engine
+
+import (
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/kroscope/kroscope/engine/objcache"
+	"github.com/kroscope/kroscope/engine/watch"
+	"github.com/kroscope/kroscope/reconciler/metadata"
+)
+
+// reader serves the reconcilers' reads from the engine's watches
+// (reconciler.Reader): instances from their full-object informers, children
+// from the objects the API server last returned for them, for as long as
+// the children's metadata-only informers show those are current. A
+// converging instance then costs writes only, and a reconcile waits on
+// fewer round trips.
+type reader struct {
+	e     *Engine
+	cache *objcache.Cache
+}
+
+func key(gvr schema.GroupVersionResource, namespace, name string) objcache.Key {
+	return objcache.Key{GVR: gvr, Namespace: namespace, Name: name}
+}
+
+// Instance answers from the kind's informer, or from the object kroscope
+// last wrote while the informer has not caught up with it.
+func (r *reader) Instance(gvr schema.GroupVersionResource, namespace, name string) (*unstructured.Unstructured, bool) {
+	r.e.mu.RLock()
+	s := r.e.served[gvr]
+	r.e.mu.RUnlock()
+	if s == nil || s.inf == nil || !s.inf.HasSynced() {
+		return nil, false
+	}
+	k := namespace + "/" + name
+	if namespace == "" {
+		k = name
+	}
+	item, exists, err := s.inf.GetIndexer().GetByKey(k)
+	if err != nil {
+		return nil, false
+	}
+	u, _ := item.(*unstructured.Unstructured)
+	if exists && u == nil {
+		return nil, false
+	}
+	rv := ""
+	if u != nil {
+		rv = u.GetResourceVersion()
+	}
+	ck := key(gvr, namespace, name)
+	known := r.cache.Has(ck)
+	if obj, ok := r.cache.Get(ck, exists, rv); ok {
+		return obj, true
+	}
+	if known || !exists {
+		// The informer shows a version kroscope did not see coming (it may
+		// even be older than one kroscope read), or no object: ask.
+		return nil, false
+	}
+	return u.DeepCopy(), true
+}
+
+// Child answers from the object last returned for it, while the children's
+// informer shows that version (or one it replaced).
+func (r *reader) Child(gvr schema.GroupVersionResource, namespace, name string) (*unstructured.Unstructured, bool) {
+	meta, exists, ok := r.childWatch(gvr, namespace, name)
+	if !ok {
+		return nil, false
+	}
+	rv := ""
+	if exists {
+		rv = meta.GetResourceVersion()
+	}
+	return r.cache.Get(key(gvr, namespace, name), exists, rv)
+}
+
+// childWatch looks the child up in the informer that covers it: the
+// all-namespaces one, or the one of the engine's namespace.
+func (r *reader) childWatch(gvr schema.GroupVersionResource, namespace, name string) (meta interface{ GetResourceVersion() string }, exists, ok bool) {
+	spec := watch.Spec{GVR: gvr, LabelSelector: metadata.InstanceIDLabel}
+	if m, ex, ok := r.e.watches.Lookup(spec, namespace, name); ok {
+		return m, ex, true
+	}
+	if ns := r.e.o.Namespace; ns != "" && ns == namespace {
+		spec.Namespace = ns
+		if m, ex, ok := r.e.watches.Lookup(spec, namespace, name); ok {
+			return m, ex, true
+		}
+	}
+	return nil, false, false
+}
+
+func (r *reader) Read(gvr schema.GroupVersionResource, obj *unstructured.Unstructured) {
+	r.cache.Read(key(gvr, obj.GetNamespace(), obj.GetName()), obj)
+}
+
+func (r *reader) Wrote(gvr schema.GroupVersionResource, obj *unstructured.Unstructured, replaces string) {
+	r.cache.Wrote(key(gvr, obj.GetNamespace(), obj.GetName()), obj, replaces)
+}
+
+func (r *reader) Forget(gvr schema.GroupVersionResource, namespace, name string) {
+	r.cache.Forget(key(gvr, namespace, name))
+}
