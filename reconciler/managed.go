@@ -72,9 +72,12 @@ func (r *run) patchInstance(md map[string]any) error {
 	return nil
 }
 
-// withStatus returns a copy of the instance carrying status.
+// withStatus returns a copy of the instance carrying status, without
+// managedFields: an update that leaves them out keeps the server's, and
+// sending them back costs both sides for nothing.
 func withStatus(inst *unstructured.Unstructured, status map[string]any) *unstructured.Unstructured {
 	out := inst.DeepCopy()
 	out.Object["status"] = status
+	out.SetManagedFields(nil)
 	return out
 }
