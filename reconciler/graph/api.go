@@ -75,6 +75,15 @@ type ResourceSpec struct {
 	ExternalRef *ExternalRef
 	ReadyWhen   []string
 	IncludeWhen []string
+	// ForEach makes the resource a collection: one object per element of
+	// the cartesian product of the dimensions.
+	ForEach []ForEachSpec
+}
+
+// ForEachSpec is one forEach entry as written: {Name: "${Expression}"}.
+type ForEachSpec struct {
+	Name       string
+	Expression string
 }
 
 // ExternalRef names an object kroscope reads but never writes.
@@ -151,7 +160,25 @@ type Resource struct {
 	Dependencies []string
 	ReadyWhen    []*Expression
 	IncludeWhen  []*Expression
+	// ForEach are the dimensions of a collection, in declaration order;
+	// empty for a single object. A collection's readyWhen reads `each`
+	// (one item), and other expressions see its id as a list of the
+	// observed items.
+	ForEach []Dimension
 }
+
+// IsCollection reports whether the resource is a forEach collection.
+func (r *Resource) IsCollection() bool { return len(r.ForEach) > 0 }
+
+// Dimension is one forEach iterator: Name is bound, item by item, to each
+// element of the list Expression returns.
+type Dimension struct {
+	Name       string
+	Expression *Expression
+}
+
+// EachIdentifier is the variable a collection's readyWhen reads: one item.
+const EachIdentifier = "each"
 
 // Field is one templated value: a string that is either exactly one ${...}
 // (Standalone: the value takes the expression's type) or text mixed with

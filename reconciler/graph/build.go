@@ -69,8 +69,13 @@ type build struct {
 	runEnv *cel.Env
 	// schemas are the resources' OpenAPI schemas, when a resolver knows them.
 	schemas map[string]*spec.Schema
-	// cache holds the expressions compiled so far, by source.
+	// cache holds the expressions compiled so far, by source (prefixed
+	// with cacheScope).
 	cache map[string]cachedCompile
+	// cacheScope separates the cache entries of a collection, whose
+	// environment also declares its iterators: ${name} means something
+	// else there.
+	cacheScope string
 	// spec is the instance spec schema, nil when the SimpleSchema is bad.
 	spec *apiextensionsv1.JSONSchemaProps
 	b    *Builder
@@ -109,6 +114,7 @@ func (b *Builder) Build(rgd *ResourceGraphDefinition) (*Graph, error) {
 	// blamed for the id.
 	var ids []string
 	var order []*Resource
+	collections := map[string]bool{}
 	for i := range rgd.Spec.Resources {
 		r := bd.resource(i)
 		if r == nil {
@@ -122,8 +128,12 @@ func (b *Builder) Build(rgd *ResourceGraphDefinition) (*Graph, error) {
 		g.Resources[r.ID] = r
 		ids = append(ids, r.ID)
 		order = append(order, r)
+		if r.IsCollection() {
+			collections[r.ID] = true
+		}
 	}
-	env, err := graphEnv(schemaType, ids, nil)
+	bd.iteratorCollisions(order)
+	env, err := graphEnv(schemaType, ids, nil, collections)
 	if err != nil {
 		bd.errorf("", "", "", "%v", err)
 		return nil, bd.errs
@@ -132,7 +142,7 @@ func (b *Builder) Build(rgd *ResourceGraphDefinition) (*Graph, error) {
 		// Check against the kinds' schemas, but evaluate with resources as
 		// dyn: observed objects are plain JSON (timestamps are strings, for
 		// one), which the typed declarations would not accept.
-		checkEnv, err := graphEnv(schemaType, ids, types)
+		checkEnv, err := graphEnv(schemaType, ids, types, collections)
 		if err != nil {
 			bd.errorf("", "", "", "%v", err)
 			return nil, bd.errs
@@ -229,6 +239,9 @@ func (bd *build) resource(i int) *Resource {
 		path += ".template"
 	}
 	if !bd.identity(label, path, r) {
+		ok = false
+	}
+	if !bd.dimensions(label, i, r) {
 		ok = false
 	}
 	if !ok {
@@ -341,6 +354,15 @@ func init() {
 // expressions compiles the template fields, includeWhen and readyWhen of r
 // and records its dependencies.
 func (bd *build) expressions(env *cel.Env, r *Resource) {
+	var iters map[string]bool // a collection's iterators and each
+	if r.IsCollection() {
+		scoped, leave := bd.enterCollection(env, r)
+		defer leave()
+		if scoped == nil {
+			return
+		}
+		env, iters = scoped, iteratorNames(r)
+	}
 	base := fmt.Sprintf("spec.resources[%d].template", r.Index)
 	if r.External {
 		base = fmt.Sprintf("spec.resources[%d].externalRef", r.Index)
@@ -363,9 +385,15 @@ func (bd *build) expressions(env *cel.Env, r *Resource) {
 		}
 		for _, e := range f.Expressions {
 			bd.collectDeps(r, e, formatPath(base, segs...), "read other resources or schema; a resource cannot depend on itself", deps)
+			bd.forbidRefs(r, e, formatPath(base, segs...), map[string]bool{EachIdentifier: iters != nil},
+				"use the iterator names in templates", "each is the item readyWhen checks, not a template value")
 		}
 		r.Fields = append(r.Fields, f)
 	})
+	if r.IsCollection() {
+		bd.compileDimensions(env, r, deps)
+		bd.checkUniqueIdentity(r)
+	}
 	for i, src := range bd.rgd.Spec.Resources[r.Index].IncludeWhen {
 		path := fmt.Sprintf("spec.resources[%d].includeWhen[%d]", r.Index, i)
 		e := bd.condition(env, r.ID, path, src)
@@ -373,12 +401,24 @@ func (bd *build) expressions(env *cel.Env, r *Resource) {
 			continue
 		}
 		bd.collectDeps(r, e, path, "includeWhen decides whether the resource exists, so it cannot read it; use schema or other resources", deps)
+		bd.forbidRefs(r, e, path, iters, "read schema or other resources",
+			"includeWhen decides for the whole collection, not per item")
 		r.IncludeWhen = append(r.IncludeWhen, e)
 	}
 	for i, src := range bd.rgd.Spec.Resources[r.Index].ReadyWhen {
 		path := fmt.Sprintf("spec.resources[%d].readyWhen[%d]", r.Index, i)
 		e := bd.condition(env, r.ID, path, src)
 		if e == nil {
+			continue
+		}
+		if r.IsCollection() {
+			for _, ref := range e.References {
+				if ref != EachIdentifier {
+					bd.errorf(r.ID, path, "a collection's readyWhen may read only each (one item), e.g. ${each.status...}; every item must satisfy it",
+						"${%s} reads %s", e.Source, ref)
+				}
+			}
+			r.ReadyWhen = append(r.ReadyWhen, e)
 			continue
 		}
 		for _, ref := range e.References {
@@ -644,7 +684,8 @@ func lowerCamel(s string) string {
 // each distinct source is compiled once per build and the immutable
 // Expression shared.
 func (bd *build) compile(env *cel.Env, src string) (*compiled, error) {
-	if c, ok := bd.cache[src]; ok {
+	key := bd.cacheScope + src
+	if c, ok := bd.cache[key]; ok {
 		return c.c, c.err
 	}
 	c, err := compile(env, src)
@@ -654,7 +695,7 @@ func (bd *build) compile(env *cel.Env, src string) (*compiled, error) {
 	if bd.cache == nil {
 		bd.cache = map[string]cachedCompile{}
 	}
-	bd.cache[src] = cachedCompile{c, err}
+	bd.cache[key] = cachedCompile{c, err}
 	return c, err
 }
 

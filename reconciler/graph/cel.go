@@ -81,8 +81,8 @@ func SeededString(n int, seed string) string {
 
 // graphEnv extends the base environment with schema (typed from
 // schemaType, or dyn when nil) and every resource id (typed from types, or
-// dyn).
-func graphEnv(schemaType *apiservercel.DeclType, ids []string, resourceTypes map[string]*apiservercel.DeclType) (*cel.Env, error) {
+// dyn). A collection's id is a list of its items (list(dyn)).
+func graphEnv(schemaType *apiservercel.DeclType, ids []string, resourceTypes map[string]*apiservercel.DeclType, collections map[string]bool) (*cel.Env, error) {
 	base, err := baseEnv()
 	if err != nil {
 		return nil, fmt.Errorf("CEL environment: %w", err)
@@ -96,7 +96,9 @@ func graphEnv(schemaType *apiservercel.DeclType, ids []string, resourceTypes map
 		opts = append(opts, cel.Variable(SchemaIdentifier, cel.DynType))
 	}
 	for _, id := range ids {
-		if t := resourceTypes[id]; t != nil {
+		if collections[id] {
+			opts = append(opts, cel.Variable(id, cel.ListType(cel.DynType)))
+		} else if t := resourceTypes[id]; t != nil {
 			roots = append(roots, t)
 			opts = append(opts, cel.Variable(id, t.CelType()))
 		} else {

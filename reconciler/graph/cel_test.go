@@ -11,7 +11,7 @@ import (
 // TestEnvironmentLibraries compiles and evaluates one expression per
 // library the environment promises.
 func TestEnvironmentLibraries(t *testing.T) {
-	env, err := graphEnv(nil, []string{"config"}, nil)
+	env, err := graphEnv(nil, []string{"config"}, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -65,7 +65,7 @@ func TestEnvironmentLibraries(t *testing.T) {
 }
 
 func TestEvalResultKinds(t *testing.T) {
-	env, err := graphEnv(nil, nil, nil)
+	env, err := graphEnv(nil, nil, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

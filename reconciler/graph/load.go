@@ -289,11 +289,8 @@ func (d *decoder) resource(v any, path string) ResourceSpec {
 	if m == nil {
 		return r
 	}
-	if _, ok := m["forEach"]; ok {
-		d.errorf(path+".forEach", "declare one resource per object for now", "forEach (collections) is not supported by kroscope yet")
-		delete(m, "forEach")
-	}
-	d.known(m, path, "id", "template", "externalRef", "readyWhen", "includeWhen")
+	d.known(m, path, "id", "template", "externalRef", "readyWhen", "includeWhen", "forEach")
+	r.ForEach = d.forEach(m["forEach"], path+".forEach")
 	r.ID = d.str(m["id"], path+".id")
 	r.Template = d.object(m["template"], path+".template")
 	r.ReadyWhen = d.strings(m["readyWhen"], path+".readyWhen")
@@ -311,6 +308,36 @@ func (d *decoder) resource(v any, path string) ResourceSpec {
 		r.ExternalRef.Namespace = d.str(md["namespace"], p+".metadata.namespace")
 	}
 	return r
+}
+
+// forEach reads a forEach list: every entry is a map with exactly one
+// iterator name, whose value is the dimension's expression.
+func (d *decoder) forEach(v any, path string) []ForEachSpec {
+	if v == nil {
+		return nil
+	}
+	list, ok := v.([]any)
+	if !ok {
+		d.errorf(path, "write a list of {iterator: ${listExpression}}", "must be a list, got %s", typeName(v))
+		return nil
+	}
+	out := make([]ForEachSpec, 0, len(list))
+	for i, e := range list {
+		p := fmt.Sprintf("%s[%d]", path, i)
+		m := d.object(e, p)
+		if m == nil {
+			continue
+		}
+		if len(m) != 1 {
+			d.errorf(p, "split it: one {iterator: ${listExpression}} per entry; several entries give their cartesian product",
+				"entry must have exactly one iterator, got %d", len(m))
+			continue
+		}
+		for _, k := range sortedKeys(m) {
+			out = append(out, ForEachSpec{Name: k, Expression: d.str(m[k], joinPath(p, k))})
+		}
+	}
+	return out
 }
 
 func typeName(v any) string {

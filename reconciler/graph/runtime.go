@@ -125,13 +125,19 @@ func (r *Resource) IsIncluded(vars Vars) (bool, error) {
 }
 
 // IsReady evaluates readyWhen against the observed object (all must be true;
-// none means ready once observed). When not ready, reason says which
+// none means ready once observed). For a collection, observed is one item,
+// bound to each. When not ready, reason says which
 // expression is false (or pending) and its value.
 func (r *Resource) IsReady(observed map[string]any) (ready bool, reason string, err error) {
 	if observed == nil {
 		return false, r.ID + " is not observed yet", nil
 	}
-	vars := Vars{r.ID: observed}
+	// A collection's readyWhen judges one item at a time, as each.
+	name := r.ID
+	if r.IsCollection() {
+		name = EachIdentifier
+	}
+	vars := Vars{name: observed}
 	for i, e := range r.ReadyWhen {
 		v, err := e.Eval(vars)
 		if err != nil {
