@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -43,6 +44,9 @@ type served struct {
 	inf      cache.SharedIndexInformer
 	children map[schema.GroupVersionResource]bool
 	external []externalRef
+	// stopped is set once the graph stops being served: a reconcile still
+	// in flight must not bring its instance back into the state.
+	stopped atomic.Bool
 }
 
 // externalRef is an object a graph reads by name.
@@ -196,7 +200,15 @@ func (e *Engine) runGraph(ctx context.Context, r *graphRun, rgd *graph.ResourceG
 	r.markReady()
 	<-ctx.Done()
 
-	// Stopped: forget the kind's instances (their informer is gone).
+	// Stopped: no worker picks its instances any more, observations of
+	// reconciles still in flight are dropped, and the kind's instances
+	// leave the state (their informer is gone).
+	e.mu.Lock()
+	if e.served[gvr] == s {
+		delete(e.served, gvr)
+	}
+	e.mu.Unlock()
+	s.stopped.Store(true)
 	for _, in := range e.store.Snapshot().Instances {
 		if in.Key.Resource == info.Resource {
 			e.store.RemoveInstance(in.Key)
@@ -210,7 +222,12 @@ func (s *served) start(ctx context.Context) error {
 	g := s.graph
 	s.ctrl = reconciler.NewController(e.log.WithName("reconciler").WithValues("graph", g.Name), e.o.ReconcileConfig, s.gvr, g, e.set,
 		g.DefaultServiceAccounts, metadata.NewGraphLabeler(g.Name))
-	s.ctrl.SetObserver(e.observer(s))
+	observe := e.observer(s)
+	s.ctrl.SetObserver(func(o reconciler.Observation) {
+		if !s.stopped.Load() {
+			observe(o)
+		}
+	})
 	s.setObserve(!e.gate.Open())
 
 	// Children (by kroscope's instance label) and external references (by name).
@@ -275,11 +292,16 @@ func externalOf(r *graph.Resource) (externalRef, bool) {
 	return externalRef{gvr: r.GVR, name: name, namespace: ns}, true
 }
 
-// instanceHandler turns instance events into state and queue items.
+// instanceHandler turns instance events into state and queue items. Events
+// that arrive after the graph stopped (an informer delivers what it had
+// queued) are dropped: they would bring a forgotten instance back.
 func (s *served) instanceHandler(mon *watch.Monitor) cache.ResourceEventHandler {
 	e := s.e
 	return cache.ResourceEventHandlerFuncs{
 		AddFunc: func(obj any) {
+			if s.stopped.Load() {
+				return
+			}
 			mon.Event("add")
 			if u, ok := obj.(*unstructured.Unstructured); ok {
 				e.noteInstance(s, u, nil)
@@ -287,6 +309,9 @@ func (s *served) instanceHandler(mon *watch.Monitor) cache.ResourceEventHandler 
 			}
 		},
 		UpdateFunc: func(oldObj, obj any) {
+			if s.stopped.Load() {
+				return
+			}
 			mon.Event("update")
 			o, ok1 := oldObj.(*unstructured.Unstructured)
 			u, ok2 := obj.(*unstructured.Unstructured)

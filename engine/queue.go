@@ -47,6 +47,9 @@ func (e *Engine) processNext(ctx context.Context) bool {
 	}
 	e.busy.Add(1)
 	decision, after, err := passes(ctx, func() error {
+		if s.stopped.Load() {
+			return nil // its graph stopped meanwhile
+		}
 		start := time.Now()
 		err := s.reconcile(ctx, it)
 		e.reconciles.Add(1)
