@@ -540,6 +540,10 @@ func (m *Model) open() {
 
 func (m *Model) back() {
 	switch {
+	case m.scr == scrInstance && m.snap.Instance(m.cur) == nil:
+		// The instance is gone (deleted, here or elsewhere): its panes
+		// show nothing, so one esc goes back, as its header says.
+		m.scr, m.focus = scrInstances, paneGraph
 	case m.scr == scrInstance && m.focus == paneDetail:
 		m.focus = paneGraph
 	case m.scr == scrInstance:

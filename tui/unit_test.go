@@ -6,6 +6,7 @@ import (
 	"image/color"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -406,5 +407,27 @@ func TestAgeColumnFitsItsCells(t *testing.T) {
 		if got := ageOf(now, tc.created); got != tc.want {
 			t.Errorf("ageOf(%v) = %q, want %q", now.Sub(tc.created), got, tc.want)
 		}
+	}
+}
+
+// An instance deleted while it is open: one esc goes back, whichever pane
+// had the focus.
+func TestEscLeavesAGoneInstanceAtOnce(t *testing.T) {
+	m, f := newTestModel(t, fixture(), Options{}, 120, 30)
+	press(m, "j", "enter", "tab")
+	if m.scr != scrInstance || m.focus != paneDetail {
+		t.Fatalf("setup: screen %v focus %v", m.scr, m.focus)
+	}
+	gone := fixture()
+	gone.Instances = slices.DeleteFunc(gone.Instances, func(in *state.Instance) bool { return in.Key == m.cur })
+	gone.Version++
+	f.snap = gone
+	m.Update(flushMsg{})
+	if !strings.Contains(plain(m.Frame()), "is gone") {
+		t.Fatalf("the gone instance is not announced:\n%s", plain(m.Frame()))
+	}
+	press(m, "esc")
+	if m.scr != scrInstances {
+		t.Fatalf("after one esc the screen is %v, want the instances list", m.scr)
 	}
 }
