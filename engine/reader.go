@@ -103,3 +103,10 @@ func (r *reader) Wrote(gvr schema.GroupVersionResource, obj *unstructured.Unstru
 func (r *reader) Forget(gvr schema.GroupVersionResource, namespace, name string) {
 	r.cache.Forget(key(gvr, namespace, name))
 }
+
+// Stale distrusts what is known of an object until it is read again (a
+// write to it was refused as a conflict: the watch may not show the change
+// yet).
+func (r *reader) Stale(gvr schema.GroupVersionResource, namespace, name string) {
+	r.cache.Distrust(key(gvr, namespace, name))
+}

@@ -8,7 +8,7 @@
 // shows its resourceVersion, or one that the remembered object is known
 // to have replaced (the watch is behind our own write). Anything else (a
 // change by someone else, an object the watch lost) is a miss, and the
-// reconciler reads from the API server. resourceVersions are compared only
+// reconciler reads from the API server, which records the new version. resourceVersions are compared only
 // for equality, as the API conventions require.
 package objcache
 
@@ -47,13 +47,15 @@ func New() *Cache { return &Cache{m: map[Key]*entry{}} }
 
 // Get returns a copy of the remembered object when the watch's view of it
 // (exists, at resourceVersion rv) shows it is current: the watch is at
-// obj's version, or at one obj replaced. An entry the watch has moved past
-// is dropped.
+// obj's version, or at one obj replaced. Otherwise it is a miss, and the
+// entry stays until a read or a write replaces it: the watch may be behind
+// a version the API server returned, or ahead of it, and only the API
+// server can tell which.
 func (c *Cache) Get(k Key, exists bool, rv string) (*unstructured.Unstructured, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	e := c.m[k]
-	if e == nil {
+	if e == nil || e.obj == nil {
 		return nil, false
 	}
 	if !exists {
@@ -64,10 +66,18 @@ func (c *Cache) Get(k Key, exists bool, rv string) (*unstructured.Unstructured, 
 		e.replaced = nil // caught up: older versions can no longer show
 	case e.replaced[rv]:
 	default:
-		delete(c.m, k) // changed by someone else, or gone
 		return nil, false
 	}
 	return e.obj.DeepCopy(), true
+}
+
+// Distrust marks k as changed in a way the watch may not show yet (a write
+// was refused as a conflict): every Get misses until a read or a write
+// records it again.
+func (c *Cache) Distrust(k Key) {
+	c.mu.Lock()
+	c.m[k] = &entry{}
+	c.mu.Unlock()
 }
 
 // Read remembers obj, which the API server just returned for a read.
@@ -86,7 +96,7 @@ func (c *Cache) put(k Key, obj *unstructured.Unstructured, replaces *string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	e := &entry{obj: obj.DeepCopy(), replaced: map[string]bool{}}
-	if old := c.m[k]; old != nil && old.obj.GetUID() == obj.GetUID() {
+	if old := c.m[k]; old != nil && old.obj != nil && old.obj.GetUID() == obj.GetUID() {
 		for v := range old.replaced {
 			e.replaced[v] = true
 		}

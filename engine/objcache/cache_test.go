@@ -76,14 +76,38 @@ func TestGetServesOnlyWhatTheWatchConfirms(t *testing.T) {
 	}
 }
 
-func TestMissDropsTheEntry(t *testing.T) {
+// A miss keeps the entry: the watch may be behind or ahead of it, and only
+// the next read from the API server (which replaces it) can tell.
+func TestMissKeepsTheEntryUntilReplaced(t *testing.T) {
 	c := New()
 	c.Wrote(k, obj("u1", "5", "new"), Absent)
 	if _, ok := c.Get(k, true, "9"); ok {
 		t.Fatal("served an object the watch has moved past")
 	}
-	if c.Has(k) || c.Len() != 0 {
-		t.Fatal("the stale entry was kept")
+	if !c.Has(k) {
+		t.Fatal("the entry was dropped: the caller would trust the watch's version blindly")
+	}
+	c.Read(k, obj("u1", "9", "theirs"))
+	if got, ok := c.Get(k, true, "9"); !ok || value(got) != "theirs" {
+		t.Fatalf("after the read: %v %v", ok, got)
+	}
+}
+
+func TestDistrustMissesUntilRecorded(t *testing.T) {
+	c := New()
+	c.Wrote(k, obj("u1", "5", "mine"), "4")
+	c.Distrust(k)
+	for _, w := range []watch{{true, "4"}, {true, "5"}, {false, ""}} {
+		if _, ok := c.Get(k, w.exists, w.rv); ok {
+			t.Fatalf("served a distrusted object (watch %+v)", w)
+		}
+	}
+	if !c.Has(k) {
+		t.Fatal("distrust forgot the key")
+	}
+	c.Read(k, obj("u1", "7", "fresh"))
+	if got, ok := c.Get(k, true, "7"); !ok || value(got) != "fresh" {
+		t.Fatalf("after the read: %v %v", ok, got)
 	}
 }
 
