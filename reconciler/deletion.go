@@ -171,6 +171,15 @@ func (r *run) findChildren() (map[string][]unstructured.Unstructured, map[string
 		}
 		present[id] = objs
 		d.State = ResourceStatePendingDeletion
+		if res.IsCollection() {
+			// Every item is found by its labels and deleted with the rest.
+			items := make([]*unstructured.Unstructured, len(objs))
+			for i := range objs {
+				items[i] = &objs[i]
+			}
+			d.Observed = listObject(items)
+			continue
+		}
 		d.Observed = &objs[0]
 		d.Name, d.Namespace = objs[0].GetName(), objs[0].GetNamespace()
 	}

@@ -101,6 +101,11 @@ func (r *run) reconcileResource(id string, vars graph.Vars) {
 		return
 	}
 
+	if res.IsCollection() {
+		r.reconcileCollection(res, d, vars)
+		return
+	}
+
 	desired, err := res.Render(vars)
 	if err != nil {
 		if graph.IsDataPending(err) {
@@ -348,6 +353,21 @@ func (r *run) observeOnly(res *graph.Resource, d *ResourceDetail, desired, exist
 		d.State, d.WaitingFor = ResourceStatePending, fmt.Sprintf("%s does not exist (observing: kroscope does not create it)", objectName(desired))
 		return
 	}
+	path, same := drift(desired, existing)
+	if same {
+		r.markObserved(res, d, existing, ResourceStateSynced)
+		return
+	}
+	r.markObserved(res, d, existing, ResourceStateInProgress)
+	if d.State == ResourceStateInProgress {
+		d.WaitingFor = fmt.Sprintf("differs from the desired object at %s (observing: not corrected)", path)
+	}
+}
+
+// drift compares the rendered template with the live object, leaving out
+// the ownership marks kroscope would add: the first differing path, or
+// same.
+func drift(desired, existing *unstructured.Unstructured) (path string, same bool) {
 	cmp := desired.DeepCopy()
 	cmp.SetOwnerReferences(nil)
 	labels := cmp.GetLabels()
@@ -357,15 +377,7 @@ func (r *run) observeOnly(res *graph.Resource, d *ResourceDetail, desired, exist
 		}
 	}
 	cmp.SetLabels(labels)
-	path, same := subsetOf(cmp.Object, existing.Object, "")
-	if same {
-		r.markObserved(res, d, existing, ResourceStateSynced)
-		return
-	}
-	r.markObserved(res, d, existing, ResourceStateInProgress)
-	if d.State == ResourceStateInProgress {
-		d.WaitingFor = fmt.Sprintf("differs from the desired object at %s (observing: not corrected)", path)
-	}
+	return subsetOf(cmp.Object, existing.Object, "")
 }
 
 // placeObject defaults the namespace of a namespaced child to the

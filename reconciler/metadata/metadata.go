@@ -21,9 +21,13 @@ const (
 	InstanceNameLabel      = "kro.run/instance-name"
 	InstanceNamespaceLabel = "kro.run/instance-namespace"
 	NodeIDLabel            = "kro.run/node-id"
-	GraphNameLabel         = "kro.run/resource-graph-definition-name"
-	ManagedByLabel         = "app.kubernetes.io/managed-by"
-	ManagedByValue         = "kroscope"
+	// CollectionIndexLabel and CollectionSizeLabel mark an item of a forEach
+	// collection: its position and how many items the collection has.
+	CollectionIndexLabel = "kro.run/collection-index"
+	CollectionSizeLabel  = "kro.run/collection-size"
+	GraphNameLabel       = "kro.run/resource-graph-definition-name"
+	ManagedByLabel       = "app.kubernetes.io/managed-by"
+	ManagedByValue       = "kroscope"
 	// KroManagedByValue is what kro itself writes in ManagedByLabel.
 	KroManagedByValue = "kro"
 	// LabelPrefix is reserved: templates must not set labels under it.
@@ -119,7 +123,8 @@ const DesiredHashAnnotation = "kroscope.dev/desired-hash"
 // children (removed when an instance orphans them).
 func IsChildLabel(key string) bool {
 	switch key {
-	case OwnedLabel, InstanceIDLabel, InstanceNameLabel, InstanceNamespaceLabel, NodeIDLabel, GraphNameLabel:
+	case OwnedLabel, InstanceIDLabel, InstanceNameLabel, InstanceNamespaceLabel, NodeIDLabel, GraphNameLabel,
+		CollectionIndexLabel, CollectionSizeLabel:
 		return true
 	}
 	return false

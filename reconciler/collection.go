@@ -1,0 +1,302 @@
+package reconciler
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"sync"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/kroscope/kroscope/reconciler/graph"
+	"github.com/kroscope/kroscope/reconciler/metadata"
+)
+
+// itemResult is what one pass did with one item of a collection.
+type itemResult struct {
+	observed         *unstructured.Unstructured
+	created, updated bool
+	ready            bool
+	// why says what holds a not-ready, missing, drifting or deleting item.
+	why      string
+	missing  bool // observe mode: the item does not exist
+	drifted  bool // observe mode: the item differs from its template
+	deleting bool
+	// state is ResourceStateError or ResourceStateFailed when err is set.
+	state string
+	err   error
+}
+
+// reconcileCollection renders every item of a forEach collection, applies
+// each one as a single child would be (same ownership check, same Reader
+// cache, same apply), then deletes this node's objects that are no longer
+// items. Its value for dependents is the list of observed items.
+func (r *run) reconcileCollection(res *graph.Resource, d *ResourceDetail, vars graph.Vars) {
+	items, err := res.RenderCollection(vars)
+	if err != nil {
+		if graph.IsDataPending(err) {
+			d.State, d.WaitingFor = ResourceStatePending, r.pendingText(res, err)
+			return
+		}
+		d.State, d.Err = ResourceStateFailed, describeEvalErr(res.ID, err)
+		return
+	}
+	gvr, namespaced, err := r.resolveGVR(res)
+	if err != nil {
+		d.State, d.Err = ResourceStateError, err
+		r.noteErr(err)
+		return
+	}
+	// A collection has no single name: the engine shows the item count.
+	d.Name, d.Namespace = "", ""
+	if err := r.prepareItems(res, items, namespaced); err != nil {
+		d.State, d.Err = ResourceStateFailed, err
+		return
+	}
+	d.Desired = listObject(items)
+
+	results := make([]itemResult, len(items))
+	sem := make(chan struct{}, maxParallel)
+	var wg sync.WaitGroup
+	for i, it := range items {
+		wg.Go(func() {
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			results[i] = r.reconcileItem(res, gvr, i, it)
+		})
+	}
+	wg.Wait()
+
+	observed := make([]*unstructured.Unstructured, 0, len(results))
+	for _, ir := range results {
+		if ir.observed != nil {
+			observed = append(observed, ir.observed)
+		}
+	}
+	d.Observed = listObject(observed)
+	r.collectionState(res, d, results, observed)
+	if d.State == ResourceStateError || d.State == ResourceStateFailed || r.opts.Observe {
+		// Pruning only after every item was applied: a half-applied
+		// collection must not lose the objects it may still need.
+		return
+	}
+	if err := r.pruneCollection(res, gvr, items); err != nil {
+		r.noteErr(err)
+		d.State, d.Err = ResourceStateError, fmt.Errorf("resource %s: removing objects that are no longer items: %w", res.ID, err)
+	}
+}
+
+// prepareItems places every item in its namespace and stamps the child
+// labels plus the item's index and the collection's size. Two items that
+// land on the same object (one names the instance's namespace, the other
+// leaves it to the default) are an error.
+func (r *run) prepareItems(res *graph.Resource, items []*unstructured.Unstructured, namespaced bool) error {
+	seen := make(map[string]int, len(items))
+	size := strconv.Itoa(len(items))
+	for i, it := range items {
+		if err := r.placeObject(res, it); err != nil {
+			return fmt.Errorf("item %d: %w", i, err)
+		}
+		if !namespaced {
+			it.SetNamespace("")
+		}
+		key := it.GetNamespace() + "/" + it.GetName()
+		if prev, dup := seen[key]; dup {
+			return fmt.Errorf("resource %s: items %d and %d are both %s: make metadata.name unique per item", res.ID, prev, i, objectName(it))
+		}
+		seen[key] = i
+		r.stampChild(res, it)
+		labels := it.GetLabels()
+		labels[metadata.CollectionIndexLabel] = strconv.Itoa(i)
+		labels[metadata.CollectionSizeLabel] = size
+		it.SetLabels(labels)
+	}
+	return nil
+}
+
+// reconcileItem reads, checks and applies one item; it never touches the
+// detail (items run concurrently).
+func (r *run) reconcileItem(res *graph.Resource, gvr schema.GroupVersionResource, i int, desired *unstructured.Unstructured) itemResult {
+	item := fmt.Sprintf("resource %s item %d (%s)", res.ID, i, objectName(desired))
+	ri := r.resourceClient(gvr, desired.GetNamespace())
+	existing, err := r.getChild(gvr, ri, desired)
+	if err != nil {
+		r.noteErr(err)
+		return itemResult{state: ResourceStateError, err: fmt.Errorf("%s: reading it: %w", item, err)}
+	}
+	if existing != nil {
+		if msg := r.ownershipProblem(existing); msg != "" {
+			return itemResult{observed: existing, state: ResourceStateError, err: fmt.Errorf("%s: %s", item, msg)}
+		}
+		if existing.GetDeletionTimestamp() != nil {
+			return itemResult{observed: existing, deleting: true, why: objectName(existing) + " is being deleted; it will be recreated once gone"}
+		}
+	}
+	if r.opts.Observe {
+		return r.observeItem(res, desired, existing)
+	}
+	observed, created, updated, err := r.apply(res, ri, desired, existing)
+	if err != nil {
+		r.noteErr(err)
+		if apierrors.IsInvalid(err) || apierrors.IsBadRequest(err) {
+			return itemResult{state: ResourceStateFailed, err: fmt.Errorf("%s: the API server rejected it: %w", item, err)}
+		}
+		return itemResult{state: ResourceStateError, err: fmt.Errorf("%s: applying it: %w", item, err)}
+	}
+	if created || updated {
+		replaces := ""
+		if existing != nil {
+			replaces = existing.GetResourceVersion()
+		}
+		r.wrote(gvr, observed, replaces)
+	}
+	out := itemResult{observed: observed, created: created, updated: updated}
+	out.ready, out.why, err = res.IsReady(observed.Object)
+	if err != nil && !graph.IsDataPending(err) {
+		return itemResult{observed: observed, state: ResourceStateFailed, err: fmt.Errorf("%s: readyWhen: %w", item, err)}
+	}
+	if !out.ready {
+		out.why = fmt.Sprintf("%s: %s", objectName(observed), out.why)
+	}
+	return out
+}
+
+// observeItem judges an item without writing: missing, drifted or ready.
+func (r *run) observeItem(res *graph.Resource, desired, existing *unstructured.Unstructured) itemResult {
+	if existing == nil {
+		return itemResult{missing: true, why: objectName(desired) + " does not exist (observing: kroscope does not create it)"}
+	}
+	out := itemResult{observed: existing}
+	if path, same := drift(desired, existing); !same {
+		out.drifted = true
+		out.why = fmt.Sprintf("%s differs from the desired object at %s (observing: not corrected)", objectName(existing), path)
+	}
+	ready, reason, err := res.IsReady(existing.Object)
+	if err != nil && !graph.IsDataPending(err) {
+		return itemResult{observed: existing, state: ResourceStateFailed, err: fmt.Errorf("resource %s: %s: readyWhen: %w", res.ID, objectName(existing), err)}
+	}
+	out.ready = ready
+	if !ready && !out.drifted {
+		out.why = fmt.Sprintf("%s: %s", objectName(existing), reason)
+	}
+	return out
+}
+
+// collectionState folds the items' results into the node's state, in the
+// order a single resource would report them: a failure first, then
+// deletion, absence, readiness, drift, and finally what was written. The
+// observed items are readable by status always, by dependents only when
+// every item is ready.
+func (r *run) collectionState(res *graph.Resource, d *ResourceDetail, results []itemResult, observed []*unstructured.Unstructured) {
+	n := len(results)
+	var errs, fails, deleting, missing, unready, drifted []int
+	created, updated := false, false
+	for i, ir := range results {
+		switch {
+		case ir.err != nil && ir.state == ResourceStateError:
+			errs = append(errs, i)
+		case ir.err != nil:
+			fails = append(fails, i)
+		case ir.deleting:
+			deleting = append(deleting, i)
+		case ir.missing:
+			missing = append(missing, i)
+		case !ir.ready:
+			unready = append(unready, i)
+		case ir.drifted:
+			drifted = append(drifted, i)
+		}
+		created = created || ir.created
+		updated = updated || ir.updated
+	}
+	list := make([]any, 0, len(observed))
+	for _, o := range observed {
+		list = append(list, o.Object)
+	}
+	r.setList(r.allVars, res.ID, list)
+	d.Err, d.WaitingFor = nil, ""
+	switch {
+	case len(errs) > 0:
+		d.State, d.Err = ResourceStateError, itemsErr(errs, n, results)
+	case len(fails) > 0:
+		d.State, d.Err = ResourceStateFailed, itemsErr(fails, n, results)
+	case len(deleting) > 0:
+		d.State, d.WaitingFor = ResourceStateDeleting, itemsWhy(deleting, n, "being deleted", results)
+	case len(missing) > 0:
+		d.State, d.WaitingFor = ResourceStatePending, itemsWhy(missing, n, "missing", results)
+	case len(unready) > 0:
+		d.State, d.WaitingFor = ResourceStateWaitingForReadiness, itemsWhy(unready, n, "not ready", results)
+	case len(drifted) > 0:
+		d.State, d.WaitingFor = ResourceStateInProgress, itemsWhy(drifted, n, "drifted", results)
+	default:
+		r.setList(r.readyVars, res.ID, list)
+		switch {
+		case created:
+			d.State = ResourceStateCreated
+		case updated:
+			d.State = ResourceStateUpdating
+		default:
+			d.State = ResourceStateSynced
+		}
+	}
+}
+
+// itemsErr is the first failing item's error, counted.
+func itemsErr(idx []int, n int, results []itemResult) error {
+	if len(idx) == 1 && n == 1 {
+		return results[idx[0]].err
+	}
+	return fmt.Errorf("%d of %d items failed; first: %w", len(idx), n, results[idx[0]].err)
+}
+
+// itemsWhy says how many items are held and why the first one is.
+func itemsWhy(idx []int, n int, what string, results []itemResult) string {
+	return fmt.Sprintf("%d of %d items %s; item %d: %s", len(idx), n, what, idx[0], results[idx[0]].why)
+}
+
+func (r *run) setList(vars graph.Vars, id string, list []any) {
+	r.mu.Lock()
+	vars[id] = list
+	r.mu.Unlock()
+}
+
+// pruneCollection deletes the objects labelled as this instance's node
+// that are not items any more (a name left the list, or the collection
+// shrank), only those the labels prove the instance owns.
+func (r *run) pruneCollection(res *graph.Resource, gvr schema.GroupVersionResource, items []*unstructured.Unstructured) error {
+	want := make(map[string]bool, len(items))
+	for _, it := range items {
+		want[it.GetNamespace()+"/"+it.GetName()] = true
+	}
+	objs, err := r.listChildren(gvr, res.ID)
+	if err != nil {
+		return err
+	}
+	var pruned []string
+	for i := range objs {
+		o := &objs[i]
+		if want[o.GetNamespace()+"/"+o.GetName()] || !metadata.OwnedBy(o.GetLabels(), r.uid()) || o.GetDeletionTimestamp() != nil {
+			continue
+		}
+		if err := r.deleteObject(gvr, o); err != nil {
+			return err
+		}
+		pruned = append(pruned, objectName(o))
+	}
+	if len(pruned) > 0 {
+		r.event("Normal", "Pruned", fmt.Sprintf("resource %s: deleted %s, no longer in the collection", res.ID, strings.Join(pruned, ", ")))
+	}
+	return nil
+}
+
+// listObject wraps objects in a v1 List, so a collection's desired and
+// observed items show like any object.
+func listObject(objs []*unstructured.Unstructured) *unstructured.Unstructured {
+	items := make([]any, 0, len(objs))
+	for _, o := range objs {
+		items = append(items, o.Object)
+	}
+	return &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "List", "items": items}}
+}
