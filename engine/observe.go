@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"fmt"
 	"time"
 
 	"github.com/kroscope/kroscope/engine/state"
@@ -63,6 +64,9 @@ func resources(g *graph.Graph, o reconciler.Observation, prev *state.Instance, n
 		r := baseResource(g.Resources[id])
 		if d := o.Resources[id]; d != nil {
 			r.Name, r.Namespace = d.Name, d.Namespace
+			if g.Resources[id].IsCollection() {
+				r.Name = collectionName(d)
+			}
 			r.State = d.State
 			if d.Err != nil {
 				r.Err = d.Err.Error()
@@ -95,6 +99,23 @@ func resources(g *graph.Graph, o reconciler.Observation, prev *state.Instance, n
 		out = append(out, r)
 	}
 	return out
+}
+
+// collectionName is what tables show in a collection's name column: its
+// item count (desired when rendered, else observed), or "" before either.
+func collectionName(d *reconciler.ResourceDetail) string {
+	list := d.Desired
+	if list == nil {
+		list = d.Observed
+	}
+	if list == nil {
+		return ""
+	}
+	items, _ := list.Object["items"].([]any)
+	if len(items) == 1 {
+		return "1 item"
+	}
+	return fmt.Sprintf("%d items", len(items))
 }
 
 func baseResource(gr *graph.Resource) state.Resource {
