@@ -6,6 +6,9 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/kube-openapi/pkg/validation/spec"
 )
 
 const collectionRGD = `
@@ -193,5 +196,55 @@ func TestCollectionReadiness(t *testing.T) {
 	ready, reason, err := cms.IsReady(map[string]any{"data": map[string]any{"ready": "no"}})
 	if err != nil || ready || !strings.Contains(reason, "each.data.ready") {
 		t.Errorf("unready item: %v, %q, %v", ready, reason, err)
+	}
+}
+
+// configMapResolver types every kind as a minimal ConfigMap.
+type configMapResolver struct{}
+
+func (configMapResolver) ResolveSchema(schema.GroupVersionKind) (*spec.Schema, error) {
+	str := spec.StringProperty()
+	obj := &spec.Schema{}
+	obj.Type = spec.StringOrArray{"object"}
+	obj.Properties = map[string]spec.Schema{
+		"apiVersion": *str,
+		"kind":       *str,
+		"metadata": {SchemaProps: spec.SchemaProps{Type: spec.StringOrArray{"object"}, Properties: map[string]spec.Schema{
+			"name": *str, "namespace": *str,
+		}}},
+		"data": *spec.MapProperty(str),
+	}
+	return obj, nil
+}
+
+// With typed resources, a collection is still list(dyn) to its readers and
+// its iterators are declared in both the checking and the run-time
+// environment.
+func TestCollectionTyped(t *testing.T) {
+	rgds, err := Parse([]byte(collectionRGD), "typed.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, err := NewBuilder(WithSchemaResolver(configMapResolver{})).Build(rgds[0])
+	if err != nil {
+		t.Fatalf("build:\n%v", err)
+	}
+	items, err := g.Resources["cms"].RenderCollection(collectionVars([]any{"a"}, []any{"z"}))
+	if err != nil || len(items) != 1 || items[0].GetName() != "p-a-z" {
+		t.Fatalf("items %v, err %v", items, err)
+	}
+	obs := []any{map[string]any{"metadata": map[string]any{"name": "one"}}}
+	if _, err := g.Resources["summary"].Render(Vars{"cms": obs}); err != nil {
+		t.Fatal(err)
+	}
+	ready, _, err := g.Resources["cms"].IsReady(map[string]any{"data": map[string]any{"ready": "yes"}})
+	if err != nil || !ready {
+		t.Errorf("ready = %v, %v", ready, err)
+	}
+	// A typo in an item's field is caught against the kind's schema.
+	bad := strings.Replace(collectionRGD, "${base.data.prefix}", "${base.dat.prefix}", 1)
+	rgds, _ = Parse([]byte(bad), "typed.yaml")
+	if _, err := NewBuilder(WithSchemaResolver(configMapResolver{})).Build(rgds[0]); err == nil || !strings.Contains(err.Error(), "undefined field 'dat'") {
+		t.Errorf("err = %v, want undefined field 'dat'", err)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/kroscope/kroscope/reconciler"
 	"github.com/kroscope/kroscope/reconciler/metadata"
@@ -179,5 +180,52 @@ spec:
 	}
 	if r.get(gvrConfigMap, r.ns, "app-summary") != nil {
 		t.Error("summary left after deletion")
+	}
+}
+
+// An item that would overwrite an object kroscope does not own fails the
+// collection with a message naming the item; the other items are applied,
+// and once the object is gone the collection converges.
+func TestReconcilerForeachItemConflict(t *testing.T) {
+	r := newRig(t, foreachGraph)
+	foreign := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "v1", "kind": "ConfigMap",
+		"metadata": map[string]any{"name": "app-b", "namespace": r.ns},
+		"data":     map[string]any{"mine": "yes"},
+	}}
+	if _, err := r.dyn.Resource(gvrConfigMap).Namespace(r.ns).Create(ctxT(t), foreign, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	r.create(`apiVersion: kro.run/v1alpha1
+kind: RtForeach
+metadata:
+  name: app
+spec:
+  names: [a, b, c]
+`)
+	o := r.untilState("app", reconciler.InstanceStateError)
+	d := o.Resources["cms"]
+	if d.State != reconciler.ResourceStateError || d.Err == nil ||
+		!strings.Contains(d.Err.Error(), "1 of 3 items failed") || !strings.Contains(d.Err.Error(), "item 1 (ConfigMap "+r.ns+"/app-b)") {
+		t.Fatalf("cms: state %s err %v", d.State, d.Err)
+	}
+	if !strings.Contains(o.Message, "app-b") {
+		t.Errorf("instance message does not name the item: %s", o.Message)
+	}
+	if r.get(gvrConfigMap, r.ns, "app-a") == nil || r.get(gvrConfigMap, r.ns, "app-c") == nil {
+		t.Error("the other items were not applied")
+	}
+	if cm := r.get(gvrConfigMap, r.ns, "app-b"); cm.Object["data"].(map[string]any)["mine"] != "yes" || metadata.Owner(cm.GetLabels()) != "" {
+		t.Errorf("the foreign object was touched: %v", cm.Object)
+	}
+	if r.get(gvrConfigMap, r.ns, "app-summary") != nil {
+		t.Error("summary was created although its collection failed")
+	}
+	if err := r.dyn.Resource(gvrConfigMap).Namespace(r.ns).Delete(ctxT(t), "app-b", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	r.untilState("app", reconciler.InstanceStateActive)
+	if got := r.summaryCount(t); got != "3" {
+		t.Errorf("summary count = %v, want 3", got)
 	}
 }
