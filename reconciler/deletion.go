@@ -121,6 +121,7 @@ func (r *run) deletion() error {
 	if err := r.removeFinalizer(); err != nil {
 		r.noteErr(err)
 		if apierrors.IsConflict(err) {
+			r.instanceStale()
 			return requeue.Now(err)
 		}
 		r.message = err.Error()

@@ -27,6 +27,10 @@ type Reader interface {
 	// Wrote tells the reader what the API server returned for a write based
 	// on resourceVersion replaces ("" for a create).
 	Wrote(gvr schema.GroupVersionResource, obj *unstructured.Unstructured, replaces string)
+	// Stale tells the reader a write to the object was refused as a
+	// conflict: what it knows may be older than the server's, so the next
+	// read must ask the API server.
+	Stale(gvr schema.GroupVersionResource, namespace, name string)
 	// Forget drops what the reader knows of an object this reconcile deleted.
 	Forget(gvr schema.GroupVersionResource, namespace, name string)
 }
@@ -39,6 +43,14 @@ func (r *run) reader() Reader {
 		return nil
 	}
 	return r.opts.Reader
+}
+
+// instanceStale tells the Reader, if any, that a write to the instance was
+// refused as a conflict.
+func (r *run) instanceStale() {
+	if rd := r.reader(); rd != nil {
+		rd.Stale(r.c.gvr, r.req.Namespace, r.req.Name)
+	}
 }
 
 // wrote passes what the API server returned for a write to the Reader, if

@@ -217,6 +217,9 @@ func (r *run) getChild(gvr schema.GroupVersionResource, ri dynamic.ResourceInter
 	}
 	existing, err := ri.Get(r.ctx, desired.GetName(), metav1.GetOptions{})
 	if apierrors.IsNotFound(err) {
+		if rd != nil {
+			rd.Forget(gvr, desired.GetNamespace(), desired.GetName())
+		}
 		return nil, nil
 	}
 	if err != nil {

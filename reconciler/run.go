@@ -130,6 +130,7 @@ func (r *run) reconcileInstance() error {
 		if err := r.ensureManaged(); err != nil {
 			if apierrors.IsConflict(err) {
 				// Someone changed the instance meanwhile: read it again.
+				r.instanceStale()
 				r.state, r.message = InstanceStateInProgress, "instance changed while marking it managed; retrying"
 				return requeue.Now(err)
 			}
@@ -170,6 +171,7 @@ func (r *run) reconcileInstance() error {
 	if err != nil {
 		r.noteErr(err)
 		if apierrors.IsConflict(err) {
+			r.instanceStale()
 			return requeue.Now(fmt.Errorf("instance changed while writing status: %w", err))
 		}
 		if r.state != InstanceStateError {
