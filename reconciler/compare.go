@@ -3,13 +3,15 @@ package reconciler
 import (
 	"fmt"
 	"reflect"
+
+	"k8s.io/apimachinery/pkg/api/resource"
 )
 
 // subsetOf reports whether every value in desired is present, equal, in
 // observed; when not, path names the first difference. Numbers compare by
 // value (int64 1 equals float64 1), and an empty or null desired value
-// matches an absent one, because the API server drops those. Lists must
-// have the same length.
+// matches an absent one, because the API server drops those. A quantity
+// matches its canonical spelling. Lists must have the same length.
 func subsetOf(desired, observed any, path string) (string, bool) {
 	switch d := desired.(type) {
 	case map[string]any:
@@ -54,6 +56,9 @@ func subsetOf(desired, observed any, path string) (string, bool) {
 	case nil:
 		return "", true
 	}
+	if canonicalQuantity(desired, observed) {
+		return "", true
+	}
 	if dn, ok := number(desired); ok {
 		if on, ok := number(observed); ok && dn == on {
 			return "", true
@@ -64,6 +69,33 @@ func subsetOf(desired, observed any, path string) (string, bool) {
 		return "", true
 	}
 	return orRoot(path), false
+}
+
+// canonicalQuantity reports whether observed is the canonical form of the
+// quantity desired spells: the API server stores resource quantities
+// canonically (1000m as 1, 0.5 as 500m, 1024Mi as 1Gi, the number 1 as "1"),
+// so the object it returns differs from the one applied while meaning the
+// same. Only the exact canonical spelling counts: "1.1" is not taken for
+// "1.10" (a version string, say), whose canonical form is "1100m".
+func canonicalQuantity(desired, observed any) bool {
+	o, ok := observed.(string)
+	if !ok {
+		return false
+	}
+	var spelled string
+	switch d := desired.(type) {
+	case string:
+		if d == o {
+			return false // equal anyway; not a normalisation
+		}
+		spelled = d
+	case int, int32, int64:
+		spelled = fmt.Sprint(d)
+	default:
+		return false
+	}
+	q, err := resource.ParseQuantity(spelled)
+	return err == nil && q.String() == o
 }
 
 func orRoot(p string) string {

@@ -9,6 +9,10 @@ func TestSubsetOf(t *testing.T) {
 			"replicas": int64(2),
 			"ratio":    float64(0.5),
 			"ports":    []any{map[string]any{"port": int64(80), "protocol": "TCP"}},
+			"cpu":      "1",
+			"half":     "500m",
+			"memory":   "1Gi",
+			"version":  "1.1",
 		},
 	}
 	cases := []struct {
@@ -27,6 +31,13 @@ func TestSubsetOf(t *testing.T) {
 		{"list length", map[string]any{"spec": map[string]any{"ports": []any{map[string]any{"port": int64(80)}, map[string]any{"port": int64(81)}}}}, false, ".spec.ports"},
 		{"list item differs", map[string]any{"spec": map[string]any{"ports": []any{map[string]any{"port": int64(81)}}}}, false, ".spec.ports[0].port"},
 		{"type differs", map[string]any{"spec": map[string]any{"replicas": "2"}}, false, ".spec.replicas"},
+		// The API server stores quantities canonically.
+		{"1000m is stored as 1", map[string]any{"spec": map[string]any{"cpu": "1000m"}}, true, ""},
+		{"the number 1 is stored as \"1\"", map[string]any{"spec": map[string]any{"cpu": int64(1)}}, true, ""},
+		{"0.5 is stored as 500m", map[string]any{"spec": map[string]any{"half": "0.5"}}, true, ""},
+		{"1024Mi is stored as 1Gi", map[string]any{"spec": map[string]any{"memory": "1024Mi"}}, true, ""},
+		{"a different quantity", map[string]any{"spec": map[string]any{"cpu": "2"}}, false, ".spec.cpu"},
+		{"a version string is not a quantity's spelling", map[string]any{"spec": map[string]any{"version": "1.10"}}, false, ".spec.version"},
 		{"map vs scalar", map[string]any{"metadata": map[string]any{"name": map[string]any{"a": "b"}}}, false, ".metadata.name"},
 	}
 	for _, c := range cases {

@@ -1,0 +1,70 @@
+package e2e
+
+import (
+	"testing"
+
+	"github.com/kroscope/kroscope/reconciler"
+)
+
+const quantityGraph = `apiVersion: kro.run/v1alpha1
+kind: ResourceGraphDefinition
+metadata:
+  name: rtquantity
+spec:
+  schema:
+    apiVersion: v1alpha1
+    kind: RtQuantity
+    spec:
+      cpu: string | default=1000m
+  resources:
+  - id: deploy
+    template:
+      apiVersion: apps/v1
+      kind: Deployment
+      metadata:
+        name: ${schema.metadata.name}
+      spec:
+        replicas: 1
+        selector:
+          matchLabels:
+            app: ${schema.metadata.name}
+        template:
+          metadata:
+            labels:
+              app: ${schema.metadata.name}
+          spec:
+            containers:
+            - name: app
+              image: nginx
+              resources:
+                requests:
+                  cpu: ${schema.spec.cpu}
+                  memory: 1024Mi
+`
+
+// The API server stores quantities canonically (1000m as 1, 1024Mi as
+// 1Gi). A converged instance whose template spells them otherwise must not
+// be re-applied on every reconcile.
+func TestReconcilerQuantitiesAreNotDrift(t *testing.T) {
+	r := newRig(t, quantityGraph)
+	r.create("apiVersion: kro.run/v1alpha1\nkind: RtQuantity\nmetadata:\n  name: app\nspec: {}\n")
+	r.untilState("app", reconciler.InstanceStateActive)
+	d := r.get(gvrDeployment, r.ns, "app")
+	c := d.Object["spec"].(map[string]any)["template"].(map[string]any)["spec"].(map[string]any)["containers"].([]any)[0].(map[string]any)
+	req := c["resources"].(map[string]any)["requests"].(map[string]any)
+	if req["cpu"] != "1" || req["memory"] != "1Gi" {
+		t.Fatalf("the API server did not normalise the quantities (%v): the test proves nothing", req)
+	}
+	before := r.writes.Load()
+	for range 5 {
+		if _, err := r.reconcile("app"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := r.writes.Load() - before; n != 0 {
+		t.Fatalf("%d writes in 5 reconciles of a converged instance", n)
+	}
+	if got := r.get(gvrDeployment, r.ns, "app").GetResourceVersion(); got != d.GetResourceVersion() {
+		t.Fatalf("the Deployment changed: resourceVersion %s -> %s", d.GetResourceVersion(), got)
+	}
+}
