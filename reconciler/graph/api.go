@@ -92,6 +92,11 @@ type ExternalRef struct {
 	Kind       string
 	Name       string
 	Namespace  string
+	// Selector, when set instead of Name, makes the ref an external
+	// collection: every object of the kind whose labels match (a
+	// LabelSelector as written: matchLabels and/or matchExpressions, whose
+	// values may hold ${...}).
+	Selector map[string]any
 }
 
 // Graph is a built, validated graph.
@@ -150,6 +155,11 @@ type Resource struct {
 	Namespaced bool
 	// External is true for an externalRef: read, never written.
 	External bool
+	// ExternalCollection is true for an externalRef with a selector: every
+	// matching object is read (never written), other expressions see the id
+	// as a list of them, and readyWhen reads each. The template's
+	// metadata.selector holds the selector.
+	ExternalCollection bool
 	// Template is the object as written (for External, a synthesized
 	// {apiVersion, kind, metadata: {name, namespace}}). Read-only.
 	Template map[string]any
@@ -169,6 +179,10 @@ type Resource struct {
 
 // IsCollection reports whether the resource is a forEach collection.
 func (r *Resource) IsCollection() bool { return len(r.ForEach) > 0 }
+
+// IsList reports whether other expressions see the id as a list and
+// readyWhen reads each: a forEach collection or an external collection.
+func (r *Resource) IsList() bool { return r.IsCollection() || r.ExternalCollection }
 
 // Dimension is one forEach iterator: Name is bound, item by item, to each
 // element of the list Expression returns.

@@ -128,7 +128,7 @@ func (b *Builder) Build(rgd *ResourceGraphDefinition) (*Graph, error) {
 		g.Resources[r.ID] = r
 		ids = append(ids, r.ID)
 		order = append(order, r)
-		if r.IsCollection() {
+		if r.IsList() {
 			collections[r.ID] = true
 		}
 	}
@@ -229,6 +229,17 @@ func (bd *build) resource(i int) *Resource {
 		er := rs.ExternalRef
 		r.External = true
 		md := map[string]any{"name": er.Name}
+		if er.Selector != nil {
+			r.ExternalCollection = true
+			md = map[string]any{"selector": er.Selector}
+			if er.Name != "" {
+				bd.errorf(label, path+".externalRef.metadata", "keep either name (one object) or selector (every matching object)", "metadata.name and metadata.selector are both set")
+				return nil
+			}
+			if !bd.checkSelector(label, path+".externalRef.metadata.selector", er.Selector) {
+				return nil
+			}
+		}
 		if er.Namespace != "" {
 			md["namespace"] = er.Namespace
 		}
@@ -283,8 +294,12 @@ func (bd *build) identity(label, path string, r *Resource) bool {
 		bd.errorf(label, path+".metadata", "add metadata with a name", "metadata is missing or not an object")
 		return false
 	}
-	if name, _ := md["name"].(string); name == "" {
-		bd.errorf(label, path+".metadata.name", "set metadata.name, e.g. ${schema.metadata.name}-"+strings.ToLower(kind), "metadata.name is missing or not a string")
+	if name, _ := md["name"].(string); name == "" && !r.ExternalCollection {
+		fix := "set metadata.name, e.g. ${schema.metadata.name}-" + strings.ToLower(kind)
+		if r.External {
+			fix = "set metadata.name (one object) or metadata.selector (every object with matching labels)"
+		}
+		bd.errorf(label, path+".metadata.name", fix, "metadata.name is missing or not a string")
 		ok = false
 	}
 	for _, key := range []string{"labels", "annotations"} {
@@ -355,7 +370,7 @@ func init() {
 // and records its dependencies.
 func (bd *build) expressions(env *cel.Env, r *Resource) {
 	var iters map[string]bool // a collection's iterators and each
-	if r.IsCollection() {
+	if r.IsList() {
 		scoped, leave := bd.enterCollection(env, r)
 		defer leave()
 		if scoped == nil {
@@ -411,7 +426,7 @@ func (bd *build) expressions(env *cel.Env, r *Resource) {
 		if e == nil {
 			continue
 		}
-		if r.IsCollection() {
+		if r.IsList() {
 			for _, ref := range e.References {
 				if ref != EachIdentifier {
 					bd.errorf(r.ID, path, "a collection's readyWhen may read only each (one item), e.g. ${each.status...}; every item must satisfy it",
@@ -714,4 +729,85 @@ func (bd *build) collectDeps(r *Resource, e *Expression, path, fix string, deps 
 			deps[ref] = true
 		}
 	}
+}
+
+// checkSelector checks an external collection's selector as written: a
+// LabelSelector whose matchLabels values and matchExpressions values may
+// hold ${...}, but whose keys and operators are literal.
+func (bd *build) checkSelector(label, path string, sel map[string]any) bool {
+	ok := true
+	for _, k := range sortedKeys(sel) {
+		if k != "matchLabels" && k != "matchExpressions" {
+			bd.errorf(label, formatPath(path, k), "allowed fields: matchLabels, matchExpressions", "unknown field %q", k)
+			ok = false
+		}
+	}
+	if v, set := sel["matchLabels"]; set && v != nil {
+		m, isMap := v.(map[string]any)
+		if !isMap {
+			bd.errorf(label, path+".matchLabels", "write a map of label: value", "matchLabels must be an object, got %s", typeName(v))
+			ok = false
+		}
+		for _, k := range sortedKeys(m) {
+			if _, isStr := m[k].(string); !isStr {
+				bd.errorf(label, formatPath(path+".matchLabels", k), "quote the value", "label value must be a string, got %s", typeName(m[k]))
+				ok = false
+			}
+		}
+	}
+	if v, set := sel["matchExpressions"]; set && v != nil {
+		list, isList := v.([]any)
+		if !isList {
+			bd.errorf(label, path+".matchExpressions", "write a list of {key, operator, values}", "matchExpressions must be a list, got %s", typeName(v))
+			return false
+		}
+		for i, e := range list {
+			p := fmt.Sprintf("%s.matchExpressions[%d]", path, i)
+			m, isMap := e.(map[string]any)
+			if !isMap {
+				bd.errorf(label, p, "write {key, operator, values}", "must be an object, got %s", typeName(e))
+				ok = false
+				continue
+			}
+			for _, k := range sortedKeys(m) {
+				if k != "key" && k != "operator" && k != "values" {
+					bd.errorf(label, formatPath(p, k), "allowed fields: key, operator, values", "unknown field %q", k)
+					ok = false
+				}
+			}
+			key, _ := m["key"].(string)
+			switch {
+			case key == "":
+				bd.errorf(label, p+".key", "set the label key", "key is missing or not a string")
+				ok = false
+			case strings.Contains(key, "${"):
+				bd.errorf(label, p+".key", "write the key literally", "expressions are not allowed in a selector key")
+				ok = false
+			}
+			op, _ := m["operator"].(string)
+			switch op {
+			case "In", "NotIn":
+				vals, isList := m["values"].([]any)
+				if !isList || len(vals) == 0 {
+					bd.errorf(label, p+".values", "list at least one value", "operator %s needs a non-empty values list", op)
+					ok = false
+				}
+				for j, val := range vals {
+					if _, isStr := val.(string); !isStr {
+						bd.errorf(label, fmt.Sprintf("%s.values[%d]", p, j), "quote the value", "value must be a string, got %s", typeName(val))
+						ok = false
+					}
+				}
+			case "Exists", "DoesNotExist":
+				if vals, _ := m["values"].([]any); len(vals) > 0 {
+					bd.errorf(label, p+".values", "remove values", "operator %s takes no values", op)
+					ok = false
+				}
+			default:
+				bd.errorf(label, p+".operator", "use In, NotIn, Exists or DoesNotExist", "operator %q is not a label selector operator", op)
+				ok = false
+			}
+		}
+	}
+	return ok
 }

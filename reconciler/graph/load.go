@@ -303,9 +303,10 @@ func (d *decoder) resource(v any, path string) ResourceSpec {
 			Kind:       d.str(er["kind"], p+".kind"),
 		}
 		md := d.object(er["metadata"], p+".metadata")
-		d.known(md, p+".metadata", "name", "namespace")
+		d.known(md, p+".metadata", "name", "namespace", "selector")
 		r.ExternalRef.Name = d.str(md["name"], p+".metadata.name")
 		r.ExternalRef.Namespace = d.str(md["namespace"], p+".metadata.namespace")
+		r.ExternalRef.Selector = d.object(md["selector"], p+".metadata.selector")
 	}
 	return r
 }

@@ -134,7 +134,7 @@ func (r *Resource) IsReady(observed map[string]any) (ready bool, reason string, 
 	}
 	// A collection's readyWhen judges one item at a time, as each.
 	name := r.ID
-	if r.IsCollection() {
+	if r.IsList() {
 		name = EachIdentifier
 	}
 	vars := Vars{name: observed}
