@@ -64,7 +64,7 @@ func resources(g *graph.Graph, o reconciler.Observation, prev *state.Instance, n
 		r := baseResource(g.Resources[id])
 		if d := o.Resources[id]; d != nil {
 			r.Name, r.Namespace = d.Name, d.Namespace
-			if g.Resources[id].IsCollection() {
+			if g.Resources[id].IsList() {
 				r.Name = collectionName(d)
 			}
 			r.State = d.State

@@ -105,6 +105,10 @@ func (r *run) reconcileResource(id string, vars graph.Vars) {
 		r.reconcileCollection(res, d, vars)
 		return
 	}
+	if res.ExternalCollection {
+		r.reconcileExternalCollection(res, d, vars)
+		return
+	}
 
 	desired, err := res.Render(vars)
 	if err != nil {
