@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic/dynamicinformer"
 	"k8s.io/client-go/tools/cache"
@@ -44,6 +45,8 @@ type served struct {
 	inf      cache.SharedIndexInformer
 	children map[schema.GroupVersionResource]bool
 	external []externalRef
+	// selectors are the external collections watched by label selector.
+	selectors []externalSelector
 	// stopped is set once the graph stops being served: a reconcile still
 	// in flight must not bring its instance back into the state.
 	stopped atomic.Bool
@@ -54,6 +57,14 @@ type externalRef struct {
 	gvr       schema.GroupVersionResource
 	name      string
 	namespace string // "" means the instance's namespace
+}
+
+// externalSelector is an external collection a graph reads by a static
+// label selector.
+type externalSelector struct {
+	gvr       schema.GroupVersionResource
+	selector  labels.Selector
+	namespace string // "" means every namespace
 }
 
 func resourceName(gvr schema.GroupVersionResource) string {
@@ -230,7 +241,8 @@ func (s *served) start(ctx context.Context) error {
 	})
 	s.setObserve(!e.gate.Open())
 
-	// Children (by kroscope's instance label) and external references (by name).
+	// Children (by kroscope's instance label), external references (by
+	// name) and external collections (by their label selector).
 	var specs []watch.Spec
 	for _, id := range g.TopologicalOrder {
 		r := g.Resources[id]
@@ -241,6 +253,24 @@ func (s *served) start(ctx context.Context) error {
 		if !r.External {
 			s.children[r.GVR] = true
 			specs = append(specs, watch.Spec{GVR: r.GVR, Namespace: ns, LabelSelector: metadata.InstanceIDLabel})
+			continue
+		}
+		if r.ExternalCollection {
+			sel, ok := r.StaticSelector()
+			if !ok {
+				e.log.V(1).Info("external collection selector is templated: not watched, read again on the requeue timer", "graph", g.Name, "resource", id)
+				continue
+			}
+			parsed, err := labels.Parse(sel)
+			if err != nil {
+				e.log.V(1).Info("external collection selector cannot be watched, read again on the requeue timer", "graph", g.Name, "resource", id, "error", err.Error())
+				continue
+			}
+			if rns, static := r.StaticNamespace(); static && rns != "" && r.Namespaced {
+				ns = rns
+			}
+			s.selectors = append(s.selectors, externalSelector{gvr: r.GVR, selector: parsed, namespace: ns})
+			specs = append(specs, watch.Spec{GVR: r.GVR, Namespace: ns, LabelSelector: sel, ExternalSelector: true})
 			continue
 		}
 		ref, ok := externalOf(r)

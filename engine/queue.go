@@ -6,6 +6,7 @@ import (
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/cache"
@@ -150,6 +151,10 @@ func (e *Engine) enqueueAll(s *served, namespace ...string) int {
 func (e *Engine) routeWatchEvent(ev watch.Event) {
 	e.mu.RLock()
 	defer e.mu.RUnlock()
+	if ev.Spec.ExternalSelector {
+		e.routeSelected(ev)
+		return
+	}
 	if ev.Spec.FieldSelector != "" {
 		for _, s := range e.served {
 			for _, ref := range s.external {
@@ -173,6 +178,23 @@ func (e *Engine) routeWatchEvent(ev watch.Event) {
 	e.routeChild(ev.Spec.GVR, ev.Labels)
 	if ev.OldLabels != nil && ev.OldLabels[metadata.InstanceIDLabel] != ev.Labels[metadata.InstanceIDLabel] {
 		e.routeChild(ev.Spec.GVR, ev.OldLabels) // it left its instance: tell the old one too
+	}
+}
+
+// routeSelected wakes every instance of the graphs whose external
+// collection the object belongs to, or belonged to before an update (its
+// labels left the selector). Must be called with e.mu read-locked.
+func (e *Engine) routeSelected(ev watch.Event) {
+	for _, s := range e.served {
+		for _, sel := range s.selectors {
+			if sel.gvr != ev.Spec.GVR || (sel.namespace != "" && sel.namespace != ev.Namespace) {
+				continue
+			}
+			if sel.selector.Matches(labels.Set(ev.Labels)) || (ev.OldLabels != nil && sel.selector.Matches(labels.Set(ev.OldLabels))) {
+				e.enqueueAll(s)
+				break
+			}
+		}
 	}
 }
 

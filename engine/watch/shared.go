@@ -32,6 +32,9 @@ type Spec struct {
 	Namespace     string
 	LabelSelector string
 	FieldSelector string
+	// ExternalSelector marks LabelSelector as an external collection's
+	// selector (objects a graph reads), not the child label.
+	ExternalSelector bool
 }
 
 // Name is the display name of the watch, e.g. "configmaps (children)".
@@ -41,6 +44,15 @@ func (s Spec) Name() string {
 		n += "." + s.GVR.Group
 	}
 	switch {
+	case s.ExternalSelector:
+		where := s.LabelSelector
+		if where == "" {
+			where = "everything"
+		}
+		if s.Namespace != "" {
+			where = s.Namespace + " " + where
+		}
+		return fmt.Sprintf("%s (external selector %s)", n, where)
 	case s.FieldSelector != "":
 		where := s.FieldSelector
 		if s.Namespace != "" {
