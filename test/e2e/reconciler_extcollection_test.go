@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
@@ -198,4 +199,56 @@ func flatten(m map[string][]string) []string {
 		out = append(out, v...)
 	}
 	return out
+}
+
+// A ServiceAccount that may not list the kind gets ERROR with the API
+// server's forbidden message, naming the selector.
+func TestReconcilerExtcollectionForbidden(t *testing.T) {
+	r := newRig(t, extCollectionGraph, func(c *rigConfig) { c.sas = map[string]string{"*": "limited"} })
+	grant(t, r, "limited", []rbacv1.PolicyRule{instanceRules(r)})
+	r.create(`apiVersion: kro.run/v1alpha1
+kind: RtExtcoll
+metadata:
+  name: app
+spec: {}
+`)
+	o := r.until("app", 60*time.Second, "ERROR", func(o reconciler.Observation, _ error) bool {
+		return o.State.State == reconciler.InstanceStateError
+	})
+	d := o.Resources["cms"]
+	if d.State != reconciler.ResourceStateError || d.Err == nil || !strings.Contains(d.Err.Error(), "forbidden") ||
+		!strings.Contains(d.Err.Error(), "system:serviceaccount:"+r.ns+":limited") || !strings.Contains(d.Err.Error(), `selector "team=a"`) {
+		t.Fatalf("cms: %s %v; want ERROR with the API server's forbidden message", d.State, d.Err)
+	}
+}
+
+// Observe mode reads the collection the same way (and writes nothing).
+func TestReconcilerExtcollectionObserve(t *testing.T) {
+	r := newRig(t, extCollectionGraph, func(c *rigConfig) { c.opts.Observe = true })
+	teamConfigMap(t, r, r.ns, "c1", map[string]string{"team": "a"}, "true")
+	teamConfigMap(t, r, r.ns, "c2", map[string]string{"team": "a"}, "false")
+	r.create(`apiVersion: kro.run/v1alpha1
+kind: RtExtcoll
+metadata:
+  name: app
+spec: {}
+`)
+	o := r.until("app", 60*time.Second, "cms waiting", func(o reconciler.Observation, _ error) bool {
+		return o.Resources["cms"] != nil && o.Resources["cms"].State == reconciler.ResourceStateWaitingForReadiness
+	})
+	if w := o.Resources["cms"].WaitingFor; !strings.Contains(w, "1 of 2 items not ready; item "+r.ns+"/c2") {
+		t.Errorf("cms waiting for %q", w)
+	}
+	if items, _ := o.Resources["cms"].Observed.Object["items"].([]any); len(items) != 2 {
+		t.Errorf("observed %d items, want 2", len(items))
+	}
+	teamConfigMap(t, r, r.ns, "c2", map[string]string{"team": "a"}, "true")
+	r.until("app", 60*time.Second, "cms synced", func(o reconciler.Observation, _ error) bool {
+		return o.Resources["cms"].State == reconciler.ResourceStateSynced
+	})
+	for _, p := range flatten(r.writers.snapshot()) {
+		if strings.Contains(p, "/configmaps") {
+			t.Errorf("observe mode wrote %s", p)
+		}
+	}
 }
