@@ -36,11 +36,7 @@ type itemResult struct {
 func (r *run) reconcileCollection(res *graph.Resource, d *ResourceDetail, vars graph.Vars) {
 	items, err := res.RenderCollection(vars)
 	if err != nil {
-		if graph.IsDataPending(err) {
-			d.State, d.WaitingFor = ResourceStatePending, r.pendingText(res, err)
-			return
-		}
-		d.State, d.Err = ResourceStateFailed, describeEvalErr(res.ID, err)
+		r.renderFailed(res, d, err)
 		return
 	}
 	gvr, namespaced, err := r.resolveGVR(res)
@@ -270,25 +266,11 @@ func (r *run) pruneCollection(res *graph.Resource, gvr schema.GroupVersionResour
 	for _, it := range items {
 		want[it.GetNamespace()+"/"+it.GetName()] = true
 	}
-	objs, err := r.listChildren(gvr, res.ID)
-	if err != nil {
-		return err
-	}
-	var pruned []string
-	for i := range objs {
-		o := &objs[i]
-		if want[o.GetNamespace()+"/"+o.GetName()] || !metadata.OwnedBy(o.GetLabels(), r.uid()) || o.GetDeletionTimestamp() != nil {
-			continue
-		}
-		if err := r.deleteObject(gvr, o); err != nil {
-			return err
-		}
-		pruned = append(pruned, objectName(o))
-	}
+	pruned, _, err := r.pruneNode(gvr, res.ID, func(o *unstructured.Unstructured) bool { return want[o.GetNamespace()+"/"+o.GetName()] })
 	if len(pruned) > 0 {
 		r.event("Normal", "Pruned", fmt.Sprintf("resource %s: deleted %s, no longer in the collection", res.ID, strings.Join(pruned, ", ")))
 	}
-	return nil
+	return err
 }
 
 // listObject wraps objects in a v1 List, so a collection's desired and

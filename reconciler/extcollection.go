@@ -18,11 +18,7 @@ import (
 func (r *run) reconcileExternalCollection(res *graph.Resource, d *ResourceDetail, vars graph.Vars) {
 	rendered, err := res.Render(vars)
 	if err != nil {
-		if graph.IsDataPending(err) {
-			d.State, d.WaitingFor = ResourceStatePending, r.pendingText(res, err)
-			return
-		}
-		d.State, d.Err = ResourceStateFailed, describeEvalErr(res.ID, err)
+		r.renderFailed(res, d, err)
 		return
 	}
 	sel, err := graph.LabelSelector(rendered)

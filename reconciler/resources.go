@@ -112,11 +112,7 @@ func (r *run) reconcileResource(id string, vars graph.Vars) {
 
 	desired, err := res.Render(vars)
 	if err != nil {
-		if graph.IsDataPending(err) {
-			d.State, d.WaitingFor = ResourceStatePending, r.pendingText(res, err)
-			return
-		}
-		d.State, d.Err = ResourceStateFailed, describeEvalErr(id, err)
+		r.renderFailed(res, d, err)
 		return
 	}
 	if err := r.placeObject(res, desired); err != nil {
@@ -277,30 +273,42 @@ func (r *run) pruneExcluded(res *graph.Resource, d *ResourceDetail) error {
 	if err != nil {
 		return err
 	}
-	objs, err := r.listChildren(gvr, res.ID)
+	deleted, terminating, err := r.pruneNode(gvr, res.ID, func(*unstructured.Unstructured) bool { return false })
 	if err != nil {
 		return err
 	}
-	var deleting []string
+	if leaving := append(deleted, terminating...); len(leaving) > 0 {
+		// Still on its way out; the instance is not settled until it is gone.
+		d.State = ResourceStateDeleting
+		d.WaitingFor = "excluded: deleting " + strings.Join(leaving, ", ")
+	}
+	return nil
+}
+
+// pruneNode deletes this instance's objects of node nodeID (found by their
+// labels, deleted only when the labels prove the instance owns them) that
+// keep does not keep. It returns the objects it deleted and those already
+// on their way out, which it leaves alone.
+func (r *run) pruneNode(gvr schema.GroupVersionResource, nodeID string, keep func(*unstructured.Unstructured) bool) (deleted, terminating []string, err error) {
+	objs, err := r.listChildren(gvr, nodeID)
+	if err != nil {
+		return nil, nil, err
+	}
 	for i := range objs {
 		o := &objs[i]
-		if !metadata.OwnedBy(o.GetLabels(), r.uid()) {
+		if keep(o) || !metadata.OwnedBy(o.GetLabels(), r.uid()) {
 			continue
 		}
-		deleting = append(deleting, objectName(o))
 		if o.GetDeletionTimestamp() != nil {
+			terminating = append(terminating, objectName(o))
 			continue
 		}
 		if err := r.deleteObject(gvr, o); err != nil {
-			return err
+			return deleted, terminating, err
 		}
+		deleted = append(deleted, objectName(o))
 	}
-	if len(deleting) > 0 {
-		// Still on its way out; the instance is not settled until it is gone.
-		d.State = ResourceStateDeleting
-		d.WaitingFor = "excluded: deleting " + strings.Join(deleting, ", ")
-	}
-	return nil
+	return deleted, terminating, nil
 }
 
 // reconciledBefore reports whether a status was ever written for the
@@ -318,21 +326,11 @@ func (r *run) pruneReplaced(res *graph.Resource, current *unstructured.Unstructu
 	if err != nil {
 		return err
 	}
-	objs, err := r.listChildren(gvr, res.ID)
-	if err != nil {
-		return err
+	deleted, _, err := r.pruneNode(gvr, res.ID, func(o *unstructured.Unstructured) bool { return o.GetUID() == current.GetUID() })
+	for _, name := range deleted {
+		r.event("Normal", "Pruned", fmt.Sprintf("resource %s: deleted %s, replaced by %s", res.ID, name, objectName(current)))
 	}
-	for i := range objs {
-		o := &objs[i]
-		if o.GetUID() == current.GetUID() || !metadata.OwnedBy(o.GetLabels(), r.uid()) || o.GetDeletionTimestamp() != nil {
-			continue
-		}
-		if err := r.deleteObject(gvr, o); err != nil {
-			return err
-		}
-		r.event("Normal", "Pruned", fmt.Sprintf("resource %s: deleted %s, replaced by %s", res.ID, objectName(o), objectName(current)))
-	}
-	return nil
+	return err
 }
 
 // reconcileExternal reads an externalRef; it is never written.
@@ -456,6 +454,17 @@ func (r *run) stampChild(res *graph.Resource, desired *unstructured.Unstructured
 			Controller: &yes,
 		}})
 	}
+}
+
+// renderFailed records why res could not be rendered: inputs not there
+// yet mean PENDING (wait), anything else FAILED (only a spec or graph
+// change can fix it).
+func (r *run) renderFailed(res *graph.Resource, d *ResourceDetail, err error) {
+	if graph.IsDataPending(err) {
+		d.State, d.WaitingFor = ResourceStatePending, r.pendingText(res, err)
+		return
+	}
+	d.State, d.Err = ResourceStateFailed, describeEvalErr(res.ID, err)
 }
 
 // pendingText explains a data-pending error in words.
