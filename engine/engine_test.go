@@ -16,6 +16,7 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/kroscope/kroscope/engine/state"
+	"github.com/kroscope/kroscope/reconciler"
 	"github.com/kroscope/kroscope/reconciler/client"
 	"github.com/kroscope/kroscope/reconciler/requeue"
 )
@@ -236,6 +237,30 @@ func TestPassesRunsImmediateRequeuesInPlace(t *testing.T) {
 		})
 		if calls != c.calls || got != c.want {
 			t.Errorf("%s: %d calls, decision %v; want %d, %v", c.name, calls, got, c.calls, c.want)
+		}
+	}
+}
+
+func TestCollectionNameCountsItems(t *testing.T) {
+	list := func(n int) *unstructured.Unstructured {
+		items := make([]any, n)
+		for i := range items {
+			items[i] = map[string]any{}
+		}
+		return &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "List", "items": items}}
+	}
+	cases := []struct {
+		d    reconciler.ResourceDetail
+		want string
+	}{
+		{reconciler.ResourceDetail{}, ""},
+		{reconciler.ResourceDetail{Desired: list(3), Observed: list(2)}, "3 items"},
+		{reconciler.ResourceDetail{Observed: list(1)}, "1 item"},
+		{reconciler.ResourceDetail{Desired: list(0)}, "0 items"},
+	}
+	for _, c := range cases {
+		if got := collectionName(&c.d); got != c.want {
+			t.Errorf("collectionName = %q, want %q", got, c.want)
 		}
 	}
 }
