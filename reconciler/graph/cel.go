@@ -1,8 +1,6 @@
 package graph
 
 import (
-	"crypto/sha256"
-	"encoding/binary"
 	"fmt"
 	"regexp"
 	"sort"
@@ -12,72 +10,48 @@ import (
 	"github.com/google/cel-go/cel"
 	"github.com/google/cel-go/common/ast"
 	"github.com/google/cel-go/common/types"
-	"github.com/google/cel-go/common/types/ref"
 	"github.com/google/cel-go/ext"
+	"github.com/kroscope/kroscope/reconciler/graph/cellib"
 	apiservercel "k8s.io/apiserver/pkg/cel"
 	"k8s.io/apiserver/pkg/cel/library"
 )
 
-// baseEnv is the CEL environment every graph extends: the standard library,
-// cel-go's extensions, the Kubernetes libraries that make sense outside
-// admission (quantity, URLs, regex, lists) and random.seededString.
+// baseEnv is the CEL environment every graph extends: kro's base
+// declarations (cel-go's extensions, the Kubernetes libraries and kro's own
+// functions, see package cellib) plus kroscope's extras math.* and sets.*.
 var baseEnv = sync.OnceValues(func() (*cel.Env, error) {
-	return cel.NewEnv(
-		cel.OptionalTypes(),
-		ext.Strings(),
-		ext.Lists(),
-		ext.Encoders(),
-		ext.Math(),
-		ext.Sets(),
-		ext.TwoVarComprehensions(),
-		ext.Bindings(),
-		library.Quantity(),
-		library.URLs(),
-		library.Regex(),
-		library.Lists(),
-		randomLib(),
-	)
+	return cel.NewEnv(baseDeclarations()...)
 })
 
-// randomLib declares random.seededString(length, seed): a string of length
-// characters from [0-9a-z] chosen by the SHA-256 chain of seed, so the same
-// seed always gives the same string.
-func randomLib() cel.EnvOption {
-	return cel.Function("random.seededString",
-		cel.Overload("random_seededString_int_string", []*cel.Type{cel.IntType, cel.StringType}, cel.StringType,
-			cel.BinaryBinding(func(l, s ref.Val) ref.Val {
-				n, ok1 := l.(types.Int)
-				seed, ok2 := s.(types.String)
-				if !ok1 || !ok2 {
-					return types.NoSuchOverloadErr()
-				}
-				if n < 0 || n > 4096 {
-					return types.NewErr("random.seededString: length %d out of range [0, 4096]", int64(n))
-				}
-				return types.String(SeededString(int(n), string(seed)))
-			})))
-}
-
-const seededAlphabet = "0123456789abcdefghijklmnopqrstuvwxyz"
-
-// SeededString is the deterministic random string random.seededString
-// returns: each character is picked by 8 bytes of SHA-256(seed), hashing
-// the previous digest again when more bytes are needed.
-func SeededString(n int, seed string) string {
-	var b strings.Builder
-	sum := sha256.Sum256([]byte(seed))
-	off := 0
-	for b.Len() < n {
-		if off+8 > len(sum) {
-			sum = sha256.Sum256(sum[:])
-			off = 0
-		}
-		v := binary.BigEndian.Uint64(sum[off : off+8])
-		off += 8
-		b.WriteByte(seededAlphabet[v%uint64(len(seededAlphabet))])
+// baseDeclarations lists the libraries in kro's order, then kroscope's.
+func baseDeclarations() []cel.EnvOption {
+	return []cel.EnvOption{
+		ext.TwoVarComprehensions(),
+		ext.Lists(),
+		ext.Strings(),
+		ext.Bindings(),
+		cel.OptionalTypes(),
+		ext.Encoders(),
+		library.Lists(),
+		library.URLs(),
+		library.Regex(),
+		library.Quantity(),
+		library.IP(),
+		library.CIDR(),
+		library.SemverLib(),
+		cellib.Random(),
+		cellib.Maps(),
+		cellib.JSON(),
+		cellib.Hash(),
+		cellib.Lists(),
+		// kroscope's extensions; `kroscope validate` warns that kro lacks them.
+		ext.Math(),
+		ext.Sets(),
 	}
-	return b.String()
 }
+
+// SeededString is random.seededString's result, see cellib.SeededString.
+func SeededString(n int, seed string) string { return cellib.SeededString(n, seed) }
 
 // graphEnv extends the base environment with schema (typed from
 // schemaType, or dyn when nil) and every resource id (typed from types, or

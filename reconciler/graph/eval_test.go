@@ -193,16 +193,3 @@ func TestRenderStatus(t *testing.T) {
 		t.Errorf("status = %v, want %v", st, want)
 	}
 }
-
-func TestSeededStringDeterministic(t *testing.T) {
-	a, b := SeededString(10, "uid-1"), SeededString(10, "uid-1")
-	if a != b || len(a) != 10 || strings.Trim(a, seededAlphabet) != "" {
-		t.Fatalf("SeededString = %q, %q", a, b)
-	}
-	if SeededString(10, "uid-2") == a {
-		t.Fatal("different seeds gave the same string")
-	}
-	if n := len(SeededString(100, "x")); n != 100 {
-		t.Fatalf("len = %d", n)
-	}
-}
