@@ -74,6 +74,8 @@ type Options struct {
 	Observe bool
 	// ForceCRD lets kroscope overwrite an instance CRD it did not create.
 	ForceCRD bool
+	// CELOmit allows omit() in templates (kro's CELOmitFunction gate).
+	CELOmit bool
 	// LeaseNamespace/LeaseName name the Lease that elects the one writer
 	// (defaults kube-system/kroscope); Identity is this process's name in it
 	// (default hostname_random).

@@ -132,7 +132,7 @@ func (e *Engine) runGraph(ctx context.Context, r *graphRun, rgd *graph.ResourceG
 		log.Error(err, what)
 	}
 
-	g, err := graph.NewBuilder(graph.WithRESTMapper(e.set.RESTMapper())).Build(rgd)
+	g, err := graph.NewBuilder(graph.WithRESTMapper(e.set.RESTMapper()), graph.WithCELOmit(e.o.CELOmit)).Build(rgd)
 	if err != nil {
 		fail(err, "invalid graph: skipped")
 		return

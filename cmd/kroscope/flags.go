@@ -11,6 +11,7 @@ import (
 	"github.com/kroscope/kroscope/engine/state"
 	"github.com/kroscope/kroscope/reconciler"
 	"github.com/kroscope/kroscope/reconciler/client"
+	"github.com/kroscope/kroscope/reconciler/graph"
 )
 
 // addEngineFlags registers the engine's flags (shared by the TUI, run and
@@ -22,6 +23,7 @@ func addEngineFlags(fs *pflag.FlagSet, o *engine.Options) {
 	fs.DurationVar(&o.RequeueInterval, "requeue-interval", engine.DefaultRequeueInterval, "how long a waiting instance sleeps before it is checked again (children are watched, so this is a safety net)")
 	fs.BoolVar(&o.Observe, "observe", false, "read-only: never write to the cluster; states are computed from what is observed")
 	fs.BoolVar(&o.ForceCRD, "force-crd", false, "overwrite instance CRDs that neither kroscope nor kro created")
+	addCELOmitFlag(fs, &o.CELOmit)
 	fs.StringVar(&o.LeaseNamespace, "lease-namespace", lease.DefaultNamespace, "namespace of the Lease that elects the one kroscope that writes")
 	fs.StringVar(&o.LeaseName, "lease-name", lease.DefaultName, "name of that Lease")
 	fs.StringVar(&o.Identity, "identity", "", "this process's identity in the Lease (default: hostname and a random suffix)")
@@ -30,6 +32,12 @@ func addEngineFlags(fs *pflag.FlagSet, o *engine.Options) {
 	fs.StringVar(&o.MetricsBindAddress, "metrics-bind-address", "", "serve Prometheus metrics at this address, e.g. :8078 (default off)")
 	fs.StringVar(&o.ReconcileConfig.DeletionPolicy, "deletion-policy", reconciler.DeletionPolicyDelete, "what happens to children when an instance is deleted: Delete or Orphan")
 	fs.DurationVar(&o.ReconcileConfig.DeletionGraceTimeDuration, "deletion-grace-time", 0, "report a child that is still there this long after its deletion (0: the reconciler's default)")
+}
+
+// addCELOmitFlag registers --enable-cel-omit, kro's CELOmitFunction
+// feature gate, on every command that builds graphs.
+func addCELOmitFlag(fs *pflag.FlagSet, v *bool) {
+	fs.BoolVar(v, graph.OmitFlag, false, "allow omit() in resource templates (alpha in kro: its "+graph.OmitFeatureGate+" feature gate)")
 }
 
 // connectEngine fills o's connection from the kubectl flags: the client

@@ -26,7 +26,7 @@ func (e *invalidError) ExitCode() int { return 2 }
 // loadAndBuild loads every definition under paths and builds it, printing
 // each problem to errOut. It returns the graphs that built and an
 // *invalidError when anything was wrong.
-func loadAndBuild(paths []string, errOut io.Writer) ([]*graph.Graph, error) {
+func loadAndBuild(paths []string, errOut io.Writer, opts ...graph.Option) ([]*graph.Graph, error) {
 	rgds, loadErr := graph.LoadFiles(paths...)
 	invalid := 0
 	if loadErr != nil {
@@ -35,7 +35,7 @@ func loadAndBuild(paths []string, errOut io.Writer) ([]*graph.Graph, error) {
 			invalid++
 		}
 	}
-	b := graph.NewBuilder()
+	b := graph.NewBuilder(opts...)
 	var gs []*graph.Graph
 	for _, rgd := range rgds {
 		g, err := b.Build(rgd)
@@ -66,6 +66,7 @@ func unjoin(err error) []error {
 
 func newGraphCmd() *cobra.Command {
 	var output string
+	var celOmit bool
 	cmd := &cobra.Command{
 		Use:   "graph FILE|DIR...",
 		Short: "Show each ResourceGraphDefinition's kind, order and resource graph (no cluster needed)",
@@ -81,7 +82,7 @@ are reported with every problem found, and the exit status is 2.`,
 			default:
 				return fmt.Errorf("unknown output format %q: use text, json or dot", output)
 			}
-			gs, err := loadAndBuild(args, cmd.ErrOrStderr())
+			gs, err := loadAndBuild(args, cmd.ErrOrStderr(), graph.WithCELOmit(celOmit))
 			out := cmd.OutOrStdout()
 			var werr error
 			switch output {
@@ -106,11 +107,13 @@ are reported with every problem found, and the exit status is 2.`,
 		},
 	}
 	cmd.Flags().StringVarP(&output, "output", "o", "text", "output format: text, json or dot")
+	addCELOmitFlag(cmd.Flags(), &celOmit)
 	return cmd
 }
 
 func newValidateCmd() *cobra.Command {
-	return &cobra.Command{
+	var celOmit bool
+	cmd := &cobra.Command{
 		Use:   "validate FILE|DIR...",
 		Short: "Check ResourceGraphDefinitions without a cluster",
 		Long: `validate loads ResourceGraphDefinitions from YAML files and directories and
@@ -119,13 +122,15 @@ checks them as the reconciler would: schema, ids, templates, CEL expressions
 the exit status is 2 when any definition is invalid.`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			gs, err := loadAndBuild(args, cmd.ErrOrStderr())
+			gs, err := loadAndBuild(args, cmd.ErrOrStderr(), graph.WithCELOmit(celOmit))
 			for _, g := range gs {
 				fmt.Fprintf(cmd.OutOrStdout(), "ok  %s  %s  (%d resources)  %s\n", g.Name, g.Instance.GVK.Kind, len(g.Resources), g.Source)
 			}
 			return err
 		},
 	}
+	addCELOmitFlag(cmd.Flags(), &celOmit)
+	return cmd
 }
 
 func init() {

@@ -175,6 +175,10 @@ type Resource struct {
 	// (one item), and other expressions see its id as a list of the
 	// observed items.
 	ForEach []Dimension
+
+	// usesOmit is true when a template field may yield omit(): rendering
+	// then removes the fields and list elements that hold it.
+	usesOmit bool
 }
 
 // IsCollection reports whether the resource is a forEach collection.
@@ -219,6 +223,8 @@ type Expression struct {
 	// References are the top-level identifiers it reads (resource ids and
 	// "schema"), sorted and unique.
 	References []string
+	// usesOmit is true when it calls omit().
+	usesOmit bool
 
 	// The program is planned on first use: planning costs more than
 	// checking and most graphs are built far more often than every

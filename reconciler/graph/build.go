@@ -25,6 +25,8 @@ func WithRESTMapper(m meta.RESTMapper) Option { return func(b *Builder) { b.mapp
 type Builder struct {
 	mapper   meta.RESTMapper
 	resolver SchemaResolver
+	// celOmit allows omit() in templates (kro's CELOmitFunction gate).
+	celOmit bool
 }
 
 // NewBuilder returns a Builder. Without a REST mapper it uses compiled-in
@@ -154,6 +156,7 @@ func (b *Builder) Build(rgd *ResourceGraphDefinition) (*Graph, error) {
 		bd.checkTemplate(r)
 	}
 	bd.status(env, g)
+	bd.omitIdentity(g, order)
 	bd.validations(schemaType)
 	// Cycles are reported even beside other errors: every problem found is
 	// worth one run of `kroscope validate`.
@@ -378,10 +381,7 @@ func (bd *build) expressions(env *cel.Env, r *Resource) {
 		}
 		env, iters = scoped, iteratorNames(r)
 	}
-	base := fmt.Sprintf("spec.resources[%d].template", r.Index)
-	if r.External {
-		base = fmt.Sprintf("spec.resources[%d].externalRef", r.Index)
-	}
+	base := templateBase(r)
 	deps := map[string]bool{}
 	walkStrings(r.Template, nil, func(segs []any, s string) {
 		if strings.Contains(s, "${") && len(segs) > 0 {
@@ -399,6 +399,17 @@ func (bd *build) expressions(env *cel.Env, r *Resource) {
 			return
 		}
 		for _, e := range f.Expressions {
+			if !bd.checkOmit(r.ID, formatPath(base, segs...), e, !r.External) {
+				return
+			}
+			if e.usesOmit && !f.Standalone {
+				bd.errorf(r.ID, formatPath(base, segs...), "write ${...} as the whole value, e.g. ${cond ? value : omit()}",
+					"${%s}: omit() must be the whole field value, not part of a string", e.Source)
+				return
+			}
+			if e.usesOmit {
+				r.usesOmit = true
+			}
 			bd.collectDeps(r, e, formatPath(base, segs...), "read other resources or schema; a resource cannot depend on itself", deps)
 			bd.forbidRefs(r, e, formatPath(base, segs...), map[string]bool{EachIdentifier: iters != nil},
 				"use the iterator names in templates", "each is the item readyWhen checks, not a template value")
@@ -507,6 +518,9 @@ func (bd *build) condition(env *cel.Env, resource, path, src string) *Expression
 		bd.errorf(resource, path, "", "${%s}: %v", parts[0].Text, err)
 		return nil
 	}
+	if !bd.checkOmit(resource, path, c.expr, false) {
+		return nil
+	}
 	if !isBoolish(c.out) {
 		bd.errorf(resource, path, "make it return a boolean, e.g. compare with ==", "${%s} returns %s, not bool", parts[0].Text, c.out.String())
 		return nil
@@ -548,6 +562,9 @@ func (bd *build) status(env *cel.Env, g *Graph) {
 			c, err := bd.compile(env, p.Text)
 			if err != nil {
 				bd.errorf("", path, "", "${%s}: %v", p.Text, err)
+				return
+			}
+			if !bd.checkOmit("", path, c.expr, false) {
 				return
 			}
 			if f.Standalone {
@@ -691,6 +708,14 @@ func lowerCamel(s string) string {
 		return "myResource"
 	}
 	return b.String()
+}
+
+// templateBase is the path of r's template (or externalRef) in the RGD.
+func templateBase(r *Resource) string {
+	if r.External {
+		return fmt.Sprintf("spec.resources[%d].externalRef", r.Index)
+	}
+	return fmt.Sprintf("spec.resources[%d].template", r.Index)
 }
 
 // compile compiles src in env; when resources are typed for checking, the

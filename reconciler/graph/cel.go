@@ -44,6 +44,9 @@ func baseDeclarations() []cel.EnvOption {
 		cellib.JSON(),
 		cellib.Hash(),
 		cellib.Lists(),
+		// Declared everywhere, as kro does, so a misplaced omit() gets the
+		// builder's explanation rather than "unknown function".
+		cellib.Omit(),
 		// kroscope's extensions; `kroscope validate` warns that kro lacks them.
 		ext.Math(),
 		ext.Sets(),
@@ -105,7 +108,7 @@ func compile(env *cel.Env, src string) (*compiled, error) {
 		return nil, celIssues(env, src, iss)
 	}
 	return &compiled{
-		expr: &Expression{Source: src, References: references(a), env: env, ast: a},
+		expr: &Expression{Source: src, References: references(a), usesOmit: callsOmit(a), env: env, ast: a},
 		out:  a.OutputType(),
 	}, nil
 }

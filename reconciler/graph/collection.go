@@ -149,6 +149,9 @@ func (bd *build) compileDimensions(env *cel.Env, r *Resource, deps map[string]bo
 				"${%s} returns %s, not a list", c.expr.Source, c.out.String())
 			continue
 		}
+		if !bd.checkOmit(r.ID, path, c.expr, false) {
+			continue
+		}
 		bd.forbidRefs(r, c.expr, path, iters, "a dimension may read schema and resource ids only",
 			"dimensions are evaluated before any iterator is bound")
 		bd.collectDeps(r, c.expr, path, "a collection cannot iterate over itself; read schema or other resources", deps)

@@ -9,6 +9,7 @@ import (
 	"github.com/google/cel-go/common/types"
 	"github.com/google/cel-go/common/types/ref"
 	"github.com/google/cel-go/common/types/traits"
+	"github.com/kroscope/kroscope/reconciler/graph/cellib"
 )
 
 // Vars are the values expressions read: "schema" → the instance object
@@ -120,6 +121,9 @@ func toNative(v ref.Val) (any, error) {
 		return toNative(val.GetValue())
 	case *types.Err:
 		return nil, val
+	}
+	if cellib.IsOmit(v) {
+		return cellib.Omitted{}, nil
 	}
 	if ml, ok := v.(traits.Mapper); ok {
 		out := map[string]any{}

@@ -9,10 +9,10 @@ import (
 	"github.com/google/cel-go/cel"
 )
 
-// gatedFunctions are declared only where kro allows them (omit() behind
-// its flag, the runtime receiver in status conditions); their tests sit
+// gatedFunctions are declared only where kro allows them (the runtime
+// receiver exists only in status conditions); their tests sit
 // with those features.
-var gatedFunctions = map[string]bool{"omit": true, "newCondition": true, "condition": true}
+var gatedFunctions = map[string]bool{"newCondition": true, "condition": true}
 
 // TestKroFunctionsDeclared checks that every function overload kro v0.9.4
 // declares (testdata/kro-cel-functions.txt, read from kro's environment)

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/kroscope/kroscope/reconciler/graph/cellib"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 )
@@ -36,6 +37,8 @@ func (f *Field) value(vars Vars) (any, *Expression, error) {
 		}
 		if s, ok := v.(string); ok {
 			b.WriteString(s)
+		} else if cellib.IsOmit(v) {
+			return nil, e, errors.New("omit() must be the whole field value, not part of a string")
 		} else {
 			fmt.Fprintf(&b, "%v", v)
 		}
@@ -66,6 +69,9 @@ func (r *Resource) Render(vars Vars) (*unstructured.Unstructured, error) {
 		if err := setPath(obj, f.Segments, v); err != nil {
 			return nil, &EvalError{Resource: r.ID, Path: f.Path, Expression: f.Raw, Err: err}
 		}
+	}
+	if r.usesOmit {
+		dropOmitted(obj)
 	}
 	return &unstructured.Unstructured{Object: obj}, nil
 }
