@@ -117,6 +117,9 @@ type Graph struct {
 	Layers [][]string
 	// Status are the instance status projections.
 	Status []*Field
+	// Conditions are status.conditions' entries: each returns a condition
+	// or a list of them (see EvalConditions).
+	Conditions []*Expression
 	// DefaultServiceAccounts as in Spec.
 	DefaultServiceAccounts map[string]string
 

@@ -531,9 +531,12 @@ func (bd *build) condition(env *cel.Env, resource, path, src string) *Expression
 // status compiles the instance status projections.
 func (bd *build) status(env *cel.Env, g *Graph) {
 	g.statusTypes = map[string]*cel.Type{}
-	walkAny(bd.rgd.Spec.Schema.Status, nil, func(segs []any, v any) {
+	if raw, ok := bd.rgd.Spec.Schema.Status[StatusConditionsKey]; ok {
+		bd.conditions(env, g, raw)
+	}
+	walkStatus(bd.rgd.Spec.Schema.Status, nil, func(segs []any, v any) {
 		path := formatPath("spec.schema.status", segs...)
-		if len(segs) == 0 {
+		if len(segs) == 0 || segs[0] == StatusConditionsKey {
 			return
 		}
 		if _, isKey := segs[len(segs)-1].(keyMarker); isKey {
@@ -633,15 +636,24 @@ func walkStrings(v any, segs []any, visit func(segs []any, s string)) {
 	}
 }
 
-// walkAny calls visit for every leaf (non-map value) under a map.
-func walkAny(v any, segs []any, visit func(segs []any, v any)) {
-	if m, ok := v.(map[string]any); ok {
-		for _, k := range sortedKeys(m) {
-			walkAny(m[k], append(append([]any{}, segs...), k), visit)
+// walkStatus calls visit for every leaf (neither map nor list) under v,
+// with list indexes as int segments.
+func walkStatus(v any, segs []any, visit func(segs []any, v any)) {
+	switch val := v.(type) {
+	case map[string]any:
+		for _, k := range sortedKeys(val) {
+			walkStatus(val[k], append(append([]any{}, segs...), k), visit)
 		}
-		return
+	case []any:
+		if len(val) == 0 {
+			visit(segs, val)
+		}
+		for i, el := range val {
+			walkStatus(el, append(append([]any{}, segs...), i), visit)
+		}
+	default:
+		visit(segs, v)
 	}
-	visit(segs, v)
 }
 
 func plainSegments(segs []any) []any {

@@ -127,7 +127,9 @@ func celIssues(env *cel.Env, src string, iss *cel.Issues) error {
 			if idents == nil {
 				idents = parsedIdents(env, src)
 			}
-			if idents[m[1]] {
+			if idents[m[1]] && m[1] == cellib.RuntimeVariable {
+				msg = "runtime can only be used in spec.schema.status.conditions"
+			} else if idents[m[1]] {
 				msg = fmt.Sprintf("unknown identifier %q: only schema and resource ids can be read", m[1])
 			} else {
 				msg = fmt.Sprintf("unknown function %q", m[1])

@@ -5,6 +5,7 @@ import (
 	"github.com/google/cel-go/common/types"
 	"github.com/kroscope/kroscope/reconciler/graph/crd"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 )
 
 // crd generates Graph.Instance.CRD with the crd package, its status schema
@@ -49,39 +50,50 @@ func statusSchema(g *Graph) *apiextensionsv1.JSONSchemaProps {
 	if len(g.Status) == 0 {
 		return nil
 	}
-	// A tree of map[string]any whose leaves are the fields' schemas.
-	tree := map[string]any{}
+	s := apiextensionsv1.JSONSchemaProps{Type: "object", Properties: map[string]apiextensionsv1.JSONSchemaProps{}}
 	for _, f := range g.Status {
-		cur := tree
-		for i, seg := range f.Segments {
-			k, _ := seg.(string)
-			if i == len(f.Segments)-1 {
-				cur[k] = celTypeSchema(g.statusTypes[f.Path])
-				break
-			}
-			next, ok := cur[k].(map[string]any)
-			if !ok {
-				next = map[string]any{}
-				cur[k] = next
-			}
-			cur = next
-		}
+		addSchemaAt(&s, f.Segments, celTypeSchema(g.statusTypes[f.Path]))
 	}
-	s := treeSchema(tree)
 	return &s
 }
 
-func treeSchema(tree map[string]any) apiextensionsv1.JSONSchemaProps {
-	s := apiextensionsv1.JSONSchemaProps{Type: "object", Properties: map[string]apiextensionsv1.JSONSchemaProps{}}
-	for k, v := range tree {
-		switch n := v.(type) {
-		case map[string]any:
-			s.Properties[k] = treeSchema(n)
-		case apiextensionsv1.JSONSchemaProps:
-			s.Properties[k] = n
+// addSchemaAt places leaf at segs under s: a string segment is an object
+// property, an index makes s an array whose items every element shares.
+// Elements of different types make the items preserve-unknown, so each
+// element can be written.
+func addSchemaAt(s *apiextensionsv1.JSONSchemaProps, segs []any, leaf apiextensionsv1.JSONSchemaProps) {
+	switch k := segs[0].(type) {
+	case string:
+		if s.Type == "" {
+			s.Type = "object"
+		}
+		if s.Properties == nil {
+			s.Properties = map[string]apiextensionsv1.JSONSchemaProps{}
+		}
+		child := s.Properties[k]
+		if len(segs) == 1 {
+			child = leaf
+		} else {
+			addSchemaAt(&child, segs[1:], leaf)
+		}
+		s.Properties[k] = child
+	case int:
+		s.Type = "array"
+		first := s.Items == nil
+		if first {
+			s.Items = &apiextensionsv1.JSONSchemaPropsOrArray{Schema: &apiextensionsv1.JSONSchemaProps{}}
+		}
+		if len(segs) > 1 {
+			addSchemaAt(s.Items.Schema, segs[1:], leaf)
+			return
+		}
+		if first {
+			*s.Items.Schema = leaf
+		} else if !equality.Semantic.DeepEqual(*s.Items.Schema, leaf) {
+			preserve := true
+			*s.Items.Schema = apiextensionsv1.JSONSchemaProps{XPreserveUnknownFields: &preserve}
 		}
 	}
-	return s
 }
 
 // celTypeSchema maps a CEL type to OpenAPI; dyn and anything not

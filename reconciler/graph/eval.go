@@ -63,6 +63,15 @@ func classify(err error) error {
 // that is not in vars, or a missing key, field or index, returns an error
 // wrapping ErrDataPending.
 func (e *Expression) Eval(vars Vars) (any, error) {
+	out, err := e.evalVal(vars)
+	if err != nil {
+		return nil, err
+	}
+	return toNative(out)
+}
+
+// evalVal is Eval without the conversion to Go values.
+func (e *Expression) evalVal(vars Vars) (ref.Val, error) {
 	if e == nil {
 		return nil, errors.New("nil expression")
 	}
@@ -83,11 +92,7 @@ func (e *Expression) Eval(vars Vars) (any, error) {
 	if err != nil {
 		return nil, classify(err)
 	}
-	v, err := toNative(out)
-	if err != nil {
-		return nil, err
-	}
-	return v, nil
+	return out, nil
 }
 
 // toNative converts a CEL value into a JSON-like Go value.

@@ -184,22 +184,47 @@ func (g *Graph) RenderStatus(vars Vars) (map[string]any, error) {
 	return out, errors.Join(errs...)
 }
 
-// setNested sets out[a][b]... = v, creating maps on the way.
+// setNested sets out[a][b][0]... = v, creating maps and lists on the way.
+// A list grows to hold the index, with null before it where an earlier
+// element is pending, as kro writes it.
 func setNested(out map[string]any, segs []any, v any) {
-	cur := out
-	for i, s := range segs {
-		k, _ := s.(string)
-		if i == len(segs)-1 {
-			cur[k] = v
-			return
+	setIn(out, segs, v)
+}
+
+// setIn sets segs under container (a map or list) and returns it, grown
+// when it is a list.
+func setIn(container any, segs []any, v any) any {
+	child := func(cur any, next any) any {
+		if cur != nil {
+			return cur
 		}
-		next, ok := cur[k].(map[string]any)
-		if !ok {
-			next = map[string]any{}
-			cur[k] = next
+		if _, isIndex := next.(int); isIndex {
+			return []any{}
 		}
-		cur = next
+		return map[string]any{}
 	}
+	switch k := segs[0].(type) {
+	case string:
+		m, _ := container.(map[string]any)
+		if len(segs) == 1 {
+			m[k] = v
+		} else {
+			m[k] = setIn(child(m[k], segs[1]), segs[1:], v)
+		}
+		return m
+	case int:
+		l, _ := container.([]any)
+		for len(l) <= k {
+			l = append(l, nil)
+		}
+		if len(segs) == 1 {
+			l[k] = v
+		} else {
+			l[k] = setIn(child(l[k], segs[1]), segs[1:], v)
+		}
+		return l
+	}
+	return container
 }
 
 // pendingDetail is what was missing, without the "data pending" prefix.
