@@ -102,6 +102,9 @@ func (r *run) buildStatus(projected map[string]any) map[string]any {
 	}
 	status["state"] = r.state
 	status["conditions"] = conds
+	if r.c.rg.HasConditions() {
+		r.authorConditions(status, conds, now)
+	}
 	return status
 }
 

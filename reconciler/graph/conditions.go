@@ -218,6 +218,9 @@ var ErrConditionsDegraded = errors.New("status.conditions degraded")
 // twice are dropped, and err (wrapping ErrConditionsDegraded) says why.
 func (g *Graph) EvalConditions(vars Vars, builtins []any) (conds []cellib.Condition, incomplete bool, err error) {
 	cv := maps.Clone(vars)
+	if cv == nil {
+		cv = Vars{}
+	}
 	inst, _ := vars[SchemaIdentifier].(map[string]any)
 	inst = maps.Clone(inst)
 	if inst == nil {

@@ -1,0 +1,92 @@
+package reconciler
+
+import (
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+)
+
+// authorConditions puts the graph's status.conditions on status in place
+// of the built-in conditions (builtin), as kro v0.9.3 does:
+//   - an entry whose inputs are pending is skipped and the previously
+//     written conditions of the types it did not give are kept;
+//   - a failing entry or a duplicated type is dropped and the instance is
+//     in ERROR, with the reason as its message;
+//   - lastTransitionTime is kept while a condition's status is unchanged,
+//     and observedGeneration is the instance's generation.
+//
+// While deleting, nothing is evaluated: the built-in ResourcesReady is
+// written beside the previous author conditions.
+func (r *run) authorConditions(status map[string]any, builtin []any, now string) {
+	previous, _, _ := unstructured.NestedSlice(r.inst.Object, "status", "conditions")
+	if r.deleting {
+		var current []any
+		for _, c := range builtin {
+			if m, _ := c.(map[string]any); m["type"] == ConditionResourcesReady {
+				current = append(current, c)
+			}
+		}
+		status["conditions"] = keepPrevious(current, previous)
+		return
+	}
+	// runtime.condition(schema, type) reads the built-ins by these fields.
+	view := make([]any, 0, len(builtin))
+	for _, c := range builtin {
+		m, _ := c.(map[string]any)
+		view = append(view, map[string]any{"type": m["type"], "status": m["status"], "reason": m["reason"], "message": m["message"]})
+	}
+	conds, incomplete, err := r.c.rg.EvalConditions(r.allVars, view)
+	byType := map[string]map[string]any{}
+	for _, p := range previous {
+		if m, ok := p.(map[string]any); ok {
+			if t, ok := m["type"].(string); ok {
+				byType[t] = m
+			}
+		}
+	}
+	out := make([]any, 0, len(conds))
+	for _, c := range conds {
+		ltt := now
+		if old := byType[c.ConditionType]; old != nil && old["status"] == c.Status {
+			if t, ok := old["lastTransitionTime"].(string); ok && t != "" {
+				ltt = t
+			}
+		}
+		m := map[string]any{"type": c.ConditionType, "status": c.Status, "lastTransitionTime": ltt}
+		// kro leaves empty strings out, and a zero generation.
+		if c.Reason != "" {
+			m["reason"] = c.Reason
+		}
+		if c.Message != "" {
+			m["message"] = c.Message
+		}
+		if g := r.inst.GetGeneration(); g != 0 {
+			m["observedGeneration"] = g
+		}
+		out = append(out, m)
+	}
+	if incomplete {
+		out = keepPrevious(out, previous)
+	}
+	status["conditions"] = out
+	if err != nil {
+		r.log.Info("status.conditions degraded: the instance is in ERROR", "error", err.Error())
+		r.state, r.message = InstanceStateError, err.Error()
+		status["state"] = r.state
+	}
+}
+
+// keepPrevious appends to current the previous conditions of types it
+// lacks.
+func keepPrevious(current, previous []any) []any {
+	have := map[any]bool{}
+	for _, c := range current {
+		if m, ok := c.(map[string]any); ok {
+			have[m["type"]] = true
+		}
+	}
+	for _, p := range previous {
+		if m, ok := p.(map[string]any); ok && !have[m["type"]] {
+			current = append(current, p)
+		}
+	}
+	return current
+}
