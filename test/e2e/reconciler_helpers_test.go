@@ -56,6 +56,8 @@ type rigConfig struct {
 	sas  map[string]string
 	// clientConfig, when set, builds the controller's client Set.
 	clientConfig *rest.Config
+	// graphOpts are extra graph build options (e.g. graph.WithCELOmit).
+	graphOpts []graph.Option
 }
 
 // newRig builds the graph from YAML, installs its CRD and a Controller.
@@ -85,7 +87,7 @@ func newRig(t testing.TB, rgdYAML string, mods ...func(*rigConfig)) *rig {
 	if err != nil || len(rgds) != 1 {
 		t.Fatalf("parsing the graph: %v (%d definitions)", err, len(rgds))
 	}
-	g, err := graph.NewBuilder(graph.WithRESTMapper(cs.RESTMapper())).Build(rgds[0])
+	g, err := graph.NewBuilder(append([]graph.Option{graph.WithRESTMapper(cs.RESTMapper())}, rc.graphOpts...)...).Build(rgds[0])
 	if err != nil {
 		t.Fatalf("building the graph: %v", err)
 	}
