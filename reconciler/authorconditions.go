@@ -14,9 +14,14 @@ import (
 //     and observedGeneration is the instance's generation.
 //
 // While deleting, nothing is evaluated: the built-in ResourcesReady is
-// written beside the previous author conditions.
+// written beside the previous author conditions. When the instance could
+// not be marked managed, nothing was observed: the previous conditions stay.
 func (r *run) authorConditions(status map[string]any, builtin []any, now string) {
 	previous, _, _ := unstructured.NestedSlice(r.inst.Object, "status", "conditions")
+	if r.managedErr != nil {
+		status["conditions"] = keepPrevious([]any{}, previous)
+		return
+	}
 	if r.deleting {
 		var current []any
 		for _, c := range builtin {

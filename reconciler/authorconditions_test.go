@@ -1,6 +1,7 @@
 package reconciler
 
 import (
+	"errors"
 	"reflect"
 	"strings"
 	"testing"
@@ -95,5 +96,28 @@ func TestAuthorConditionsDegraded(t *testing.T) {
 	}
 	if st["state"] != InstanceStateError || r.state != InstanceStateError || !strings.Contains(r.message, "duplicate condition type(s) [Dup] dropped") {
 		t.Errorf("state %v / %s: %s", st["state"], r.state, r.message)
+	}
+}
+
+// TestAuthorConditionsWhileDeleting: nothing is evaluated; the built-in
+// ResourcesReady joins the previous author conditions. A management
+// failure keeps the previous conditions as they are.
+func TestAuthorConditionsWhileDeleting(t *testing.T) {
+	prev := map[string]any{"conditions": []any{
+		map[string]any{"type": "AReady", "status": "True", "lastTransitionTime": "2026-01-01T00:00:00Z"},
+	}}
+	r := authorRun(t, "", time.Now())
+	r.inst.Object["status"] = prev
+	r.deleting, r.state, r.message = true, InstanceStateDeleting, "deleting b"
+	c := condMap(r.buildStatus(nil))
+	if len(c) != 2 || c["AReady"]["lastTransitionTime"] != "2026-01-01T00:00:00Z" || c[ConditionResourcesReady] == nil {
+		t.Errorf("deleting: %v", c)
+	}
+
+	r = authorRun(t, "", time.Now())
+	r.inst.Object["status"] = prev
+	r.managedErr, r.state = errors.New("forbidden"), InstanceStateError
+	if got := r.buildStatus(nil)["conditions"]; !reflect.DeepEqual(got, prev["conditions"]) {
+		t.Errorf("management failure: conditions %v, want the previous ones", got)
 	}
 }
