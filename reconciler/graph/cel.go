@@ -53,6 +53,13 @@ func baseDeclarations() []cel.EnvOption {
 	}
 }
 
+// IsKroscopeOnlyFunction reports whether the CEL function name is one of
+// kroscope's extensions that kro does not declare (math.*, sets.*): a graph
+// that calls one works here but is rejected by kro.
+func IsKroscopeOnlyFunction(name string) bool {
+	return strings.HasPrefix(name, "math.") || strings.HasPrefix(name, "sets.")
+}
+
 // SeededString is random.seededString's result, see cellib.SeededString.
 func SeededString(n int, seed string) string { return cellib.SeededString(n, seed) }
 

@@ -50,6 +50,48 @@ func TestKroFunctionsDeclared(t *testing.T) {
 	}
 }
 
+// TestKroscopeOnlyFunctions: every overload kroscope declares beyond kro's
+// is one IsKroscopeOnlyFunction names, so nothing else differs and the
+// warning about kro-incompatible graphs covers every extra.
+func TestKroscopeOnlyFunctions(t *testing.T) {
+	env, err := baseEnv()
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile("testdata/kro-cel-functions.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	kro := map[string]bool{}
+	for _, line := range strings.Split(string(data), "\n") {
+		kro[line] = true
+	}
+	extras := 0
+	for sig := range signatures(env) {
+		if kro[sig] {
+			continue
+		}
+		name, _, _ := strings.Cut(sig, "\t")
+		if !IsKroscopeOnlyFunction(name) {
+			t.Errorf("kroscope declares %q, which kro does not (%q)", name, sig)
+		}
+		extras++
+	}
+	if extras == 0 {
+		t.Error("no extras found: math.* and sets.* should be declared")
+	}
+	for _, name := range []string{"math.greatest", "sets.contains"} {
+		if !IsKroscopeOnlyFunction(name) {
+			t.Errorf("%s is kroscope's", name)
+		}
+	}
+	for _, name := range []string{"json.marshal", "hash.sha256", "lists.setAtIndex", "random.seededString"} {
+		if IsKroscopeOnlyFunction(name) {
+			t.Errorf("%s is kro's too", name)
+		}
+	}
+}
+
 // signatures lists env's overloads in the testdata's format.
 func signatures(env *cel.Env) map[string]bool {
 	out := map[string]bool{}
