@@ -54,6 +54,9 @@ func TestEnvironmentLibraries(t *testing.T) {
 		{`string(cidr("192.168.0.1/24").masked())`, "192.168.0.0/24", nil},
 		{`semver("1.2.3").isLessThan(semver("1.10.0"))`, true, nil},
 		{`isSemver("v1.0")`, false, nil},
+		{`duration("90m")`, "1h30m0s", nil},
+		{`string(duration("90m"))`, "5400s", nil},
+		{`timestamp("2024-01-02T03:04:05.123Z")`, "2024-01-02T03:04:05Z", nil},
 		{`schema.spec.tags.map(t, t + config.data.x)`, []any{"a1", "bb1"}, []string{"config", "schema"}},
 		{`{"a": [1, 2.5, null, true]}`, map[string]any{"a": []any{int64(1), 2.5, nil, true}}, nil},
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/google/cel-go/common/types/ref"
 	"github.com/google/cel-go/common/types/traits"
 	"github.com/kroscope/kroscope/reconciler/graph/cellib"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
 // Vars are the values expressions read: "schema" → the instance object
@@ -115,10 +116,12 @@ func toNative(v ref.Val) (any, error) {
 		return string(val), nil
 	case types.Bytes:
 		return nil, errors.New("result is bytes: encode it explicitly, e.g. with base64.encode()")
+	// Written as Kubernetes writes them (kro does the same): Go's duration
+	// text ("1h30m0s", not CEL's "5400s") and RFC 3339 in UTC to the second.
 	case types.Duration:
-		return val.ConvertToType(types.StringType).Value(), nil
+		return metav1.Duration{Duration: val.Duration}.ToUnstructured(), nil
 	case types.Timestamp:
-		return val.ConvertToType(types.StringType).Value(), nil
+		return metav1.Time{Time: val.Time}.ToUnstructured(), nil
 	case *types.Optional:
 		if !val.HasValue() {
 			return nil, nil
