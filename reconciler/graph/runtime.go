@@ -165,15 +165,22 @@ func (r *Resource) IsReady(observed map[string]any) (ready bool, reason string, 
 }
 
 // RenderStatus evaluates the status projections. Fields whose inputs are
-// pending are omitted; other failures are returned (joined *EvalErrors)
-// together with the fields that did resolve.
+// pending are omitted, and so is a list written element by element while
+// any element is pending: kro writes a null in its place, which the API
+// server rejects for a typed list, failing the whole status write. Other
+// failures are returned (joined *EvalErrors) together with the fields that
+// did resolve.
 func (g *Graph) RenderStatus(vars Vars) (map[string]any, error) {
 	out := map[string]any{}
 	var errs []error
+	var pendingLists [][]any
 	for _, f := range g.Status {
 		v, e, err := f.value(vars)
 		if err != nil {
 			if IsDataPending(err) {
+				if l := listRoot(f.Segments); l != nil {
+					pendingLists = append(pendingLists, l)
+				}
 				continue
 			}
 			errs = append(errs, evalErr("status", f, e, err))
@@ -181,12 +188,42 @@ func (g *Graph) RenderStatus(vars Vars) (map[string]any, error) {
 		}
 		setNested(out, f.Segments, v)
 	}
+	for _, l := range pendingLists {
+		deleteNested(out, l)
+	}
 	return out, errors.Join(errs...)
 }
 
+// listRoot is the path of the outermost list segs passes through (the
+// map keys before its first index), or nil.
+func listRoot(segs []any) []any {
+	for i, s := range segs {
+		if _, isIndex := s.(int); isIndex {
+			return segs[:i]
+		}
+	}
+	return nil
+}
+
+// deleteNested removes the key at path (map keys only) from out.
+func deleteNested(out map[string]any, path []any) {
+	cur := out
+	for i, s := range path {
+		k, _ := s.(string)
+		if i == len(path)-1 {
+			delete(cur, k)
+			return
+		}
+		next, ok := cur[k].(map[string]any)
+		if !ok {
+			return
+		}
+		cur = next
+	}
+}
+
 // setNested sets out[a][b][0]... = v, creating maps and lists on the way.
-// A list grows to hold the index, with null before it where an earlier
-// element is pending, as kro writes it.
+// A list grows to hold the index (RenderStatus drops a list with a gap).
 func setNested(out map[string]any, segs []any, v any) {
 	setIn(out, segs, v)
 }
