@@ -45,7 +45,7 @@ func (bd *build) checkOmit(resource, path string, e *Expression, inTemplate bool
 		bd.errorf(resource, path, "use includeWhen to leave out a whole resource",
 			"${%s}: omit() can only be used in resource template expressions", e.Source)
 	case !bd.b.celOmit:
-		bd.errorf(resource, path, "start kroscope with --"+OmitFlag+" (kro: --feature-gates="+OmitFeatureGate+"=true)",
+		bd.errorf(resource, path, "add --"+OmitFlag+"; kro needs --feature-gates="+OmitFeatureGate+"=true",
 			"${%s}: omit() requires the %s feature gate to be enabled", e.Source, OmitFeatureGate)
 	default:
 		return true
