@@ -192,13 +192,17 @@ func Desired(rgd *unstructured.Unstructured, o Outcome, now time.Time) (status m
 	return status, !sameStatus(curStatus, status)
 }
 
+// reached is the order in which kro settles the conditions of a new graph,
+// which orders conditions that changed in the same second.
+var reached = []string{GraphAccepted, GraphRevisionsResolved, KindReady, ControllerReady}
+
 func rank(t string) int {
-	for i, d := range dependents {
+	for i, d := range reached {
 		if d == t {
 			return i
 		}
 	}
-	return len(dependents)
+	return len(reached)
 }
 
 // conditionsOf reads the RGD's current conditions.

@@ -46,7 +46,7 @@ func TestServedGraph(t *testing.T) {
 		m := c.(map[string]any)
 		types = append(types, m["type"].(string)+"="+m["status"].(string)+"/"+m["reason"].(string))
 	}
-	want := []string{"GraphRevisionsResolved=True/Resolved", "GraphAccepted=True/Valid", "KindReady=True/Ready", "ControllerReady=True/Running", "Ready=True/Ready"}
+	want := []string{"GraphAccepted=True/Valid", "GraphRevisionsResolved=True/Resolved", "KindReady=True/Ready", "ControllerReady=True/Running", "Ready=True/Ready"}
 	if len(types) != len(want) {
 		t.Fatalf("conditions %v, want %v", types, want)
 	}

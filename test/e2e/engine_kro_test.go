@@ -120,7 +120,7 @@ func TestEngineWritesRGDStatus(t *testing.T) {
 	run.graphServed("engkrostatus")
 
 	u := r.waitRGD(rgd.GetName(), "state Active", time.Minute, func(u *unstructured.Unstructured) bool { return rgdState(u) == "Active" })
-	want := []string{"GraphRevisionsResolved=True/Resolved", "GraphAccepted=True/Valid", "KindReady=True/Ready", "ControllerReady=True/Running", "Ready=True/Ready"}
+	want := []string{"GraphAccepted=True/Valid", "GraphRevisionsResolved=True/Resolved", "KindReady=True/Ready", "ControllerReady=True/Running", "Ready=True/Ready"}
 	conds, _, _ := unstructured.NestedSlice(u.Object, "status", "conditions")
 	var got []string
 	for _, c := range conds {
