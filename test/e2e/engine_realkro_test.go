@@ -2,8 +2,8 @@ package e2e
 
 import (
 	"bytes"
-	"encoding/base64"
 	"context"
+	"encoding/base64"
 	"fmt"
 	"os"
 	"os/exec"
@@ -205,4 +205,5 @@ func kroWroteLast(u *unstructured.Unstructured) bool {
 func encodeB64(b []byte) string {
 	return base64Std.EncodeToString(b)
 }
+
 var base64Std = base64.StdEncoding
