@@ -427,6 +427,8 @@ func modeWord(m state.Mode) string {
 	switch {
 	case m.Forced:
 		return "observe (--observe)"
+	case m.Kro != "":
+		return "observe (kro reconciles this cluster)"
 	case m.Reconciling:
 		return "reconcile"
 	}
