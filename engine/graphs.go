@@ -103,7 +103,15 @@ func (e *Engine) apply(u source.Update) *graphRun {
 		e.store.SetGraph(state.Graph{Name: u.Name, Source: u.Source, Err: u.Err.Error()})
 		e.log.Error(u.Err, "invalid graph: skipped", "graph", u.Name, "source", u.Source)
 		if u.Object != nil {
-			r := &graphRun{name: u.Name, cluster: true, outcome: rgdstatus.Outcome{BuildErr: u.Err}}
+			// Kept as a stopped run so that its status is written again
+			// when this process starts writing.
+			r := &graphRun{name: u.Name, cancel: func() {}, ready: make(chan struct{}), done: make(chan struct{}),
+				cluster: true, outcome: rgdstatus.Outcome{BuildErr: u.Err}}
+			r.markReady()
+			close(r.done)
+			e.mu.Lock()
+			e.runs[u.Name] = r
+			e.mu.Unlock()
 			e.syncRGDStatus(e.ctx, r)
 		}
 		return nil

@@ -167,8 +167,8 @@ type Graph struct {
 type KroGraph struct {
 	// State is kro's status.state (Active, Inactive).
 	State string
-	// Revision is the GraphRevision kro serves (the newest verified one);
-	// LatestRevision the newest it issued. 0 when unknown.
+	// Revision is the newest GraphRevision kro verified (the one it serves
+	// unless Blocked); LatestRevision the newest it issued. 0 when unknown.
 	Revision       int64
 	LatestRevision int64
 	// Blocked says why kro does not serve the graph's current spec, from
@@ -187,8 +187,11 @@ func (k *KroGraph) Summary() string {
 	if k.State != "" {
 		parts = append(parts, "kro: "+k.State)
 	}
-	if k.Revision > 0 {
+	switch {
+	case k.Revision > 0 && k.Blocked == "":
 		parts = append(parts, fmt.Sprintf("serving revision %d", k.Revision))
+	case k.Revision > 0: // compiled, but kro does not serve it yet
+		parts = append(parts, fmt.Sprintf("revision %d verified", k.Revision))
 	}
 	if k.LatestRevision > k.Revision {
 		parts = append(parts, fmt.Sprintf("latest %d", k.LatestRevision))

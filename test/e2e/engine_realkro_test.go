@@ -108,7 +108,9 @@ func (s *syncBuffer) String() string {
 func TestEngineNeverFightsRealKro(t *testing.T) {
 	r := newEngRig(t)
 	installKroCRDsForEngine(t, r)
-	rgd := r.clusterRGD(graphs.Chain("engrealkro", "EngRealKroApp"))
+	withTier := strings.Replace(graphs.Chain("engrealkro", "EngRealKroApp"), "      value: string | default=one\n",
+		"      value: string | default=one\n      tier: string | default=gold\n", 1)
+	rgd := r.clusterRGD(withTier)
 	t.Cleanup(func() { // kro's finalizer, with kro gone
 		_, _ = r.dyn.Resource(graph.GroupVersionResource).Patch(context.Background(), rgd.GetName(), types.MergePatchType,
 			[]byte(`{"metadata":{"finalizers":null}}`), metav1.PatchOptions{})
@@ -151,6 +153,41 @@ func TestEngineNeverFightsRealKro(t *testing.T) {
 	if now := r.getRGD(rgd.GetName()); now.GetResourceVersion() != kroStatus.GetResourceVersion() && !kroWroteLast(now) {
 		t.Error("someone other than kro wrote the RGD")
 	}
+
+	// kro refuses a breaking change: kroscope shows the graph blocked, and
+	// still writes nothing.
+	rgdPatch := func(typ types.PatchType, p string) {
+		t.Helper()
+		if _, err := r.dyn.Resource(graph.GroupVersionResource).Patch(context.Background(), rgd.GetName(), typ, []byte(p), metav1.PatchOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rgdPatch(types.JSONPatchType, `[{"op":"remove","path":"/spec/schema/spec/tier"}]`)
+	snap = run.waitFor(time.Minute, "kro reports the graph blocked", func(s *state.Snapshot) bool {
+		for _, g := range s.Graphs {
+			if g.Name == "engrealkro" && g.Kro != nil && strings.HasPrefix(g.Kro.Blocked, "KindReady: ") {
+				return true
+			}
+		}
+		return false
+	})
+	for _, g := range snap.Graphs {
+		if g.Name == "engrealkro" {
+			t.Logf("kro's view of the refused change: %s", g.Kro.Summary())
+			if !strings.Contains(g.Kro.Blocked, "tier") {
+				t.Errorf("blocked reason does not name the field: %s", g.Kro.Blocked)
+			}
+		}
+	}
+	if n := run.writes.Load(); n != 0 {
+		t.Errorf("kroscope made %d writes beside a running kro", n)
+	}
+	// Back to the served spec; kro settles on it again.
+	rgdPatch(types.JSONPatchType, `[{"op":"add","path":"/spec/schema/spec/tier","value":"string | default=gold"}]`)
+	kroStatus = r.waitRGD(rgd.GetName(), "kro serves the graph again", 2*time.Minute, func(u *unstructured.Unstructured) bool {
+		m := rgdCondition(u, "KindReady")
+		return rgdState(u) == "Active" && m != nil && m["status"] == "True" && fmt.Sprint(m["observedGeneration"]) == fmt.Sprint(u.GetGeneration())
+	})
 	if err := run.stop(); err != nil {
 		t.Fatal(err)
 	}
