@@ -46,7 +46,8 @@ func (e *breakingChangeError) Error() string {
 // ensureCRD applies the graph's instance CRD (server-side apply, field
 // manager kroscope) when this process writes, and waits until it is
 // Established. A change of an existing CRD's schema that would break stored
-// instances is refused unless allowBreaking (kro's rules, see crdcompat).
+// instances is refused unless allowBreaking (kro's rules, see crdcompat)
+// or --force-crd (the way to allow it for a graph read from a file).
 // While observing it only waits for the CRD to exist. CRDs are never
 // deleted.
 func (e *Engine) ensureCRD(ctx context.Context, g *graph.Graph, allowBreaking bool) error {
@@ -79,7 +80,7 @@ func (e *Engine) ensureCRD(ctx context.Context, g *graph.Graph, allowBreaking bo
 			return err
 		}
 	}
-	if cur != nil && !allowBreaking {
+	if cur != nil && !allowBreaking && !e.o.ForceCRD {
 		var old apiextensionsv1.CustomResourceDefinition
 		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(cur.Object, &old); err != nil {
 			return fmt.Errorf("reading CRD %s: %w", want.Name, err)

@@ -226,7 +226,10 @@ func (e *Engine) runGraph(ctx context.Context, r *graphRun, rgd *graph.ResourceG
 		}
 	}
 	e.set.RESTMapper().Reset()
-	e.setOutcome(ctx, r, func(o *rgdstatus.Outcome) { o.CRDErr, o.CRDReady = nil, true })
+	// KindReady is written together with ControllerReady below: one write.
+	r.mu.Lock()
+	r.outcome.CRDErr, r.outcome.CRDReady = nil, true
+	r.mu.Unlock()
 
 	if err := s.start(ctx); err != nil {
 		if ctx.Err() == nil {
