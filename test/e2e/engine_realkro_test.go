@@ -16,6 +16,7 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/kroscope/kroscope/engine"
@@ -39,6 +40,12 @@ func realKroBinary() string {
 // (as a crash would: kro does not release its Lease).
 func startRealKro(t *testing.T, r *engRig, ns string) (stop func()) {
 	t.Helper()
+	return startRealKroWith(t, r, "--leader-elect", "--leader-election-namespace", ns)
+}
+
+// startRealKroWith runs kro's controller with extra flags.
+func startRealKroWith(t *testing.T, r *engRig, flags ...string) (stop func()) {
+	t.Helper()
 	bin := realKroBinary()
 	if st, err := os.Stat(bin); err != nil || st.IsDir() {
 		t.Skipf("kro's controller is not built at %s (set KRO_CONTROLLER): skipping", bin)
@@ -54,8 +61,8 @@ current-context: e2e
 	if err := os.WriteFile(kubeconfig, []byte(cfg), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command(bin, "--kubeconfig", kubeconfig, "--leader-elect", "--leader-election-namespace", ns,
-		"--metrics-bind-address", "0", "--health-probe-bind-address", "0")
+	args := append([]string{"--kubeconfig", kubeconfig, "--metrics-bind-address", "0", "--health-probe-bind-address", "0"}, flags...)
+	cmd := exec.Command(bin, args...)
 	var out syncBuffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	if err := cmd.Start(); err != nil {
@@ -244,3 +251,48 @@ func encodeB64(b []byte) string {
 }
 
 var base64Std = base64.StdEncoding
+
+// kro run without leader election and without a Deployment (as a local
+// binary) is seen by its writes: kroscope, started after kro reconciled a
+// graph and an instance, observes and writes nothing; the reason names
+// kro's field manager.
+func TestEngineDetectsRealKroByItsWrites(t *testing.T) {
+	r := newEngRig(t)
+	installKroCRDsForEngine(t, r)
+	rgd := r.clusterRGD(graphs.Chain("engrealkrowrites", "EngRealKroWritesApp"))
+	t.Cleanup(func() {
+		_, _ = r.dyn.Resource(graph.GroupVersionResource).Patch(context.Background(), rgd.GetName(), types.MergePatchType,
+			[]byte(`{"metadata":{"finalizers":null}}`), metav1.PatchOptions{})
+	})
+	startRealKroWith(t, r)
+	r.waitRGD(rgd.GetName(), "kro serves the graph", 2*time.Minute, func(u *unstructured.Unstructured) bool { return rgdState(u) == "Active" })
+	gvr := schema.GroupVersionResource{Group: "kro.run", Version: "v1alpha1", Resource: "engrealkrowritesapps"}
+	inst := r.createInstance(gvr, "EngRealKroWritesApp", "one", nil)
+	t.Cleanup(func() {
+		_, _ = r.dyn.Resource(gvr).Namespace(r.ns).Patch(context.Background(), inst.GetName(), types.MergePatchType,
+			[]byte(`{"metadata":{"finalizers":null}}`), metav1.PatchOptions{})
+	})
+	deadline := time.Now().Add(time.Minute)
+	for {
+		u, err := r.dyn.Resource(gvr).Namespace(r.ns).Get(context.Background(), "one", metav1.GetOptions{})
+		if err == nil {
+			if st, _, _ := unstructured.NestedString(u.Object, "status", "state"); st == "ACTIVE" {
+				break
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("kro did not make the instance ACTIVE")
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+
+	run := r.start(func(o *engine.Options) { o.WatchClusterRGDs = true; o.KroPollInterval = 300 * time.Millisecond })
+	snap := run.waitFor(time.Minute, "kroscope observes kro", func(s *state.Snapshot) bool { return s.Mode.Kro != "" })
+	if !strings.Contains(snap.Mode.Kro, "written by field manager kro") || snap.Mode.Reconciling {
+		t.Errorf("mode %+v", snap.Mode)
+	}
+	time.Sleep(3 * time.Second)
+	if n := run.writes.Load(); n != 0 {
+		t.Errorf("kroscope made %d writes beside a running kro", n)
+	}
+}
