@@ -9,6 +9,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/dynamic/dynamicinformer"
 	"k8s.io/client-go/tools/cache"
 
@@ -166,6 +167,7 @@ type revision struct {
 // noteKroRGD records a cluster RGD as seen (every update, status included).
 func (e *Engine) noteKroRGD(u *unstructured.Unstructured) {
 	e.noteWrites(rgdWhat(u.GetName()), u)
+	e.releaseKroFinalizer(u)
 	v := &e.kroView
 	v.mu.Lock()
 	if v.rgds == nil {
@@ -334,4 +336,34 @@ func (e *Engine) watchGraphRevisions(ctx context.Context) {
 		DeleteFunc: func(obj any) { mon.Event("delete"); put(obj, true) },
 	})
 	mon.Run(ctx, time.Second)
+}
+
+// kroFinalizer is the finalizer kro puts on every RGD it serves.
+const kroFinalizer = "kro.run/finalizer"
+
+// releaseKroFinalizer removes kro's finalizer from an RGD being deleted
+// while kroscope writes (so kro is not running): kro would remove it after
+// stopping the graph's controller, and without kro the RGD would never go
+// away. Like kro by default, the instance CRD is kept.
+func (e *Engine) releaseKroFinalizer(u *unstructured.Unstructured) {
+	if u.GetDeletionTimestamp() == nil || !e.gate.Open() || e.ctx == nil {
+		return
+	}
+	for i, f := range u.GetFinalizers() {
+		if f != kroFinalizer {
+			continue
+		}
+		patch := fmt.Sprintf(`[{"op":"test","path":"/metadata/finalizers/%d","value":%q},{"op":"remove","path":"/metadata/finalizers/%d"}]`, i, kroFinalizer, i)
+		name := u.GetName()
+		go func() {
+			_, err := e.set.Dynamic().Resource(graph.GroupVersionResource).Patch(e.ctx, name, types.JSONPatchType, []byte(patch), metav1.PatchOptions{FieldManager: metadata.FieldManager})
+			switch {
+			case err == nil:
+				e.log.Info("ResourceGraphDefinition deleted: removed kro's finalizer (kro is not running; the instance CRD is kept)", "graph", name)
+			case e.ctx.Err() == nil:
+				e.log.Error(err, "removing kro's finalizer from a deleted ResourceGraphDefinition", "graph", name)
+			}
+		}()
+		return
+	}
 }

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/kroscope/kroscope/engine/rgdstatus"
@@ -70,5 +71,16 @@ func (e *Engine) syncAllRGDStatus(ctx context.Context) {
 	e.mu.RUnlock()
 	for _, r := range runs {
 		e.syncRGDStatus(ctx, r)
+	}
+	// RGDs deleted while another process wrote may wait for kro's finalizer.
+	v := &e.kroView
+	v.mu.Lock()
+	rgds := make([]*unstructured.Unstructured, 0, len(v.rgds))
+	for _, u := range v.rgds {
+		rgds = append(rgds, u)
+	}
+	v.mu.Unlock()
+	for _, u := range rgds {
+		e.releaseKroFinalizer(u)
 	}
 }

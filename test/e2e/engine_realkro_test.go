@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -215,6 +216,29 @@ func TestEngineNeverFightsRealKro(t *testing.T) {
 	// GraphRevisionsResolved message says who serves it).
 	if a, b := statusDigest(kroStatus), statusDigest(mine); a != b {
 		t.Errorf("RGD status differs from kro's\n kro:      %s\n kroscope: %s", a, b)
+	}
+
+	// Deleting the RGD: kroscope removes kro's finalizer (kro is gone), the
+	// RGD goes away and the instance CRD stays, as kro leaves it.
+	if len(mine.GetFinalizers()) == 0 {
+		t.Fatal("kro's finalizer missing: the test proves nothing")
+	}
+	if err := r.dyn.Resource(graph.GroupVersionResource).Delete(context.Background(), rgd.GetName(), metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		_, err := r.dyn.Resource(graph.GroupVersionResource).Get(context.Background(), rgd.GetName(), metav1.GetOptions{})
+		if apierrors.IsNotFound(err) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the deleted RGD is still there (finalizers %v)", r.getRGD(rgd.GetName()).GetFinalizers())
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	if _, err := r.dyn.Resource(crdGVRForTest).Get(context.Background(), "engrealkroapps.kro.run", metav1.GetOptions{}); err != nil {
+		t.Errorf("instance CRD: %v", err)
 	}
 }
 
