@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/kroscope/kroscope/engine/crdcompat"
 	"github.com/kroscope/kroscope/reconciler/graph"
 	"github.com/kroscope/kroscope/reconciler/metadata"
 )
@@ -30,11 +31,26 @@ func (e *foreignCRDError) Error() string {
 	return fmt.Sprintf("CRD %s exists and was not created by kroscope or kro (%s): not overwriting it; pass --force-crd to take it over", e.name, e.owner)
 }
 
+// breakingChangeError: the new schema would break instances stored under
+// the existing CRD, and the graph does not allow that.
+type breakingChangeError struct {
+	name    string
+	changes []crdcompat.Change
+}
+
+func (e *breakingChangeError) Error() string {
+	return fmt.Sprintf("CRD %s: breaking schema change refused (stored instances would no longer fit): %s; to apply it anyway, annotate the ResourceGraphDefinition %s: \"true\"",
+		e.name, crdcompat.Summary(e.changes), crdcompat.AllowAnnotation)
+}
+
 // ensureCRD applies the graph's instance CRD (server-side apply, field
 // manager kroscope) when this process writes, and waits until it is
-// Established. While observing it only waits for the CRD to exist. CRDs are
-// never deleted.
-func (e *Engine) ensureCRD(ctx context.Context, g *graph.Graph) error {
+// Established. A change of an existing CRD's schema that would break stored
+// instances is refused unless allowBreaking (kro's rules, see crdcompat)
+// or --force-crd (the way to allow it for a graph read from a file).
+// While observing it only waits for the CRD to exist. CRDs are never
+// deleted.
+func (e *Engine) ensureCRD(ctx context.Context, g *graph.Graph, allowBreaking bool) error {
 	want := g.Instance.CRD
 	if want == nil {
 		return fmt.Errorf("graph %s has no generated CRD", g.Name)
@@ -62,6 +78,15 @@ func (e *Engine) ensureCRD(ctx context.Context, g *graph.Graph) error {
 		}
 		if err := otherGraph(cur, g.Name); err != nil {
 			return err
+		}
+	}
+	if cur != nil && !allowBreaking && !e.o.ForceCRD {
+		var old apiextensionsv1.CustomResourceDefinition
+		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(cur.Object, &old); err != nil {
+			return fmt.Errorf("reading CRD %s: %w", want.Name, err)
+		}
+		if changes := crdcompat.Breaking(&old, want); len(changes) > 0 {
+			return &breakingChangeError{name: want.Name, changes: changes}
 		}
 	}
 	obj, err := crdApplyObject(want)

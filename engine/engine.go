@@ -24,6 +24,7 @@ import (
 	"k8s.io/client-go/transport"
 	"k8s.io/client-go/util/workqueue"
 
+	"github.com/kroscope/kroscope/engine/krodetect"
 	"github.com/kroscope/kroscope/engine/lease"
 	"github.com/kroscope/kroscope/engine/logsink"
 	"github.com/kroscope/kroscope/engine/metrics"
@@ -94,7 +95,19 @@ type Options struct {
 	AllowAdoption   bool
 	// MetricsBindAddress serves /metrics when set (e.g. ":8078").
 	MetricsBindAddress string
+	// TakeOver reconciles even though kro's controller has written to the
+	// cluster before this process started (a kro that was stopped); a kro
+	// that is running (lease, Deployment, new writes) is still not fought.
+	TakeOver bool
+	// KroPollInterval is how often kro's Lease and Deployment are checked
+	// (default DefaultKroPollInterval); negative turns detection off.
+	KroPollInterval time.Duration
 }
+
+// DefaultKroPollInterval: how long a kro that starts may run beside
+// kroscope before kroscope notices its Lease or Deployment (its writes are
+// seen at once through the watches).
+const DefaultKroPollInterval = 5 * time.Second
 
 // Engine is a running set of reconcilers and their state.
 type Engine struct {
@@ -117,6 +130,12 @@ type Engine struct {
 	runs    map[string]*graphRun
 	holder  string
 	leading bool
+	// kro is why kro's controller counts as active ("" when it does not);
+	// detector collects the evidence (nil without a real cluster).
+	kro         string
+	detector    *krodetect.Detector
+	leaseCancel context.CancelFunc // the running lease campaign, or nil
+	kroView     kroView
 
 	busy       atomic.Int64
 	reconciles atomic.Int64
@@ -153,6 +172,9 @@ func New(o Options) (*Engine, error) {
 	}
 	if o.Cluster.Namespace == "" {
 		o.Cluster.Namespace = o.Namespace
+	}
+	if o.KroPollInterval == 0 {
+		o.KroPollInterval = DefaultKroPollInterval
 	}
 	e := &Engine{
 		o:      o,
@@ -261,7 +283,11 @@ func (e *Engine) mode() state.Mode {
 	if e.o.DisableLease && !e.o.Observe {
 		holder = e.o.Identity
 	}
-	return state.Mode{Reconciling: e.gate.Open(), Forced: e.o.Observe, Identity: e.o.Identity, Holder: holder}
+	m := state.Mode{Reconciling: e.gate.Open(), Forced: e.o.Observe, Identity: e.o.Identity, Holder: holder, TakeOver: e.o.TakeOver}
+	if e.kro != "" {
+		m.Kro = krodetect.Headline(e.kro, e.o.TakeOver)
+	}
+	return m
 }
 
 // Run starts everything and blocks until ctx is done, then shuts down:
@@ -327,24 +353,14 @@ func (e *Engine) Run(ctx context.Context) error {
 	}
 	go e.counters(ctx)
 
-	if !e.o.Observe && !e.o.DisableLease {
-		kube := e.base.Kubernetes()
-		if kube == nil {
-			e.log.Info("no typed client for the lease: observing")
-		} else {
-			go func() {
-				err := lease.Run(ctx, lease.Config{
-					Client: kube, Namespace: e.o.LeaseNamespace, Name: e.o.LeaseName, Identity: e.o.Identity,
-					LeaseDuration: e.o.LeaseDuration, Log: e.log,
-					OnStarted: func() { e.setLeading(true) },
-					OnStopped: func() { e.setLeading(false) },
-					OnHolder:  e.setHolder,
-				})
-				if err != nil {
-					e.log.Error(err, "lease")
-				}
-			}()
-		}
+	// kro's controller: checked before anything is written, then watched.
+	e.startKroDetection(ctx, clusterRGDs)
+	if !e.o.Observe && !e.o.DisableLease && e.base.Kubernetes() == nil {
+		e.log.Info("no typed client for the lease: observing")
+	}
+	e.campaign()
+	if clusterRGDs {
+		go e.watchGraphRevisions(ctx)
 	}
 
 	e.store.SetStartup(state.Startup{Phase: "loading graphs"})
@@ -358,13 +374,18 @@ func (e *Engine) Run(ctx context.Context) error {
 		var mu sync.Mutex
 		starting := true
 		err := source.Cluster(ctx, e.set.Dynamic(), e.group, func(u source.Update) {
+			if u.Removed {
+				e.forgetKroRGD(u.Name)
+			} else if u.Object != nil {
+				e.noteKroRGD(u.Object)
+			}
 			r := e.apply(u)
 			mu.Lock()
 			if starting && r != nil {
 				initial = append(initial, r)
 			}
 			mu.Unlock()
-		})
+		}, e.noteKroRGD)
 		mu.Lock()
 		starting = false
 		mu.Unlock()
@@ -408,6 +429,8 @@ func modeWord(m state.Mode) string {
 	switch {
 	case m.Forced:
 		return "observe (--observe)"
+	case m.Kro != "":
+		return "observe (kro reconciles this cluster)"
 	case m.Reconciling:
 		return "reconcile"
 	}
@@ -428,24 +451,41 @@ func (e *Engine) setHolder(id string) {
 	e.store.SetMode(e.mode())
 }
 
-// setLeading opens or closes the write gate and switches every controller
-// between reconciling and observing; instances are re-checked at once.
+// setLeading records whether this process holds the lease.
 func (e *Engine) setLeading(on bool) {
 	e.mu.Lock()
 	e.leading = on
 	if on {
 		e.holder = e.o.Identity
 	}
-	e.gate.Set(on && !e.o.Observe)
+	e.mu.Unlock()
+	e.applyGate()
+}
+
+// applyGate opens the write gate when this process may write (not
+// --observe, holding the lease or needing none, kro not active) and closes
+// it otherwise; on a change every controller switches between reconciling
+// and observing and its instances are re-checked at once.
+func (e *Engine) applyGate() {
+	e.mu.Lock()
+	open := !e.o.Observe && (e.o.DisableLease || e.leading) && e.kro == ""
+	changed := e.gate.Open() != open
+	e.gate.Set(open)
 	all := make([]*served, 0, len(e.served))
 	for _, s := range e.served {
 		all = append(all, s)
 	}
 	e.mu.Unlock()
 	e.store.SetMode(e.mode())
+	if !changed {
+		return
+	}
 	for _, s := range all {
-		s.setObserve(!e.gate.Open())
+		s.setObserve(!open)
 		e.enqueueAll(s)
+	}
+	if open && e.ctx != nil {
+		go e.syncAllRGDStatus(e.ctx)
 	}
 }
 

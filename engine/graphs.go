@@ -16,6 +16,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/kroscope/kroscope/engine/metrics"
+	"github.com/kroscope/kroscope/engine/rgdstatus"
 	"github.com/kroscope/kroscope/engine/source"
 	"github.com/kroscope/kroscope/engine/state"
 	"github.com/kroscope/kroscope/engine/watch"
@@ -31,6 +32,14 @@ type graphRun struct {
 	ready  chan struct{} // closed once served, or once it failed
 	done   chan struct{} // closed once everything it started has stopped
 	once   sync.Once
+	// cluster: read from the cluster, so its status is written there.
+	cluster bool
+	// allowBreaking: the RGD carries kro.run/allow-breaking-changes: "true".
+	allowBreaking bool
+
+	mu      sync.Mutex
+	outcome rgdstatus.Outcome // how far serving got, for the RGD's status
+	syncMu  sync.Mutex        // one status write at a time
 }
 
 func (r *graphRun) markReady() { r.once.Do(func() { close(r.ready) }) }
@@ -93,10 +102,23 @@ func (e *Engine) apply(u source.Update) *graphRun {
 	case u.Err != nil:
 		e.store.SetGraph(state.Graph{Name: u.Name, Source: u.Source, Err: u.Err.Error()})
 		e.log.Error(u.Err, "invalid graph: skipped", "graph", u.Name, "source", u.Source)
+		if u.Object != nil {
+			// Kept as a stopped run so that its status is written again
+			// when this process starts writing.
+			r := &graphRun{name: u.Name, cancel: func() {}, ready: make(chan struct{}), done: make(chan struct{}),
+				cluster: true, outcome: rgdstatus.Outcome{BuildErr: u.Err}}
+			r.markReady()
+			close(r.done)
+			e.mu.Lock()
+			e.runs[u.Name] = r
+			e.mu.Unlock()
+			e.syncRGDStatus(e.ctx, r)
+		}
 		return nil
 	}
 	ctx, cancel := context.WithCancel(e.ctx)
-	r := &graphRun{name: u.Name, cancel: cancel, ready: make(chan struct{}), done: make(chan struct{})}
+	r := &graphRun{name: u.Name, cancel: cancel, ready: make(chan struct{}), done: make(chan struct{}),
+		cluster: u.Object != nil, allowBreaking: u.AllowBreakingChanges()}
 	e.mu.Lock()
 	e.runs[u.Name] = r
 	e.mu.Unlock()
@@ -135,6 +157,7 @@ func (e *Engine) runGraph(ctx context.Context, r *graphRun, rgd *graph.ResourceG
 	g, err := graph.NewBuilder(graph.WithRESTMapper(e.set.RESTMapper()), graph.WithCELOmit(e.o.CELOmit)).Build(rgd)
 	if err != nil {
 		fail(err, "invalid graph: skipped")
+		e.setOutcome(ctx, r, func(o *rgdstatus.Outcome) { o.BuildErr = err })
 		return
 	}
 	gvr := g.Instance.GVR
@@ -147,11 +170,16 @@ func (e *Engine) runGraph(ctx context.Context, r *graphRun, rgd *graph.ResourceG
 	for id, res := range g.Resources {
 		info.Dependencies[id] = res.Dependencies
 	}
+	r.mu.Lock()
+	r.outcome = rgdstatus.Outcome{Kind: info.Kind, TopologicalOrder: g.TopologicalOrder, Dependencies: info.Dependencies}
+	r.mu.Unlock()
 
 	e.mu.Lock()
 	if other, ok := e.byRes[info.Resource]; ok {
 		e.mu.Unlock()
-		fail(fmt.Errorf("%s is already served by graph %q", info.Resource, other.graph.Name), "graph conflicts with another")
+		err := fmt.Errorf("%s is already served by graph %q", info.Resource, other.graph.Name)
+		fail(err, "graph conflicts with another")
+		e.setOutcome(ctx, r, func(o *rgdstatus.Outcome) { o.CRDErr = err })
 		return
 	}
 	s := &served{e: e, graph: g, gvr: gvr, resource: info.Resource, children: map[schema.GroupVersionResource]bool{}}
@@ -171,7 +199,7 @@ func (e *Engine) runGraph(ctx context.Context, r *graphRun, rgd *graph.ResourceG
 
 	// The CRD: applied when this process writes, awaited otherwise.
 	for backoff := time.Second; ; backoff = min(backoff*2, 30*time.Second) {
-		err := e.ensureCRD(ctx, g)
+		err := e.ensureCRD(ctx, g, r.allowBreaking)
 		if err == nil {
 			break
 		}
@@ -179,13 +207,16 @@ func (e *Engine) runGraph(ctx context.Context, r *graphRun, rgd *graph.ResourceG
 			return
 		}
 		var foreign *foreignCRDError
-		if errors.As(err, &foreign) {
+		var breaking *breakingChangeError
+		if errors.As(err, &foreign) || errors.As(err, &breaking) {
 			fail(err, "not serving the graph")
+			e.setOutcome(ctx, r, func(o *rgdstatus.Outcome) { o.CRDErr = err })
 			<-ctx.Done()
 			return
 		}
 		info.Err = err.Error()
 		e.store.SetGraph(info)
+		e.setOutcome(ctx, r, func(o *rgdstatus.Outcome) { o.CRDErr = err })
 		log.Info("instance CRD not ready; retrying", "reason", err.Error(), "in", backoff)
 		r.markReady() // startup does not wait for a cluster that is not ready
 		select {
@@ -195,10 +226,15 @@ func (e *Engine) runGraph(ctx context.Context, r *graphRun, rgd *graph.ResourceG
 		}
 	}
 	e.set.RESTMapper().Reset()
+	// KindReady is written together with ControllerReady below: one write.
+	r.mu.Lock()
+	r.outcome.CRDErr, r.outcome.CRDReady = nil, true
+	r.mu.Unlock()
 
 	if err := s.start(ctx); err != nil {
 		if ctx.Err() == nil {
 			fail(err, "cannot serve the graph")
+			e.setOutcome(ctx, r, func(o *rgdstatus.Outcome) { o.ServeErr = err })
 		}
 		return
 	}
@@ -208,6 +244,7 @@ func (e *Engine) runGraph(ctx context.Context, r *graphRun, rgd *graph.ResourceG
 	metrics.Graphs.Inc()
 	defer metrics.Graphs.Dec()
 	log.Info("serving graph", "resource", info.Resource, "kind", info.Kind)
+	e.setOutcome(ctx, r, func(o *rgdstatus.Outcome) { o.ServeErr, o.Serving = nil, true })
 	r.markReady()
 	<-ctx.Done()
 
@@ -334,6 +371,7 @@ func (s *served) instanceHandler(mon *watch.Monitor) cache.ResourceEventHandler 
 			}
 			mon.Event("add")
 			if u, ok := obj.(*unstructured.Unstructured); ok {
+				e.noteWrites(instanceWhat(s.resource, u), u)
 				e.noteInstance(s, u, nil)
 				e.queue.Add(item{gvr: s.gvr, namespace: u.GetNamespace(), name: u.GetName()})
 			}
@@ -348,6 +386,7 @@ func (s *served) instanceHandler(mon *watch.Monitor) cache.ResourceEventHandler 
 			if !ok1 || !ok2 {
 				return
 			}
+			e.noteWrites(instanceWhat(s.resource, u), u)
 			e.noteInstance(s, u, o)
 			if needsReconcile(o, u) {
 				e.queue.Add(item{gvr: s.gvr, namespace: u.GetNamespace(), name: u.GetName()})
@@ -357,6 +396,7 @@ func (s *served) instanceHandler(mon *watch.Monitor) cache.ResourceEventHandler 
 			mon.Event("delete")
 			if m := watch.MetaOf(obj); m != nil {
 				e.reader.Forget(s.gvr, m.GetNamespace(), m.GetName())
+				e.forgetWrites(instanceWhat(s.resource, m))
 				e.store.RemoveInstance(state.InstanceKey{Resource: s.resource, Namespace: m.GetNamespace(), Name: m.GetName()})
 				e.queue.Forget(item{gvr: s.gvr, namespace: m.GetNamespace(), name: m.GetName()})
 			}

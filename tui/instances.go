@@ -352,6 +352,8 @@ func (m *Model) statusLine() string {
 		}
 		if s.Mode.Forced {
 			mode = th.Warn.Render(th.G.Dot + " observing (--observe)")
+		} else if s.Mode.Kro != "" {
+			mode = th.Warn.Render(th.G.Dot + " observing (kro reconciles)")
 		} else {
 			mode = th.Warn.Render(th.G.Dot + " observing, lease held by " + who)
 			if narrow {

@@ -49,6 +49,9 @@ func (m *Model) render() string {
 	if a := m.watchAlarm(); a != "" {
 		lines = append(lines, a)
 	}
+	if k := m.snap.Mode.Kro; k != "" { // kro's controller runs here: why kroscope observes
+		lines = append(lines, m.th.Warn.Render(fit(" "+m.th.G.Warn+" "+k, w, m.th.G.Ellipsis)))
+	}
 	var head string
 	switch m.scr {
 	case scrInstances:
@@ -103,6 +106,11 @@ func (m *Model) crumb() string {
 		fmt.Sprintf("  %d/%d ready", ready, total) + th.Dim.Render(fmt.Sprintf("  graph %s  gen %d/%d  reconciles %d", in.Graph, in.ObservedGeneration, in.Generation, in.Reconciles))
 	if in.Message != "" {
 		s += "  " + th.Style(in.State).Render(strings.ReplaceAll(in.Message, "\n", " "))
+	}
+	for _, g := range m.snap.Graphs {
+		if g.Name == in.Graph && g.Kro != nil {
+			s += th.Dim.Render("  " + g.Kro.Summary())
+		}
 	}
 	return s
 }

@@ -17,6 +17,7 @@ import (
 	"k8s.io/client-go/dynamic/dynamicinformer"
 	"k8s.io/client-go/tools/cache"
 
+	"github.com/kroscope/kroscope/engine/crdcompat"
 	"github.com/kroscope/kroscope/engine/watch"
 	"github.com/kroscope/kroscope/reconciler/graph"
 )
@@ -34,6 +35,15 @@ type Update struct {
 	Err    error
 	// Removed is true when a cluster definition was deleted.
 	Removed bool
+	// Object is the cluster object as read (nil for files): its metadata
+	// (annotations, generation, UID) and status.
+	Object *unstructured.Unstructured
+}
+
+// AllowBreakingChanges reports whether the definition lets its instance
+// CRD change in ways that break stored instances (kro's annotation).
+func (u Update) AllowBreakingChanges() bool {
+	return u.Object != nil && u.Object.GetAnnotations()[crdcompat.AllowAnnotation] == "true"
 }
 
 // Files reads every definition in paths. A file that cannot be read, or a
@@ -101,9 +111,11 @@ func ClusterHasRGDs(d discovery.DiscoveryInterface) (bool, error) {
 
 // Cluster watches the cluster's definitions until ctx is done and passes
 // each change to fn (from one goroutine, in order). Only changes of the
-// generation (the spec) count as changes. It returns once the first list
-// was delivered, or with ctx's error.
-func Cluster(ctx context.Context, dyn dynamic.Interface, group *watch.Group, fn func(Update)) error {
+// generation (the spec), or of the allow-breaking-changes annotation, count
+// as changes; every other update (status, metadata) goes to onStatus when
+// it is set. It returns once the first list was delivered, or with ctx's
+// error.
+func Cluster(ctx context.Context, dyn dynamic.Interface, group *watch.Group, fn func(Update), onStatus func(*unstructured.Unstructured)) error {
 	inf := dynamicinformer.NewFilteredDynamicInformer(dyn, graph.GroupVersionResource, "", 0, cache.Indexers{}, nil).Informer()
 	mon := group.Monitored(inf, graph.ResourcePlural+"."+graph.Group)
 	read := func(obj any) Update {
@@ -113,12 +125,12 @@ func Cluster(ctx context.Context, dyn dynamic.Interface, group *watch.Group, fn 
 		}
 		rgd, err := graph.FromUnstructured(u)
 		if err != nil {
-			return Update{Name: u.GetName(), Source: ClusterSource, Err: err}
+			return Update{Name: u.GetName(), Source: ClusterSource, Err: err, Object: u}
 		}
 		if rgd.Source == "" {
 			rgd.Source = ClusterSource
 		}
-		return Update{Name: u.GetName(), Source: ClusterSource, RGD: rgd}
+		return Update{Name: u.GetName(), Source: ClusterSource, RGD: rgd, Object: u}
 	}
 	_, err := inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc: func(obj any) { mon.Event("add"); fn(read(obj)) },
@@ -126,7 +138,13 @@ func Cluster(ctx context.Context, dyn dynamic.Interface, group *watch.Group, fn 
 			mon.Event("update")
 			o, ok1 := oldObj.(*unstructured.Unstructured)
 			n, ok2 := obj.(*unstructured.Unstructured)
-			if ok1 && ok2 && o.GetGeneration() == n.GetGeneration() {
+			allow := func(u *unstructured.Unstructured) bool {
+				return u.GetAnnotations()[crdcompat.AllowAnnotation] == "true"
+			}
+			if ok1 && ok2 && o.GetGeneration() == n.GetGeneration() && allow(o) == allow(n) {
+				if onStatus != nil {
+					onStatus(n)
+				}
 				return
 			}
 			fn(read(obj))

@@ -26,6 +26,7 @@ type Store struct {
 	fatal     *Fatal
 	watches   map[string]Watch
 	graphs    map[string]Graph
+	kro       map[string]*KroGraph
 	instances map[InstanceKey]*Instance
 	sorted    []InstanceKey // nil when the key set changed
 	logs      []LogLine
@@ -42,6 +43,7 @@ func NewStore() *Store {
 	return &Store{
 		watches:      map[string]Watch{},
 		graphs:       map[string]Graph{},
+		kro:          map[string]*KroGraph{},
 		instances:    map[InstanceKey]*Instance{},
 		subs:         map[int]chan struct{}{},
 		historyLimit: DefaultHistoryLimit,
@@ -113,6 +115,9 @@ func (s *Store) Snapshot() *Snapshot {
 	}
 	slices.SortFunc(snap.Watches, func(a, b Watch) int { return cmpString(a.Name, b.Name) })
 	for _, g := range s.graphs {
+		if k, ok := s.kro[g.Name]; ok {
+			g.Kro = k
+		}
 		snap.Graphs = append(snap.Graphs, g)
 	}
 	slices.SortFunc(snap.Graphs, func(a, b Graph) int { return cmpString(a.Name, b.Name) })
@@ -223,6 +228,27 @@ func (s *Store) RemoveGraph(name string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	delete(s.graphs, name)
+	delete(s.kro, name)
+	s.changed()
+}
+
+// SetKro records kro's view of a graph (nil forgets it); it is kept apart
+// from SetGraph so the two writers never overwrite each other. Setting the
+// same value again is not a change.
+func (s *Store) SetKro(name string, k *KroGraph) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	old, had := s.kro[name]
+	switch {
+	case k == nil && !had:
+		return
+	case k != nil && had && old != nil && *old == *k:
+		return
+	case k == nil:
+		delete(s.kro, name)
+	default:
+		s.kro[name] = k
+	}
 	s.changed()
 }
 

@@ -9,6 +9,7 @@ package state
 
 import (
 	"fmt"
+	"strings"
 	"time"
 )
 
@@ -157,6 +158,48 @@ type Graph struct {
 	TopologicalOrder []string
 	Layers           [][]string
 	Dependencies     map[string][]string
+	// Kro is what kro's controller reports for this graph (its RGD status
+	// and GraphRevisions); nil unless kro wrote the RGD's status.
+	Kro *KroGraph
+}
+
+// KroGraph is kro's view of one graph.
+type KroGraph struct {
+	// State is kro's status.state (Active, Inactive).
+	State string
+	// Revision is the newest GraphRevision kro verified (the one it serves
+	// unless Blocked); LatestRevision the newest it issued. 0 when unknown.
+	Revision       int64
+	LatestRevision int64
+	// Blocked says why kro does not serve the graph's current spec, from
+	// its conditions or a failed revision ("KindReady: cannot update CRD
+	// ..."); "" when kro reports nothing wrong.
+	Blocked string
+}
+
+// Summary is the one line that shows kro's view of a graph, e.g. "kro:
+// Active, serving revision 3" or "kro: Inactive, blocked: KindReady: ...".
+func (k *KroGraph) Summary() string {
+	if k == nil {
+		return ""
+	}
+	var parts []string
+	if k.State != "" {
+		parts = append(parts, "kro: "+k.State)
+	}
+	switch {
+	case k.Revision > 0 && k.Blocked == "":
+		parts = append(parts, fmt.Sprintf("serving revision %d", k.Revision))
+	case k.Revision > 0: // compiled, but kro does not serve it yet
+		parts = append(parts, fmt.Sprintf("revision %d verified", k.Revision))
+	}
+	if k.LatestRevision > k.Revision {
+		parts = append(parts, fmt.Sprintf("latest %d", k.LatestRevision))
+	}
+	if k.Blocked != "" {
+		parts = append(parts, "blocked: "+k.Blocked)
+	}
+	return strings.Join(parts, ", ")
 }
 
 // Watch is the health of one informer.
@@ -198,6 +241,11 @@ type Mode struct {
 	// Identity is this process's lease identity; Holder the lease holder's.
 	Identity string
 	Holder   string
+	// Kro, when set, says that kro's own controller is reconciling this
+	// cluster and how that was seen (its lease, Deployment or writes):
+	// kroscope observes instead of fighting it. TakeOver is --take-over.
+	Kro      string
+	TakeOver bool
 }
 
 // Startup reports progress before the engine is ready.

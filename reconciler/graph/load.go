@@ -253,7 +253,12 @@ func (d *decoder) schema(s *Schema, v any) {
 		return
 	}
 	d.known(m, "spec.schema", "apiVersion", "kind", "group", "spec", "status", "types",
-		"additionalPrinterColumns", "validation")
+		"additionalPrinterColumns", "validation", "scope")
+	// kro's current CRD defaults scope to Namespaced, so every graph read
+	// from such a cluster carries it; only that value is understood here.
+	if sc := d.str(m["scope"], "spec.schema.scope"); sc != "" && sc != "Namespaced" {
+		d.errorf("spec.schema.scope", "only Namespaced instances are supported", "unsupported scope %q", sc)
+	}
 	s.APIVersion = d.str(m["apiVersion"], "spec.schema.apiVersion")
 	s.Kind = d.str(m["kind"], "spec.schema.kind")
 	s.Group = d.str(m["group"], "spec.schema.group")

@@ -1,0 +1,369 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/dynamic/dynamicinformer"
+	"k8s.io/client-go/tools/cache"
+
+	"github.com/kroscope/kroscope/engine/krodetect"
+	"github.com/kroscope/kroscope/engine/lease"
+	"github.com/kroscope/kroscope/engine/state"
+	"github.com/kroscope/kroscope/reconciler/graph"
+	"github.com/kroscope/kroscope/reconciler/metadata"
+)
+
+// graphRevisionGVR is kro's GraphRevision (kro v0.9.1 and later).
+var graphRevisionGVR = schema.GroupVersionResource{Group: "internal.kro.run", Version: "v1alpha1", Resource: "graphrevisions"}
+
+// startKroDetection makes the first check for kro's controller (its Lease,
+// Deployment and, when the cluster has graphs, its writes on them) before
+// anything is written, then keeps checking every KroPollInterval.
+func (e *Engine) startKroDetection(ctx context.Context, clusterRGDs bool) {
+	kube := e.base.Kubernetes()
+	if e.o.KroPollInterval < 0 || kube == nil {
+		return
+	}
+	d := krodetect.New(krodetect.Config{Kube: kube, OwnManager: metadata.FieldManager, TakeOver: e.o.TakeOver, Since: time.Now()})
+	e.mu.Lock()
+	e.detector = d
+	e.mu.Unlock()
+	poll := func() {
+		for _, err := range d.Poll(ctx) {
+			if ctx.Err() == nil {
+				e.log.V(1).Info("kro detection", "error", err.Error())
+			}
+		}
+	}
+	poll()
+	if clusterRGDs {
+		list, err := e.set.Dynamic().Resource(graph.GroupVersionResource).List(ctx, metav1.ListOptions{})
+		if err == nil {
+			for i := range list.Items {
+				d.Note(rgdWhat(list.Items[i].GetName()), &list.Items[i])
+			}
+		}
+	}
+	e.setKro(d.Active())
+	go func() {
+		t := time.NewTicker(e.o.KroPollInterval)
+		defer t.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+				poll()
+				e.setKro(d.Active())
+			}
+		}
+	}()
+}
+
+func rgdWhat(name string) string { return "ResourceGraphDefinition " + name }
+
+func instanceWhat(resource string, u metav1.Object) string {
+	if u.GetNamespace() == "" {
+		return resource + " " + u.GetName()
+	}
+	return resource + " " + u.GetNamespace() + "/" + u.GetName()
+}
+
+// noteWrites passes an object's managedFields to the detector.
+func (e *Engine) noteWrites(what string, obj metav1.Object) {
+	e.mu.RLock()
+	d := e.detector
+	e.mu.RUnlock()
+	if d == nil {
+		return
+	}
+	d.Note(what, obj)
+	e.setKro(d.Active())
+}
+
+func (e *Engine) forgetWrites(what string) {
+	e.mu.RLock()
+	d := e.detector
+	e.mu.RUnlock()
+	if d != nil {
+		d.Forget(what)
+		e.setKro(d.Active())
+	}
+}
+
+// setKro records whether kro is active; on a change the gate, the lease
+// campaign, the header and the log follow.
+func (e *Engine) setKro(reason string) {
+	e.mu.Lock()
+	if e.kro == reason {
+		e.mu.Unlock()
+		return
+	}
+	was := e.kro
+	e.kro = reason
+	e.mu.Unlock()
+	switch {
+	case reason != "":
+		e.log.Info(krodetect.Headline(reason, e.o.TakeOver))
+	case was != "":
+		e.log.Info("kro's controller is no longer seen on this cluster: kroscope may reconcile", "was", was)
+	}
+	e.applyGate()
+	e.campaign()
+	e.refreshKroViews()
+}
+
+// campaign runs the lease election while this process may write, and stops
+// it (releasing the lease) while kro is active: with kro running, kroscope
+// does not even write its Lease.
+func (e *Engine) campaign() {
+	kube := e.base.Kubernetes()
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	want := !e.o.Observe && !e.o.DisableLease && kube != nil && e.kro == "" && e.ctx != nil && e.ctx.Err() == nil
+	switch {
+	case want && e.leaseCancel == nil:
+		ctx, cancel := context.WithCancel(e.ctx)
+		e.leaseCancel = cancel
+		go func() {
+			err := lease.Run(ctx, lease.Config{
+				Client: kube, Namespace: e.o.LeaseNamespace, Name: e.o.LeaseName, Identity: e.o.Identity,
+				LeaseDuration: e.o.LeaseDuration, Log: e.log,
+				OnStarted: func() { e.setLeading(true) },
+				OnStopped: func() { e.setLeading(false) },
+				OnHolder:  e.setHolder,
+			})
+			if err != nil {
+				e.log.Error(err, "lease")
+			}
+		}()
+	case !want && e.leaseCancel != nil:
+		e.leaseCancel()
+		e.leaseCancel = nil
+	}
+}
+
+// kroView is what kro reports per graph: the RGD objects as last seen and
+// the GraphRevisions by graph name.
+type kroView struct {
+	mu   sync.Mutex
+	rgds map[string]*unstructured.Unstructured
+	revs map[string]map[string]revision // graph → GraphRevision name → revision
+}
+
+type revision struct {
+	number   int64
+	verified string // GraphVerified status: True, False, Unknown or ""
+	message  string
+}
+
+// noteKroRGD records a cluster RGD as seen (every update, status included).
+func (e *Engine) noteKroRGD(u *unstructured.Unstructured) {
+	e.noteWrites(rgdWhat(u.GetName()), u)
+	e.releaseKroFinalizer(u)
+	v := &e.kroView
+	v.mu.Lock()
+	if v.rgds == nil {
+		v.rgds = map[string]*unstructured.Unstructured{}
+	}
+	v.rgds[u.GetName()] = u
+	v.mu.Unlock()
+	e.refreshKroView(u.GetName())
+}
+
+func (e *Engine) forgetKroRGD(name string) {
+	e.forgetWrites(rgdWhat(name))
+	v := &e.kroView
+	v.mu.Lock()
+	delete(v.rgds, name)
+	v.mu.Unlock()
+	e.store.SetKro(name, nil)
+}
+
+func (e *Engine) refreshKroViews() {
+	v := &e.kroView
+	v.mu.Lock()
+	names := make([]string, 0, len(v.rgds))
+	for n := range v.rgds {
+		names = append(names, n)
+	}
+	v.mu.Unlock()
+	for _, n := range names {
+		e.refreshKroView(n)
+	}
+}
+
+// refreshKroView derives kro's view of one graph. It is shown only when
+// kro wrote the RGD's status last (kroscope's own status is not kro's).
+func (e *Engine) refreshKroView(name string) {
+	v := &e.kroView
+	v.mu.Lock()
+	u := v.rgds[name]
+	revs := v.revs[name]
+	var list []revision
+	for _, r := range revs {
+		list = append(list, r)
+	}
+	v.mu.Unlock()
+	if u == nil || !kroWroteStatus(u) {
+		e.store.SetKro(name, nil)
+		return
+	}
+	k := &state.KroGraph{}
+	k.State, _, _ = unstructured.NestedString(u.Object, "status", "state")
+	k.LatestRevision, _, _ = unstructured.NestedInt64(u.Object, "status", "lastIssuedRevision")
+	var failed *revision
+	for i, r := range list {
+		k.LatestRevision = max(k.LatestRevision, r.number)
+		if r.verified == "True" && r.number > k.Revision {
+			k.Revision = r.number
+		}
+		if r.verified == "False" && (failed == nil || r.number > failed.number) {
+			failed = &list[i]
+		}
+	}
+	conds, _, _ := unstructured.NestedSlice(u.Object, "status", "conditions")
+	for _, t := range []string{"GraphAccepted", "KindReady", "ControllerReady", "GraphRevisionsResolved"} {
+		for _, c := range conds {
+			m, _ := c.(map[string]any)
+			if m["type"] == t && m["status"] == "False" {
+				k.Blocked = fmt.Sprintf("%s: %v", t, m["message"])
+				break
+			}
+		}
+		if k.Blocked != "" {
+			break
+		}
+	}
+	if k.Blocked == "" && failed != nil && failed.number > k.Revision {
+		k.Blocked = fmt.Sprintf("revision %d failed: %s", failed.number, failed.message)
+	}
+	e.store.SetKro(name, k)
+}
+
+// kroWroteStatus: the RGD's status was last written by kro's manager.
+func kroWroteStatus(u *unstructured.Unstructured) bool {
+	var kro, other time.Time
+	for _, f := range u.GetManagedFields() {
+		if f.Subresource != "status" || f.Time == nil {
+			continue
+		}
+		if krodetect.KroManagers[f.Manager] {
+			kro = maxTime(kro, f.Time.Time)
+		} else {
+			other = maxTime(other, f.Time.Time)
+		}
+	}
+	return !kro.IsZero() && !kro.Before(other)
+}
+
+func maxTime(a, b time.Time) time.Time {
+	if b.After(a) {
+		return b
+	}
+	return a
+}
+
+// watchGraphRevisions follows kro's GraphRevisions when the cluster has
+// them, to show which revision kro serves and whether one failed.
+func (e *Engine) watchGraphRevisions(ctx context.Context) {
+	d := e.set.Discovery()
+	if d == nil {
+		return
+	}
+	list, err := d.ServerResourcesForGroupVersion(graphRevisionGVR.GroupVersion().String())
+	if err != nil || list == nil {
+		return
+	}
+	found := false
+	for _, r := range list.APIResources {
+		found = found || r.Name == graphRevisionGVR.Resource
+	}
+	if !found {
+		return
+	}
+	inf := dynamicinformer.NewFilteredDynamicInformer(e.set.Dynamic(), graphRevisionGVR, "", 0, cache.Indexers{}, nil).Informer()
+	mon := e.group.Monitored(inf, graphRevisionGVR.Resource+"."+graphRevisionGVR.Group)
+	put := func(obj any, gone bool) {
+		u, ok := obj.(*unstructured.Unstructured)
+		if !ok {
+			if t, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+				u, _ = t.Obj.(*unstructured.Unstructured)
+			}
+		}
+		if u == nil {
+			return
+		}
+		graphName, _, _ := unstructured.NestedString(u.Object, "spec", "snapshot", "name")
+		if graphName == "" {
+			return
+		}
+		r := revision{}
+		r.number, _, _ = unstructured.NestedInt64(u.Object, "spec", "revision")
+		conds, _, _ := unstructured.NestedSlice(u.Object, "status", "conditions")
+		for _, c := range conds {
+			if m, _ := c.(map[string]any); m["type"] == "GraphVerified" {
+				r.verified, _ = m["status"].(string)
+				r.message, _ = m["message"].(string)
+			}
+		}
+		v := &e.kroView
+		v.mu.Lock()
+		if v.revs == nil {
+			v.revs = map[string]map[string]revision{}
+		}
+		if v.revs[graphName] == nil {
+			v.revs[graphName] = map[string]revision{}
+		}
+		if gone || u.GetDeletionTimestamp() != nil {
+			delete(v.revs[graphName], u.GetName())
+		} else {
+			v.revs[graphName][u.GetName()] = r
+		}
+		v.mu.Unlock()
+		e.refreshKroView(graphName)
+	}
+	_, _ = inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc:    func(obj any) { mon.Event("add"); put(obj, false) },
+		UpdateFunc: func(_, obj any) { mon.Event("update"); put(obj, false) },
+		DeleteFunc: func(obj any) { mon.Event("delete"); put(obj, true) },
+	})
+	mon.Run(ctx, time.Second)
+}
+
+// kroFinalizer is the finalizer kro puts on every RGD it serves.
+const kroFinalizer = "kro.run/finalizer"
+
+// releaseKroFinalizer removes kro's finalizer from an RGD being deleted
+// while kroscope writes (so kro is not running): kro would remove it after
+// stopping the graph's controller, and without kro the RGD would never go
+// away. Like kro by default, the instance CRD is kept.
+func (e *Engine) releaseKroFinalizer(u *unstructured.Unstructured) {
+	if u.GetDeletionTimestamp() == nil || !e.gate.Open() || e.ctx == nil {
+		return
+	}
+	for i, f := range u.GetFinalizers() {
+		if f != kroFinalizer {
+			continue
+		}
+		patch := fmt.Sprintf(`[{"op":"test","path":"/metadata/finalizers/%d","value":%q},{"op":"remove","path":"/metadata/finalizers/%d"}]`, i, kroFinalizer, i)
+		name := u.GetName()
+		go func() {
+			_, err := e.set.Dynamic().Resource(graph.GroupVersionResource).Patch(e.ctx, name, types.JSONPatchType, []byte(patch), metav1.PatchOptions{FieldManager: metadata.FieldManager})
+			switch {
+			case err == nil:
+				e.log.Info("ResourceGraphDefinition deleted: removed kro's finalizer (kro is not running; the instance CRD is kept)", "graph", name)
+			case e.ctx.Err() == nil:
+				e.log.Error(err, "removing kro's finalizer from a deleted ResourceGraphDefinition", "graph", name)
+			}
+		}()
+		return
+	}
+}
