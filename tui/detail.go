@@ -36,10 +36,10 @@ func inspect(th *theme.Theme, r *state.Resource, w int, now time.Time) []string 
 		obj = r.Namespace + "/" + r.Name
 	}
 	if obj == "" {
-		switch theme.ClassOf(r.State) {
-		case theme.ClassError:
+		switch state.Phase(r.State).Class() {
+		case state.ClassFailed:
 			obj = "(not rendered: see the error)"
-		case theme.ClassSkipped:
+		case state.ClassSkipped:
 			obj = "(not rendered: excluded by includeWhen)"
 		default:
 			obj = "(not rendered yet: its inputs are pending)"
@@ -65,7 +65,7 @@ func inspect(th *theme.Theme, r *state.Resource, w int, now time.Time) []string 
 		row("Ready", r.Ready.Format("15:04:05")+" (after "+dur(r.Ready.Sub(r.FirstApplied))+")")
 	}
 	if r.Err != "" {
-		out = append(out, "", th.ClassStyle(theme.ClassError).Render("Error"))
+		out = append(out, "", th.ClassStyle(state.ClassFailed).Render("Error"))
 		for _, l := range wrap(r.Err, max(w-2, 8)) {
 			out = append(out, "  "+l)
 		}
@@ -320,7 +320,7 @@ func logsView(th *theme.Theme, logs []state.LogLine, match string, w, h int) []s
 		st := th.Dim
 		switch l.Level {
 		case "error":
-			st = th.ClassStyle(theme.ClassError)
+			st = th.ClassStyle(state.ClassFailed)
 		case "info":
 			st = th.Accent
 		}

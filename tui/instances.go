@@ -9,7 +9,6 @@ import (
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/kroscope/kroscope/engine/state"
-	"github.com/kroscope/kroscope/theme"
 )
 
 type sortKey int
@@ -56,8 +55,8 @@ func parseQuery(s string) query {
 func (q query) match(in *state.Instance) bool {
 	if len(q.states) > 0 {
 		st := strings.ToLower(in.State)
-		cl := theme.ClassOf(in.State).Word()
-		if !slices.ContainsFunc(q.states, func(s string) bool { return s == st || s == cl }) {
+		cl := state.Phase(in.State).Class().String()
+		if !slices.ContainsFunc(q.states, func(s string) bool { return s == st || s == cl || classAlias[s] == cl }) {
 			return false
 		}
 	}
@@ -78,6 +77,9 @@ func (q query) match(in *state.Instance) bool {
 	}
 	return true
 }
+
+// classAlias lets state: take the words people type for a class.
+var classAlias = map[string]string{"synced": "ok", "ready": "ok", "progress": "progressing", "error": "failed", "wait": "waiting"}
 
 func (m *Model) setQuery(s string) {
 	m.query = s
@@ -135,18 +137,18 @@ func (m *Model) rebuildRows() {
 }
 
 func rank(st string) int {
-	switch theme.ClassOf(st) {
-	case theme.ClassError:
+	switch state.Phase(st).Class() {
+	case state.ClassFailed:
 		return 0
-	case theme.ClassWaiting:
+	case state.ClassWaiting:
 		return 1
-	case theme.ClassDeleting:
+	case state.ClassDeleting:
 		return 2
-	case theme.ClassProgress:
+	case state.ClassProgressing:
 		return 3
-	case theme.ClassPending:
+	case state.ClassPending:
 		return 4
-	case theme.ClassUnknown:
+	case state.ClassUnknown:
 		return 5
 	}
 	return 6
@@ -192,7 +194,7 @@ func (m *Model) row(in *state.Instance, c columns, selected bool) string {
 		last = ago(now, in.LastReconcile) + " " + dur(in.LastDuration)
 	}
 	frame := 0
-	if theme.ClassOf(in.State) == theme.ClassProgress {
+	if state.Phase(in.State).Class() == state.ClassProgressing {
 		frame = m.frame
 	}
 	if !selected {
@@ -234,8 +236,8 @@ func (m *Model) row(in *state.Instance, c columns, selected bool) string {
 	if ready < total && ready > 0 {
 		cells[3] = th.Dim.Render(cells[3])
 	}
-	if theme.ClassOf(in.State) == theme.ClassError {
-		cells[len(cells)-1] = th.ClassStyle(theme.ClassError).UnsetBold().Render(cells[len(cells)-1])
+	if state.Phase(in.State).Class() == state.ClassFailed {
+		cells[len(cells)-1] = th.ClassStyle(state.ClassFailed).UnsetBold().Render(cells[len(cells)-1])
 	}
 	line = strings.Join(cells, " ")
 	m.rowCache[in.Key] = &rowEntry{version: in.Version, width: m.w, frame: frame, age: age, last: last, line: line}
@@ -267,19 +269,19 @@ func tableHeader(c columns) string {
 
 // counts renders "12 instances  ✓ 8 synced  ✗ 1 error" over all instances.
 func (m *Model) counts() string {
-	var n [8]int
+	var n [state.NumClasses]int
 	for _, in := range m.snap.Instances {
-		n[theme.ClassOf(in.State)]++
+		n[state.Phase(in.State).Class()]++
 	}
 	parts := []string{fmt.Sprintf("%d instances", len(m.snap.Instances))}
 	if m.query != "" {
 		parts[0] = fmt.Sprintf("%d/%d instances", len(m.rows), len(m.snap.Instances))
 	}
-	for _, c := range theme.Classes {
+	for _, c := range state.Classes {
 		if n[c] == 0 {
 			continue
 		}
-		parts = append(parts, m.th.ClassStyle(c).Render(fmt.Sprintf("%s %d %s", m.th.ClassGlyph(c, 0), n[c], c.Word())))
+		parts = append(parts, m.th.ClassStyle(c).Render(fmt.Sprintf("%s %d %s", m.th.ClassGlyph(c, 0), n[c], c)))
 	}
 	return strings.Join(parts, "  ")
 }
@@ -344,7 +346,7 @@ func (m *Model) statusLine() string {
 	default:
 		ns = "ns " + ns
 	}
-	mode := th.ClassStyle(theme.ClassSynced).Render(th.G.Dot + " reconciling")
+	mode := th.ClassStyle(state.ClassOK).Render(th.G.Dot + " reconciling")
 	if !s.Mode.Reconciling {
 		who := s.Mode.Holder
 		if who == "" {
@@ -384,7 +386,7 @@ func (m *Model) statusLine() string {
 		parts = append(parts[:6], fmt.Sprintf("workers %d/%d", s.Engine.BusyWorkers, s.Engine.Workers), watches)
 	}
 	if s.Engine.APIErrors > 0 {
-		parts = append(parts, th.ClassStyle(theme.ClassError).Render(fmt.Sprintf("api errors %d", s.Engine.APIErrors)))
+		parts = append(parts, th.ClassStyle(state.ClassFailed).Render(fmt.Sprintf("api errors %d", s.Engine.APIErrors)))
 	}
 	return clip(strings.Join(parts, sep), m.w, th.G.Ellipsis)
 }

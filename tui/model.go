@@ -205,14 +205,14 @@ func (m *Model) refresh() {
 	m.rebuildRows()
 	m.spinning = false
 	for _, in := range m.rows {
-		if theme.ClassOf(in.State) == theme.ClassProgress {
+		if state.Phase(in.State).Class() == state.ClassProgressing {
 			m.spinning = true
 			break
 		}
 	}
 	if in := m.instance(); in != nil && !m.spinning {
 		for i := range in.Resources {
-			if theme.ClassOf(in.Resources[i].State) == theme.ClassProgress {
+			if state.Phase(in.Resources[i].State).Class() == state.ClassProgressing {
 				m.spinning = true
 				break
 			}
@@ -730,7 +730,7 @@ func (m *Model) nextError() {
 			order := m.graphOrder(in)
 			for step := 1; step <= len(order); step++ {
 				i := (m.node + step) % len(order)
-				if r := in.Resource(order[i]); r != nil && theme.ClassOf(r.State) == theme.ClassError {
+				if r := in.Resource(order[i]); r != nil && state.Phase(r.State).Class() == state.ClassFailed {
 					m.node, m.nodeID = i, order[i]
 					m.setTab(tabInspect)
 					m.setFlash("error in "+r.ID, true)
@@ -738,7 +738,7 @@ func (m *Model) nextError() {
 				}
 			}
 		}
-		if in != nil && theme.ClassOf(in.State) == theme.ClassError {
+		if in != nil && state.Phase(in.State).Class() == state.ClassFailed {
 			m.setFlash("instance error: "+in.Message, true)
 			return
 		}
@@ -748,14 +748,14 @@ func (m *Model) nextError() {
 	for step := 1; step <= len(m.rows); step++ {
 		i := (m.cursor + step) % len(m.rows)
 		in := m.rows[i]
-		if theme.ClassOf(in.State) != theme.ClassError {
+		if state.Phase(in.State).Class() != state.ClassFailed {
 			continue
 		}
 		m.cursor, m.selKey = i, in.Key
 		m.open()
 		m.node = -1
 		for j, id := range m.graphOrder(in) {
-			if r := in.Resource(id); r != nil && theme.ClassOf(r.State) == theme.ClassError {
+			if r := in.Resource(id); r != nil && state.Phase(r.State).Class() == state.ClassFailed {
 				m.node, m.nodeID = j, id
 				break
 			}

@@ -9,7 +9,6 @@ import (
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/kroscope/kroscope/engine/state"
-	"github.com/kroscope/kroscope/theme"
 )
 
 // View renders the frame. When the last Update changed nothing visible
@@ -322,7 +321,7 @@ func (m *Model) fatalScreen(f *state.Fatal) string {
 	th := m.th
 	w := min(m.w-4, 100)
 	var b strings.Builder
-	b.WriteString(th.ClassStyle(theme.ClassError).Render(th.G.Error+" "+f.Title) + "\n\n")
+	b.WriteString(th.ClassStyle(state.ClassFailed).Render(th.G.Error+" "+f.Title) + "\n\n")
 	for _, l := range wrap(f.Cause, w-4) {
 		b.WriteString(l + "\n")
 	}
@@ -371,7 +370,7 @@ func (m *Model) startupScreen() string {
 				b.WriteString(th.Dim.Render(fmt.Sprintf("  and %d more", len(waiting)-limit)) + "\n")
 				break
 			}
-			b.WriteString("  " + th.Glyph("WAITING", 0) + " " + clip(n, w-6, th.G.Ellipsis) + "\n")
+			b.WriteString("  " + th.ClassGlyph(state.ClassWaiting, 0) + " " + clip(n, w-6, th.G.Ellipsis) + "\n")
 		}
 	}
 	where := m.snap.Cluster.Context
