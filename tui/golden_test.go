@@ -23,10 +23,7 @@ func newTestModel(t testing.TB, snap *state.Snapshot, o Options, w, h int) (*Mod
 	}
 	o.ConfigPath = "-"
 	o.Now = func() time.Time { return fixedNow }
-	m, err := newModel(f, o)
-	if err != nil {
-		t.Fatal(err)
-	}
+	m := newModel(f, o)
 	m.Update(tea.WindowSizeMsg{Width: w, Height: h})
 	return m, f
 }
@@ -46,6 +43,14 @@ func keyMsg(s string) tea.KeyPressMsg {
 		return tea.KeyPressMsg{Code: tea.KeyEscape}
 	case "tab":
 		return tea.KeyPressMsg{Code: tea.KeyTab}
+	case "shift+tab":
+		return tea.KeyPressMsg{Code: tea.KeyTab, Mod: tea.ModShift}
+	case "pgdown":
+		return tea.KeyPressMsg{Code: tea.KeyPgDown}
+	case "pgup":
+		return tea.KeyPressMsg{Code: tea.KeyPgUp}
+	case "f5":
+		return tea.KeyPressMsg{Code: tea.KeyF5}
 	case "down":
 		return tea.KeyPressMsg{Code: tea.KeyDown}
 	case "up":
