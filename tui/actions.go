@@ -179,3 +179,51 @@ func checkKeys(in map[string][]string) (map[string][]string, map[string]string) 
 	}
 	return ok, bad
 }
+
+// screenPanes are the tables that share the keyboard on each screen: a key
+// may do one thing per screen.
+var screenPanes = map[string][]pane{
+	"instances": {paneInstances, paneGlobal}, "instance": {paneInstance, paneGlobal},
+	"filter": {paneFilter}, "dialog": {paneDialog}, "help": {paneHelp}, "startup": {paneStartup},
+}
+
+// conflicts reports, for each remapped action, a key it now shares with
+// another action of the same screen.
+func conflicts(remap map[string][]string) map[string]string {
+	keys := defaultKeys()
+	for n, ks := range remap {
+		keys[n] = ks
+	}
+	out := map[string]string{}
+	scrs := make([]string, 0, len(screenPanes))
+	for s := range screenPanes {
+		scrs = append(scrs, s)
+	}
+	sort.Strings(scrs)
+	for _, scr := range scrs {
+		owner := map[string]string{}
+		for _, p := range screenPanes[scr] {
+			for _, a := range actionTables[p] {
+				for _, k := range keys[a.name] {
+					o, dup := owner[k]
+					if !dup || o == a.name {
+						owner[k] = a.name
+						continue
+					}
+					for _, n := range []string{a.name, o} {
+						if _, remapped := remap[n]; remapped {
+							other := o
+							if n == o {
+								other = a.name
+							}
+							if _, done := out[n]; !done {
+								out[n] = fmt.Sprintf("keys.%s: %q is also %s's key on the %s screen", n, k, other, scr)
+							}
+						}
+					}
+				}
+			}
+		}
+	}
+	return out
+}

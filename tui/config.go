@@ -152,6 +152,10 @@ func parseConfig(path string, data []byte) (Config, []Problem) {
 				}
 			}
 			good, errs := checkKeys(raw)
+			for n, msg := range conflicts(good) {
+				errs[n] = msg
+				delete(good, n)
+			}
 			names := make([]string, 0, len(errs))
 			for n := range errs {
 				names = append(names, n)
