@@ -13,7 +13,7 @@ import (
 // like validate.
 type configError struct{ n int }
 
-func (e *configError) Error() string  { return fmt.Sprintf("%d problem(s) in the config file", e.n) }
+func (e *configError) Error() string { return fmt.Sprintf("%d problem(s) in the config file", e.n) }
 func (e *configError) ExitCode() int { return 2 }
 
 func init() {
