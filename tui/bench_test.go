@@ -223,3 +223,26 @@ func BenchmarkMemory1000x10(b *testing.B) {
 		runtime.KeepAlive(s)
 	}
 }
+
+// BenchmarkViewOnly1000x10 is View alone (what Bubble Tea calls per frame)
+// once Update has computed the panes: joining their lines.
+func BenchmarkViewOnly1000x10(b *testing.B) {
+	for _, scr := range []string{"instances", "instance"} {
+		b.Run(scr, func(b *testing.B) {
+			s := state.NewStore()
+			fillStore(s, 1000, 10)
+			m := newModel(&storeBackend{Store: s}, Options{Theme: "dark", ConfigPath: "-", Now: func() time.Time { return fixedNow }})
+			m.Update(tea.WindowSizeMsg{Width: 200, Height: 50})
+			if scr == "instance" {
+				press(m, "j", "enter")
+			}
+			b.ReportAllocs()
+			b.ResetTimer()
+			for range b.N {
+				if len(m.View().Content) == 0 {
+					b.Fatal("empty frame")
+				}
+			}
+		})
+	}
+}
