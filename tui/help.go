@@ -40,16 +40,21 @@ func (s *helpScreen) View() string           { return s.box }
 // prepare lays the keys out in as many columns as fit.
 func (s *helpScreen) prepare() {
 	th := s.c.th
-	kw, dw := 0, 0
-	for _, x := range s.hints {
-		kw, dw = max(kw, ansi.StringWidth(x.key)), max(dw, ansi.StringWidth(x.desc))
-	}
 	// As many columns as the height needs (the box's frame, title and notes
-	// take 9 lines), and descriptions cut to the width that leaves.
+	// take 9 lines); each column as wide as its own keys, the descriptions
+	// sharing what is left.
 	availRows := max(s.h-9, 4)
 	cols := clamp((len(s.hints)+availRows-1)/availRows, 1, 3)
-	dw = clamp((s.w-8)/cols-kw-4, 8, dw)
 	rows := (len(s.hints) + cols - 1) / cols
+	share := (s.w - 8 - 3*(cols-1)) / cols
+	kw, dw := make([]int, cols), make([]int, cols)
+	for i, x := range s.hints {
+		c := i / rows
+		kw[c], dw[c] = max(kw[c], ansi.StringWidth(x.key)), max(dw[c], ansi.StringWidth(x.desc))
+	}
+	for c := range cols {
+		dw[c] = clamp(share-kw[c]-1, 8, dw[c])
+	}
 	var b strings.Builder
 	b.WriteString(th.Title.Render("Keys") + "\n\n")
 	for r := range rows {
@@ -59,7 +64,7 @@ func (s *helpScreen) prepare() {
 			if i >= len(s.hints) {
 				break
 			}
-			line.WriteString(th.Key.Render(fit(s.hints[i].key, kw, th.G.Ellipsis)) + " " + th.KeyDesc.Render(fit(s.hints[i].desc, dw, th.G.Ellipsis)))
+			line.WriteString(th.Key.Render(fit(s.hints[i].key, kw[c], th.G.Ellipsis)) + " " + th.KeyDesc.Render(fit(s.hints[i].desc, dw[c], th.G.Ellipsis)))
 			if c < cols-1 {
 				line.WriteString("   ")
 			}

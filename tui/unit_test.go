@@ -451,3 +451,21 @@ func TestEscLeavesAGoneInstanceAtOnce(t *testing.T) {
 		t.Fatalf("after one esc the stack has %d screens, want the instances list", len(m.stack))
 	}
 }
+
+func TestReasonWords(t *testing.T) {
+	for _, c := range []struct {
+		r    state.Resource
+		want string
+	}{
+		{state.Resource{State: "SKIPPED", IncludeWhen: []string{"schema.spec.on"}, WaitingFor: "includeWhen is false"}, "excluded: includeWhen ${schema.spec.on} is false"},
+		{state.Resource{State: "SKIPPED", IncludeWhen: []string{"${a}", "${b}"}}, "excluded: includeWhen ${a} and ${b} is false"},
+		{state.Resource{State: "SKIPPED", WaitingFor: "depends on db, which is skipped"}, "excluded: depends on db, which is skipped"},
+		{state.Resource{State: "PENDING", WaitingFor: "waiting for worker (waiting for readiness)"}, "waiting for worker (not ready yet)"},
+		{state.Resource{State: "PENDING", WaitingFor: "waiting for db (pending)"}, "waiting for db (pending)"},
+		{state.Resource{State: "WAITING_FOR_READINESS", WaitingFor: "readyWhen ${x} = false"}, "readyWhen ${x} = false"},
+	} {
+		if got := reason(&c.r); got != c.want {
+			t.Errorf("reason(%s, %q) = %q, want %q", c.r.State, c.r.WaitingFor, got, c.want)
+		}
+	}
+}

@@ -19,7 +19,11 @@ func reason(r *state.Resource) string {
 	why := strings.TrimSpace(r.WaitingFor)
 	if r.Phase() == state.PhaseSkipped {
 		if len(r.IncludeWhen) > 0 && (why == "" || strings.Contains(why, "includeWhen")) {
-			return "excluded: includeWhen " + strings.Join(r.IncludeWhen, " and ") + " is false"
+			exprs := make([]string, len(r.IncludeWhen))
+			for i, e := range r.IncludeWhen {
+				exprs[i] = expr(e)
+			}
+			return "excluded: includeWhen " + strings.Join(exprs, " and ") + " is false"
 		}
 		if why == "" {
 			return "excluded"
@@ -31,4 +35,12 @@ func reason(r *state.Resource) string {
 		return "waiting for " + m[1] + " (" + dep.Phrase() + ")"
 	}
 	return why
+}
+
+// expr writes an expression as the graph does, inside ${...}.
+func expr(e string) string {
+	if strings.HasPrefix(e, "${") {
+		return e
+	}
+	return "${" + e + "}"
 }
