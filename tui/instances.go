@@ -396,7 +396,7 @@ func (p *instancesScreen) row(in *state.Instance, c columns, selected bool) stri
 	age := ageOf(now, in.Created)
 	last, took := "-", ""
 	if !in.LastReconcile.IsZero() {
-		last, took = ago(now, in.LastReconcile)+" ago", spaced(in.LastDuration)
+		last, took = ageOf(now, in.LastReconcile)+" ago", spaced(in.LastDuration)
 	}
 	frame := 0
 	if in.Phase().Class() == state.ClassProgressing {
@@ -600,8 +600,8 @@ func (p *instancesScreen) prompt() (string, bool) { return p.promptLine, p.filte
 // spaced renders a reconcile's duration with its unit apart: "84 ms", "1.2 s".
 func spaced(d time.Duration) string {
 	switch {
-	case d <= 0:
-		return "0 ms"
+	case d < time.Millisecond:
+		return "<1 ms"
 	case d < time.Second:
 		return fmt.Sprintf("%d ms", d.Milliseconds())
 	case d < time.Minute:

@@ -469,3 +469,22 @@ func TestReasonWords(t *testing.T) {
 		}
 	}
 }
+
+func TestReconciledColumnsWords(t *testing.T) {
+	for d, want := range map[time.Duration]string{0: "<1 ms", 400 * time.Microsecond: "<1 ms", 3 * time.Millisecond: "3 ms", 1200 * time.Millisecond: "1.2 s", 90 * time.Second: "1m30s"} {
+		if got := spaced(d); got != want {
+			t.Errorf("spaced(%v) = %q, want %q", d, got, want)
+		}
+	}
+	if got := ageOf(fixedNow, fixedNow.Add(-970*time.Millisecond)) + " ago"; got != "0s ago" {
+		t.Errorf("a reconcile 970ms ago reads %q", got)
+	}
+}
+
+func TestNaturalOrder(t *testing.T) {
+	in := []string{"blog-69", "blog-7", "blog", "blog-007x", "a10b2", "a10b10", "a9"}
+	slices.SortFunc(in, natural)
+	if got := strings.Join(in, " "); got != "a9 a10b2 a10b10 blog blog-7 blog-007x blog-69" {
+		t.Fatalf("natural order: %s", got)
+	}
+}
