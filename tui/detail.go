@@ -254,7 +254,7 @@ func timeline(th *theme.Theme, in *state.Instance, w int, now time.Time) []strin
 	for _, r := range in.Resources {
 		label := fit(r.ID, idW, th.G.Ellipsis)
 		if r.FirstApplied.IsZero() {
-			out = append(out, label+"  "+th.Dim.Render(fit("("+strings.ToLower(stateWord(r.State))+", not applied)", barW+durW+2, th.G.Ellipsis)))
+			out = append(out, label+"  "+th.Dim.Render(fit("("+r.Phase().Phrase()+", not applied)", barW+durW+2, th.G.Ellipsis)))
 			continue
 		}
 		a := col(r.FirstApplied)

@@ -7,7 +7,6 @@ import (
 	tea "charm.land/bubbletea/v2"
 
 	"github.com/kroscope/kroscope/engine/state"
-	"github.com/kroscope/kroscope/theme"
 )
 
 // instanceScreen is one instance: a header, the graph and the detail pane,
@@ -25,16 +24,8 @@ type instanceScreen struct {
 	// Layout, computed in prepare: where each pane starts (for clicks).
 	side           bool
 	graphW, graphH int
-	drawn          screenKey
 	header         string
 	lines          []string
-}
-
-type screenKey struct {
-	version uint64
-	w, h    int
-	frame   int
-	th      *theme.Theme
 }
 
 func newInstanceScreen(c *common, key state.InstanceKey) *instanceScreen {
