@@ -141,84 +141,148 @@ func TestNewUserGraphStateColumnFits(t *testing.T) {
 	}
 }
 
-// The filter prompt shows its whole hint; after filtering the cursor is on
-// the first match; the counts follow the filter.
-func TestNewUserFilterPromptCursorAndCounts(t *testing.T) {
+// The filter prompt shows its whole hint, not a reverse-video "t".
+func TestNewUserFilterPromptShowsPlaceholder(t *testing.T) {
 	tm, _ := flowOver(t, fixture(), Options{}, 100, 30)
 	send(tm, "/")
-	if out := tmFrame(t, tm); !strings.Contains(out, "/text, state:error") {
+	if out := finalFrame(t, tm); !strings.Contains(out, "/text, state:error") {
 		t.Fatalf("filter prompt hides its placeholder:\n%s", out)
 	}
-	send(tm, "esc", "j", "j", "j", "j")
-	tm.Type("/ns:team-b")
-	send(tm, "enter")
-	out := tmFrame(t, tm)
-	if !regexp.MustCompile(`2/6 instances +\S+ 1 ACTIVE +\S+ 1 ERROR`).MatchString(out) || strings.Contains(out, "DELETING") {
-		t.Fatalf("counts do not follow the filter:\n%s", out)
-	}
-	send(tm, "enter")
+}
+
+// After filtering the cursor is on the first match, wherever it was.
+func TestNewUserFilterPutsCursorOnFirstMatch(t *testing.T) {
+	tm, _ := flowOver(t, fixture(), Options{}, 100, 30)
+	send(tm, "j", "j", "j", "j") // team-c/cache
+	tm.Type("/team-b")           // every prefix keeps cache's row until the last letter
+	send(tm, "enter", "enter")
 	if out := finalFrame(t, tm); !strings.Contains(out, "WebApp team-b/api") {
 		t.Fatalf("after filtering, enter did not open the first match (team-b/api):\n%s", out)
 	}
 }
 
-// The list opens at the top whatever arrived first, and names sort
-// naturally (blog-7 before blog-69).
-func TestNewUserListOpensAtTopNaturalOrder(t *testing.T) {
-	store := state.NewStore()
-	store.SetStartup(state.Startup{Done: true})
-	b := &storeBackend{Store: store}
-	tm := teatest.NewTestModel(t, NewModel(b, Options{ConfigPath: "-", Theme: "dark"}), teatest.WithInitialTermSize(100, 30), progOpts())
-	t.Cleanup(func() { _ = tm.Quit() })
-	add := func(name string) {
-		store.UpdateInstance(state.InstanceKey{Resource: webapps, Namespace: "team-a", Name: name}, func(in *state.Instance) {
-			in.Kind, in.State = "WebApp", "ACTIVE"
-		})
-	}
-	add("zeta")
-	eventually(t, "zeta on screen", func() bool { return strings.Contains(tmFrame(t, tm), "team-a/zeta") })
-	add("blog-69")
-	add("blog-7")
-	eventually(t, "all rows", func() bool { return strings.Contains(tmFrame(t, tm), "team-a/blog-7") })
-	out := tmFrame(t, tm)
-	if i, j := strings.Index(out, "team-a/blog-7 "), strings.Index(out, "team-a/blog-69"); i < 0 || j < 0 || i > j {
-		t.Fatalf("blog-7 does not sort before blog-69:\n%s", out)
-	}
+// The summary counts the rows the filter shows, in the rows' words.
+func TestNewUserCountsFollowTheFilter(t *testing.T) {
+	tm, _ := flowOver(t, fixture(), Options{}, 100, 30)
+	tm.Type("/ns:team-b")
 	send(tm, "enter")
-	if out := finalFrame(t, tm); !strings.Contains(out, "WebApp team-a/blog-7 ") {
-		t.Fatalf("the cursor did not stay at the top (want team-a/blog-7 open):\n%s", out)
+	out := finalFrame(t, tm)
+	if !regexp.MustCompile(`2/6 instances +\S+ 1 ACTIVE +\S+ 1 ERROR`).MatchString(out) || strings.Contains(out, "DELETING") {
+		t.Fatalf("counts do not follow the filter:\n%s", out)
 	}
 }
 
-// One vocabulary: the summary counts the rows' words; no "waiting for
-// waiting for"; SKIPPED says why it is excluded; idle says idle; the
-// reconcile column explains its two numbers.
-func TestNewUserWords(t *testing.T) {
+// liveList runs the program over a store and adds instances in the order given.
+func liveList(t *testing.T, names ...string) *teatest.TestModel {
+	t.Helper()
+	store := state.NewStore()
+	store.SetStartup(state.Startup{Done: true})
+	tm := teatest.NewTestModel(t, NewModel(&storeBackend{Store: store}, Options{ConfigPath: "-", Theme: "dark"}), teatest.WithInitialTermSize(100, 30), progOpts())
+	t.Cleanup(func() { _ = tm.Quit() })
+	for _, n := range names {
+		store.UpdateInstance(state.InstanceKey{Resource: webapps, Namespace: "team-a", Name: n}, func(in *state.Instance) {
+			in.Kind, in.State = "WebApp", "ACTIVE"
+		})
+		eventually(t, n+" on screen", func() bool { return strings.Contains(tmFrame(t, tm), "team-a/"+n+" ") })
+	}
+	return tm
+}
+
+// The list opens at the top whatever arrived first.
+func TestNewUserListOpensAtTop(t *testing.T) {
+	tm := liveList(t, "zeta", "alpha")
+	send(tm, "enter")
+	if out := finalFrame(t, tm); !strings.Contains(out, "WebApp team-a/alpha ") {
+		t.Fatalf("the cursor did not stay at the top (want team-a/alpha open):\n%s", out)
+	}
+}
+
+// Names sort naturally: blog-7 before blog-69.
+func TestNewUserNaturalSort(t *testing.T) {
+	tm := liveList(t, "blog-69", "blog-7")
+	out := finalFrame(t, tm)
+	if i, j := strings.Index(out, "team-a/blog-7 "), strings.Index(out, "team-a/blog-69"); i < 0 || j < 0 || i > j {
+		t.Fatalf("blog-7 does not sort before blog-69:\n%s", out)
+	}
+}
+
+func wordsSnapshot() *state.Snapshot {
 	snap := fixture()
 	snap.Engine.QueueDepth, snap.Engine.BusyWorkers = 0, 0
-	blog := snap.Instances[0]
-	blog.Resources[3].WaitingFor = "waiting for deployment (waiting for readiness)"
-	tm, _ := flowOver(t, snap, Options{}, 160, 48)
-	out := tmFrame(t, tm)
-	for _, want := range []string{"2 ACTIVE", "1 IN_PROGRESS", "1 ERROR", "1 DELETING", "idle", "12s ago", "84 ms"} {
+	snap.Instances[0].Resources[3].WaitingFor = "waiting for deployment (waiting for readiness)" // blog's service
+	return snap
+}
+
+// The summary counts the same words the rows show.
+func TestNewUserSummaryUsesRowWords(t *testing.T) {
+	tm, _ := flowOver(t, wordsSnapshot(), Options{}, 160, 48)
+	out := finalFrame(t, tm)
+	for _, want := range []string{"2 ACTIVE", "1 IN_PROGRESS", "1 ERROR", "1 DELETING"} {
 		if !strings.Contains(out, want) {
-			t.Fatalf("instances screen lacks %q:\n%s", want, out)
+			t.Fatalf("summary lacks %q:\n%s", want, out)
 		}
 	}
-	for _, bad := range []string{" synced", " progress", "reconciling", "12s 84ms"} {
-		if strings.Contains(out, bad) {
-			t.Fatalf("instances screen says %q:\n%s", bad, out)
-		}
+	if strings.Contains(out, " synced") || strings.Contains(out, " progress ") {
+		t.Fatalf("summary uses other words than the rows:\n%s", out)
 	}
+}
+
+// Nothing queued or running: the header says idle.
+func TestNewUserHeaderSaysIdle(t *testing.T) {
+	tm, _ := flowOver(t, wordsSnapshot(), Options{}, 160, 48)
+	out := finalFrame(t, tm)
+	if !strings.Contains(out, "● idle") || strings.Contains(out, "reconciling") {
+		t.Fatalf("header does not say idle at queue 0:\n%s", out)
+	}
+}
+
+// RECONCILED says how long ago, TOOK how long it took.
+func TestNewUserReconciledExplained(t *testing.T) {
+	tm, _ := flowOver(t, wordsSnapshot(), Options{}, 160, 48)
+	out := finalFrame(t, tm)
+	if !regexp.MustCompile(`RECONCILED +TOOK`).MatchString(out) || !strings.Contains(out, "12s ago    84 ms") || strings.Contains(out, "12s 84ms") {
+		t.Fatalf("the reconcile columns do not explain themselves:\n%s", out)
+	}
+}
+
+// No line says "waiting for" twice.
+func TestNewUserNoWaitingForWaitingFor(t *testing.T) {
+	tm, _ := flowOver(t, wordsSnapshot(), Options{}, 160, 48)
 	send(tm, "enter", "j", "j", "j") // blog: service, which waits for deployment
-	out = strings.ToLower(tmFrame(t, tm))
+	out := strings.ToLower(finalFrame(t, tm))
+	if !strings.Contains(out, "waiting for deployment") {
+		t.Fatalf("the reason is not shown:\n%s", out)
+	}
 	for _, l := range strings.Split(out, "\n") {
 		if strings.Count(l, "waiting for") > 1 {
 			t.Fatalf("a line repeats \"waiting for\": %q", l)
 		}
 	}
-	send(tm, "esc", "j", "enter", "j", "j", "j", "j") // shop: ingress, SKIPPED
+}
+
+// A SKIPPED resource says why it is excluded.
+func TestNewUserSkippedSaysExcluded(t *testing.T) {
+	tm, _ := flowOver(t, wordsSnapshot(), Options{}, 160, 48)
+	send(tm, "j", "enter", "j", "j", "j", "j") // shop: ingress
 	if out := finalFrame(t, tm); !strings.Contains(out, "excluded: includeWhen ${schema.spec.ingress.enabled} is false") {
 		t.Fatalf("a SKIPPED resource does not say why it is excluded:\n%s", out)
+	}
+}
+
+// Sorting puts the cursor on the first row; the same sort key again
+// reverses the order, with an arrow in the column header.
+func TestNewUserSortCursorAndReverse(t *testing.T) {
+	tm, _ := flowOver(t, fixture(), Options{}, 100, 30)
+	send(tm, "j", "j", "j", "s", "enter") // s: sort by state, worst first
+	if out := tmFrame(t, tm); !strings.Contains(out, "WebApp team-b/api") {
+		t.Fatalf("after sorting, enter did not open the first row (team-b/api):\n%s", out)
+	}
+	send(tm, "esc", "S") // state again: reversed
+	out := finalFrame(t, tm)
+	if !strings.Contains(out, "STATE↓") {
+		t.Fatalf("the reversed sort has no arrow:\n%s", out)
+	}
+	if i, j := strings.Index(out, "team-b/api"), strings.Index(out, "team-a/shop"); i < j {
+		t.Fatalf("S after s did not reverse the state order:\n%s", out)
 	}
 }
