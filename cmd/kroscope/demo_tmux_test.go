@@ -33,7 +33,13 @@ func TestDemoUIInTmux(t *testing.T) {
 		}
 		return string(out)
 	}
-	tmux("new-session", "-d", "-s", session, "-x", "160", "-y", "45", bin+" demo --no-mouse")
+	// A config file with a bad value must not stop the UI: it starts on the
+	// defaults and says what is wrong, and where.
+	cfg := filepath.Join(t.TempDir(), "config.yaml")
+	if err := os.WriteFile(cfg, []byte("theme: solarized\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	tmux("new-session", "-d", "-s", session, "-x", "160", "-y", "45", bin+" demo --no-mouse --config "+cfg)
 	t.Cleanup(func() { _ = exec.Command("tmux", "kill-session", "-t", session).Run() })
 	screen := func() string { return tmux("capture-pane", "-p", "-t", session) }
 	waitFor := func(what string, cond func(string) bool) string {
@@ -62,6 +68,7 @@ func TestDemoUIInTmux(t *testing.T) {
 		}
 	}
 
+	waitFor("the config problem in the flash line", contains(cfg+`:1: theme: unknown theme "solarized"`))
 	waitFor("four ACTIVE instances and the failing one", func(s string) bool {
 		return strings.Count(s, "ACTIVE ") >= 4 && strings.Contains(s, "FAILED") && strings.Contains(s, "demo/orders")
 	})
