@@ -35,6 +35,9 @@ func (o *other) render() string { o.n++; return "" }
 type third struct{ lines []string }
 func (t *third) View() string { draw(t); return "" }
 func draw(t *third) { t.lines[0] = "x" }
+type fourth struct{ sub *pane }
+func (f *fourth) View() string { f.sub.scroll(); return "" }
+func (p *pane) scroll() { p.off++ }
 type fine struct{ lines []string }
 func (f *fine) View() string { local := f.lines; local = nil; _ = local; return f.join() }
 func (f *fine) join() string { return "" }
@@ -44,7 +47,7 @@ func (f *fine) join() string { return "" }
 	}
 	got := impureViews(t, dir)
 	joined := strings.Join(got, "\n")
-	for _, want := range []string{"pane.View assigns p.off", "other.render assigns o.n", "draw assigns t.lines"} {
+	for _, want := range []string{"pane.View assigns p.off", "other.render assigns o.n", "draw assigns t.lines", "pane.scroll assigns p.off (called from fourth.View)"} {
 		if !strings.Contains(joined, want) {
 			t.Errorf("check missed %q; reported:\n%s", want, joined)
 		}
@@ -138,6 +141,14 @@ func impureViews(t *testing.T, dir string) []string {
 					if id, ok := fn.X.(*ast.Ident); ok && id.Name == fi.recv && fi.recv != "" {
 						if callee := methods[fi.typ+"."+fn.Sel.Name]; callee != nil {
 							visit(callee, " (called from "+label+")")
+						}
+					} else if root, through := fieldRoot(fn.X); through && contains(fi.names, root) {
+						// x.pane.prepare(): the field's type is unknown without
+						// type checking, so every method of that name is followed.
+						for k, callee := range methods {
+							if strings.HasSuffix(k, "."+fn.Sel.Name) {
+								visit(callee, " (called from "+label+")")
+							}
 						}
 					}
 				case *ast.Ident:
