@@ -10,6 +10,8 @@ import (
 	"strings"
 
 	"charm.land/lipgloss/v2"
+
+	"github.com/kroscope/kroscope/engine/state"
 )
 
 // Names of the built-in themes. Auto picks Dark or Light from the terminal's
@@ -75,17 +77,19 @@ func highContrastPalette() Palette {
 // Glyphs are every non-letter character the UI draws, so --ascii can replace
 // them all at once.
 type Glyphs struct {
-	Synced, Waiting, Pending, Skipped, Error, Deleting, Unknown string
-	Spinner                                                     []string
-	Cursor, Ellipsis, Arrow, Sep, Warn, Dot                     string
-	TreeBranch, TreeLast, TreeVert, TreeSpace                   string
-	BarFull, BarEmpty, BarTick                                  string
-	Border                                                      lipgloss.Border
+	Synced, Waiting, Pending, Skipped, Error, Deleting, Suspended, Unknown string
+	SortUp, SortDown                                                       string
+	Spinner                                                                []string
+	Cursor, Ellipsis, Arrow, Sep, Warn, Dot                                string
+	TreeBranch, TreeLast, TreeVert, TreeSpace                              string
+	BarFull, BarEmpty, BarTick                                             string
+	Border                                                                 lipgloss.Border
 }
 
 // UnicodeGlyphs are the default glyphs.
 var UnicodeGlyphs = Glyphs{
-	Synced: "✓", Waiting: "◐", Pending: "○", Skipped: "⊘", Error: "✗", Deleting: "⊖", Unknown: "?",
+	Synced: "✓", Waiting: "◐", Pending: "○", Skipped: "⊘", Error: "✗", Deleting: "⊖", Suspended: "‖", Unknown: "?",
+	SortUp: "↑", SortDown: "↓",
 	Spinner: []string{"⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"},
 	Cursor:  "▸", Ellipsis: "…", Arrow: "→", Sep: "│", Warn: "⚠", Dot: "●",
 	TreeBranch: "├─ ", TreeLast: "└─ ", TreeVert: "│  ", TreeSpace: "   ",
@@ -95,7 +99,8 @@ var UnicodeGlyphs = Glyphs{
 
 // ASCIIGlyphs replace every glyph with plain ASCII.
 var ASCIIGlyphs = Glyphs{
-	Synced: "+", Waiting: "~", Pending: ".", Skipped: "/", Error: "X", Deleting: "D", Unknown: "?",
+	Synced: "+", Waiting: "~", Pending: ".", Skipped: "/", Error: "X", Deleting: "D", Suspended: "=", Unknown: "?",
+	SortUp: "^", SortDown: "v",
 	Spinner: []string{"|", "/", "-", "\\"},
 	Cursor:  ">", Ellipsis: "...", Arrow: "->", Sep: "|", Warn: "!", Dot: "*",
 	TreeBranch: "|- ", TreeLast: "`- ", TreeVert: "|  ", TreeSpace: "   ",
@@ -103,52 +108,12 @@ var ASCIIGlyphs = Glyphs{
 	Border: lipgloss.ASCIIBorder(),
 }
 
-// Class groups the reconciler's states by how they are shown.
-type Class int
-
-// The state classes, in the order the header counts them.
-const (
-	ClassSynced Class = iota
-	ClassProgress
-	ClassWaiting
-	ClassPending
-	ClassSkipped
-	ClassError
-	ClassDeleting
-	ClassUnknown
-)
+// Class is what a state means (engine/state owns the map from states to
+// classes); the theme only gives each class a glyph and a colour.
+type Class = state.Class
 
 // Classes lists every class in display order.
-var Classes = []Class{ClassSynced, ClassProgress, ClassWaiting, ClassPending, ClassSkipped, ClassError, ClassDeleting, ClassUnknown}
-
-// Word is the short name of a class for headers and filters.
-func (c Class) Word() string {
-	return [...]string{"synced", "progress", "waiting", "pending", "skipped", "error", "deleting", "unknown"}[c]
-}
-
-// ClassOf maps a resource or instance state to its class. Instance states
-// (ACTIVE) map like their resource counterparts; "" is an instance that has
-// not been reconciled yet.
-func ClassOf(state string) Class {
-	switch state {
-	case "SYNCED", "ACTIVE":
-		return ClassSynced
-	case "IN_PROGRESS", "CREATED", "UPDATING":
-		return ClassProgress
-	case "PENDING", "":
-		return ClassPending
-	case "SKIPPED":
-		return ClassSkipped
-	case "ERROR", "FAILED":
-		return ClassError
-	case "DELETING", "PENDING_DELETION", "DELETED":
-		return ClassDeleting
-	}
-	if strings.HasPrefix(state, "WAITING") {
-		return ClassWaiting
-	}
-	return ClassUnknown
-}
+var Classes = state.Classes
 
 // Theme holds the resolved styles. Build one with New; it is read-only after.
 type Theme struct {
@@ -162,7 +127,7 @@ type Theme struct {
 	FlashOK, FlashErr, Loud, Key, KeyDesc        lipgloss.Style
 	Box, Dialog, DiffAdd, DiffDel, DiffHunk, Bar lipgloss.Style
 	ButtonOn, ButtonOff, Label, Warn             lipgloss.Style
-	class                                        [8]lipgloss.Style
+	class                                        [state.NumClasses]lipgloss.Style
 }
 
 // Options choose a theme.
@@ -250,10 +215,10 @@ func New(o Options) (*Theme, error) {
 	t.ButtonOn = t.Selected.Padding(0, 1)
 	t.Label = fg(p.Dim)
 	t.Warn = fg(p.Yellow).Bold(true)
-	t.class = [8]lipgloss.Style{
-		ClassSynced: fg(p.Green), ClassProgress: fg(p.Blue), ClassWaiting: fg(p.Yellow),
-		ClassPending: fg(p.Dim), ClassSkipped: fg(p.Grey), ClassError: fg(p.Red).Bold(true),
-		ClassDeleting: fg(p.Magenta), ClassUnknown: fg(p.Grey),
+	t.class = [state.NumClasses]lipgloss.Style{
+		state.ClassOK: fg(p.Green), state.ClassProgressing: fg(p.Blue), state.ClassWaiting: fg(p.Yellow),
+		state.ClassPending: fg(p.Dim), state.ClassSkipped: fg(p.Grey), state.ClassFailed: fg(p.Red).Bold(true),
+		state.ClassDeleting: fg(p.Magenta), state.ClassSuspended: fg(p.Grey), state.ClassUnknown: fg(p.Grey),
 	}
 	return t, nil
 }
@@ -270,45 +235,52 @@ func Must(o Options) *Theme {
 // Valid reports whether name is a theme name.
 func Valid(name string) bool { return name == "" || slices.Contains(Names(), name) }
 
-// Style returns the colour style of a state.
-func (t *Theme) Style(state string) lipgloss.Style { return t.class[ClassOf(state)] }
+// Style returns the colour style of a state (by its class).
+func (t *Theme) Style(st string) lipgloss.Style { return t.ClassStyle(state.Phase(st).Class()) }
 
 // ClassStyle returns the colour style of a class.
-func (t *Theme) ClassStyle(c Class) lipgloss.Style { return t.class[c] }
+func (t *Theme) ClassStyle(c Class) lipgloss.Style {
+	if c < 0 || int(c) >= len(t.class) {
+		c = state.ClassUnknown
+	}
+	return t.class[c]
+}
 
 // Glyph returns the unstyled glyph of a state; frame picks the shared
 // spinner's frame for states in progress.
-func (t *Theme) Glyph(state string, frame int) string {
-	return t.ClassGlyph(ClassOf(state), frame)
+func (t *Theme) Glyph(st string, frame int) string {
+	return t.ClassGlyph(state.Phase(st).Class(), frame)
 }
 
 // ClassGlyph returns the unstyled glyph of a class.
 func (t *Theme) ClassGlyph(c Class, frame int) string {
 	switch c {
-	case ClassSynced:
+	case state.ClassOK:
 		return t.G.Synced
-	case ClassProgress:
+	case state.ClassProgressing:
 		return t.G.Spinner[((frame%len(t.G.Spinner))+len(t.G.Spinner))%len(t.G.Spinner)]
-	case ClassWaiting:
+	case state.ClassWaiting:
 		return t.G.Waiting
-	case ClassPending:
+	case state.ClassPending:
 		return t.G.Pending
-	case ClassSkipped:
+	case state.ClassSkipped:
 		return t.G.Skipped
-	case ClassError:
+	case state.ClassFailed:
 		return t.G.Error
-	case ClassDeleting:
+	case state.ClassDeleting:
 		return t.G.Deleting
+	case state.ClassSuspended:
+		return t.G.Suspended
 	}
 	return t.G.Unknown
 }
 
 // State renders "glyph WORD" in the state's colour; word "" shows the
 // glyph only.
-func (t *Theme) State(state, word string, frame int) string {
-	s := t.Glyph(state, frame)
+func (t *Theme) State(st, word string, frame int) string {
+	s := t.Glyph(st, frame)
 	if word != "" {
 		s += " " + word
 	}
-	return t.Style(state).Render(s)
+	return t.Style(st).Render(s)
 }

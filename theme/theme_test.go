@@ -6,6 +6,8 @@ import (
 	"unicode"
 
 	"charm.land/lipgloss/v2"
+
+	"github.com/kroscope/kroscope/engine/state"
 )
 
 // TestStateMap pins the state → glyph/colour map the issue specifies.
@@ -24,6 +26,7 @@ func TestStateMap(t *testing.T) {
 		{"SKIPPED", "⊘", p.Grey},
 		{"ERROR", "✗", p.Red}, {"FAILED", "✗", p.Red},
 		{"DELETING", "⊖", p.Magenta}, {"PENDING_DELETION", "⊖", p.Magenta}, {"DELETED", "⊖", p.Magenta},
+		{"WAITING_FOR_READINESS", "◐", p.Yellow}, {"SUSPENDED", "‖", p.Grey},
 		{"SOMETHING_NEW", "?", p.Grey},
 	} {
 		if g := th.Glyph(c.state, 0); g != c.glyph {
@@ -41,7 +44,7 @@ func TestStateMap(t *testing.T) {
 
 func TestASCIIReplacesEveryGlyph(t *testing.T) {
 	g := ASCIIGlyphs
-	all := []string{g.Synced, g.Waiting, g.Pending, g.Skipped, g.Error, g.Deleting, g.Unknown, g.Cursor, g.Ellipsis,
+	all := []string{g.Synced, g.Waiting, g.Pending, g.Skipped, g.Error, g.Deleting, g.Suspended, g.Unknown, g.SortUp, g.SortDown, g.Cursor, g.Ellipsis,
 		g.Arrow, g.Sep, g.Warn, g.Dot, g.TreeBranch, g.TreeLast, g.TreeVert, g.TreeSpace, g.BarFull, g.BarEmpty, g.BarTick}
 	all = append(all, g.Spinner...)
 	b := g.Border
@@ -57,12 +60,12 @@ func TestASCIIReplacesEveryGlyph(t *testing.T) {
 	seen := map[string]Class{}
 	th := Must(Options{Name: Dark, ASCII: true})
 	for _, c := range Classes {
-		if c == ClassProgress {
+		if c == state.ClassProgressing {
 			continue
 		}
 		gl := th.ClassGlyph(c, 0)
 		if prev, dup := seen[gl]; dup {
-			t.Errorf("classes %s and %s share glyph %q", prev.Word(), c.Word(), gl)
+			t.Errorf("classes %s and %s share glyph %q", prev, c, gl)
 		}
 		seen[gl] = c
 	}

@@ -15,7 +15,7 @@ import (
 	"github.com/kroscope/kroscope/engine/state"
 )
 
-var benchStates = []string{"SYNCED", "SYNCED", "SYNCED", "WAITING_READY", "IN_PROGRESS", "PENDING", "ERROR", "SKIPPED"}
+var benchStates = []string{"SYNCED", "SYNCED", "SYNCED", "WAITING_FOR_READINESS", "IN_PROGRESS", "PENDING", "ERROR", "SKIPPED"}
 
 // benchObject is a Deployment-sized object, so memory figures are honest.
 func benchObject(ns, name string, i int) map[string]any {
@@ -80,10 +80,7 @@ func BenchmarkView1000x10(b *testing.B) {
 		b.Run(scr, func(b *testing.B) {
 			s := state.NewStore()
 			keys := fillStore(s, 1000, 10)
-			m, err := newModel(&storeBackend{Store: s}, Options{Theme: "dark", ConfigPath: "-", Now: func() time.Time { return fixedNow }})
-			if err != nil {
-				b.Fatal(err)
-			}
+			m := newModel(&storeBackend{Store: s}, Options{Theme: "dark", ConfigPath: "-", Now: func() time.Time { return fixedNow }})
 			m.Update(tea.WindowSizeMsg{Width: 200, Height: 50})
 			if scr == "instance" {
 				press(m, "j", "enter")
@@ -95,6 +92,7 @@ func BenchmarkView1000x10(b *testing.B) {
 				k := keys[(i*7)%40]
 				s.UpdateInstance(k, func(in *state.Instance) { in.Message = "changed " + strconv.Itoa(i) })
 				m.refresh()
+				m.sync()
 				if len(m.Frame()) == 0 {
 					b.Fatal("empty frame")
 				}
@@ -113,10 +111,7 @@ func BenchmarkChangeToFrame(b *testing.B) {
 	for range b.N {
 		s := state.NewStore()
 		keys := fillStore(s, 1000, 10)
-		m, err := newModel(&storeBackend{Store: s}, Options{Theme: "dark", ConfigPath: "-"})
-		if err != nil {
-			b.Fatal(err)
-		}
+		m := newModel(&storeBackend{Store: s}, Options{Theme: "dark", ConfigPath: "-"})
 		m.Update(tea.WindowSizeMsg{Width: 200, Height: 50})
 		msgs := make(chan tea.Msg, 1024)
 		var run func(tea.Cmd)
@@ -182,8 +177,8 @@ func BenchmarkChangeToFrame(b *testing.B) {
 			}
 		}
 		<-done
-		if m.unsub != nil {
-			m.unsub()
+		if m.feed.unsub != nil {
+			m.feed.unsub()
 		}
 		slices.Sort(lat)
 		if len(lat) == 0 {
@@ -210,10 +205,7 @@ func BenchmarkMemory1000x10(b *testing.B) {
 		runtime.ReadMemStats(&before)
 		s := state.NewStore()
 		fillStore(s, 1000, 10)
-		m, err := newModel(&storeBackend{Store: s}, Options{Theme: "dark", ConfigPath: "-", Now: func() time.Time { return fixedNow }})
-		if err != nil {
-			b.Fatal(err)
-		}
+		m := newModel(&storeBackend{Store: s}, Options{Theme: "dark", ConfigPath: "-", Now: func() time.Time { return fixedNow }})
 		m.Update(tea.WindowSizeMsg{Width: 200, Height: 50})
 		m.Frame()
 		for i := 0; i < 1000; i += 45 { // scroll through every row once
@@ -229,5 +221,28 @@ func BenchmarkMemory1000x10(b *testing.B) {
 		b.ReportMetric(float64(after.HeapAlloc-before.HeapAlloc)/(1<<20), "heap-MB")
 		runtime.KeepAlive(m)
 		runtime.KeepAlive(s)
+	}
+}
+
+// BenchmarkViewOnly1000x10 is View alone (what Bubble Tea calls per frame)
+// once Update has computed the panes: joining their lines.
+func BenchmarkViewOnly1000x10(b *testing.B) {
+	for _, scr := range []string{"instances", "instance"} {
+		b.Run(scr, func(b *testing.B) {
+			s := state.NewStore()
+			fillStore(s, 1000, 10)
+			m := newModel(&storeBackend{Store: s}, Options{Theme: "dark", ConfigPath: "-", Now: func() time.Time { return fixedNow }})
+			m.Update(tea.WindowSizeMsg{Width: 200, Height: 50})
+			if scr == "instance" {
+				press(m, "j", "enter")
+			}
+			b.ReportAllocs()
+			b.ResetTimer()
+			for range b.N {
+				if len(m.View().Content) == 0 {
+					b.Fatal("empty frame")
+				}
+			}
+		})
 	}
 }

@@ -6,8 +6,12 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
 
-	"sigs.k8s.io/yaml"
+	"go.yaml.in/yaml/v3"
 
 	"github.com/kroscope/kroscope/theme"
 )
@@ -17,12 +21,26 @@ import (
 //	theme: high-contrast      # auto, dark, light, high-contrast
 //	ascii: false
 //	keys:
-//	  requeue: ["x"]          # action name → keys
+//	  requeue: ["F5", "r"]    # action name → keys
 //	  delete: ["ctrl+x"]
 type Config struct {
-	Theme string              `json:"theme,omitempty"`
-	ASCII bool                `json:"ascii,omitempty"`
-	Keys  map[string][]string `json:"keys,omitempty"`
+	Theme string
+	ASCII bool
+	Keys  map[string][]string // normalised key names
+}
+
+// Problem is one thing wrong with a config file, where it is.
+type Problem struct {
+	File string
+	Line int // 0 when the whole file is concerned
+	Msg  string
+}
+
+func (p Problem) String() string {
+	if p.Line > 0 {
+		return fmt.Sprintf("%s:%d: %s", p.File, p.Line, p.Msg)
+	}
+	return p.File + ": " + p.Msg
 }
 
 // DefaultConfigPath is $XDG_CONFIG_HOME/kroscope/config.yaml, falling back
@@ -39,9 +57,10 @@ func DefaultConfigPath() string {
 	return filepath.Join(dir, "kroscope", "config.yaml")
 }
 
-// LoadConfig reads a config file. A missing file is an empty config; a
-// malformed one is an error naming the file and the field.
-func LoadConfig(path string) (Config, error) {
+// LoadConfig reads a config file. A missing file is an empty config. Each
+// bad entry is left out and reported with its line; the good ones apply, so
+// a typo never stops kroscope.
+func LoadConfig(path string) (Config, []Problem) {
 	var c Config
 	if path == "" {
 		return c, nil
@@ -51,18 +70,129 @@ func LoadConfig(path string) (Config, error) {
 		return c, nil
 	}
 	if err != nil {
-		return c, fmt.Errorf("reading config %s: %w", path, err)
+		return c, []Problem{{File: path, Msg: "cannot read: " + unwrapPathError(err)}}
 	}
-	if err := yaml.UnmarshalStrict(data, &c); err != nil {
-		return c, fmt.Errorf("config %s: %w", path, err)
+	return parseConfig(path, data)
+}
+
+func unwrapPathError(err error) string {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err.Error()
 	}
-	if !theme.Valid(c.Theme) {
-		_, err := theme.New(theme.Options{Name: c.Theme})
-		return c, fmt.Errorf("config %s: theme: %w", path, err)
+	return err.Error()
+}
+
+var yamlLine = regexp.MustCompile(`^yaml: line (\d+): (.*)$`)
+
+func parseConfig(path string, data []byte) (Config, []Problem) {
+	var c Config
+	var doc yaml.Node
+	if err := yaml.Unmarshal(data, &doc); err != nil {
+		p := Problem{File: path, Msg: "YAML syntax: " + strings.TrimPrefix(err.Error(), "yaml: ")}
+		if m := yamlLine.FindStringSubmatch(err.Error()); m != nil {
+			p.Line, _ = strconv.Atoi(m[1])
+			p.Msg = "YAML syntax: " + m[2]
+		}
+		return c, []Problem{p}
 	}
-	km := DefaultKeyMap()
-	if err := km.Remap(c.Keys); err != nil {
-		return c, fmt.Errorf("config %s: %w", path, err)
+	if len(doc.Content) == 0 {
+		return c, nil // empty file
 	}
-	return c, nil
+	root := doc.Content[0]
+	var probs []Problem
+	bad := func(n *yaml.Node, format string, args ...any) {
+		probs = append(probs, Problem{File: path, Line: n.Line, Msg: fmt.Sprintf(format, args...)})
+	}
+	if root.Kind != yaml.MappingNode {
+		bad(root, "want a mapping with theme, ascii and keys")
+		return c, probs
+	}
+	for i := 0; i+1 < len(root.Content); i += 2 {
+		k, v := root.Content[i], root.Content[i+1]
+		switch k.Value {
+		case "theme":
+			if v.Kind != yaml.ScalarNode || !theme.Valid(v.Value) {
+				bad(v, "theme: unknown theme %q (known: %s)", v.Value, strings.Join(theme.Names(), ", "))
+				continue
+			}
+			c.Theme = v.Value
+		case "ascii":
+			var b bool
+			if v.Kind != yaml.ScalarNode || v.Decode(&b) != nil {
+				bad(v, "ascii: %q is not true or false", v.Value)
+				continue
+			}
+			c.ASCII = b
+		case "keys":
+			if v.Kind != yaml.MappingNode {
+				bad(v, "keys: want a mapping of action name to keys, e.g. requeue: [\"f5\", \"r\"]")
+				continue
+			}
+			raw := map[string][]string{}
+			lines := map[string]*yaml.Node{}
+			for j := 0; j+1 < len(v.Content); j += 2 {
+				an, kv := v.Content[j], v.Content[j+1]
+				lines[an.Value] = an
+				switch kv.Kind {
+				case yaml.ScalarNode:
+					raw[an.Value] = []string{kv.Value}
+				case yaml.SequenceNode:
+					ks := []string{}
+					for _, e := range kv.Content {
+						if e.Kind != yaml.ScalarNode {
+							bad(e, "keys.%s: a key must be a string", an.Value)
+							continue
+						}
+						ks = append(ks, e.Value)
+					}
+					raw[an.Value] = ks
+				default:
+					bad(kv, "keys.%s: want a list of keys", an.Value)
+				}
+			}
+			good, errs := checkKeys(raw)
+			for n, msg := range conflicts(good) {
+				errs[n] = msg
+				delete(good, n)
+			}
+			names := make([]string, 0, len(errs))
+			for n := range errs {
+				names = append(names, n)
+			}
+			sort.Strings(names)
+			for _, n := range names {
+				bad(lines[n], "%s", errs[n])
+			}
+			if len(good) > 0 {
+				c.Keys = good
+			}
+		default:
+			bad(k, "%s: unknown setting (known: theme, ascii, keys)", k.Value)
+		}
+	}
+	sort.SliceStable(probs, func(i, j int) bool { return probs[i].Line < probs[j].Line })
+	return c, probs
+}
+
+// CheckConfig reports every problem of a config file ("" is the default
+// path); `kroscope config check` prints them.
+func CheckConfig(path string) (string, []Problem) {
+	if path == "" {
+		path = DefaultConfigPath()
+	}
+	_, probs := LoadConfig(path)
+	return path, probs
+}
+
+// problemsFlash is the one flash line for a config's problems.
+func problemsFlash(probs []Problem) string {
+	if len(probs) == 0 {
+		return ""
+	}
+	s := probs[0].String() + "; ignored"
+	if len(probs) > 1 {
+		s += fmt.Sprintf(" (and %d more: run kroscope config check)", len(probs)-1)
+	}
+	return s
 }

@@ -5,7 +5,10 @@ import (
 	"strings"
 	"time"
 
+	"charm.land/bubbles/v2/viewport"
+	tea "charm.land/bubbletea/v2"
 	"github.com/aymanbagabas/go-udiff"
+	"github.com/charmbracelet/x/ansi"
 	"sigs.k8s.io/yaml"
 
 	"github.com/kroscope/kroscope/engine/state"
@@ -36,10 +39,10 @@ func inspect(th *theme.Theme, r *state.Resource, w int, now time.Time) []string 
 		obj = r.Namespace + "/" + r.Name
 	}
 	if obj == "" {
-		switch theme.ClassOf(r.State) {
-		case theme.ClassError:
+		switch r.Phase().Class() {
+		case state.ClassFailed:
 			obj = "(not rendered: see the error)"
-		case theme.ClassSkipped:
+		case state.ClassSkipped:
 			obj = "(not rendered: excluded by includeWhen)"
 		default:
 			obj = "(not rendered yet: its inputs are pending)"
@@ -50,7 +53,7 @@ func inspect(th *theme.Theme, r *state.Resource, w int, now time.Time) []string 
 		row("External", "yes (read, never written or deleted)")
 	}
 	row("Needs", strings.Join(r.Dependencies, ", "))
-	row("Waiting for", r.WaitingFor)
+	row("Why", reason(r))
 	for _, e := range r.ReadyWhen {
 		row("readyWhen", e)
 	}
@@ -65,7 +68,7 @@ func inspect(th *theme.Theme, r *state.Resource, w int, now time.Time) []string 
 		row("Ready", r.Ready.Format("15:04:05")+" (after "+dur(r.Ready.Sub(r.FirstApplied))+")")
 	}
 	if r.Err != "" {
-		out = append(out, "", th.ClassStyle(theme.ClassError).Render("Error"))
+		out = append(out, "", th.ClassStyle(state.ClassFailed).Render("Error"))
 		for _, l := range wrap(r.Err, max(w-2, 8)) {
 			out = append(out, "  "+l)
 		}
@@ -73,12 +76,7 @@ func inspect(th *theme.Theme, r *state.Resource, w int, now time.Time) []string 
 	return out
 }
 
-func stateWord(s string) string {
-	if s == "" {
-		return "NEW"
-	}
-	return s
-}
+func stateWord(s string) string { return state.Phase(s).Word() }
 
 func isSecret(r *state.Resource) bool {
 	return r.Kind == "Secret" && (r.APIVersion == "v1" || r.APIVersion == "")
@@ -256,7 +254,7 @@ func timeline(th *theme.Theme, in *state.Instance, w int, now time.Time) []strin
 	for _, r := range in.Resources {
 		label := fit(r.ID, idW, th.G.Ellipsis)
 		if r.FirstApplied.IsZero() {
-			out = append(out, label+"  "+th.Dim.Render(fit("("+strings.ToLower(stateWord(r.State))+", not applied)", barW+durW+2, th.G.Ellipsis)))
+			out = append(out, label+"  "+th.Dim.Render(fit("("+r.Phase().Phrase()+", not applied)", barW+durW+2, th.G.Ellipsis)))
 			continue
 		}
 		a := col(r.FirstApplied)
@@ -320,7 +318,7 @@ func logsView(th *theme.Theme, logs []state.LogLine, match string, w, h int) []s
 		st := th.Dim
 		switch l.Level {
 		case "error":
-			st = th.ClassStyle(theme.ClassError)
+			st = th.ClassStyle(state.ClassFailed)
 		case "info":
 			st = th.Accent
 		}
@@ -333,19 +331,174 @@ func logsView(th *theme.Theme, logs []state.LogLine, match string, w, h int) []s
 	return out
 }
 
-// detailContent builds the right pane's text for the current tab; the
-// viewport scrolls it.
-func (m *Model) detailContent(in *state.Instance, w int) []string {
-	th := m.th
-	switch m.tab {
+// detailTab is what the detail pane shows.
+type detailTab int
+
+const (
+	tabInspect detailTab = iota
+	tabYAML
+	tabHistory
+	tabTimeline
+	tabLogs
+	numTabs
+)
+
+func (t detailTab) String() string {
+	return [...]string{"Inspect", "YAML", "History", "Timeline", "Logs"}[t]
+}
+
+// yamlMode is what the YAML tab shows; y cycles it.
+type yamlMode int
+
+const (
+	yamlDesired yamlMode = iota
+	yamlObserved
+	yamlDiff
+)
+
+func (y yamlMode) String() string { return [...]string{"desired", "observed", "diff"}[y] }
+
+// revealKey names one Secret whose data the user chose to see.
+type revealKey struct {
+	inst state.InstanceKey
+	id   string
+}
+
+// detailPane is the tab bar and the scrolled text of the selected node (or
+// of the instance, for History, Timeline and Logs). Tabs change what it
+// shows, never what j/k move.
+type detailPane struct {
+	c        *common
+	tab      detailTab
+	ymode    yamlMode
+	vp       viewport.Model
+	revealed map[revealKey]bool
+
+	w, h    int
+	content contentKey
+	lines   []string
+	drawn   detailKey
+}
+
+// contentKey is what the viewport's text depends on.
+type contentKey struct {
+	inst    state.InstanceKey
+	version uint64
+	node    string
+	tab     detailTab
+	ymode   yamlMode
+	w       int
+	reveal  bool
+	logs    int
+	th      *theme.Theme
+	clock   int64 // the timeline runs to now
+}
+
+// sameView: only the data changed, so the scroll position is kept.
+func (a contentKey) sameView(b contentKey) bool {
+	return a.inst == b.inst && a.node == b.node && a.tab == b.tab && a.ymode == b.ymode
+}
+
+type detailKey struct {
+	content contentKey
+	off     int
+	h       int
+}
+
+func newDetailPane(c *common) *detailPane {
+	vp := viewport.New()
+	vp.KeyMap = viewport.KeyMap{} // keys go through the action tables
+	return &detailPane{c: c, vp: vp, revealed: map[revealKey]bool{}}
+}
+
+func (d *detailPane) SetSize(w, h int) {
+	d.w, d.h = w, h
+	d.vp.SetWidth(w)
+	d.vp.SetHeight(max(h-1, 1))
+}
+
+func (d *detailPane) View() string { return strings.Join(d.lines, "\n") }
+
+func (d *detailPane) setTab(t detailTab) { d.tab = t }
+
+func (d *detailPane) scroll(n int) {
+	if n < 0 {
+		d.vp.ScrollUp(-n)
+	} else {
+		d.vp.ScrollDown(n)
+	}
+}
+
+func (d *detailPane) page(n int) { d.scroll(n * max(d.h-2, 1)) }
+
+// Update takes clicks relative to the pane's top line (the tab bar).
+func (d *detailPane) Update(msg tea.Msg) tea.Cmd {
+	if c, ok := msg.(tea.MouseClickMsg); ok && c.Button == tea.MouseLeft && c.Y == 0 {
+		d.clickTab(c.X)
+	}
+	return nil
+}
+
+// clickTab switches to the tab label under x.
+func (d *detailPane) clickTab(x int) {
+	sepW := ansi.StringWidth(" " + d.c.th.G.Sep + " ")
+	pos := 0
+	for t := detailTab(0); t < numTabs; t++ {
+		w := ansi.StringWidth(d.tabLabel(t))
+		if x >= pos && x < pos+w {
+			d.tab = t
+			return
+		}
+		pos += w + sepW
+	}
+}
+
+func (d *detailPane) tabLabel(t detailTab) string {
+	if t == tabYAML {
+		return t.String() + " (" + d.ymode.String() + ")"
+	}
+	return t.String()
+}
+
+// prepare sets the viewport's text when what it shows changed, and draws.
+func (d *detailPane) prepare(in *state.Instance, nodeID string, logs []state.LogLine) {
+	k := contentKey{inst: in.Key, version: in.Version, node: nodeID, tab: d.tab, ymode: d.ymode, w: d.w,
+		reveal: d.revealed[revealKey{in.Key, nodeID}], logs: len(logs), th: d.c.th}
+	if d.tab == tabTimeline {
+		k.clock = d.c.now().UnixMilli()
+	}
+	if k != d.content || d.lines == nil {
+		off := d.vp.YOffset()
+		d.vp.SetContentLines(d.text(in, nodeID, logs))
+		if d.lines != nil && k.sameView(d.content) {
+			d.vp.SetYOffset(off)
+		} else {
+			d.vp.GotoTop()
+		}
+		d.content = k
+	}
+	dk := detailKey{content: d.content, off: d.vp.YOffset(), h: d.h}
+	if dk == d.drawn && d.lines != nil {
+		return
+	}
+	d.drawn = dk
+	out := []string{d.tabBar()}
+	out = append(out, strings.Split(d.vp.View(), "\n")...)
+	d.lines = block(out, d.w, d.h, d.c.th.G.Ellipsis)
+}
+
+// text is the current tab's content.
+func (d *detailPane) text(in *state.Instance, nodeID string, logs []state.LogLine) []string {
+	th, w := d.c.th, d.w
+	switch d.tab {
 	case tabHistory:
 		return history(th, in, w)
 	case tabTimeline:
-		return timeline(th, in, w, m.now())
+		return timeline(th, in, w, d.c.now())
 	case tabLogs:
-		return logsView(th, m.snap.Logs, in.Key.Name, w, 500)
+		return logsView(th, logs, in.Key.Name, w, 500)
 	}
-	r := in.Resource(m.nodeID)
+	r := in.Resource(nodeID)
 	if r == nil {
 		lines := []string{th.Bold.Render(in.Kind + " " + name(in)), ""}
 		lines = append(lines, th.Label.Render("State       ")+th.State(in.State, stateWord(in.State), 0))
@@ -356,30 +509,22 @@ func (m *Model) detailContent(in *state.Instance, w int) []string {
 		}
 		return lines
 	}
-	if m.tab == tabYAML {
-		return yamlView(th, r, m.ymode, m.revealed[m.cur.String()+"#"+r.ID])
+	if d.tab == tabYAML {
+		return yamlView(th, r, d.ymode, d.revealed[revealKey{in.Key, r.ID}])
 	}
-	return inspect(th, r, w, m.now())
+	return inspect(th, r, w, d.c.now())
 }
 
 // tabBar renders "Inspect │ YAML │ ..." with the current tab highlighted.
-func (m *Model) tabBar(w int) string {
-	th := m.th
+func (d *detailPane) tabBar() string {
+	th := d.c.th
 	parts := make([]string, 0, numTabs)
 	for t := detailTab(0); t < numTabs; t++ {
-		label := t.String()
-		if t == tabYAML {
-			label += " (" + m.ymode.String() + ")"
-		}
-		if t == m.tab {
-			st := th.Title
-			if m.focus == paneDetail {
-				st = th.Selected
-			}
-			parts = append(parts, st.Render(label))
+		if t == d.tab {
+			parts = append(parts, th.Selected.Render(d.tabLabel(t)))
 		} else {
-			parts = append(parts, th.Dim.Render(label))
+			parts = append(parts, th.Dim.Render(d.tabLabel(t)))
 		}
 	}
-	return fit(strings.Join(parts, th.Dim.Render(" "+th.G.Sep+" ")), w, th.G.Ellipsis)
+	return fit(strings.Join(parts, th.Dim.Render(" "+th.G.Sep+" ")), d.w, th.G.Ellipsis)
 }

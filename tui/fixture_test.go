@@ -116,7 +116,7 @@ func fixture() *state.Snapshot {
 		}, Version: 10}
 
 	blogRes := webappResources("team-a", "blog")
-	blogRes[2].State, blogRes[2].Ready = "WAITING_READY", time.Time{}
+	blogRes[2].State, blogRes[2].Ready = "WAITING_FOR_READINESS", time.Time{}
 	blogRes[2].FirstApplied = at(-20)
 	blogRes[2].WaitingFor = "readyWhen ${deployment.status.availableReplicas == deployment.spec.replicas} = false (0 of 2)"
 	blogRes[3].State, blogRes[3].FirstApplied, blogRes[3].Ready = "PENDING", time.Time{}, time.Time{}

@@ -159,7 +159,7 @@ func TestFlowHelpShowsKeys(t *testing.T) {
 	tm, _ := startFlow(t, Options{})
 	send(tm, "?")
 	out := finalFrame(t, tm)
-	for _, want := range []string{"Keys", "requeue all shown", "ctrl+d", "next error", "filter"} {
+	for _, want := range []string{"Keys", "requeue all shown", "ctrl+d", "next instance in error", "filter", "esc always goes back one level"} {
 		if !strings.Contains(out, want) {
 			t.Fatalf("help lacks %q:\n%s", want, out)
 		}
@@ -190,10 +190,10 @@ func TestFlowRemappedKeyFromConfig(t *testing.T) {
 	if r, _, _ := f.calls(); len(r) != 1 || r[0].Name != "blog" {
 		t.Fatalf("requeue calls = %v, want one for team-a/blog", r)
 	}
-	if !strings.Contains(out, "x/F5 requeue") {
+	if !strings.Contains(out, "x/f5 requeue") {
 		t.Fatalf("help line does not show the remapped key:\n%s", out)
 	}
-	if th := m.(*Model).th.Name; th != "high-contrast" {
+	if th := m.(*Model).c.th.Name; th != "high-contrast" {
 		t.Fatalf("theme from config = %s", th)
 	}
 }
@@ -204,11 +204,13 @@ func TestBadConfigIsReportedNotFatal(t *testing.T) {
 		t.Fatal(err)
 	}
 	m := NewModel(newFake(fixture()), Options{ConfigPath: path, Now: func() time.Time { return fixedNow }}).(*Model)
-	if !m.flashErr || !strings.Contains(m.flash, path) || !strings.Contains(m.flash, "keys.explode") {
-		t.Fatalf("flash = %q, want an error naming the file and the field", m.flash)
+	if !m.flash.isErr || !strings.Contains(m.flash.text, path+":2:") || !strings.Contains(m.flash.text, "keys.explode") {
+		t.Fatalf("flash = %q, want an error naming the file, the line and the field", m.flash.text)
 	}
-	if _, err := newModel(newFake(fixture()), Options{Theme: "sepia", ConfigPath: "-"}); err == nil || !strings.Contains(err.Error(), `"sepia"`) {
-		t.Fatalf("unknown theme error = %v", err)
+	// A bad --theme starts on auto and says so.
+	m = newModel(newFake(fixture()), Options{Theme: "sepia", ConfigPath: "-"})
+	if !strings.Contains(m.flash.text, `"sepia"`) || m.c.th.Name != "auto" {
+		t.Fatalf("unknown theme: flash %q, theme %s", m.flash.text, m.c.th.Name)
 	}
 }
 

@@ -23,10 +23,7 @@ func newTestModel(t testing.TB, snap *state.Snapshot, o Options, w, h int) (*Mod
 	}
 	o.ConfigPath = "-"
 	o.Now = func() time.Time { return fixedNow }
-	m, err := newModel(f, o)
-	if err != nil {
-		t.Fatal(err)
-	}
+	m := newModel(f, o)
 	m.Update(tea.WindowSizeMsg{Width: w, Height: h})
 	return m, f
 }
@@ -46,6 +43,14 @@ func keyMsg(s string) tea.KeyPressMsg {
 		return tea.KeyPressMsg{Code: tea.KeyEscape}
 	case "tab":
 		return tea.KeyPressMsg{Code: tea.KeyTab}
+	case "shift+tab":
+		return tea.KeyPressMsg{Code: tea.KeyTab, Mod: tea.ModShift}
+	case "pgdown":
+		return tea.KeyPressMsg{Code: tea.KeyPgDown}
+	case "pgup":
+		return tea.KeyPressMsg{Code: tea.KeyPgUp}
+	case "f5":
+		return tea.KeyPressMsg{Code: tea.KeyF5}
 	case "down":
 		return tea.KeyPressMsg{Code: tea.KeyDown}
 	case "up":
@@ -107,6 +112,15 @@ func screens() []screenCase {
 		{name: "instances_80x24", w: 80, h: 24},
 		{name: "instances_160x48", w: 160, h: 48},
 		{name: "instances_sorted_state_160x48", w: 160, h: 48, keys: []string{"s"}},
+		{name: "instances_sorted_state_reversed_160x48", w: 160, h: 48, keys: []string{"S", "S"}},
+		{name: "instances_220x60", w: 220, h: 60},
+		{name: "filter_typing_80x24", w: 80, h: 24, keys: []string{"/"}},
+		{name: "instance_220x60", w: 220, h: 60, keys: []string{"j", "enter", "j", "j", "j", "j"}},
+		{name: "waiting_220x60", w: 220, h: 60, keys: []string{"enter", "j", "j"}},
+		{name: "waiting_short_states_100x30", w: 100, h: 30, keys: []string{"enter", "j", "j"}},
+		{name: "help_220x60", w: 220, h: 60, keys: []string{"?"}},
+		{name: "help_instance_160x48", w: 160, h: 48, keys: []string{"enter", "?"}},
+		{name: "delete_dialog_220x60", w: 220, h: 60, keys: []string{"j", "ctrl+d"}},
 		{name: "instances_logs_160x48", w: 160, h: 48, keys: []string{"L"}},
 		{name: "filter_state_error_80x24", w: 80, h: 24, keys: []string{"/", "s", "t", "a", "t", "e", ":", "e", "r", "r", "o", "r", "enter"}},
 		{name: "help_80x24", w: 80, h: 24, keys: []string{"?"}},
@@ -129,6 +143,12 @@ func screens() []screenCase {
 		{name: "watch_lost_80x24", w: 80, h: 24, snap: errSnap},
 		{name: "startup_80x24", w: 80, h: 24, snap: startup},
 		{name: "startup_160x48", w: 160, h: 48, snap: startup},
+		{name: "startup_220x60", w: 220, h: 60, snap: startup},
+		{name: "idle_instances_160x48", w: 160, h: 48, snap: func() *state.Snapshot {
+			s := fixture()
+			s.Engine.QueueDepth, s.Engine.BusyWorkers, s.Engine.ReconcilesPerSecond = 0, 0, 0
+			return s
+		}},
 		{name: "fatal_80x24", w: 80, h: 24, snap: fatal},
 		{name: "fatal_160x48", w: 160, h: 48, snap: fatal},
 		{name: "nocolor_instances_80x24", w: 80, h: 24, opts: Options{NoColor: true}, check: noColour},

@@ -4,20 +4,28 @@ import (
 	"strconv"
 	"strings"
 
+	tea "charm.land/bubbletea/v2"
+
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/kroscope/kroscope/engine/state"
+	"github.com/kroscope/kroscope/theme"
 )
 
-// graphEntry caches an instance's tree layout; it changes only with the
-// instance's Version.
-type graphEntry struct {
+// treeKey is what a tree layout depends on.
+type treeKey struct {
 	key     state.InstanceKey
 	version uint64
 	ascii   bool
-	order   []string // node ids in display order
-	prefix  []string // tree connectors before each node
-	needs   []string // "needs: a, b" for nodes with several parents
+}
+
+// tree is an instance's graph laid out as a tree; it changes only with the
+// instance's Version.
+type tree struct {
+	key    treeKey
+	order  []string // node ids in display order
+	prefix []string // tree connectors before each node
+	needs  []string // "needs: a, b" for nodes with several parents
 }
 
 // layoutTree lays the graph out as a tree: roots are resources with no
@@ -77,44 +85,129 @@ func layoutTree(in *state.Instance, branch, last, vert, space string) (order, pr
 	return order, prefix, needs
 }
 
-func (m *Model) graph(in *state.Instance) *graphEntry {
-	g := &m.graphCache
-	if g.order == nil || g.key != in.Key || g.version != in.Version || g.ascii != m.opts.ASCII {
-		G := m.th.G
-		order, prefix, needs := layoutTree(in, G.TreeBranch, G.TreeLast, G.TreeVert, G.TreeSpace)
-		*g = graphEntry{key: in.Key, version: in.Version, ascii: m.opts.ASCII, order: order, prefix: prefix, needs: needs}
-	}
-	return g
+// graphPane is the instance's tree with a node cursor. The cursor stays on
+// the same resource id across updates.
+type graphPane struct {
+	c      *common
+	tree   tree
+	node   int
+	nodeID string
+	offset int
+
+	w, h  int
+	drawn graphKey
+	lines []string
 }
 
-// graphOrder is the node order the cursor walks.
-func (m *Model) graphOrder(in *state.Instance) []string { return m.graph(in).order }
+type graphKey struct {
+	tree                      treeKey
+	node, offset, frame, w, h int
+	th                        *theme.Theme
+}
 
-// graphPane renders the tree into w×h, keeping the cursor visible.
-func (m *Model) graphPane(in *state.Instance, w, h int) []string {
-	th := m.th
-	g := m.graph(in)
+func (g *graphPane) SetSize(w, h int) { g.w, g.h = w, h }
+
+func (g *graphPane) View() string { return strings.Join(g.lines, "\n") }
+
+// layout lays the instance out when its Version changed.
+func (g *graphPane) layout(in *state.Instance) {
+	k := treeKey{key: in.Key, version: in.Version, ascii: g.c.opts.ASCII}
+	if g.tree.order != nil && g.tree.key == k {
+		return
+	}
+	G := g.c.th.G
+	order, prefix, needs := layoutTree(in, G.TreeBranch, G.TreeLast, G.TreeVert, G.TreeSpace)
+	g.tree = tree{key: k, order: order, prefix: prefix, needs: needs}
+	// Keep the cursor on the same resource.
+	for i, id := range order {
+		if id == g.nodeID {
+			g.node = i
+			return
+		}
+	}
+	g.node = clamp(g.node, 0, len(order)-1)
+	if g.node < len(order) {
+		g.nodeID = order[g.node]
+	}
+}
+
+func (g *graphPane) move(d int) {
+	g.select1(clamp(g.node+d, 0, len(g.tree.order)-1))
+}
+
+func (g *graphPane) select1(i int) {
+	if i >= 0 && i < len(g.tree.order) {
+		g.node, g.nodeID = i, g.tree.order[i]
+	}
+}
+
+// Update takes clicks relative to the pane's top line (the title).
+func (g *graphPane) Update(msg tea.Msg) tea.Cmd {
+	if c, ok := msg.(tea.MouseClickMsg); ok && c.Button == tea.MouseLeft && c.Y >= 1 {
+		g.select1(g.offset + c.Y - 1)
+	}
+	return nil
+}
+
+// stateWords are the state column's words: full unless the pane is too
+// narrow for them next to a readable name, then the short forms.
+func (g *graphPane) stateWords(in *state.Instance) (words map[string]string, width int) {
+	words = make(map[string]string, len(in.Resources))
+	full := 0
+	for i := range in.Resources {
+		full = max(full, len(in.Resources[i].Phase().Word()))
+	}
+	short := g.w-full-1 < 34
+	for i := range in.Resources {
+		r := &in.Resources[i]
+		w := r.Phase().Word()
+		if short {
+			w = r.Phase().Short()
+		}
+		words[r.ID] = w
+		width = max(width, len(w))
+	}
+	return words, width + 1
+}
+
+// prepare draws the tree into w×h, keeping the cursor visible.
+func (g *graphPane) prepare(in *state.Instance) {
+	g.layout(in)
+	rows := g.h - 1
+	if g.node < g.offset {
+		g.offset = g.node
+	}
+	if g.node >= g.offset+rows {
+		g.offset = g.node - rows + 1
+	}
+	g.offset = clamp(g.offset, 0, max(len(g.tree.order)-rows, 0))
+	k := graphKey{tree: g.tree.key, node: g.node, offset: g.offset, frame: g.c.frame, w: g.w, h: g.h, th: g.c.th}
+	if g.lines != nil && k == g.drawn {
+		return
+	}
+	g.drawn = k
+	g.lines = block(g.draw(in, rows), g.w, g.h, g.c.th.G.Ellipsis)
+}
+
+func (g *graphPane) draw(in *state.Instance, rows int) []string {
+	th, w, t := g.c.th, g.w, &g.tree
 	ready, total := in.ReadyCount()
 	title := th.Header.Render(fit("GRAPH "+strconv.Itoa(ready)+"/"+strconv.Itoa(total)+" ready", w, ""))
 	out := []string{title}
-	rows := h - 1
-	if len(g.order) == 0 {
+	if len(t.order) == 0 {
 		return append(out, th.Dim.Render(fit("  no resources", w, "")))
 	}
-	if m.node < m.nodeOffset {
-		m.nodeOffset = m.node
+	words, stW := g.stateWords(in)
+	if w < 30 {
+		stW = 0 // too narrow for a column: the glyph still tells the state
 	}
-	if m.node >= m.nodeOffset+rows {
-		m.nodeOffset = m.node - rows + 1
-	}
-	m.nodeOffset = clamp(m.nodeOffset, 0, max(len(g.order)-rows, 0))
-	end := min(m.nodeOffset+rows, len(g.order))
-	for i := m.nodeOffset; i < end; i++ {
-		r := in.Resource(g.order[i])
+	end := min(g.offset+rows, len(t.order))
+	for i := g.offset; i < end; i++ {
+		r := in.Resource(t.order[i])
 		if r == nil {
 			continue
 		}
-		sel := i == m.node
+		sel := i == g.node
 		cur := "  "
 		if sel {
 			cur = th.G.Cursor + " "
@@ -126,41 +219,28 @@ func (m *Model) graphPane(in *state.Instance, w, h int) []string {
 		if r.External {
 			obj += " [external]"
 		}
-		// A right-hand state column keeps the word readable however deep
-		// the tree goes; it is dropped when the pane is too narrow.
-		stW := 0
-		if w >= 40 {
-			stW = 15
-		}
 		// Deep chains would push names off screen: keep only the innermost
 		// levels of indentation, marked by an ellipsis.
-		prefix := g.prefix[i]
+		prefix := t.prefix[i]
 		if maxIndent := max(w/3, 9); ansi.StringWidth(prefix) > maxIndent {
 			prefix = th.G.Ellipsis + ansi.TruncateLeft(prefix, ansi.StringWidth(prefix)-maxIndent+ansi.StringWidth(th.G.Ellipsis), "")
 		}
-		left := prefix + th.Glyph(r.State, m.frame) + " " + r.ID + "  " + r.Kind + " " + obj
-		if g.needs[i] != "" {
-			left += "  " + g.needs[i]
-		}
+		word := fit(" "+words[r.ID], stW, "")
 		if sel {
-			st := th.Selected
-			if m.focus != paneGraph {
-				st = th.Bold
+			left := prefix + th.Glyph(r.State, g.c.frame) + " " + r.ID + "  " + r.Kind + " " + obj
+			if t.needs[i] != "" {
+				left += "  " + t.needs[i]
 			}
-			line := fit(cur+left, w-stW, th.G.Ellipsis)
-			if stW > 0 {
-				line += fit(" "+stateWord(r.State), stW, th.G.Ellipsis)
-			}
-			out = append(out, st.Render(line))
+			out = append(out, th.Selected.Render(fit(cur+left, w-stW, th.G.Ellipsis)+word))
 			continue
 		}
-		styled := th.Dim.Render(prefix) + th.State(r.State, "", m.frame) + " " + r.ID + "  " + th.Dim.Render(r.Kind) + " " + obj
-		if g.needs[i] != "" {
-			styled += "  " + th.Dim.Render(g.needs[i])
+		styled := th.Dim.Render(prefix) + th.State(r.State, "", g.c.frame) + " " + r.ID + "  " + th.Dim.Render(r.Kind) + " " + obj
+		if t.needs[i] != "" {
+			styled += "  " + th.Dim.Render(t.needs[i])
 		}
 		line := fit(cur+styled, w-stW, th.G.Ellipsis)
 		if stW > 0 {
-			line += th.Style(r.State).Render(fit(" "+stateWord(r.State), stW, th.G.Ellipsis))
+			line += th.Style(r.State).Render(word)
 		}
 		out = append(out, line)
 	}

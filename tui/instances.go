@@ -6,6 +6,8 @@ import (
 	"strings"
 	"time"
 
+	"charm.land/bubbles/v2/textinput"
+	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/kroscope/kroscope/engine/state"
@@ -56,8 +58,8 @@ func parseQuery(s string) query {
 func (q query) match(in *state.Instance) bool {
 	if len(q.states) > 0 {
 		st := strings.ToLower(in.State)
-		cl := theme.ClassOf(in.State).Word()
-		if !slices.ContainsFunc(q.states, func(s string) bool { return s == st || s == cl }) {
+		cl := state.Phase(in.State).Class().String()
+		if !slices.ContainsFunc(q.states, func(s string) bool { return s == st || s == cl || classAlias[s] == cl }) {
 			return false
 		}
 	}
@@ -79,132 +81,338 @@ func (q query) match(in *state.Instance) bool {
 	return true
 }
 
-func (m *Model) setQuery(s string) {
-	m.query = s
-	m.rebuildRows()
+// classAlias lets state: take the words people type for a class.
+var classAlias = map[string]string{"synced": "ok", "ready": "ok", "progress": "progressing", "error": "failed", "wait": "waiting"}
+
+// instancesScreen is the instances table, its filter and the log pane. It
+// is always at the bottom of the screen stack.
+type instancesScreen struct {
+	c    *common
+	snap *state.Snapshot
+
+	rows    []*state.Instance
+	rowsFor rowsKey
+	cursor  int
+	offset  int
+	selKey  state.InstanceKey
+	// moved: the user chose a row, so the cursor follows that instance.
+	// Until then the list stays at its top whatever arrives first.
+	moved bool
+
+	sortBy    sortKey
+	desc      bool
+	query     string
+	filter    textinput.Model
+	filtering bool
+	showLogs  bool
+
+	rowCache map[state.InstanceKey]rowEntry
+
+	w, h       int
+	drawn      listKey
+	lines      []string
+	promptLine string
+}
+
+// rowsKey is what the filtered, sorted rows were built from.
+type rowsKey struct {
+	version uint64
+	query   string
+	sortBy  sortKey
+	desc    bool
+}
+
+// listKey is everything the drawn lines depend on.
+type listKey struct {
+	rows             rowsKey
+	cursor, w, h     int
+	frame            int
+	now              int64 // seconds: the ago columns
+	showLogs         bool
+	logs             int
+	th               *theme.Theme
+	filtering        bool
+	filterView, flag string
+}
+
+func newInstancesScreen(c *common) *instancesScreen {
+	f := textinput.New()
+	f.Prompt = "/"
+	f.Placeholder = "text, state:error, kind:WebApp, ns:team-a"
+	return &instancesScreen{c: c, filter: f, rowCache: map[state.InstanceKey]rowEntry{}, snap: &state.Snapshot{}}
+}
+
+func (p *instancesScreen) pane() pane {
+	if p.filtering {
+		return paneFilter
+	}
+	return paneInstances
+}
+
+func (p *instancesScreen) overlay() bool { return false }
+
+func (p *instancesScreen) SetSize(w, h int) {
+	p.w, p.h = w, h
+	// The placeholder shows whole only with a width (bubbles draws just its
+	// first letter otherwise).
+	p.filter.SetWidth(max(w-2, 1))
+}
+
+func (p *instancesScreen) Update(msg tea.Msg) tea.Cmd {
+	switch msg := msg.(type) {
+	case snapMsg:
+		p.snap = msg.snap
+		p.rebuildRows()
+	case tea.MouseClickMsg:
+		// Line 0 is the counts, line 1 the table header.
+		if msg.Button == tea.MouseLeft {
+			if i := p.offset + msg.Y - 2; msg.Y >= 2 && i < len(p.rows) {
+				p.cursor = i
+				p.follow()
+			}
+		}
+	case tea.MouseWheelMsg:
+		if msg.Button == tea.MouseWheelUp {
+			p.move(-3)
+		} else if msg.Button == tea.MouseWheelDown {
+			p.move(3)
+		}
+	case tea.KeyPressMsg:
+		if p.filtering {
+			var cmd tea.Cmd
+			p.filter, cmd = p.filter.Update(msg)
+			p.setQuery(p.filter.Value())
+			return cmd
+		}
+	default:
+		if p.filtering {
+			var cmd tea.Cmd
+			p.filter, cmd = p.filter.Update(msg)
+			return cmd
+		}
+	}
+	return nil
+}
+
+func (p *instancesScreen) selected() *state.Instance {
+	if p.cursor >= 0 && p.cursor < len(p.rows) {
+		return p.rows[p.cursor]
+	}
+	return nil
+}
+
+// follow pins the cursor to the instance under it.
+func (p *instancesScreen) follow() {
+	if in := p.selected(); in != nil {
+		p.selKey, p.moved = in.Key, true
+	}
+}
+
+func (p *instancesScreen) move(d int) {
+	p.cursor = clamp(p.cursor+d, 0, len(p.rows)-1)
+	p.follow()
+}
+
+func (p *instancesScreen) pageSize() int { return max(p.h-3, 1) }
+
+// toFirst puts the cursor on the first row: filtering and sorting do.
+func (p *instancesScreen) toFirst() {
+	p.cursor, p.offset = 0, 0
+	p.follow()
+}
+
+func (p *instancesScreen) setQuery(s string) {
+	if s == p.query {
+		return
+	}
+	p.query = s
+	p.rebuildRows()
+	p.toFirst()
+}
+
+// setSort sorts by k; the same key again reverses the order.
+func (p *instancesScreen) setSort(k sortKey) {
+	if p.sortBy == k {
+		p.desc = !p.desc
+	} else {
+		p.sortBy, p.desc = k, false
+	}
+	p.rebuildRows()
+	p.toFirst()
 }
 
 // rebuildRows filters and sorts the instances when the snapshot, the filter
-// or the sort order changed, keeping the cursor on the same instance.
-func (m *Model) rebuildRows() {
-	if m.snap == nil {
+// or the order changed.
+func (p *instancesScreen) rebuildRows() {
+	key := rowsKey{version: p.snap.Version, query: p.query, sortBy: p.sortBy, desc: p.desc}
+	if p.rows != nil && key == p.rowsFor {
 		return
 	}
-	if m.rows != nil && m.rowsFor == m.snap.Version && m.rowsQuery == m.query && m.rowsSort == m.sortBy {
-		return
-	}
-	q := parseQuery(m.query)
-	rows := make([]*state.Instance, 0, len(m.snap.Instances))
-	for _, in := range m.snap.Instances {
+	q := parseQuery(p.query)
+	rows := make([]*state.Instance, 0, len(p.snap.Instances))
+	for _, in := range p.snap.Instances {
 		if q.match(in) {
 			rows = append(rows, in)
 		}
 	}
-	if m.sortBy != sortName {
-		by := m.sortBy
-		slices.SortStableFunc(rows, func(a, b *state.Instance) int {
-			switch by {
-			case sortState:
-				// Worst first: errors, then waiting, then progress...
-				return rank(a.State) - rank(b.State)
-			case sortKind:
-				return strings.Compare(a.Kind, b.Kind)
-			case sortAge:
-				return a.Created.Compare(b.Created)
-			case sortLast:
-				return b.LastReconcile.Compare(a.LastReconcile)
+	by, desc := p.sortBy, p.desc
+	slices.SortStableFunc(rows, func(a, b *state.Instance) int {
+		c := 0
+		switch by {
+		case sortState:
+			c = rank(a) - rank(b) // worst first
+		case sortKind:
+			c = strings.Compare(a.Kind, b.Kind)
+		case sortAge:
+			c = b.Created.Compare(a.Created) // youngest first, as AGE grows
+		case sortLast:
+			c = b.LastReconcile.Compare(a.LastReconcile) // most recent first
+		}
+		if c == 0 {
+			c = compareNames(a.Key, b.Key)
+		}
+		if desc {
+			c = -c
+		}
+		return c
+	})
+	p.rows, p.rowsFor = rows, key
+	p.cursor = clamp(p.cursor, 0, len(rows)-1)
+	if p.moved {
+		for i, in := range rows {
+			if in.Key == p.selKey {
+				p.cursor = i
+				break
 			}
-			return 0
-		})
-	}
-	m.rows, m.rowsFor, m.rowsQuery, m.rowsSort = rows, m.snap.Version, m.query, m.sortBy
-	m.cursor = clamp(m.cursor, 0, len(rows)-1)
-	for i, in := range rows {
-		if in.Key == m.selKey {
-			m.cursor = i
-			break
 		}
 	}
-	if m.cursor < len(rows) {
-		m.selKey = rows[m.cursor].Key
-	}
-	// Forget cached rows of instances that are gone.
-	if len(m.rowCache) > 2*len(m.snap.Instances)+64 {
-		m.rowCache = map[state.InstanceKey]*rowEntry{}
+	if len(p.rowCache) > 2*len(p.snap.Instances)+64 {
+		p.rowCache = map[state.InstanceKey]rowEntry{} // forget instances that are gone
 	}
 }
 
-func rank(st string) int {
-	switch theme.ClassOf(st) {
-	case theme.ClassError:
+// compareNames orders by namespace, then name, naturally (blog-7 before
+// blog-69), then by resource.
+func compareNames(a, b state.InstanceKey) int {
+	if c := natural(a.Namespace, b.Namespace); c != 0 {
+		return c
+	}
+	if c := natural(a.Name, b.Name); c != 0 {
+		return c
+	}
+	return strings.Compare(a.Resource, b.Resource)
+}
+
+// natural compares strings with runs of digits compared as numbers.
+func natural(a, b string) int {
+	for a != "" && b != "" {
+		da, db := digits(a), digits(b)
+		if da > 0 && db > 0 {
+			na, nb := strings.TrimLeft(a[:da], "0"), strings.TrimLeft(b[:db], "0")
+			if len(na) != len(nb) {
+				return len(na) - len(nb)
+			}
+			if c := strings.Compare(na, nb); c != 0 {
+				return c
+			}
+			a, b = a[da:], b[db:]
+			continue
+		}
+		if a[0] != b[0] {
+			return int(a[0]) - int(b[0])
+		}
+		a, b = a[1:], b[1:]
+	}
+	return len(a) - len(b)
+}
+
+func digits(s string) int {
+	n := 0
+	for n < len(s) && s[n] >= '0' && s[n] <= '9' {
+		n++
+	}
+	return n
+}
+
+// rank orders states worst first: failed, waiting, deleting, progressing...
+func rank(in *state.Instance) int {
+	switch in.Phase().Class() {
+	case state.ClassFailed:
 		return 0
-	case theme.ClassWaiting:
+	case state.ClassWaiting:
 		return 1
-	case theme.ClassDeleting:
+	case state.ClassDeleting:
 		return 2
-	case theme.ClassProgress:
+	case state.ClassProgressing:
 		return 3
-	case theme.ClassPending:
+	case state.ClassPending:
 		return 4
-	case theme.ClassUnknown:
+	case state.ClassSuspended:
 		return 5
+	case state.ClassUnknown:
+		return 6
 	}
-	return 6
+	return 7
 }
 
-// columns are the instance table's column widths for a terminal width; the
-// message takes what is left. The last-reconcile column needs 100 cells.
-type columns struct{ state, name, kind, ready, age, last, msg int }
+// columns are the table's column widths; the message takes what is left.
+// The state column is as wide as the longest state shown.
+type columns struct {
+	state, name, kind, ready, age, last, took, msg int
+	short                                          bool // short state words: the terminal is narrow
+}
 
-func tableColumns(w int) columns {
-	c := columns{state: 13, kind: 10, ready: 5, age: 4}
+func tableColumns(w, stateW int) columns {
+	c := columns{state: stateW, kind: 10, ready: 5, age: 4}
+	if w < 60 {
+		c.short = true
+		c.state = min(stateW, 14)
+	}
+	gaps := 5
 	if w >= 100 {
-		c.last = 12
-		c.kind = 12
+		c.last, c.took, c.kind = 10, 7, 12
+		gaps = 7
 	}
-	fixed := c.state + c.kind + c.ready + c.age + c.last
-	gaps := 6
-	if c.last == 0 {
-		gaps = 5
-	}
-	rest := w - fixed - gaps
+	rest := w - c.state - c.kind - c.ready - c.age - c.last - c.took - gaps
 	c.name = clamp(rest*2/5, 12, 32)
 	c.msg = max(rest-c.name, 0)
 	return c
 }
 
-// rowEntry caches one rendered table row. Rows depend on the instance
-// Version, the width, the spinner frame (when in progress) and the two
-// clock columns; anything else reuses the string.
+// rowEntry caches one rendered row: it depends on the instance Version,
+// the columns, the theme, the spinner frame (in progress) and the clock
+// columns.
 type rowEntry struct {
-	version   uint64
-	width     int
-	frame     int
-	age, last string
-	line      string
+	version uint64
+	cols    columns
+	th      *theme.Theme
+	frame   int
+	clock   string
+	line    string
 }
 
-func (m *Model) row(in *state.Instance, c columns, selected bool) string {
-	now := m.now()
+func (p *instancesScreen) row(in *state.Instance, c columns, selected bool) string {
+	now := p.c.now()
 	age := ageOf(now, in.Created)
-	last := "-"
+	last, took := "-", ""
 	if !in.LastReconcile.IsZero() {
-		last = ago(now, in.LastReconcile) + " " + dur(in.LastDuration)
+		last, took = ageOf(now, in.LastReconcile)+" ago", spaced(in.LastDuration)
 	}
 	frame := 0
-	if theme.ClassOf(in.State) == theme.ClassProgress {
-		frame = m.frame
+	if in.Phase().Class() == state.ClassProgressing {
+		frame = p.c.frame
 	}
+	clock := age + "|" + last + "|" + took
 	if !selected {
-		if e := m.rowCache[in.Key]; e != nil && e.version == in.Version && e.width == m.w && e.frame == frame && e.age == age && e.last == last {
+		if e, ok := p.rowCache[in.Key]; ok && e.version == in.Version && e.cols == c && e.th == p.c.th && e.frame == frame && e.clock == clock {
 			return e.line
 		}
 	}
-	th := m.th
+	th := p.c.th
 	el := th.G.Ellipsis
-	word := in.State
-	if word == "" {
-		word = "NEW"
+	word := in.Phase().Word()
+	if c.short {
+		word = in.Phase().Short()
 	}
 	ready, total := in.ReadyCount()
 	msg := in.Message
@@ -221,24 +429,22 @@ func (m *Model) row(in *state.Instance, c columns, selected bool) string {
 		fit(age, c.age, el),
 	}
 	if c.last > 0 {
-		cells = append(cells, fit(last, c.last, el))
+		cells = append(cells, fit(last, c.last, el), fit(took, c.took, el))
 	}
 	cells = append(cells, fit(msg, c.msg, el))
-	var line string
 	if selected {
 		cells[0] = stateCell
-		line = th.Selected.Render(fit(strings.Join(cells, " "), m.w, el))
-		return line
+		return th.Selected.Render(fit(strings.Join(cells, " "), p.w, el))
 	}
 	cells[0] = th.Style(in.State).Render(stateCell)
 	if ready < total && ready > 0 {
 		cells[3] = th.Dim.Render(cells[3])
 	}
-	if theme.ClassOf(in.State) == theme.ClassError {
-		cells[len(cells)-1] = th.ClassStyle(theme.ClassError).UnsetBold().Render(cells[len(cells)-1])
+	if in.Phase().Class() == state.ClassFailed {
+		cells[len(cells)-1] = th.ClassStyle(state.ClassFailed).UnsetBold().Render(cells[len(cells)-1])
 	}
-	line = strings.Join(cells, " ")
-	m.rowCache[in.Key] = &rowEntry{version: in.Version, width: m.w, frame: frame, age: age, last: last, line: line}
+	line := strings.Join(cells, " ")
+	p.rowCache[in.Key] = rowEntry{version: in.Version, cols: c, th: th, frame: frame, clock: clock, line: line}
 	return line
 }
 
@@ -256,160 +462,237 @@ func shortName(in *state.Instance, w int, el string) string {
 	return ansi.Truncate(in.Key.Namespace, avail, el) + "/" + in.Key.Name
 }
 
-func tableHeader(c columns) string {
-	cells := []string{fit("STATE", c.state, ""), fit("NAMESPACE/NAME", c.name, ""), fit("KIND", c.kind, ""), fit("READY", c.ready, ""), fit("AGE", c.age, "")}
+func name(in *state.Instance) string {
+	if in.Key.Namespace == "" {
+		return in.Key.Name
+	}
+	return in.Key.Namespace + "/" + in.Key.Name
+}
+
+// tableHeader names the columns; the sorted one carries an arrow.
+func (p *instancesScreen) tableHeader(c columns) string {
+	g := p.c.th.G
+	arrow := func(k sortKey, label string) string {
+		if p.sortBy != k {
+			return label
+		}
+		if p.desc {
+			return label + g.SortDown
+		}
+		return label + g.SortUp
+	}
+	cells := []string{fit(arrow(sortState, "STATE"), c.state, ""), fit(arrow(sortName, "NAMESPACE/NAME"), c.name, ""),
+		fit(arrow(sortKind, "KIND"), c.kind, ""), fit("READY", c.ready, ""), fit(arrow(sortAge, "AGE"), c.age, "")}
 	if c.last > 0 {
-		cells = append(cells, fit("RECONCILED", c.last, ""))
+		cells = append(cells, fit(arrow(sortLast, "RECONCILED"), c.last, ""), fit("TOOK", c.took, ""))
 	}
 	cells = append(cells, fit("MESSAGE", c.msg, ""))
 	return strings.Join(cells, " ")
 }
 
-// counts renders "12 instances  ✓ 8 synced  ✗ 1 error" over all instances.
-func (m *Model) counts() string {
-	var n [8]int
-	for _, in := range m.snap.Instances {
-		n[theme.ClassOf(in.State)]++
-	}
-	parts := []string{fmt.Sprintf("%d instances", len(m.snap.Instances))}
-	if m.query != "" {
-		parts[0] = fmt.Sprintf("%d/%d instances", len(m.rows), len(m.snap.Instances))
-	}
-	for _, c := range theme.Classes {
-		if n[c] == 0 {
-			continue
+// counts renders "4 instances  ✓ 2 ACTIVE  ✗ 1 ERROR" over the rows shown,
+// in the words the rows use.
+func (p *instancesScreen) counts() string {
+	th := p.c.th
+	n := map[state.Phase]int{}
+	var order []state.Phase
+	for _, in := range p.rows {
+		ph := in.Phase()
+		if n[ph] == 0 {
+			order = append(order, ph)
 		}
-		parts = append(parts, m.th.ClassStyle(c).Render(fmt.Sprintf("%s %d %s", m.th.ClassGlyph(c, 0), n[c], c.Word())))
+		n[ph]++
+	}
+	slices.SortFunc(order, func(a, b state.Phase) int {
+		if a.Class() != b.Class() {
+			return int(a.Class()) - int(b.Class())
+		}
+		return strings.Compare(string(a), string(b))
+	})
+	parts := []string{fmt.Sprintf("%d instances", len(p.rows))}
+	if p.query != "" {
+		parts[0] = fmt.Sprintf("%d/%d instances", len(p.rows), len(p.snap.Instances))
+	}
+	for _, ph := range order {
+		parts = append(parts, th.ClassStyle(ph.Class()).Render(fmt.Sprintf("%s %d %s", th.ClassGlyph(ph.Class(), 0), n[ph], ph.Word())))
 	}
 	return strings.Join(parts, "  ")
 }
 
-// instancesBody renders the table into h lines.
-func (m *Model) instancesBody(h int) []string {
-	out := make([]string, 0, h)
-	c := tableColumns(m.w)
-	out = append(out, m.th.Header.Render(fit(tableHeader(c), m.w, "")))
+// prepare keeps the cursor visible and draws the visible rows.
+func (p *instancesScreen) prepare() {
+	k := listKey{rows: p.rowsFor, cursor: p.cursor, w: p.w, h: p.h, frame: p.c.frame, now: p.c.now().Unix(),
+		showLogs: p.showLogs, logs: len(p.snap.Logs), th: p.c.th, filtering: p.filtering}
+	if p.filtering {
+		k.filterView = p.filter.View()
+	}
+	if p.lines != nil && k == p.drawn {
+		return
+	}
+	p.drawn = k
+	th, w := p.c.th, p.w
+	tableH, logH := p.h-1, 0
+	if p.showLogs {
+		logH = max((p.h-1)/3, 3)
+		tableH = p.h - 1 - logH
+	}
+	lines := []string{clip(p.counts(), w, th.G.Ellipsis)}
+	lines = append(lines, padLines(p.table(tableH), w, tableH)...)
+	if logH > 0 {
+		lines = append(lines, th.Header.Render(fit("LOGS", w, "")))
+		lines = append(lines, block(logsView(th, p.snap.Logs, "", w, logH-1), w, logH-1, th.G.Ellipsis)...)
+	}
+	p.lines = lines
+	switch {
+	case p.filtering:
+		p.promptLine = fit(k.filterView, w, "")
+	case p.query != "":
+		p.promptLine = fit(th.Dim.Render("filter: "+p.query), w, th.G.Ellipsis)
+	default:
+		p.promptLine = ""
+	}
+}
+
+// table renders the header and the visible rows into h lines.
+func (p *instancesScreen) table(h int) []string {
+	th := p.c.th
 	rows := h - 1
-	if len(m.rows) == 0 {
+	if len(p.rows) == 0 {
+		out := []string{th.Header.Render(fit(p.tableHeader(tableColumns(p.w, 7)), p.w, ""))}
 		msg := "No instances yet. Create one with kubectl apply, or run with --demo."
-		if m.query != "" {
-			msg = fmt.Sprintf("No instance matches %q (esc clears the filter).", m.query)
+		if p.query != "" {
+			msg = fmt.Sprintf("No instance matches %q (esc clears the filter).", p.query)
 		}
-		if len(m.snap.Graphs) > 0 && m.query == "" {
-			kinds := make([]string, 0, len(m.snap.Graphs))
-			for _, g := range m.snap.Graphs {
+		if len(p.snap.Graphs) > 0 && p.query == "" {
+			kinds := make([]string, 0, len(p.snap.Graphs))
+			for _, g := range p.snap.Graphs {
 				kinds = append(kinds, g.Kind)
 			}
 			msg = "No instances yet of " + strings.Join(kinds, ", ") + "."
 		}
-		out = append(out, m.th.Dim.Render(fit("  "+msg, m.w, m.th.G.Ellipsis)))
-		return out
+		return append(out, th.Dim.Render(fit("  "+msg, p.w, th.G.Ellipsis)))
 	}
-	// Keep the cursor visible; render only the rows that show.
-	if m.cursor < m.offset {
-		m.offset = m.cursor
+	if p.cursor < p.offset {
+		p.offset = p.cursor
 	}
-	if m.cursor >= m.offset+rows {
-		m.offset = m.cursor - rows + 1
+	if p.cursor >= p.offset+rows {
+		p.offset = p.cursor - rows + 1
 	}
-	m.offset = clamp(m.offset, 0, max(len(m.rows)-rows, 0))
-	end := min(m.offset+rows, len(m.rows))
-	for i := m.offset; i < end; i++ {
-		out = append(out, m.row(m.rows[i], c, i == m.cursor))
+	p.offset = clamp(p.offset, 0, max(len(p.rows)-rows, 0))
+	end := min(p.offset+rows, len(p.rows))
+	stateW := len("STATE") + 1
+	for _, in := range p.rows[p.offset:end] {
+		stateW = max(stateW, 2+len(in.Phase().Word()))
+	}
+	c := tableColumns(p.w, stateW)
+	out := make([]string, 0, h)
+	out = append(out, th.Header.Render(fit(p.tableHeader(c), p.w, "")))
+	for i := p.offset; i < end; i++ {
+		out = append(out, p.row(p.rows[i], c, i == p.cursor))
 	}
 	return out
 }
 
-// statusLine is the top bar: where, scope, mode, queue, rate, watches.
-func (m *Model) statusLine() string {
-	s, th := m.snap, m.th
-	sep := th.Dim.Render(" " + th.G.Sep + " ")
-	where := s.Cluster.Context
-	if s.Cluster.Demo {
-		where = "demo"
-	}
-	if where == "" {
-		where = "cluster"
-	}
-	if s.Cluster.Server != "" && m.w >= 120 {
-		where += " (" + s.Cluster.Server + ")"
-	}
-	narrow := m.w < 120
-	ns := s.Cluster.Namespace
+func (p *instancesScreen) View() string { return strings.Join(p.lines, "\n") }
+
+func (p *instancesScreen) prompt() (string, bool) { return p.promptLine, p.filtering }
+
+// spaced renders a reconcile's duration with its unit apart: "84 ms", "1.2 s".
+func spaced(d time.Duration) string {
 	switch {
-	case ns == "" && narrow:
-		ns = "all ns"
-	case ns == "":
-		ns = "all namespaces"
-	default:
-		ns = "ns " + ns
+	case d < time.Millisecond:
+		return "<1 ms"
+	case d < time.Second:
+		return fmt.Sprintf("%d ms", d.Milliseconds())
+	case d < time.Minute:
+		return fmt.Sprintf("%.1f s", d.Seconds())
 	}
-	mode := th.ClassStyle(theme.ClassSynced).Render(th.G.Dot + " reconciling")
-	if !s.Mode.Reconciling {
-		who := s.Mode.Holder
-		if who == "" {
-			who = "nobody"
-		}
-		if s.Mode.Forced {
-			mode = th.Warn.Render(th.G.Dot + " observing (--observe)")
-		} else if s.Mode.Kro != "" {
-			mode = th.Warn.Render(th.G.Dot + " observing (kro reconciles)")
-		} else {
-			mode = th.Warn.Render(th.G.Dot + " observing, lease held by " + who)
-			if narrow {
-				mode = th.Warn.Render(th.G.Dot + " observing (" + who + ")")
-			}
-		}
-	}
-	synced, healthy := 0, 0
-	for _, w := range s.Watches {
-		if w.Synced {
-			synced++
-		}
-		if w.Healthy {
-			healthy++
-		}
-	}
-	watches := fmt.Sprintf("watches %d/%d", healthy, len(s.Watches))
-	if synced < len(s.Watches) {
-		watches += fmt.Sprintf(" (%d syncing)", len(s.Watches)-synced)
-	}
-	if healthy < len(s.Watches) {
-		watches = th.Loud.Render(" " + th.G.Warn + " " + watches + " ")
-	}
-	queue, rate := fmt.Sprintf("queue %d", s.Engine.QueueDepth), fmt.Sprintf("%.1f rec/s", s.Engine.ReconcilesPerSecond)
-	if narrow {
-		queue, rate = fmt.Sprintf("q %d", s.Engine.QueueDepth), fmt.Sprintf("%.1f/s", s.Engine.ReconcilesPerSecond)
-	}
-	parts := []string{th.Title.Render("kroscope"), where, ns, mode, queue, rate, watches}
-	if m.w >= 140 && s.Engine.Workers > 0 {
-		parts = append(parts[:6], fmt.Sprintf("workers %d/%d", s.Engine.BusyWorkers, s.Engine.Workers), watches)
-	}
-	if s.Engine.APIErrors > 0 {
-		parts = append(parts, th.ClassStyle(theme.ClassError).Render(fmt.Sprintf("api errors %d", s.Engine.APIErrors)))
-	}
-	return clip(strings.Join(parts, sep), m.w, th.G.Ellipsis)
+	return d.Round(time.Second).String()
 }
 
-// watchAlarm is the loud line shown while any watch is broken.
-func (m *Model) watchAlarm() string {
-	var bad []string
-	var since time.Time
-	for _, w := range m.snap.Watches {
-		if !w.Healthy {
-			s := w.Name
-			if w.Err != "" {
-				s += ": " + w.Err
+// instancesActions is the table of the instances screen, in footer order.
+func instancesActions() []action {
+	list := (*Model).list
+	hasRow := func(m *Model) bool { return m.list().selected() != nil }
+	sortBy := func(k sortKey) func(m *Model) tea.Cmd {
+		return func(m *Model) tea.Cmd {
+			l := m.list()
+			l.setSort(k)
+			dir := "ascending"
+			if l.desc {
+				dir = "descending"
 			}
-			bad = append(bad, s)
-			if since.IsZero() || w.Since.Before(since) {
-				since = w.Since
-			}
+			m.setFlash("sorted by "+k.String()+", "+dir, false)
+			return nil
 		}
 	}
-	if len(bad) == 0 {
-		return ""
+	openOn := func(t detailTab) func(m *Model) tea.Cmd {
+		return func(m *Model) tea.Cmd { m.open(t); return nil }
 	}
-	s := fmt.Sprintf(" %s WATCH LOST %s ago %s %s, state may be stale", m.th.G.Warn, ago(m.now(), since), m.th.G.Sep, strings.Join(bad, "; "))
-	return m.th.Loud.Render(fit(s, m.w, m.th.G.Ellipsis))
+	return []action{
+		{name: "open", keys: []string{"enter"}, help: "open the instance", short: "open", when: hasRow, do: openOn(tabInspect)},
+		{name: "filter", keys: []string{"/"}, help: "filter the rows", short: "filter",
+			do: func(m *Model) tea.Cmd {
+				l := list(m)
+				l.filtering = true
+				l.filter.SetValue(l.query)
+				l.filter.CursorEnd()
+				return l.filter.Focus()
+			}},
+		{name: "requeue", keys: []string{"r"}, help: "requeue (skips the backoff)", short: "requeue", when: hasRow, do: (*Model).requeue},
+		{name: "delete", keys: []string{"ctrl+d"}, help: "delete (asks, lists what goes)", short: "delete", when: hasRow, do: (*Model).askDelete},
+		{name: "nextError", keys: []string{"e"}, help: "next instance in error", short: "error", do: (*Model).nextError},
+		{name: "sort", keys: []string{"s"}, help: "sort by the next column", short: "sort",
+			do: func(m *Model) tea.Cmd { return sortBy((list(m).sortBy + 1) % numSorts)(m) }},
+		{name: "logs", keys: []string{"L"}, help: "show or hide the engine log", short: "logs",
+			do: func(m *Model) tea.Cmd { list(m).showLogs = !list(m).showLogs; return nil }},
+		{name: "requeueAll", keys: []string{"R"}, help: "requeue all shown", do: (*Model).requeueAll},
+		{name: "sortName", keys: []string{"N"}, help: "sort by name", do: sortBy(sortName)},
+		{name: "sortState", keys: []string{"S"}, help: "sort by state, worst first", do: sortBy(sortState)},
+		{name: "sortKind", keys: []string{"K"}, help: "sort by kind", do: sortBy(sortKind)},
+		{name: "sortAge", keys: []string{"A"}, help: "sort by age", do: sortBy(sortAge)},
+		{name: "sortReconciled", keys: []string{"O"}, help: "sort by last reconcile", do: sortBy(sortLast)},
+		{name: "up", keys: []string{"up", "k"}, help: "up", do: func(m *Model) tea.Cmd { list(m).move(-1); return nil }},
+		{name: "down", keys: []string{"down", "j"}, help: "down", do: func(m *Model) tea.Cmd { list(m).move(1); return nil }},
+		{name: "pageUp", keys: []string{"pgup", "ctrl+u"}, help: "page up", do: func(m *Model) tea.Cmd { list(m).move(-list(m).pageSize()); return nil }},
+		{name: "pageDown", keys: []string{"pgdown", "ctrl+f"}, help: "page down", do: func(m *Model) tea.Cmd { list(m).move(list(m).pageSize()); return nil }},
+		{name: "top", keys: []string{"home", "g"}, help: "top", do: func(m *Model) tea.Cmd { list(m).move(-1 << 30); return nil }},
+		{name: "bottom", keys: []string{"end", "G"}, help: "bottom", do: func(m *Model) tea.Cmd { list(m).move(1 << 30); return nil }},
+		{name: "yaml", keys: []string{"y"}, help: "open on the YAML", when: hasRow, do: openOn(tabYAML)},
+		{name: "history", keys: []string{"H"}, help: "open on the history", when: hasRow, do: openOn(tabHistory)},
+		{name: "timeline", keys: []string{"t"}, help: "open on the timeline", when: hasRow, do: openOn(tabTimeline)},
+		{name: "back", keys: []string{"esc"}, help: "clear the filter, close the log",
+			when: func(m *Model) bool { return list(m).query != "" || list(m).showLogs },
+			do: func(m *Model) tea.Cmd {
+				l := list(m)
+				if l.query != "" {
+					l.filter.SetValue("")
+					l.setQuery("")
+				} else {
+					l.showLogs = false
+				}
+				return nil
+			}},
+	}
+}
+
+// filterActions run while a filter is typed; other keys edit it.
+func filterActions() []action {
+	done := func(clear bool) func(m *Model) tea.Cmd {
+		return func(m *Model) tea.Cmd {
+			l := m.list()
+			l.filtering = false
+			l.filter.Blur()
+			if clear {
+				l.filter.SetValue("")
+				l.setQuery("")
+			}
+			return nil
+		}
+	}
+	return []action{
+		{name: "confirm", keys: []string{"enter"}, help: "keep the filter", short: "keep", do: done(false)},
+		{name: "back", keys: []string{"esc"}, help: "clear the filter", short: "clear", do: done(true)},
+		{name: "forceQuit", keys: []string{"ctrl+c"}, help: "quit from anywhere", do: (*Model).quit},
+	}
 }

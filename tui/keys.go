@@ -2,132 +2,113 @@ package tui
 
 import (
 	"fmt"
-	"sort"
+	"slices"
+	"strconv"
 	"strings"
-
-	"charm.land/bubbles/v2/key"
 )
 
-// KeyMap is every key kroscope reacts to. Dispatch and the help screen both
-// read it, and the config file can rebind any entry by its name.
-type KeyMap struct {
-	Up, Down, PageUp, PageDown, Top, Bottom  key.Binding
-	Open, Back, Tab, NextTab, PrevTab        key.Binding
-	Requeue, RequeueAll, Delete              key.Binding
-	NextError, YAML, History, Timeline, Logs key.Binding
-	Filter, Sort, Reveal, Help, Quit         key.Binding
-	Confirm, Left, Right                     key.Binding
+// Key names are spelled as Bubble Tea's KeyPressMsg.String() spells them
+// ("f5", "ctrl+x", "pgdown", "G"). The config file may write them as people
+// do ("F5", "Ctrl+X", "PageDown", "Escape"): normaliseKey maps those to the
+// one spelling, and refuses names no terminal key has.
+
+// namedKeys are the multi-letter key names Bubble Tea reports.
+var namedKeys = []string{"enter", "tab", "backspace", "esc", "space", "up", "down", "left", "right",
+	"begin", "find", "insert", "delete", "select", "pgup", "pgdown", "home", "end"}
+
+var keyAliases = map[string]string{
+	"escape": "esc", "return": "enter", "pageup": "pgup", "pagedown": "pgdown", "pgdn": "pgdown",
+	"del": "delete", "ins": "insert", "spacebar": "space",
 }
 
-// DefaultKeyMap returns the built-in bindings.
-func DefaultKeyMap() KeyMap {
-	b := func(keys []string, help, desc string) key.Binding {
-		return key.NewBinding(key.WithKeys(keys...), key.WithHelp(help, desc))
-	}
-	return KeyMap{
-		Up:         b([]string{"up", "k"}, "↑/k", "up"),
-		Down:       b([]string{"down", "j"}, "↓/j", "down"),
-		PageUp:     b([]string{"pgup", "ctrl+u"}, "pgup", "page up"),
-		PageDown:   b([]string{"pgdown", "ctrl+f"}, "pgdn", "page down"),
-		Top:        b([]string{"home", "g"}, "g", "top"),
-		Bottom:     b([]string{"end", "G"}, "G", "bottom"),
-		Open:       b([]string{"enter"}, "enter", "open"),
-		Back:       b([]string{"esc"}, "esc", "back"),
-		Tab:        b([]string{"tab"}, "tab", "switch pane"),
-		NextTab:    b([]string{"]"}, "]", "next view"),
-		PrevTab:    b([]string{"["}, "[", "previous view"),
-		Requeue:    b([]string{"r"}, "r", "requeue"),
-		RequeueAll: b([]string{"R"}, "R", "requeue all shown"),
-		Delete:     b([]string{"ctrl+d"}, "ctrl+d", "delete"),
-		NextError:  b([]string{"e"}, "e", "next error"),
-		YAML:       b([]string{"y"}, "y", "yaml/diff"),
-		History:    b([]string{"H"}, "H", "history"),
-		Timeline:   b([]string{"t"}, "t", "timeline"),
-		Logs:       b([]string{"L"}, "L", "logs"),
-		Filter:     b([]string{"/"}, "/", "filter"),
-		Sort:       b([]string{"s"}, "s", "sort"),
-		Reveal:     b([]string{"x"}, "x", "reveal secret"),
-		Help:       b([]string{"?"}, "?", "help"),
-		Quit:       b([]string{"q", "ctrl+c"}, "q", "quit"),
-		Confirm:    b([]string{"enter"}, "enter", "choose"),
-		Left:       b([]string{"left", "h", "shift+tab"}, "←", "left"),
-		Right:      b([]string{"right", "l", "tab"}, "→", "right"),
-	}
-}
+// modOrder is the order Bubble Tea prints modifiers in.
+var modOrder = []string{"ctrl", "alt", "shift", "meta", "hyper", "super"}
 
-// asciiHelp replaces arrows in the help texts for --ascii.
-func (k *KeyMap) asciiHelp() {
-	r := strings.NewReplacer("↑", "up", "↓", "down", "←", "left", "→", "right")
-	for _, b := range k.bindings() {
-		h := b.Help()
-		b.SetHelp(r.Replace(h.Key), h.Desc)
-	}
-}
+var modAliases = map[string]string{"control": "ctrl", "option": "alt", "opt": "alt", "cmd": "super", "win": "super"}
 
-// bindings names each binding as the config file spells it.
-func (k *KeyMap) bindings() map[string]*key.Binding {
-	return map[string]*key.Binding{
-		"up": &k.Up, "down": &k.Down, "pageUp": &k.PageUp, "pageDown": &k.PageDown,
-		"top": &k.Top, "bottom": &k.Bottom, "open": &k.Open, "back": &k.Back, "tab": &k.Tab,
-		"nextView": &k.NextTab, "prevView": &k.PrevTab, "requeue": &k.Requeue,
-		"requeueAll": &k.RequeueAll, "delete": &k.Delete, "nextError": &k.NextError,
-		"yaml": &k.YAML, "history": &k.History, "timeline": &k.Timeline, "logs": &k.Logs,
-		"filter": &k.Filter, "sort": &k.Sort, "reveal": &k.Reveal, "help": &k.Help,
-		"quit": &k.Quit, "confirm": &k.Confirm, "left": &k.Left, "right": &k.Right,
+// normaliseKey returns a key name as Bubble Tea spells it, or an error that
+// says what is wrong with it.
+func normaliseKey(s string) (string, error) {
+	if s == " " {
+		return "space", nil
 	}
-}
-
-// KeyNames lists the action names the config file accepts.
-func KeyNames() []string {
-	var k KeyMap
-	names := make([]string, 0, 32)
-	for n := range k.bindings() {
-		names = append(names, n)
+	s = strings.TrimSpace(s)
+	if s == "" {
+		return "", fmt.Errorf("empty key")
 	}
-	sort.Strings(names)
-	return names
-}
-
-// Remap rebinds actions: name → keys (as Bubble Tea spells them, e.g.
-// "ctrl+x", "F5"). Unknown names and empty key lists are errors.
-func (k *KeyMap) Remap(m map[string][]string) error {
-	bs := k.bindings()
-	names := make([]string, 0, len(m))
-	for n := range m {
-		names = append(names, n)
+	if len([]rune(s)) == 1 {
+		return s, nil // a printable key: case matters (g and G differ)
 	}
-	sort.Strings(names)
-	for _, n := range names {
-		b, ok := bs[n]
-		if !ok {
-			return fmt.Errorf("keys.%s: unknown action (known: %s)", n, strings.Join(KeyNames(), ", "))
+	var parts []string
+	if strings.HasSuffix(s, "++") { // ctrl++
+		parts = append(strings.Split(strings.TrimSuffix(s, "++"), "+"), "+")
+	} else {
+		parts = strings.Split(s, "+")
+	}
+	base := parts[len(parts)-1]
+	mods := map[string]bool{}
+	for _, p := range parts[:len(parts)-1] {
+		p = strings.ToLower(strings.TrimSpace(p))
+		if a, ok := modAliases[p]; ok {
+			p = a
 		}
-		keys := m[n]
-		if len(keys) == 0 {
-			return fmt.Errorf("keys.%s: no keys given", n)
+		if !slices.Contains(modOrder, p) {
+			return "", fmt.Errorf("unknown modifier %q in %q (modifiers: %s)", p, s, strings.Join(modOrder, ", "))
 		}
-		for _, s := range keys {
-			if strings.TrimSpace(s) == "" {
-				return fmt.Errorf("keys.%s: empty key", n)
-			}
-		}
-		b.SetKeys(keys...)
-		b.SetHelp(strings.Join(keys, "/"), b.Help().Desc)
+		mods[p] = true
 	}
-	return nil
+	if base == "" {
+		return "", fmt.Errorf("key %q has no key after its modifiers", s)
+	}
+	if len([]rune(base)) == 1 {
+		// Terminals report ctrl and alt combinations with the lower-case letter.
+		if (mods["ctrl"] || mods["alt"]) && !mods["shift"] {
+			base = strings.ToLower(base)
+		}
+	} else {
+		base = strings.ToLower(base)
+		if a, ok := keyAliases[base]; ok {
+			base = a
+		}
+		if !slices.Contains(namedKeys, base) && !isFKey(base) {
+			return "", fmt.Errorf("unknown key %q (keys are written like f5, ctrl+x, enter, esc, pgdown, space, or one character)", s)
+		}
+	}
+	var b strings.Builder
+	for _, m := range modOrder {
+		if mods[m] {
+			b.WriteString(m + "+")
+		}
+	}
+	b.WriteString(base)
+	return b.String(), nil
 }
 
-// ShortHelp is the one-line help of the instances screen.
-func (k KeyMap) ShortHelp() []key.Binding {
-	return []key.Binding{k.Open, k.Filter, k.Requeue, k.Delete, k.NextError, k.Help, k.Quit}
+// isFKey reports f1…f63, the function keys Bubble Tea knows.
+func isFKey(s string) bool {
+	n, ok := strings.CutPrefix(s, "f")
+	if !ok {
+		return false
+	}
+	i, err := strconv.Atoi(n)
+	return err == nil && i >= 1 && i <= 63 && strconv.Itoa(i) == n
 }
 
-// FullHelp is the help screen, in columns.
-func (k KeyMap) FullHelp() [][]key.Binding {
-	return [][]key.Binding{
-		{k.Up, k.Down, k.PageUp, k.PageDown, k.Top, k.Bottom},
-		{k.Open, k.Back, k.Tab, k.NextTab, k.PrevTab, k.Filter, k.Sort},
-		{k.Requeue, k.RequeueAll, k.Delete, k.NextError, k.Reveal},
-		{k.YAML, k.History, k.Timeline, k.Logs, k.Help, k.Quit},
+// keyLabel is how the footer and help spell a key: arrows as arrows
+// (unless --ascii), everything else as configured.
+func keyLabel(k string, ascii bool) string {
+	if ascii {
+		return k
 	}
+	switch k {
+	case "up":
+		return "↑"
+	case "down":
+		return "↓"
+	case "left":
+		return "←"
+	case "right":
+		return "→"
+	}
+	return k
 }

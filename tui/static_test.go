@@ -10,10 +10,7 @@ import (
 
 func TestFatalBackendShowsCauseAndHint(t *testing.T) {
 	b := FatalBackend("No kubeconfig", "stat /home/me/.kube/config: no such file or directory", "Pass --kubeconfig, set KUBECONFIG, or run with --demo.")
-	m, err := newModel(b, Options{Theme: "dark", ConfigPath: "-", Now: func() time.Time { return fixedNow }})
-	if err != nil {
-		t.Fatal(err)
-	}
+	m := newModel(b, Options{Theme: "dark", ConfigPath: "-", Now: func() time.Time { return fixedNow }})
 	m.Update(tea.WindowSizeMsg{Width: 80, Height: 24})
 	out := plain(m.Frame())
 	for _, want := range []string{"No kubeconfig", "no such file or directory", "What to do", "--demo", "q quits"} {
@@ -25,7 +22,7 @@ func TestFatalBackendShowsCauseAndHint(t *testing.T) {
 		t.Fatalf("fatal screen looks like a stack trace:\n%s", out)
 	}
 	press(m, "ctrl+d", "?")
-	if m.dlg != nil || m.showHelp {
+	if len(m.stack) != 1 {
 		t.Fatal("keys other than quit act behind the fatal screen")
 	}
 	if _, cmd := m.Update(keyMsg("q")); cmd == nil {

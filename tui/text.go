@@ -127,3 +127,10 @@ func block(ls []string, w, h int, ellipsis string) []string {
 	}
 	return out
 }
+
+func clamp(v, lo, hi int) int {
+	if hi < lo {
+		return lo
+	}
+	return min(max(v, lo), hi)
+}

@@ -55,7 +55,9 @@ type Options struct {
 }
 
 // Run runs the program until the user quits or ctx ends. Logs never go to
-// the terminal under the UI (the engine's logger feeds Snapshot.Logs).
+// the terminal under the UI (the engine's logger feeds Snapshot.Logs). A bad
+// config file or theme never stops it: the UI starts on the defaults and
+// says what was wrong in its flash line.
 func Run(ctx context.Context, b Backend, opts Options) error {
 	if os.Getenv("NO_COLOR") != "" {
 		opts.NoColor = true
@@ -64,16 +66,13 @@ func Run(ctx context.Context, b Backend, opts Options) error {
 	if opts.NoColor {
 		popts = append(popts, tea.WithColorProfile(colorprofile.Ascii))
 	}
-	m, err := newModel(b, opts)
-	if err != nil {
-		return err
-	}
+	m := newModel(b, opts)
 	// The standard logger writes to stderr, under the UI; silence it while
 	// the UI owns the terminal (the engine's logger feeds Snapshot.Logs).
 	prev := log.Writer()
 	log.SetOutput(io.Discard)
 	defer log.SetOutput(prev)
-	_, err = tea.NewProgram(m, popts...).Run()
+	_, err := tea.NewProgram(m, popts...).Run()
 	if err != nil && ctx.Err() != nil {
 		return nil // cancelled from outside: a normal end
 	}
@@ -85,19 +84,13 @@ func Run(ctx context.Context, b Backend, opts Options) error {
 
 // NewModel returns the root tea.Model (for teatest and e2e tests). A bad
 // config file or theme name does not stop it: the model starts with the
-// defaults and shows the error in its flash line.
-func NewModel(b Backend, opts Options) tea.Model {
-	m, err := newModel(b, opts)
-	if err != nil {
-		opts.ConfigPath = "-"
-		opts.Theme = ""
-		m, _ = newModel(b, opts)
-		m.setFlash(err.Error(), true)
-	}
-	return m
-}
+// defaults and shows the problem in its flash line.
+func NewModel(b Backend, opts Options) tea.Model { return newModel(b, opts) }
 
-func newModel(b Backend, opts Options) (*Model, error) {
+// configFlashTTL keeps a config problem on screen long enough to read.
+const configFlashTTL = 30 * time.Second
+
+func newModel(b Backend, opts Options) *Model {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
@@ -107,34 +100,33 @@ func newModel(b Backend, opts Options) (*Model, error) {
 	if opts.DeleteTimeout <= 0 {
 		opts.DeleteTimeout = 30 * time.Second
 	}
-	keys := DefaultKeyMap()
 	var cfg Config
+	var probs []Problem
 	if opts.ConfigPath != "-" {
 		path := opts.ConfigPath
 		if path == "" {
 			path = DefaultConfigPath()
 		}
-		c, err := LoadConfig(path)
-		if err != nil {
-			return nil, err
-		}
-		cfg = c
-	}
-	if err := keys.Remap(cfg.Keys); err != nil {
-		return nil, err
+		cfg, probs = LoadConfig(path)
 	}
 	if opts.Theme == "" {
 		opts.Theme = cfg.Theme
 	}
 	opts.ASCII = opts.ASCII || cfg.ASCII
-	if opts.ASCII {
-		keys.asciiHelp()
-	}
+	var warn string
 	th, err := theme.New(theme.Options{Name: opts.Theme, IsDark: !opts.LightBackground, NoColor: opts.NoColor, ASCII: opts.ASCII})
 	if err != nil {
-		return nil, err
+		warn = "--theme: " + err.Error() + "; using auto"
+		opts.Theme = theme.Auto
+		th = theme.Must(theme.Options{Name: theme.Auto, IsDark: !opts.LightBackground, NoColor: opts.NoColor, ASCII: opts.ASCII})
 	}
-	m := &Model{b: b, opts: opts, th: th, keys: keys, w: 80, h: 24}
+	m := &Model{c: &common{b: b, opts: opts, th: th, keys: newKeymap(cfg.Keys, opts.ASCII)}}
 	m.init()
-	return m, nil
+	if s := problemsFlash(probs); s != "" {
+		m.flash.set(s, true, m.c.now(), configFlashTTL)
+	} else if warn != "" {
+		m.flash.set(warn, true, m.c.now(), configFlashTTL)
+	}
+	m.sync()
+	return m
 }

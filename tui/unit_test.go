@@ -142,24 +142,46 @@ func TestLoadConfigErrors(t *testing.T) {
 		}
 		return p
 	}
-	if c, err := LoadConfig(filepath.Join(dir, "absent.yaml")); err != nil || c.Theme != "" {
-		t.Fatalf("missing file: %v %+v", err, c)
+	if c, probs := LoadConfig(filepath.Join(dir, "absent.yaml")); probs != nil || c.Theme != "" {
+		t.Fatalf("missing file: %v %+v", probs, c)
 	}
 	for file, want := range map[string]string{
-		write("bad-theme.yaml", "theme: sepia\n"):         `theme: unknown theme "sepia"`,
-		write("bad-field.yaml", "colour: red\n"):          `unknown field "colour"`,
-		write("bad-key.yaml", "keys:\n  jump: [\"j\"]\n"): "keys.jump: unknown action",
-		write("empty-key.yaml", "keys:\n  quit: []\n"):    "keys.quit: no keys given",
-		write("bad-yaml.yaml", "keys: [\n"):               "config " + dir,
+		write("bad-theme.yaml", "theme: sepia\n"):                 `:1: theme: unknown theme "sepia"`,
+		write("bad-field.yaml", "theme: dark\ncolour: red\n"):     `:2: colour: unknown setting`,
+		write("bad-key.yaml", "keys:\n  jump: [\"j\"]\n"):         ":2: keys.jump: unknown action",
+		write("empty-key.yaml", "keys:\n  quit: []\n"):            ":2: keys.quit: no keys given",
+		write("bad-keyname.yaml", "keys:\n  quit: [\"ctrl+\"]\n"): `:2: keys.quit: key "ctrl+" has no key`,
+		write("bad-mod.yaml", "keys:\n  quit: [\"hyperx+q\"]\n"):  `:2: keys.quit: unknown modifier "hyperx"`,
+		write("bad-yaml.yaml", "keys: [\n"):                       ": YAML syntax:",
+		write("bad-ascii.yaml", "ascii: maybe\n"):                 `:1: ascii: "maybe" is not true or false`,
+		write("not-a-map.yaml", "- a\n"):                          ":1: want a mapping",
 	} {
-		_, err := LoadConfig(file)
-		if err == nil || !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), file) {
-			t.Errorf("%s: error %v, want it to name the file and contain %q", filepath.Base(file), err, want)
+		_, probs := LoadConfig(file)
+		if len(probs) != 1 || !strings.Contains(probs[0].String(), want) || !strings.HasPrefix(probs[0].String(), file) {
+			t.Errorf("%s: problems %v, want one naming the file and containing %q", filepath.Base(file), probs, want)
 		}
 	}
-	c, err := LoadConfig(write("ok.yaml", "theme: light\nascii: true\nkeys:\n  delete: [\"ctrl+x\"]\n"))
-	if err != nil || c.Theme != "light" || !c.ASCII || c.Keys["delete"][0] != "ctrl+x" {
-		t.Fatalf("ok config: %v %+v", err, c)
+	// The good entries of a file with a bad one still apply.
+	c, probs := LoadConfig(write("mixed.yaml", "theme: light\nascii: true\nkeys:\n  delete: [\"Ctrl+X\"]\n  requeue: [\"F5\", \"r\"]\n  bogus: [\"z\"]\n"))
+	if len(probs) != 1 || c.Theme != "light" || !c.ASCII || c.Keys["delete"][0] != "ctrl+x" || c.Keys["requeue"][0] != "f5" {
+		t.Fatalf("mixed config: %v %+v", probs, c)
+	}
+}
+
+func TestNormaliseKey(t *testing.T) {
+	for in, want := range map[string]string{
+		"F5": "f5", "f12": "f12", "Ctrl+X": "ctrl+x", "ctrl+shift+A": "ctrl+shift+A", "Escape": "esc", "ESC": "esc",
+		"PageDown": "pgdown", "pgup": "pgup", " ": "space", "G": "G", "g": "g", "?": "?", "shift+Tab": "shift+tab",
+		"alt+ctrl+k": "ctrl+alt+k", "Enter": "enter", "ctrl++": "ctrl++",
+	} {
+		if got, err := normaliseKey(in); err != nil || got != want {
+			t.Errorf("normaliseKey(%q) = %q, %v; want %q", in, got, err, want)
+		}
+	}
+	for _, bad := range []string{"", "F64", "f0", "PF5", "ctrl+", "super+duper", "hyperx+q", "enterr"} {
+		if got, err := normaliseKey(bad); err == nil {
+			t.Errorf("normaliseKey(%q) = %q, want an error", bad, got)
+		}
 	}
 }
 
@@ -172,20 +194,22 @@ func TestDeleteErrorIsFlashed(t *testing.T) {
 		t.Fatal("confirm returned no command")
 	}
 	m.Update(cmd())
-	if !m.flashErr || !strings.Contains(m.flash, "forbidden") || !strings.Contains(m.flash, "team-a/blog") {
-		t.Fatalf("flash = %q (err %v)", m.flash, m.flashErr)
+	if !m.flash.isErr || !strings.Contains(m.flash.text, "forbidden") || !strings.Contains(m.flash.text, "team-a/blog") {
+		t.Fatalf("flash = %q (err %v)", m.flash.text, m.flash.isErr)
 	}
 }
 
 func TestRowCacheKeyedByVersion(t *testing.T) {
 	m, _ := newTestModel(t, fixture(), Options{}, 120, 30)
 	first := m.Frame()
-	e := m.rowCache[fixture().Instances[1].Key]
-	if e == nil {
+	e, ok := m.list().rowCache[fixture().Instances[1].Key]
+	if !ok {
 		t.Fatal("row not cached")
 	}
+	m.list().lines = nil // force a redraw: the row must come from the cache
+	m.list().prepare()
 	again := m.Frame()
-	if first != again || m.rowCache[fixture().Instances[1].Key] != e {
+	if first != again || m.list().rowCache[fixture().Instances[1].Key] != e {
 		t.Fatal("unchanged instance was re-rendered")
 	}
 	// A new Version re-renders the row.
@@ -194,8 +218,8 @@ func TestRowCacheKeyedByVersion(t *testing.T) {
 	shop.Version, shop.State, shop.Message = 99, "ERROR", "boom"
 	snap.Instances[1] = &shop
 	snap.Version++
-	m.b.(*fakeBackend).snap = snap
-	m.refresh()
+	m.c.b.(*fakeBackend).snap = snap
+	m.Update(flushMsg{})
 	if out := plain(m.Frame()); !strings.Contains(out, "boom") {
 		t.Fatalf("new version not shown:\n%s", out)
 	}
@@ -205,22 +229,23 @@ func TestClickSelectsRowAndNode(t *testing.T) {
 	m, _ := newTestModel(t, fixture(), Options{}, 120, 30)
 	m.Frame()
 	// Rows start under status, counts and the table header.
-	m.Update(mouseClick(5, m.bodyTop+2))
-	if m.cursor != 2 || m.selKey.Name != "api" {
-		t.Fatalf("click selected row %d (%s)", m.cursor, m.selKey.Name)
+	// Rows start under the status line, the counts and the table header.
+	m.Update(mouseClick(5, m.bodyTop+2+2))
+	if l := m.list(); l.cursor != 2 || l.selKey.Name != "api" {
+		t.Fatalf("click selected row %d (%s)", l.cursor, l.selKey.Name)
 	}
 	press(m, "enter")
-	m.Frame()
-	m.Update(mouseClick(4, m.bodyTop+3)) // graph line 3 = node index 3 (service)
-	if m.nodeID != "service" {
-		t.Fatalf("click selected node %q", m.nodeID)
+	// The graph's nodes start under the header and the graph's title.
+	m.Update(mouseClick(4, m.bodyTop+2+3)) // node index 3 (service)
+	if id := m.detail().graph.nodeID; id != "service" {
+		t.Fatalf("click selected node %q", id)
 	}
 }
 
 func TestCoalescesBurstIntoOneRefresh(t *testing.T) {
 	m, f := newTestModel(t, fixture(), Options{FrameInterval: time.Hour}, 80, 24)
-	m.sub = f.ch
-	m.lastFlush = time.Now()
+	m.feed.sub = f.ch
+	m.feed.lastFlush = time.Now()
 	f.snap = fixture()
 	f.snap.Version = 500
 	for range 10 {
@@ -232,7 +257,7 @@ func TestCoalescesBurstIntoOneRefresh(t *testing.T) {
 	if m.snap.Version == 500 {
 		t.Fatal("a change inside the window refreshed at once")
 	}
-	if !m.flushWait {
+	if !m.feed.flushWait {
 		t.Fatal("no flush scheduled")
 	}
 	m.Update(flushMsg{})
@@ -272,8 +297,8 @@ func TestGraphScrollsAt80x24(t *testing.T) {
 	if !strings.Contains(out, "res30") || strings.Contains(out, "res00 ") {
 		t.Fatalf("graph did not scroll to the cursor:\n%s", out)
 	}
-	if m.nodeID != "res30" {
-		t.Fatalf("cursor on %s", m.nodeID)
+	if id := m.detail().graph.nodeID; id != "res30" {
+		t.Fatalf("cursor on %s", id)
 	}
 	for i, l := range strings.Split(strings.TrimSuffix(out, "\n"), "\n") {
 		if w := len([]rune(l)); w > 80 {
@@ -284,12 +309,12 @@ func TestGraphScrollsAt80x24(t *testing.T) {
 
 func TestLongErrorScrolls(t *testing.T) {
 	m, _ := newTestModel(t, bigInstance(5), Options{}, 80, 24)
-	press(m, "j", "enter", "e") // e opens the error and focuses the detail pane
+	press(m, "j", "enter", "e") // e selects the failed node and shows its error
 	out := plain(m.Frame())
 	if !strings.Contains(out, "error line 00") || strings.Contains(out, "error line 59") {
 		t.Fatalf("error view start:\n%s", out)
 	}
-	press(m, "G")
+	press(m, "pgdown", "pgdown", "pgdown", "pgdown", "pgdown", "pgdown", "pgdown", "pgdown")
 	out = plain(m.Frame())
 	if !strings.Contains(out, "error line 59") {
 		t.Fatalf("error view did not scroll to the end:\n%s", out)
@@ -298,21 +323,18 @@ func TestLongErrorScrolls(t *testing.T) {
 
 func TestBackgroundColourPicksPalette(t *testing.T) {
 	f := newFake(fixture())
-	m, err := newModel(f, Options{ConfigPath: "-", Now: func() time.Time { return fixedNow }})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if m.th.P != theme.Must(theme.Options{Name: theme.Dark}).P {
+	m := newModel(f, Options{ConfigPath: "-", Now: func() time.Time { return fixedNow }})
+	if m.c.th.P != theme.Must(theme.Options{Name: theme.Dark}).P {
 		t.Fatal("auto theme does not start dark")
 	}
 	m.Update(tea.BackgroundColorMsg{Color: color.White})
-	if m.th.P != theme.Must(theme.Options{Name: theme.Light}).P {
+	if m.c.th.P != theme.Must(theme.Options{Name: theme.Light}).P {
 		t.Fatal("a light background did not switch to the light palette")
 	}
 	// An explicit theme ignores the terminal.
-	m2, _ := newModel(f, Options{ConfigPath: "-", Theme: "high-contrast"})
+	m2 := newModel(f, Options{ConfigPath: "-", Theme: "high-contrast"})
 	m2.Update(tea.BackgroundColorMsg{Color: color.White})
-	if m2.th.Name != theme.HighContrast {
+	if m2.c.th.Name != theme.HighContrast {
 		t.Fatal("explicit theme replaced")
 	}
 }
@@ -320,20 +342,20 @@ func TestBackgroundColourPicksPalette(t *testing.T) {
 func TestFlashExpires(t *testing.T) {
 	now := fixedNow
 	m, _ := newTestModel(t, fixture(), Options{}, 80, 24)
-	m.opts.Now = func() time.Time { return now }
+	m.c.opts.Now = func() time.Time { return now }
 	press(m, "r")
-	if m.flash == "" {
+	if m.flash.text == "" {
 		t.Fatal("no flash")
 	}
 	now = now.Add(flashTTL / 2)
 	m.Update(tickMsg{})
-	if m.flash == "" {
+	if m.flash.text == "" {
 		t.Fatal("flash expired too early")
 	}
 	now = now.Add(flashTTL)
 	m.Update(tickMsg{})
-	if m.flash != "" {
-		t.Fatalf("flash %q did not expire", m.flash)
+	if m.flash.text != "" {
+		t.Fatalf("flash %q did not expire", m.flash.text)
 	}
 }
 
@@ -359,15 +381,15 @@ func TestShortNameKeepsTheName(t *testing.T) {
 func TestClickTabBar(t *testing.T) {
 	m, _ := newTestModel(t, fixture(), Options{}, 160, 48)
 	press(m, "j", "enter")
-	m.Frame()
-	bar := strings.Split(plain(m.Frame()), "\n")[m.bodyTop-1]
+	y := m.bodyTop + 1 // under the header
+	bar := strings.Split(plain(m.Frame()), "\n")[y]
 	x := strings.Index(bar, "Timeline")
 	if x < 0 {
-		t.Fatalf("no tab bar on line %d: %q", m.bodyTop-1, bar)
+		t.Fatalf("no tab bar on line %d: %q", y, bar)
 	}
-	m.Update(mouseClick(len([]rune(bar[:x]))+2, m.bodyTop-1))
-	if m.tab != tabTimeline || m.focus != paneDetail {
-		t.Fatalf("tab = %s, focus = %d", m.tab, m.focus)
+	m.Update(mouseClick(len([]rune(bar[:x]))+2, y))
+	if d := m.detail(); d.detail.tab != tabTimeline || d.graph.nodeID != "config" {
+		t.Fatalf("tab = %s, node = %s", d.detail.tab, d.graph.nodeID)
 	}
 }
 
@@ -376,10 +398,7 @@ func TestClickTabBar(t *testing.T) {
 func TestChangesBeforeInitAreShown(t *testing.T) {
 	store := state.NewStore()
 	store.SetStartup(state.Startup{Done: true})
-	m, err := newModel(&storeBackend{Store: store}, Options{ConfigPath: "-", Theme: "dark"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	m := newModel(&storeBackend{Store: store}, Options{ConfigPath: "-", Theme: "dark"})
 	store.UpdateInstance(state.InstanceKey{Resource: webapps, Namespace: "early", Name: "bird"}, func(in *state.Instance) { in.State = "ACTIVE" })
 	m.Init()
 	if !strings.Contains(plain(m.Frame()), "early/bird") {
@@ -390,7 +409,7 @@ func TestChangesBeforeInitAreShown(t *testing.T) {
 	if !strings.Contains(plain(m.Frame()), "late/bird") {
 		t.Fatal("the clock tick did not pick up a change")
 	}
-	m.unsub()
+	m.feed.unsub()
 }
 
 func TestAgeColumnFitsItsCells(t *testing.T) {
@@ -415,11 +434,12 @@ func TestAgeColumnFitsItsCells(t *testing.T) {
 func TestEscLeavesAGoneInstanceAtOnce(t *testing.T) {
 	m, f := newTestModel(t, fixture(), Options{}, 120, 30)
 	press(m, "j", "enter", "tab")
-	if m.scr != scrInstance || m.focus != paneDetail {
-		t.Fatalf("setup: screen %v focus %v", m.scr, m.focus)
+	if m.detail() == nil {
+		t.Fatal("setup: no instance screen")
 	}
+	cur := m.detail().key
 	gone := fixture()
-	gone.Instances = slices.DeleteFunc(gone.Instances, func(in *state.Instance) bool { return in.Key == m.cur })
+	gone.Instances = slices.DeleteFunc(gone.Instances, func(in *state.Instance) bool { return in.Key == cur })
 	gone.Version++
 	f.snap = gone
 	m.Update(flushMsg{})
@@ -427,7 +447,44 @@ func TestEscLeavesAGoneInstanceAtOnce(t *testing.T) {
 		t.Fatalf("the gone instance is not announced:\n%s", plain(m.Frame()))
 	}
 	press(m, "esc")
-	if m.scr != scrInstances {
-		t.Fatalf("after one esc the screen is %v, want the instances list", m.scr)
+	if len(m.stack) != 1 {
+		t.Fatalf("after one esc the stack has %d screens, want the instances list", len(m.stack))
+	}
+}
+
+func TestReasonWords(t *testing.T) {
+	for _, c := range []struct {
+		r    state.Resource
+		want string
+	}{
+		{state.Resource{State: "SKIPPED", IncludeWhen: []string{"schema.spec.on"}, WaitingFor: "includeWhen is false"}, "excluded: includeWhen ${schema.spec.on} is false"},
+		{state.Resource{State: "SKIPPED", IncludeWhen: []string{"${a}", "${b}"}}, "excluded: includeWhen ${a} and ${b} is false"},
+		{state.Resource{State: "SKIPPED", WaitingFor: "depends on db, which is skipped"}, "excluded: depends on db, which is skipped"},
+		{state.Resource{State: "PENDING", WaitingFor: "waiting for worker (waiting for readiness)"}, "waiting for worker (not ready yet)"},
+		{state.Resource{State: "PENDING", WaitingFor: "waiting for db (pending)"}, "waiting for db (pending)"},
+		{state.Resource{State: "WAITING_FOR_READINESS", WaitingFor: "readyWhen ${x} = false"}, "readyWhen ${x} = false"},
+	} {
+		if got := reason(&c.r); got != c.want {
+			t.Errorf("reason(%s, %q) = %q, want %q", c.r.State, c.r.WaitingFor, got, c.want)
+		}
+	}
+}
+
+func TestReconciledColumnsWords(t *testing.T) {
+	for d, want := range map[time.Duration]string{0: "<1 ms", 400 * time.Microsecond: "<1 ms", 3 * time.Millisecond: "3 ms", 1200 * time.Millisecond: "1.2 s", 90 * time.Second: "1m30s"} {
+		if got := spaced(d); got != want {
+			t.Errorf("spaced(%v) = %q, want %q", d, got, want)
+		}
+	}
+	if got := ageOf(fixedNow, fixedNow.Add(-970*time.Millisecond)) + " ago"; got != "0s ago" {
+		t.Errorf("a reconcile 970ms ago reads %q", got)
+	}
+}
+
+func TestNaturalOrder(t *testing.T) {
+	in := []string{"blog-69", "blog-7", "blog", "blog-007x", "a10b2", "a10b10", "a9"}
+	slices.SortFunc(in, natural)
+	if got := strings.Join(in, " "); got != "a9 a10b2 a10b10 blog blog-7 blog-007x blog-69" {
+		t.Fatalf("natural order: %s", got)
 	}
 }

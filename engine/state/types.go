@@ -125,7 +125,7 @@ type Instance struct {
 // ReadyCount returns how many resources are SYNCED or SKIPPED, and the total.
 func (i *Instance) ReadyCount() (ready, total int) {
 	for _, r := range i.Resources {
-		if r.State == "SYNCED" || r.State == "SKIPPED" {
+		if r.Phase().Ready() {
 			ready++
 		}
 	}

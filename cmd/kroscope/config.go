@@ -1,0 +1,50 @@
+package main
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/kroscope/kroscope/tui"
+)
+
+// configError says a config file has problems (already printed); exit 2,
+// like validate.
+type configError struct{ n int }
+
+func (e *configError) Error() string { return fmt.Sprintf("%d problem(s) in the config file", e.n) }
+func (e *configError) ExitCode() int { return 2 }
+
+func init() {
+	var path string
+	cfg := &cobra.Command{
+		Use:   "config",
+		Short: "The terminal UI's config file (theme, ascii, keys)",
+	}
+	check := &cobra.Command{
+		Use:   "check",
+		Short: "Check the config file and print each problem with its line",
+		Long: `check reads the UI's config file ($XDG_CONFIG_HOME/kroscope/config.yaml, or
+--config) and prints every problem as FILE:LINE: what is wrong, the same
+words the UI's flash line shows when it starts with a bad file. It exits 2
+when there are problems. A missing file is fine: the defaults apply.
+
+Action names the keys section accepts: ` + strings.Join(tui.ActionNames(), ", ") + `.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			file, probs := tui.CheckConfig(path)
+			for _, p := range probs {
+				fmt.Fprintln(cmd.ErrOrStderr(), p)
+			}
+			if len(probs) > 0 {
+				return &configError{len(probs)}
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "%s: ok\n", file)
+			return nil
+		},
+	}
+	check.Flags().StringVar(&path, "config", "", "config file (default $XDG_CONFIG_HOME/kroscope/config.yaml)")
+	cfg.AddCommand(check)
+	rootCmd.AddCommand(cfg)
+}

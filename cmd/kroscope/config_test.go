@@ -1,0 +1,33 @@
+package main
+
+import (
+	"errors"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestConfigCheck(t *testing.T) {
+	dir := t.TempDir()
+	bad := filepath.Join(dir, "bad.yaml")
+	writeFile(t, bad, "theme: solarized\nascii: maybe\nkeys:\n  requeue: [\"F5\", \"r\"]\n  explode: [\"z\"]\n")
+	_, stderr, err := runCmd(t, "config", "check", "--config", bad)
+	var ec interface{ ExitCode() int }
+	if !errors.As(err, &ec) || ec.ExitCode() != 2 {
+		t.Fatalf("err = %v, want exit code 2", err)
+	}
+	for _, want := range []string{bad + `:1: theme: unknown theme "solarized"`, bad + `:2: ascii: "maybe" is not true or false`, bad + ":5: keys.explode: unknown action"} {
+		if !strings.Contains(stderr, want) {
+			t.Errorf("stderr lacks %q:\n%s", want, stderr)
+		}
+	}
+	if strings.Contains(stderr, bad+":4:") {
+		t.Errorf("F5 is a valid key:\n%s", stderr)
+	}
+	good := filepath.Join(dir, "good.yaml")
+	writeFile(t, good, "theme: dark\nkeys:\n  requeue: [\"F5\", \"r\"]\n")
+	stdout, _, err := runCmd(t, "config", "check", "--config", good)
+	if err != nil || !strings.Contains(stdout, good+": ok") {
+		t.Fatalf("good config: %v %q", err, stdout)
+	}
+}

@@ -1,0 +1,201 @@
+package tui
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	tea "charm.land/bubbletea/v2"
+
+	"github.com/kroscope/kroscope/engine/state"
+	"github.com/kroscope/kroscope/theme"
+)
+
+// The actions that reach the backend or open another screen. They act on
+// the instance shown (instance screen) or the selected row (list).
+
+// target is the instance the actions apply to, or nil.
+func (m *Model) target() *state.Instance {
+	if d := m.detail(); d != nil {
+		return d.instance()
+	}
+	return m.list().selected()
+}
+
+// open drills into the selected instance on the given tab.
+func (m *Model) open(t detailTab) {
+	in := m.list().selected()
+	if in == nil {
+		return
+	}
+	m.list().follow()
+	s := newInstanceScreen(m.c, in.Key)
+	s.detail.setTab(t)
+	m.push(s)
+}
+
+func (m *Model) requeue() tea.Cmd {
+	in := m.target()
+	if in == nil {
+		m.setFlash("nothing selected to requeue", true)
+		return nil
+	}
+	if err := m.c.b.Requeue(in.Key); err != nil {
+		m.setFlash(fmt.Sprintf("requeue %s: %v", name(in), err), true)
+		return nil
+	}
+	m.setFlash("requeued "+name(in), false)
+	return nil
+}
+
+func (m *Model) requeueAll() tea.Cmd {
+	q := parseQuery(m.list().query)
+	n, err := m.c.b.RequeueAll(q.match)
+	if err != nil {
+		m.setFlash(fmt.Sprintf("requeue all: %v", err), true)
+		return nil
+	}
+	m.setFlash(fmt.Sprintf("requeued %d instance(s)", n), false)
+	return nil
+}
+
+// deletePlan lists what deleting the instance removes, in order: its
+// resources in reverse topological order (externals are never deleted),
+// then the instance itself.
+func deletePlan(in *state.Instance, g theme.Glyphs) (lines []string, kept []string) {
+	n := 0
+	for i := len(in.Resources) - 1; i >= 0; i-- {
+		r := in.Resources[i]
+		if r.External {
+			kept = append(kept, r.ID)
+			continue
+		}
+		if r.Phase() == state.PhaseSkipped || r.Name == "" {
+			continue // never created
+		}
+		n++
+		obj := r.Name
+		if r.Namespace != "" {
+			obj = r.Namespace + "/" + r.Name
+		}
+		lines = append(lines, fmt.Sprintf("%d. %s %s %s %s", n, r.ID, g.Arrow, r.Kind, obj))
+	}
+	n++
+	lines = append(lines, fmt.Sprintf("%d. the instance %s %s", n, in.Kind, name(in)))
+	return lines, kept
+}
+
+func (m *Model) askDelete() tea.Cmd {
+	in := m.target()
+	if in == nil {
+		m.setFlash("nothing selected to delete", true)
+		return nil
+	}
+	plan, kept := deletePlan(in, m.c.th.G)
+	lines := append([]string{"This deletes, in order:"}, plan...)
+	if len(kept) > 0 {
+		lines = append(lines, "", "Kept (external): "+strings.Join(kept, ", "))
+	}
+	key, label := in.Key, name(in)
+	m.push(&dialogScreen{
+		c:       m.c,
+		title:   fmt.Sprintf("Delete %s %s?", in.Kind, label),
+		lines:   lines,
+		confirm: "Delete",
+		onYes: func(m *Model) tea.Cmd {
+			m.setFlash("deleting "+label+m.c.th.G.Ellipsis, false)
+			b, timeout := m.c.b, m.c.opts.DeleteTimeout
+			return func() tea.Msg {
+				ctx, cancel := context.WithTimeout(context.Background(), timeout)
+				defer cancel()
+				if err := b.Delete(ctx, key); err != nil {
+					return resultMsg{err: fmt.Errorf("delete %s: %w", label, err)}
+				}
+				return resultMsg{text: "deleted " + label + " (resources follow in reverse order)"}
+			}
+		},
+	})
+	return nil
+}
+
+func (m *Model) askReveal() tea.Cmd {
+	d := m.detail()
+	var r *state.Resource
+	if d != nil {
+		r = d.resource()
+	}
+	if r == nil || !isSecret(r) {
+		m.setFlash("select a Secret to reveal its data", true)
+		return nil
+	}
+	k := revealKey{d.key, r.ID}
+	if d.detail.revealed[k] {
+		delete(d.detail.revealed, k)
+		m.setFlash("secret data hidden", false)
+		return nil
+	}
+	m.push(&dialogScreen{
+		c:       m.c,
+		title:   fmt.Sprintf("Reveal the data of Secret %s?", r.ID),
+		lines:   []string{"Its values will be shown in clear on this screen."},
+		confirm: "Reveal",
+		onYes: func(m *Model) tea.Cmd {
+			d.detail.revealed[k] = true
+			m.setFlash("secret data revealed ("+m.keys().label("reveal")+" hides it)", false)
+			return nil
+		},
+	})
+	return nil
+}
+
+// failedAt returns the index in the graph order of the first resource in
+// error at or after from (wrapping), or -1.
+func failedAt(in *state.Instance, order []string, from int) int {
+	for step := range len(order) {
+		i := (from + step) % len(order)
+		if r := in.Resource(order[i]); r != nil && r.Phase().Class() == state.ClassFailed {
+			return i
+		}
+	}
+	return -1
+}
+
+// nextError selects the next resource in error (across instances from the
+// list) and shows its error.
+func (m *Model) nextError() tea.Cmd {
+	if d := m.detail(); d != nil {
+		in := d.instance()
+		if in != nil && len(d.graph.tree.order) > 0 {
+			if i := failedAt(in, d.graph.tree.order, d.graph.node+1); i >= 0 {
+				d.graph.select1(i)
+				d.detail.setTab(tabInspect)
+				m.setFlash("error in "+d.graph.nodeID, true)
+				return nil
+			}
+		}
+		if in != nil && in.Phase().Class() == state.ClassFailed {
+			m.setFlash("instance error: "+in.Message, true)
+			return nil
+		}
+		m.setFlash("no resource in error", false)
+		return nil
+	}
+	l := m.list()
+	for step := 1; step <= len(l.rows); step++ {
+		i := (l.cursor + step) % len(l.rows)
+		in := l.rows[i]
+		if in.Phase().Class() != state.ClassFailed {
+			continue
+		}
+		l.cursor = i
+		m.open(tabInspect)
+		d := m.detail()
+		if j := failedAt(in, d.graph.tree.order, 0); j >= 0 {
+			d.graph.select1(j)
+		}
+		m.setFlash("error in "+name(in), true)
+		return nil
+	}
+	m.setFlash("no instance in error", false)
+	return nil
+}

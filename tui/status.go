@@ -1,0 +1,188 @@
+package tui
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"charm.land/lipgloss/v2"
+
+	"github.com/kroscope/kroscope/engine/state"
+)
+
+// The status line, the watch alarm and the two screens shown before the
+// engine runs (startup, fatal) are pure functions of the snapshot.
+
+// statusLine is the top bar: where, scope, mode, queue, rate, watches.
+func statusLine(c *common, s *state.Snapshot, w int) string {
+	th := c.th
+	sep := th.Dim.Render(" " + th.G.Sep + " ")
+	where := s.Cluster.Context
+	if s.Cluster.Demo {
+		where = "demo"
+	}
+	if where == "" {
+		where = "cluster"
+	}
+	if s.Cluster.Server != "" && w >= 120 {
+		where += " (" + s.Cluster.Server + ")"
+	}
+	narrow := w < 120
+	ns := s.Cluster.Namespace
+	switch {
+	case ns == "" && narrow:
+		ns = "all ns"
+	case ns == "":
+		ns = "all namespaces"
+	default:
+		ns = "ns " + ns
+	}
+	// "reconciling" only while something is queued or running: a quiet
+	// engine says so.
+	mode := th.ClassStyle(state.ClassOK).Render(th.G.Dot + " idle")
+	if s.Engine.QueueDepth > 0 || s.Engine.BusyWorkers > 0 {
+		mode = th.ClassStyle(state.ClassOK).Render(th.G.Dot + " reconciling")
+	}
+	if !s.Mode.Reconciling {
+		who := s.Mode.Holder
+		if who == "" {
+			who = "nobody"
+		}
+		if s.Mode.Forced {
+			mode = th.Warn.Render(th.G.Dot + " observing (--observe)")
+		} else if s.Mode.Kro != "" {
+			mode = th.Warn.Render(th.G.Dot + " observing (kro reconciles)")
+		} else {
+			mode = th.Warn.Render(th.G.Dot + " observing, lease held by " + who)
+			if narrow {
+				mode = th.Warn.Render(th.G.Dot + " observing (" + who + ")")
+			}
+		}
+	}
+	synced, healthy := 0, 0
+	for _, wt := range s.Watches {
+		if wt.Synced {
+			synced++
+		}
+		if wt.Healthy {
+			healthy++
+		}
+	}
+	watches := fmt.Sprintf("watches %d/%d", healthy, len(s.Watches))
+	if synced < len(s.Watches) {
+		watches += fmt.Sprintf(" (%d syncing)", len(s.Watches)-synced)
+	}
+	if healthy < len(s.Watches) {
+		watches = th.Loud.Render(" " + th.G.Warn + " " + watches + " ")
+	}
+	queue, rate := fmt.Sprintf("queue %d", s.Engine.QueueDepth), fmt.Sprintf("%.1f rec/s", s.Engine.ReconcilesPerSecond)
+	if narrow {
+		queue, rate = fmt.Sprintf("q %d", s.Engine.QueueDepth), fmt.Sprintf("%.1f/s", s.Engine.ReconcilesPerSecond)
+	}
+	parts := []string{th.Title.Render("kroscope"), where, ns, mode, queue, rate, watches}
+	if w >= 140 && s.Engine.Workers > 0 {
+		parts = append(parts[:6], fmt.Sprintf("workers %d/%d", s.Engine.BusyWorkers, s.Engine.Workers), watches)
+	}
+	if s.Engine.APIErrors > 0 {
+		parts = append(parts, th.ClassStyle(state.ClassFailed).Render(fmt.Sprintf("api errors %d", s.Engine.APIErrors)))
+	}
+	return clip(strings.Join(parts, sep), w, th.G.Ellipsis)
+}
+
+// kroLine says, while kro's controller runs on the cluster, why kroscope
+// only observes and how to make it reconcile.
+func kroLine(c *common, snap *state.Snapshot, w int) string {
+	if snap == nil || snap.Mode.Kro == "" {
+		return ""
+	}
+	return c.th.Warn.Render(fit(" "+c.th.G.Warn+" "+snap.Mode.Kro, w, c.th.G.Ellipsis))
+}
+
+// watchAlarm is the loud line shown while any watch is broken.
+func watchAlarm(c *common, snap *state.Snapshot, w int) string {
+	var bad []string
+	var since time.Time
+	for _, wt := range snap.Watches {
+		if !wt.Healthy {
+			s := wt.Name
+			if wt.Err != "" {
+				s += ": " + wt.Err
+			}
+			bad = append(bad, s)
+			if since.IsZero() || wt.Since.Before(since) {
+				since = wt.Since
+			}
+		}
+	}
+	if len(bad) == 0 {
+		return ""
+	}
+	s := fmt.Sprintf(" %s WATCH LOST %s ago %s %s, state may be stale", c.th.G.Warn, ago(c.now(), since), c.th.G.Sep, strings.Join(bad, "; "))
+	return c.th.Loud.Render(fit(s, w, c.th.G.Ellipsis))
+}
+func fatalScreen(c *common, f *state.Fatal, tw, th0 int) string {
+	th := c.th
+	w := min(tw-4, 100)
+	var b strings.Builder
+	b.WriteString(th.ClassStyle(state.ClassFailed).Render(th.G.Error+" "+f.Title) + "\n\n")
+	for _, l := range wrap(f.Cause, w-4) {
+		b.WriteString(l + "\n")
+	}
+	if f.Hint != "" {
+		b.WriteString("\n" + th.Bold.Render("What to do") + "\n")
+		for _, l := range wrap(f.Hint, w-4) {
+			b.WriteString(l + "\n")
+		}
+	}
+	b.WriteString("\n" + th.Dim.Render(c.keys.label("quit")+" quits"))
+	box := th.Dialog.Width(w).Render(b.String())
+	return lipgloss.Place(tw, th0, lipgloss.Center, lipgloss.Center, box)
+}
+
+func startupScreen(c *common, snap *state.Snapshot, tw, th0 int) string {
+	th, st := c.th, snap.Startup
+	w := min(tw-4, 70)
+	phase := st.Phase
+	if phase == "" {
+		phase = "connecting"
+	}
+	var b strings.Builder
+	b.WriteString(th.Title.Render("kroscope") + " " + th.Dim.Render("starting") + "\n\n")
+	line := th.State("IN_PROGRESS", "", c.frame) + " " + phase
+	if st.Total > 0 {
+		line += fmt.Sprintf(" %d/%d", st.Step, st.Total)
+	}
+	b.WriteString(line + "\n")
+	if st.Total > 0 {
+		barW := w - 12
+		n := clamp(st.Step*barW/st.Total, 0, barW)
+		b.WriteString(th.Bar.Render(strings.Repeat(th.G.BarFull, n)) + th.Dim.Render(strings.Repeat(th.G.BarEmpty, barW-n)) +
+			fmt.Sprintf(" %3d%%", st.Step*100/st.Total) + "\n")
+	}
+	var waiting []string
+	for _, wt := range snap.Watches {
+		if !wt.Synced {
+			waiting = append(waiting, wt.Name)
+		}
+	}
+	if len(waiting) > 0 {
+		b.WriteString("\n" + th.Dim.Render("waiting for:") + "\n")
+		limit := max(th0-14, 1)
+		for i, n := range waiting {
+			if i == limit {
+				b.WriteString(th.Dim.Render(fmt.Sprintf("  and %d more", len(waiting)-limit)) + "\n")
+				break
+			}
+			b.WriteString("  " + th.ClassGlyph(state.ClassWaiting, 0) + " " + clip(n, w-6, th.G.Ellipsis) + "\n")
+		}
+	}
+	where := snap.Cluster.Context
+	if snap.Cluster.Server != "" {
+		where += " " + snap.Cluster.Server
+	}
+	if strings.TrimSpace(where) != "" {
+		b.WriteString("\n" + th.Dim.Render(clip(strings.TrimSpace(where), w-4, th.G.Ellipsis)))
+	}
+	box := th.Dialog.Width(w).Render(strings.TrimRight(b.String(), "\n"))
+	return lipgloss.Place(tw, th0, lipgloss.Center, lipgloss.Center, box)
+}
