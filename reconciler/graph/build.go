@@ -332,15 +332,15 @@ func (bd *build) identity(label, path string, r *Resource) bool {
 }
 
 // resolve maps a kind to its resource and scope: the REST mapper when
-// given and it knows the kind, otherwise core knowledge and plurals.
+// given and it knows the kind, otherwise core knowledge and kro's plural
+// rule (flect), which unlike apimachinery's guess knows irregular nouns.
 func (b *Builder) resolve(gvk schema.GroupVersionKind) (schema.GroupVersionResource, bool) {
 	if b.mapper != nil {
 		if m, err := b.mapper.RESTMapping(gvk.GroupKind(), gvk.Version); err == nil {
 			return m.Resource, m.Scope.Name() == meta.RESTScopeNameNamespace
 		}
 	}
-	plural, _ := meta.UnsafeGuessKindToResource(gvk)
-	return plural, !clusterScoped[gvk.GroupKind()]
+	return gvk.GroupVersion().WithResource(crd.Plural(gvk.Kind)), !clusterScoped[gvk.GroupKind()]
 }
 
 // clusterScoped lists the built-in cluster-scoped kinds.
