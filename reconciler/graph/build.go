@@ -192,7 +192,7 @@ func (bd *build) instance(g *Graph) {
 		GVK:        gvk,
 		GVR:        gvk.GroupVersion().WithResource(crd.Plural(s.Kind)),
 		Singular:   strings.ToLower(s.Kind),
-		Namespaced: true,
+		Namespaced: s.Scope != ScopeCluster,
 	}
 }
 
