@@ -78,7 +78,10 @@ type build struct {
 	cacheScope string
 	// spec is the instance spec schema, nil when the SimpleSchema is bad.
 	spec *apiextensionsv1.JSONSchemaProps
-	b    *Builder
+	// clusterInstance is set when the instance kind is cluster-scoped:
+	// there is then no instance namespace for children to default to.
+	clusterInstance bool
+	b               *Builder
 	rgd  *ResourceGraphDefinition
 	name string
 	errs Errors
@@ -188,6 +191,7 @@ func (bd *build) instance(g *Graph) {
 		bd.errorf("", "spec.schema.group", "use a DNS subdomain such as example.com", "group %q is invalid: %s", group, strings.Join(msgs, "; "))
 	}
 	gvk := schema.GroupVersionKind{Group: group, Version: s.APIVersion, Kind: s.Kind}
+	bd.clusterInstance = s.Scope == ScopeCluster
 	g.Instance = Instance{
 		GVK:        gvk,
 		GVR:        gvk.GroupVersion().WithResource(crd.Plural(s.Kind)),
@@ -327,6 +331,15 @@ func (bd *build) identity(label, path string, r *Resource) bool {
 	if _, set := md["namespace"]; set && !r.Namespaced {
 		bd.errorf(label, path+".metadata.namespace", "remove it: "+kind+" is cluster-scoped", "metadata.namespace is set on a cluster-scoped kind")
 		return false
+	}
+	// A cluster-scoped instance has no namespace to put a namespaced child
+	// in; an external collection without one lists every namespace.
+	if bd.clusterInstance && r.Namespaced && !r.ExternalCollection {
+		if ns, _ := md["namespace"].(string); strings.TrimSpace(ns) == "" {
+			bd.errorf(label, path+".metadata.namespace", "set metadata.namespace, e.g. ${schema.spec.namespace} or default",
+				"%s is namespaced and must set metadata.namespace when the instance kind is cluster-scoped (schema.scope: Cluster)", kind)
+			return false
+		}
 	}
 	return true
 }
