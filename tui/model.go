@@ -608,11 +608,15 @@ func (m *Model) requeueAll() tea.Cmd {
 	return nil
 }
 
-func name(in *state.Instance) string {
-	if in.Key.Namespace == "" {
-		return in.Key.Name
+func name(in *state.Instance) string { return keyName(in.Key) }
+
+// keyName is "namespace/name", or just the name of a cluster-scoped
+// instance.
+func keyName(k state.InstanceKey) string {
+	if k.Namespace == "" {
+		return k.Name
 	}
-	return in.Key.Namespace + "/" + in.Key.Name
+	return k.Namespace + "/" + k.Name
 }
 
 // deletePlan lists what deleting the instance removes, in order: its

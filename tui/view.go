@@ -96,7 +96,7 @@ func (m *Model) crumb() string {
 	in := m.snap.Instance(m.cur)
 	th := m.th
 	if in == nil {
-		return th.Warn.Render(m.cur.Namespace + "/" + m.cur.Name + " is gone (esc goes back)")
+		return th.Warn.Render(keyName(m.cur) + " is gone (esc goes back)")
 	}
 	ready, total := in.ReadyCount()
 	s := th.Bold.Render(in.Kind+" "+name(in)) + "  " + th.State(in.State, stateWord(in.State), m.frame) +
