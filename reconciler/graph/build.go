@@ -82,9 +82,9 @@ type build struct {
 	// there is then no instance namespace for children to default to.
 	clusterInstance bool
 	b               *Builder
-	rgd  *ResourceGraphDefinition
-	name string
-	errs Errors
+	rgd             *ResourceGraphDefinition
+	name            string
+	errs            Errors
 }
 
 func (bd *build) errorf(resource, path, fix, format string, args ...any) {
