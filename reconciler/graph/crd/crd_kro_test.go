@@ -73,3 +73,12 @@ func TestNewRejectsBadNames(t *testing.T) {
 		t.Fatal("a shortName with a space was accepted")
 	}
 }
+
+// TestNewAcceptsKroOnlySimpleSchema: the schemas kro produces for inputs
+// kroscope once refused are valid CRD schemas for the API server.
+func TestNewAcceptsKroOnlySimpleSchema(t *testing.T) {
+	s := spec(t, "a: string | minimum=1 maximum=3 required=True\nb: string | default=\ne: string | enum=\"x,y,x\"\nf: integer | validation=\"self > 0\" immutable=true")
+	if _, err := crd.New(crd.Input{APIVersion: "v1", Kind: "App", Spec: s, GraphName: "app"}); err != nil {
+		t.Fatal(err)
+	}
+}
