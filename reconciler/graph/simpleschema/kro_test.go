@@ -68,7 +68,7 @@ func TestKroParityErrors(t *testing.T) {
 		{name: "cycle", spec: `a: A`, types: "A:\n  b: B\nB:\n  a: A", want: "cyclic dependency in type A"},
 		{name: "empty validation", spec: `a: string | validation=""`, want: "empty CEL rule"},
 		{name: "empty integer default", spec: `a: "integer | default="`, want: `"" is not an integer`},
-		{name: "number is not a kro type but float is", spec: `a: Number`, want: `unknown type "Number"`},
+		{name: "an undeclared custom type", spec: `a: Number`, want: `unknown type "Number"`},
 		{name: "empty marker section", spec: `a: "string |"`, want: "nothing after '|'"},
 	}
 	for _, tt := range tests {
