@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"regexp"
 	"slices"
 	"strings"
@@ -129,18 +130,11 @@ func New(in Input) (*apiextensionsv1.CustomResourceDefinition, error) {
 		scope = apiextensionsv1.ClusterScoped
 	}
 	labels := map[string]string{}
-	for k, v := range in.Labels {
-		labels[k] = v
-	}
-	for k, v := range Labels(in.GraphName) {
-		labels[k] = v
-	}
+	maps.Copy(labels, in.Labels)
+	maps.Copy(labels, Labels(in.GraphName))
 	var annotations map[string]string
 	if len(in.Annotations) > 0 {
-		annotations = make(map[string]string, len(in.Annotations))
-		for k, v := range in.Annotations {
-			annotations[k] = v
-		}
+		annotations = maps.Clone(in.Annotations)
 	}
 	crd := &apiextensionsv1.CustomResourceDefinition{
 		TypeMeta: metav1.TypeMeta{APIVersion: apiextensionsv1.SchemeGroupVersion.String(), Kind: "CustomResourceDefinition"},
