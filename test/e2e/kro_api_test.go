@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -334,6 +335,58 @@ func TestShortNamesAndCategoriesServed(t *testing.T) {
 		}
 		if want := fmt.Sprintf("kroapinamed.%s/%s", gvr.Group, name); !strings.Contains(string(out), want) {
 			t.Errorf("kubectl get %s printed %q, want %s", alias, out, want)
+		}
+	}
+}
+
+// TestNewerKroFieldFromClusterIsReported: a graph stored through a newer
+// kro's RGD CRD (here kro's CRD with one more spec.schema field) carries a
+// field kroscope does not know; the engine reports the graph as needing a
+// newer kroscope instead of serving it without the field.
+func TestNewerKroFieldFromClusterIsReported(t *testing.T) {
+	r := newEngRig(t)
+	real := krocrds.RGD(t)
+	newer := real.DeepCopy()
+	schemaProps := newer.Spec.Versions[0].Schema.OpenAPIV3Schema.Properties["spec"].Properties["schema"]
+	schemaProps.Properties["futureField"] = apiextensionsv1.JSONSchemaProps{Type: "string"}
+	newer.Spec.Versions[0].Schema.OpenAPIV3Schema.Properties["spec"].Properties["schema"] = schemaProps
+	r.env.InstallCRDs(t, newer)
+	t.Cleanup(func() { r.env.InstallCRDs(t, real) })
+
+	doc := strings.NewReplacer("kroapi-defaults", "kroapi-future",
+		"    kind: KroAPIDefaults\n", "    kind: KroAPIFuture\n    futureField: soon\n").Replace(defaultsRGD)
+	// The API server serves a replaced CRD's schema a moment after the
+	// update: store the graph again until the new field is kept.
+	rgds := r.dyn.Resource(graph.GroupVersionResource)
+	ctx := context.Background()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		stored := r.applyYAML(graph.GroupVersionResource, "", doc)
+		if v, _, _ := unstructured.NestedString(stored.Object, "spec", "schema", "futureField"); v == "soon" {
+			break
+		}
+		_ = rgds.Delete(ctx, stored.GetName(), metav1.DeleteOptions{})
+		if time.Now().After(deadline) {
+			t.Fatalf("the newer CRD did not keep futureField: %v", stored.Object["spec"])
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	t.Cleanup(func() { _ = rgds.Delete(ctx, "kroapi-future", metav1.DeleteOptions{}) })
+	run := r.start(func(o *engine.Options) { o.WatchClusterRGDs = true })
+	snap := run.waitFor(time.Minute, "graph kroapi-future reported", func(s *state.Snapshot) bool {
+		for _, g := range s.Graphs {
+			if g.Name == "kroapi-future" && g.Err != "" {
+				return true
+			}
+		}
+		return false
+	})
+	for _, g := range snap.Graphs {
+		if g.Name != "kroapi-future" {
+			continue
+		}
+		if g.Served || !strings.Contains(g.Err, "needs a newer kroscope: field spec.schema.futureField") {
+			t.Fatalf("graph served %v, error %q", g.Served, g.Err)
 		}
 	}
 }
