@@ -281,9 +281,15 @@ func (s *served) start(ctx context.Context) error {
 	// Children (by kroscope's instance label), external references (by
 	// name) and external collections (by their label selector).
 	var specs []watch.Spec
+	// Instances of a cluster-scoped kind have no namespace to narrow to:
+	// --namespace cannot hide them, and their children may be anywhere.
+	instanceNS := e.o.Namespace
+	if !g.Instance.Namespaced {
+		instanceNS = ""
+	}
 	for _, id := range g.TopologicalOrder {
 		r := g.Resources[id]
-		ns := e.o.Namespace
+		ns := instanceNS
 		if !r.Namespaced {
 			ns = ""
 		}
@@ -326,7 +332,7 @@ func (s *served) start(ctx context.Context) error {
 		go func() { <-ctx.Done(); release() }()
 	}
 
-	inf := dynamicinformer.NewFilteredDynamicInformer(e.set.Dynamic(), s.gvr, e.o.Namespace, 0, cache.Indexers{}, nil).Informer()
+	inf := dynamicinformer.NewFilteredDynamicInformer(e.set.Dynamic(), s.gvr, instanceNS, 0, cache.Indexers{}, nil).Informer()
 	mon := e.group.Monitored(inf, s.resource)
 	if _, err := inf.AddEventHandler(s.instanceHandler(mon)); err != nil {
 		return err

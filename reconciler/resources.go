@@ -430,8 +430,9 @@ func (r *run) resourceClient(gvr schema.GroupVersionResource, ns string) dynamic
 	return nri.Namespace(ns)
 }
 
-// stampChild adds kroscope's labels and, when the child lives in the
-// instance's namespace, an owner reference to the instance.
+// stampChild adds kroscope's labels and, when the API server allows it, an
+// owner reference to the instance: a namespaced instance can own children
+// in its own namespace only, a cluster-scoped one any child.
 func (r *run) stampChild(res *graph.Resource, desired *unstructured.Unstructured) {
 	labels := desired.GetLabels()
 	if labels == nil {
@@ -444,7 +445,7 @@ func (r *run) stampChild(res *graph.Resource, desired *unstructured.Unstructured
 	maps.Copy(labels, metadata.ChildLabels(r.instanceRef(), res.ID))
 	desired.SetLabels(labels)
 
-	if desired.GetNamespace() == r.inst.GetNamespace() {
+	if r.inst.GetNamespace() == "" || desired.GetNamespace() == r.inst.GetNamespace() {
 		yes := true
 		desired.SetOwnerReferences([]metav1.OwnerReference{{
 			APIVersion: r.inst.GetAPIVersion(),

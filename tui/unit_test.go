@@ -378,6 +378,18 @@ func TestShortNameKeepsTheName(t *testing.T) {
 	}
 }
 
+// TestClusterScopedInstanceHasNoNamespace: a cluster-scoped instance is
+// shown by its name alone, in the table and when it is gone.
+func TestClusterScopedInstanceHasNoNamespace(t *testing.T) {
+	in := &state.Instance{Key: state.InstanceKey{Name: "tenant-a"}}
+	if got := shortName(in, 40, "…"); got != "tenant-a" {
+		t.Fatalf("shortName = %q", got)
+	}
+	if got := name(in); got != "tenant-a" {
+		t.Fatalf("name = %q", got)
+	}
+}
+
 func TestClickTabBar(t *testing.T) {
 	m, _ := newTestModel(t, fixture(), Options{}, 160, 48)
 	press(m, "j", "enter")

@@ -27,6 +27,13 @@ func (e *invalidError) ExitCode() int { return 2 }
 // each problem to errOut. It returns the graphs that built and an
 // *invalidError when anything was wrong.
 func loadAndBuild(paths []string, errOut io.Writer, opts ...graph.Option) ([]*graph.Graph, error) {
+	gs, _, err := loadAndBuildDefinitions(paths, errOut, opts...)
+	return gs, err
+}
+
+// loadAndBuildDefinitions is loadAndBuild that also returns, beside each
+// graph, the definition it was built from.
+func loadAndBuildDefinitions(paths []string, errOut io.Writer, opts ...graph.Option) ([]*graph.Graph, []*graph.ResourceGraphDefinition, error) {
 	rgds, loadErr := graph.LoadFiles(paths...)
 	invalid := 0
 	if loadErr != nil {
@@ -37,6 +44,7 @@ func loadAndBuild(paths []string, errOut io.Writer, opts ...graph.Option) ([]*gr
 	}
 	b := graph.NewBuilder(opts...)
 	var gs []*graph.Graph
+	var built []*graph.ResourceGraphDefinition
 	for _, rgd := range rgds {
 		g, err := b.Build(rgd)
 		if err != nil {
@@ -45,14 +53,15 @@ func loadAndBuild(paths []string, errOut io.Writer, opts ...graph.Option) ([]*gr
 			continue
 		}
 		gs = append(gs, g)
+		built = append(built, rgd)
 	}
 	if len(rgds) == 0 && loadErr == nil {
-		return nil, fmt.Errorf("no ResourceGraphDefinition found in %v", paths)
+		return nil, nil, fmt.Errorf("no ResourceGraphDefinition found in %v", paths)
 	}
 	if invalid > 0 {
-		return gs, &invalidError{invalid: invalid, total: len(gs) + invalid}
+		return gs, built, &invalidError{invalid: invalid, total: len(gs) + invalid}
 	}
-	return gs, nil
+	return gs, built, nil
 }
 
 // unjoin splits an errors.Join tree one level (one entry per file or
@@ -119,12 +128,25 @@ func newValidateCmd() *cobra.Command {
 		Long: `validate loads ResourceGraphDefinitions from YAML files and directories and
 checks them as the reconciler would: schema, ids, templates, CEL expressions
 (syntax, types, references) and dependency cycles. Every problem is printed;
-the exit status is 2 when any definition is invalid.`,
+the exit status is 2 when any definition is invalid.
+
+What kroscope accepts and kro would reject (kroscope's extensions:
+spec.schema.validation, spec.defaultServiceAccounts, the SimpleSchema type
+number, the CEL functions math.* and sets.*) is printed as a warning, naming
+the file, resource id and field; warnings do not change the exit status.`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			gs, err := loadAndBuild(args, cmd.ErrOrStderr(), graph.WithCELOmit(celOmit))
-			for _, g := range gs {
-				fmt.Fprintf(cmd.OutOrStdout(), "ok  %s  %s  (%d resources)  %s\n", g.Name, g.Instance.GVK.Kind, len(g.Resources), g.Source)
+			gs, rgds, err := loadAndBuildDefinitions(args, cmd.ErrOrStderr(), graph.WithCELOmit(celOmit))
+			for i, g := range gs {
+				warnings := graph.KroWarnings(rgds[i], g)
+				for _, w := range warnings {
+					fmt.Fprintf(cmd.ErrOrStderr(), "warning: %s (kro would reject it)\n", w)
+				}
+				note := ""
+				if len(warnings) > 0 {
+					note = fmt.Sprintf("  %d kro warning(s)", len(warnings))
+				}
+				fmt.Fprintf(cmd.OutOrStdout(), "ok  %s  %s  (%d resources)  %s%s\n", g.Name, g.Instance.GVK.Kind, len(g.Resources), g.Source, note)
 			}
 			return err
 		},

@@ -6,6 +6,8 @@ import (
 	"os"
 	"strings"
 	"testing"
+
+	"github.com/spf13/cobra"
 )
 
 func runCmd(t *testing.T, args ...string) (stdout, stderr string, err error) {
@@ -19,9 +21,23 @@ func runCmd(t *testing.T, args ...string) (stdout, stderr string, err error) {
 		rootCmd.SetArgs(nil)
 		rootCmd.SetOut(nil)
 		rootCmd.SetErr(nil)
+		resetHelp(rootCmd)
 	}()
 	err = rootCmd.Execute()
 	return out.String(), errOut.String(), err
+}
+
+// resetHelp clears --help on every command: cobra keeps a flag's value
+// between Execute calls, so one "CMD --help" would turn every later run of
+// CMD into a help page.
+func resetHelp(c *cobra.Command) {
+	if f := c.Flags().Lookup("help"); f != nil && f.Changed {
+		_ = f.Value.Set("false")
+		f.Changed = false
+	}
+	for _, sub := range c.Commands() {
+		resetHelp(sub)
+	}
 }
 
 const invalidDir = "../../reconciler/graph/testdata/invalid"
@@ -105,5 +121,52 @@ func writeFile(t *testing.T, path, content string) {
 	t.Helper()
 	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestValidateWarnsAboutKroscopeExtensions: validate succeeds on a graph
+// that uses kroscope's extensions and warns about each, naming the file,
+// resource id and field.
+func TestValidateWarnsAboutKroscopeExtensions(t *testing.T) {
+	path := t.TempDir() + "/ext.yaml"
+	writeFile(t, path, `apiVersion: kro.run/v1alpha1
+kind: ResourceGraphDefinition
+metadata:
+  name: ext
+spec:
+  defaultServiceAccounts:
+    "*": reconciler
+  schema:
+    apiVersion: v1alpha1
+    kind: Ext
+    spec:
+      count: integer | default=1
+    validation:
+    - expression: "!has(self.count) || self.count < 5"
+  resources:
+  - id: config
+    template:
+      apiVersion: v1
+      kind: ConfigMap
+      metadata:
+        name: x
+      data:
+        v: ${string(math.greatest(1, schema.spec.count))}
+`)
+	out, stderr, err := runCmd(t, "validate", path)
+	if err != nil {
+		t.Fatalf("validate failed on warnings only: %v\n%s", err, stderr)
+	}
+	for _, want := range []string{
+		"warning: " + path + ": ext: spec.schema.validation[0]: kro has no spec.schema.validation",
+		"warning: " + path + ": ext: spec.defaultServiceAccounts: kro has no spec.defaultServiceAccounts",
+		"warning: " + path + ": ext: resource config: spec.resources[0].template.data.v: kro has no CEL function math.greatest",
+	} {
+		if !strings.Contains(stderr, want) {
+			t.Errorf("stderr lacks %q:\n%s", want, stderr)
+		}
+	}
+	if !strings.Contains(out, "ok  ext  Ext") || !strings.Contains(out, "3 kro warning(s)") {
+		t.Errorf("stdout:\n%s", out)
 	}
 }

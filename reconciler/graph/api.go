@@ -59,7 +59,29 @@ type Schema struct {
 	Types                    map[string]any
 	AdditionalPrinterColumns []apiextensionsv1.CustomResourceColumnDefinition
 	// Validation rules become x-kubernetes-validations on the instance spec.
+	// A kroscope extension: kro removed it in v0.7.0.
 	Validation []Validation
+	// Scope of the instance kind: ScopeNamespaced (the default, also for
+	// "") or ScopeCluster.
+	Scope string
+	// ShortNames and Categories are copied onto the instance CRD's names.
+	ShortNames []string
+	Categories []string
+	// Metadata holds labels and annotations copied onto the instance CRD.
+	Metadata CRDMetadata
+}
+
+// Instance scopes spec.schema.scope accepts (kro's CRD defaults it to
+// Namespaced).
+const (
+	ScopeNamespaced = "Namespaced"
+	ScopeCluster    = "Cluster"
+)
+
+// CRDMetadata is spec.schema.metadata.
+type CRDMetadata struct {
+	Labels      map[string]string
+	Annotations map[string]string
 }
 
 // Validation is one spec.schema.validation entry.

@@ -80,10 +80,13 @@ type build struct {
 	cacheScope string
 	// spec is the instance spec schema, nil when the SimpleSchema is bad.
 	spec *apiextensionsv1.JSONSchemaProps
-	b    *Builder
-	rgd  *ResourceGraphDefinition
-	name string
-	errs Errors
+	// clusterInstance is set when the instance kind is cluster-scoped:
+	// there is then no instance namespace for children to default to.
+	clusterInstance bool
+	b               *Builder
+	rgd             *ResourceGraphDefinition
+	name            string
+	errs            Errors
 }
 
 func (bd *build) errorf(resource, path, fix, format string, args ...any) {
@@ -191,11 +194,12 @@ func (bd *build) instance(g *Graph) {
 		bd.errorf("", "spec.schema.group", "use a DNS subdomain such as example.com", "group %q is invalid: %s", group, strings.Join(msgs, "; "))
 	}
 	gvk := schema.GroupVersionKind{Group: group, Version: s.APIVersion, Kind: s.Kind}
+	bd.clusterInstance = s.Scope == ScopeCluster
 	g.Instance = Instance{
 		GVK:        gvk,
 		GVR:        gvk.GroupVersion().WithResource(crd.Plural(s.Kind)),
 		Singular:   strings.ToLower(s.Kind),
-		Namespaced: true,
+		Namespaced: s.Scope != ScopeCluster,
 	}
 }
 
@@ -331,19 +335,28 @@ func (bd *build) identity(label, path string, r *Resource) bool {
 		bd.errorf(label, path+".metadata.namespace", "remove it: "+kind+" is cluster-scoped", "metadata.namespace is set on a cluster-scoped kind")
 		return false
 	}
+	// A cluster-scoped instance has no namespace to put a namespaced child
+	// in; an external collection without one lists every namespace.
+	if bd.clusterInstance && r.Namespaced && !r.ExternalCollection {
+		if ns, _ := md["namespace"].(string); strings.TrimSpace(ns) == "" {
+			bd.errorf(label, path+".metadata.namespace", "set metadata.namespace, e.g. ${schema.spec.namespace} or default",
+				"%s is namespaced and must set metadata.namespace when the instance kind is cluster-scoped (schema.scope: Cluster)", kind)
+			return false
+		}
+	}
 	return true
 }
 
 // resolve maps a kind to its resource and scope: the REST mapper when
-// given and it knows the kind, otherwise core knowledge and plurals.
+// given and it knows the kind, otherwise core knowledge and kro's plural
+// rule (flect), which unlike apimachinery's guess knows irregular nouns.
 func (b *Builder) resolve(gvk schema.GroupVersionKind) (schema.GroupVersionResource, bool) {
 	if b.mapper != nil {
 		if m, err := b.mapper.RESTMapping(gvk.GroupKind(), gvk.Version); err == nil {
 			return m.Resource, m.Scope.Name() == meta.RESTScopeNameNamespace
 		}
 	}
-	plural, _ := meta.UnsafeGuessKindToResource(gvk)
-	return plural, !clusterScoped[gvk.GroupKind()]
+	return gvk.GroupVersion().WithResource(crd.Plural(gvk.Kind)), !clusterScoped[gvk.GroupKind()]
 }
 
 // clusterScoped lists the built-in cluster-scoped kinds.

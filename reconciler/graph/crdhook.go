@@ -34,6 +34,11 @@ func (bd *build) crd(g *Graph) {
 		PrinterColumns: s.AdditionalPrinterColumns,
 		Validation:     rules,
 		GraphName:      g.Name,
+		ClusterScoped:  !g.Instance.Namespaced,
+		ShortNames:     s.ShortNames,
+		Categories:     s.Categories,
+		Labels:         s.Metadata.Labels,
+		Annotations:    s.Metadata.Annotations,
 	})
 	if err != nil {
 		for _, e := range flatten(err) {

@@ -32,10 +32,12 @@ func invalidError(t *testing.T, file string) string {
 // is rejected with the error text it must produce, and none panics.
 func TestInvalidDefinitions(t *testing.T) {
 	cases := map[string][]string{
-		"bad-default":                      {"spec.schema.spec.replicas", `"abc" is not an integer`},
-		"bad-marker":                       {"spec.schema.spec.name", `unknown marker "bogus"`},
-		"cel-syntax":                       {"spec.resources[0].template.metadata.name", "${schema.spec.name +}", "Syntax error"},
-		"cel-syntax-unclosed-paren":        {"Syntax error: missing ')'"},
+		"bad-default":               {"spec.schema.spec.replicas", `"abc" is not an integer`},
+		"bad-marker":                {"spec.schema.spec.name", `unknown marker "bogus"`},
+		"cel-syntax":                {"spec.resources[0].template.metadata.name", "${schema.spec.name +}", "Syntax error"},
+		"cel-syntax-unclosed-paren": {"Syntax error: missing ')'"},
+		"cluster-instance-child-no-namespace": {"resource config: spec.resources[1].template.metadata.namespace: ConfigMap is namespaced and must set metadata.namespace when the instance kind is cluster-scoped",
+			"resource secret: spec.resources[2].template.metadata.namespace: Secret is namespaced"},
 		"cycle-beside-bad-id":              {`id "Bad" is not lowerCamelCase`, "dependency cycle: a -> b -> a"},
 		"cycle-includewhen":                {"dependency cycle: a -> b -> a"},
 		"cycle-three":                      {"dependency cycle: a -> c -> b -> a"},

@@ -9,6 +9,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"regexp"
 	"sort"
 	"strings"
 
@@ -148,8 +149,12 @@ func FromUnstructured(u *unstructured.Unstructured) (*ResourceGraphDefinition, e
 
 // decoder walks a JSON-like map, collecting every problem with its path.
 type decoder struct {
-	rgd  string
-	errs Errors
+	rgd string
+	// fromCluster is set for graphs read from an API server: a field
+	// kroscope does not know there was accepted by the cluster's RGD CRD,
+	// so it is a newer kro feature rather than a typo.
+	fromCluster bool
+	errs        Errors
 }
 
 func (d *decoder) errorf(path, fix, format string, args ...any) {
@@ -195,17 +200,38 @@ func (d *decoder) strings(v any, path string) []string {
 	return out
 }
 
-// known reports fields of m not in allowed as errors.
+// known reports fields of m not in allowed as errors. In a graph read from
+// a cluster such a field is never ignored: serving the graph without it
+// would silently change what it means.
 func (d *decoder) known(m map[string]any, path string, allowed ...string) {
 	for _, k := range sortedKeys(m) {
-		if !contains(allowed, k) {
-			d.errorf(joinPath(path, k), "allowed fields: "+strings.Join(allowed, ", "), "unknown field %q", k)
+		if contains(allowed, k) {
+			continue
 		}
+		if d.fromCluster {
+			d.errorf(joinPath(path, k), "upgrade kroscope, or remove the field from the graph",
+				"needs a newer kroscope: field %s", joinPath(path, k))
+			continue
+		}
+		d.errorf(joinPath(path, k), "allowed fields: "+strings.Join(allowed, ", "), "unknown field %q", k)
 	}
 }
 
+// stringMap reads a map of strings (labels, annotations).
+func (d *decoder) stringMap(v any, path string) map[string]string {
+	m := d.object(v, path)
+	if m == nil {
+		return nil
+	}
+	out := make(map[string]string, len(m))
+	for _, k := range sortedKeys(m) {
+		out[k] = d.str(m[k], joinPath(path, k))
+	}
+	return out
+}
+
 func fromMap(obj map[string]any, source string) (*ResourceGraphDefinition, error) {
-	d := &decoder{rgd: source}
+	d := &decoder{rgd: source, fromCluster: source == "cluster"}
 	rgd := &ResourceGraphDefinition{Source: source}
 	meta := d.object(obj["metadata"], "metadata")
 	rgd.Name = d.str(meta["name"], "metadata.name")
@@ -252,16 +278,24 @@ func (d *decoder) schema(s *Schema, v any) {
 		d.errorf("spec.schema", "add spec.schema with apiVersion, kind and spec", "spec.schema is missing")
 		return
 	}
-	d.known(m, "spec.schema", "apiVersion", "kind", "group", "spec", "status", "types",
-		"additionalPrinterColumns", "validation", "scope")
-	// kro's current CRD defaults scope to Namespaced, so every graph read
-	// from such a cluster carries it; only that value is understood here.
-	if sc := d.str(m["scope"], "spec.schema.scope"); sc != "" && sc != "Namespaced" {
-		d.errorf("spec.schema.scope", "only Namespaced instances are supported", "unsupported scope %q", sc)
-	}
+	d.known(m, "spec.schema", "apiVersion", "kind", "group", "scope", "shortNames", "categories",
+		"metadata", "spec", "status", "types", "additionalPrinterColumns", "validation")
 	s.APIVersion = d.str(m["apiVersion"], "spec.schema.apiVersion")
 	s.Kind = d.str(m["kind"], "spec.schema.kind")
 	s.Group = d.str(m["group"], "spec.schema.group")
+	s.Scope = d.str(m["scope"], "spec.schema.scope")
+	switch s.Scope {
+	case "", ScopeNamespaced, ScopeCluster:
+	default:
+		d.errorf("spec.schema.scope", "use Namespaced or Cluster", "scope %q is not Namespaced or Cluster", s.Scope)
+	}
+	s.ShortNames = d.names(m["shortNames"], "spec.schema.shortNames")
+	s.Categories = d.names(m["categories"], "spec.schema.categories")
+	if md := d.object(m["metadata"], "spec.schema.metadata"); md != nil {
+		d.known(md, "spec.schema.metadata", "labels", "annotations")
+		s.Metadata.Labels = d.stringMap(md["labels"], "spec.schema.metadata.labels")
+		s.Metadata.Annotations = d.stringMap(md["annotations"], "spec.schema.metadata.annotations")
+	}
 	s.Spec = d.object(m["spec"], "spec.schema.spec")
 	s.Status = d.object(m["status"], "spec.schema.status")
 	s.Types = d.object(m["types"], "spec.schema.types")
@@ -286,6 +320,37 @@ func (d *decoder) schema(s *Schema, v any) {
 			})
 		}
 	}
+}
+
+// Limits kro's RGD CRD puts on shortNames and categories.
+const (
+	maxNames      = 32
+	maxNameLength = 63
+)
+
+var namePattern = regexp.MustCompile(`^[a-z]([-a-z0-9]*[a-z0-9])?$`)
+
+// names reads shortNames or categories, checking what kro's CRD checks
+// (files never went through it): at most 32 unique lower-case DNS labels.
+func (d *decoder) names(v any, path string) []string {
+	list := d.strings(v, path)
+	if len(list) > maxNames {
+		d.errorf(path, "", "at most %d entries, got %d", maxNames, len(list))
+	}
+	seen := map[string]bool{}
+	for i, n := range list {
+		p := fmt.Sprintf("%s[%d]", path, i)
+		switch {
+		case len(n) > maxNameLength:
+			d.errorf(p, "", "%q is longer than %d characters", n, maxNameLength)
+		case !namePattern.MatchString(n):
+			d.errorf(p, "use lower-case letters, digits and '-', starting with a letter", "%q is not a lower-case DNS label", n)
+		case seen[n]:
+			d.errorf(p, "remove the duplicate", "%q is listed twice", n)
+		}
+		seen[n] = true
+	}
+	return list
 }
 
 func (d *decoder) resource(v any, path string) ResourceSpec {

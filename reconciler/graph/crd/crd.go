@@ -9,7 +9,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 
@@ -58,6 +60,14 @@ type Input struct {
 	Validation []ValidationRule
 	// GraphName names the ResourceGraphDefinition, for the ownership labels.
 	GraphName string
+	// ClusterScoped makes the instance kind cluster-scoped (schema.scope:
+	// Cluster); the default is namespaced.
+	ClusterScoped bool
+	// ShortNames and Categories go to the CRD's names, for kubectl.
+	ShortNames, Categories []string
+	// Labels and Annotations are copied onto the CRD (schema.metadata);
+	// the ownership labels kroscope sets win over them.
+	Labels, Annotations map[string]string
 }
 
 var (
@@ -65,7 +75,7 @@ var (
 	apiVersionPattern = regexp.MustCompile(`^v[0-9]+((alpha|beta)[0-9]+)?$`)
 )
 
-// New builds the instance CRD: `<plural>.<group>`, namespaced, one served
+// New builds the instance CRD: `<plural>.<group>`, namespaced or cluster-scoped, one served
 // and stored version with the status subresource. The result passes the API
 // server's CRD validation (structural schema, defaults, CEL rules), which
 // New runs offline; any problem is returned with the field it concerns.
@@ -110,25 +120,40 @@ func New(in Input) (*apiextensionsv1.CustomResourceDefinition, error) {
 	}
 
 	plural := Plural(in.Kind)
+	// As in kro, an empty list means the defaults too.
 	columns := in.PrinterColumns
-	if columns == nil {
+	if len(columns) == 0 {
 		columns = DefaultPrinterColumns()
+	}
+	scope := apiextensionsv1.NamespaceScoped
+	if in.ClusterScoped {
+		scope = apiextensionsv1.ClusterScoped
+	}
+	labels := map[string]string{}
+	maps.Copy(labels, in.Labels)
+	maps.Copy(labels, Labels(in.GraphName))
+	var annotations map[string]string
+	if len(in.Annotations) > 0 {
+		annotations = maps.Clone(in.Annotations)
 	}
 	crd := &apiextensionsv1.CustomResourceDefinition{
 		TypeMeta: metav1.TypeMeta{APIVersion: apiextensionsv1.SchemeGroupVersion.String(), Kind: "CustomResourceDefinition"},
 		ObjectMeta: metav1.ObjectMeta{
-			Name:   plural + "." + group,
-			Labels: Labels(in.GraphName),
+			Name:        plural + "." + group,
+			Labels:      labels,
+			Annotations: annotations,
 		},
 		Spec: apiextensionsv1.CustomResourceDefinitionSpec{
 			Group: group,
 			Names: apiextensionsv1.CustomResourceDefinitionNames{
-				Kind:     in.Kind,
-				ListKind: in.Kind + "List",
-				Plural:   plural,
-				Singular: strings.ToLower(in.Kind),
+				Kind:       in.Kind,
+				ListKind:   in.Kind + "List",
+				Plural:     plural,
+				Singular:   strings.ToLower(in.Kind),
+				ShortNames: slices.Clone(in.ShortNames),
+				Categories: slices.Clone(in.Categories),
 			},
-			Scope: apiextensionsv1.NamespaceScoped,
+			Scope: scope,
 			Versions: []apiextensionsv1.CustomResourceDefinitionVersion{{
 				Name:    in.APIVersion,
 				Served:  true,
@@ -202,12 +227,13 @@ func statusSchema(inferred *apiextensionsv1.JSONSchemaProps) (*apiextensionsv1.J
 	return s, nil
 }
 
-// DefaultPrinterColumns are State, Ready and Age.
+// DefaultPrinterColumns are State, Ready and Age, worded as kro words them
+// so that `kubectl get -o wide` and `kubectl explain` read the same.
 func DefaultPrinterColumns() []apiextensionsv1.CustomResourceColumnDefinition {
 	return []apiextensionsv1.CustomResourceColumnDefinition{
-		{Name: "State", Type: "string", JSONPath: ".status.state", Description: "The state of the instance"},
-		{Name: "Ready", Type: "string", JSONPath: `.status.conditions[?(@.type=="` + ReadyCondition + `")].status`, Description: "Whether every resource of the instance is ready"},
-		{Name: "Age", Type: "date", JSONPath: ".metadata.creationTimestamp", Description: "Age of the instance"},
+		{Name: "State", Type: "string", JSONPath: ".status.state", Description: "The state of a ResourceGraphDefinition instance"},
+		{Name: "Ready", Type: "string", JSONPath: `.status.conditions[?(@.type=="` + ReadyCondition + `")].status`, Description: "Whether a ResourceGraphDefinition instance is ready"},
+		{Name: "Age", Type: "date", JSONPath: ".metadata.creationTimestamp", Description: "Age of the resource"},
 	}
 }
 

@@ -21,6 +21,9 @@ import (
 
 var update = flag.Bool("update", false, "rewrite the golden files")
 
+// TestPlural holds kro's plurals (flect.Pluralize of the lower-cased kind)
+// for regular and irregular kinds; kroscope's earlier rules got the
+// irregular ones wrong (persons, quizes, indexes, ys).
 func TestPlural(t *testing.T) {
 	for kind, want := range map[string]string{
 		"WebApp":                              "webapps",
@@ -29,15 +32,27 @@ func TestPlural(t *testing.T) {
 		"Gateway":                             "gateways",
 		"Status":                              "statuses",
 		"Box":                                 "boxes",
-		"Quiz":                                "quizes",
+		"Quiz":                                "quizzes",
 		"Patch":                               "patches",
 		"Mesh":                                "meshes",
 		"Key":                                 "keys",
-		"Y":                                   "ys",
+		"Y":                                   "ies",
 		"Application":                         "applications",
 		"JobDeployment":                       "jobdeployments",
 		"DatabaseProxy":                       "databaseproxies",
 		"CheckInstanceUpdateSimpleDeployment": "checkinstanceupdatesimpledeployments",
+		"Person":                              "people",
+		"Index":                               "indices",
+		"Child":                               "children",
+		"Mouse":                               "mice",
+		"Data":                                "data",
+		"Matrix":                              "matrices",
+		"Analysis":                            "analyses",
+		"Cactus":                              "cacti",
+		"Criterion":                           "criteria",
+		"Series":                              "series",
+		"Leaf":                                "leaves",
+		"Endpoints":                           "endpoints",
 		"":                                    "",
 	} {
 		if got := crd.Plural(kind); got != want {

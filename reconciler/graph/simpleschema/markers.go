@@ -46,8 +46,8 @@ var markerOrder = []string{
 	MarkerUniqueItems, MarkerListType, MarkerListMapKey, MarkerImmutable, MarkerValidation, MarkerDefault,
 }
 
-// repeatable markers may be given more than once; each adds to the last.
-var repeatable = map[string]bool{MarkerValidation: true, MarkerListMapKey: true}
+// ValidationMessage is the message of a `validation=` rule, kro's wording.
+const ValidationMessage = "validation failed"
 
 // ImmutableRule is the CEL rule and message of `immutable=true`.
 const (
@@ -58,6 +58,9 @@ const (
 // applyMarkers sets the markers' constraints on s. It returns the required
 // marker's value (nil when absent), and false after reporting an error.
 func (b *builder) applyMarkers(path string, s *apiextensionsv1.JSONSchemaProps, markers []Marker) (required *bool, ok bool) {
+	// A marker may be given more than once, as in kro: validation,
+	// immutable and listMapKey add to the earlier ones, required holds when
+	// any says true, and the others take the last value.
 	byKey := map[string][]Marker{}
 	before := len(b.errs)
 	for _, m := range markers {
@@ -65,12 +68,16 @@ func (b *builder) applyMarkers(path string, s *apiextensionsv1.JSONSchemaProps, 
 			b.fail(path, "unknown marker %q: known markers are %s", m.Key, strings.Join(markerOrder, ", "))
 			continue
 		}
-		if len(byKey[m.Key]) > 0 && !repeatable[m.Key] {
-			b.fail(path, "marker %q is given more than once", m.Key)
-			continue
-		}
 		byKey[m.Key] = append(byKey[m.Key], m)
 	}
+	// CEL rules keep the order they are written in, as in kro.
+	var rules []Marker
+	for _, m := range markers {
+		if m.Key == MarkerImmutable || m.Key == MarkerValidation {
+			rules = append(rules, m)
+		}
+	}
+	byKey[MarkerImmutable], byKey[MarkerValidation] = rules, nil
 	for _, key := range markerOrder {
 		for _, m := range byKey[key] {
 			if err := b.applyMarker(s, m, &required); err != nil {
@@ -98,16 +105,19 @@ func (b *builder) applyMarker(s *apiextensionsv1.JSONSchemaProps, m Marker, requ
 	switch m.Key {
 	case MarkerRequired:
 		r, err := parseBool(v)
-		*required = &r
-		return err
+		if err != nil {
+			return err
+		}
+		if *required == nil || r {
+			*required = &r
+		}
 	case MarkerDescription:
 		s.Description = v
 	case MarkerEnum:
 		return setEnum(s, v)
 	case MarkerMinimum, MarkerMaximum:
-		if s.Type != "integer" && s.Type != "number" {
-			return typeErr(m.Key, s, "integer or number")
-		}
+		// kro sets them on any type (the API server applies them to
+		// numbers only), so graphs written for kro carry them on strings.
 		f, err := strconv.ParseFloat(v, 64)
 		if err != nil || math.IsInf(f, 0) || math.IsNaN(f) {
 			return fmt.Errorf("%q is not a number", v)
@@ -194,6 +204,9 @@ func (b *builder) applyMarker(s *apiextensionsv1.JSONSchemaProps, m Marker, requ
 		if s.XListType == nil || *s.XListType != "map" {
 			return fmt.Errorf("needs listType=map")
 		}
+		if slices.Contains(s.XListMapKeys, v) {
+			return fmt.Errorf("key field %q is listed twice", v)
+		}
 		it := s.Items.Schema
 		p, ok := it.Properties[v]
 		if !ok {
@@ -225,7 +238,7 @@ func (b *builder) applyMarker(s *apiextensionsv1.JSONSchemaProps, m Marker, requ
 			return fmt.Errorf("empty CEL rule")
 		}
 		// Appended, never replacing an immutable rule (kro once lost it).
-		s.XValidations = append(s.XValidations, apiextensionsv1.ValidationRule{Rule: v})
+		s.XValidations = append(s.XValidations, apiextensionsv1.ValidationRule{Rule: v, Message: ValidationMessage})
 	case MarkerDefault:
 		return setDefault(s, m)
 	}
@@ -246,14 +259,14 @@ func typeName(s *apiextensionsv1.JSONSchemaProps) string {
 	return s.Type
 }
 
+// parseBool reads a boolean marker the way kro does (strconv.ParseBool:
+// true, True, TRUE, t, 1 and their false forms).
 func parseBool(v string) (bool, error) {
-	switch v {
-	case "true":
-		return true, nil
-	case "false":
-		return false, nil
+	b, err := strconv.ParseBool(v)
+	if err != nil {
+		return false, fmt.Errorf("%q is not true or false", v)
 	}
-	return false, fmt.Errorf("%q is not true or false", v)
+	return b, nil
 }
 
 func parseCount(v string) (int64, error) {
@@ -268,16 +281,13 @@ func setEnum(s *apiextensionsv1.JSONSchemaProps, v string) error {
 	if s.Type != "string" && s.Type != "integer" {
 		return typeErr(MarkerEnum, s, "string or integer")
 	}
-	seen := map[string]bool{}
+	// A second enum marker replaces the first, as in kro.
+	s.Enum = nil
 	for item := range strings.SplitSeq(v, ",") {
 		item = strings.TrimSpace(item)
 		if item == "" {
 			return fmt.Errorf("empty value in the list (write enum=\"a,b,c\")")
 		}
-		if seen[item] {
-			return fmt.Errorf("value %q is listed twice", item)
-		}
-		seen[item] = true
 		var raw []byte
 		if s.Type == "integer" {
 			n, err := strconv.ParseInt(item, 10, 64)

@@ -73,7 +73,8 @@ func parseMarkers(s string) ([]Marker, error) {
 		var err error
 		switch {
 		case i == len(s) || isSpace(s[i]):
-			return nil, fmt.Errorf("marker %q has an empty value: write %s=\"\" for an empty string", key, key)
+			// An empty value, as kro reads it (`default=` is the empty
+			// string); each marker decides whether it means anything.
 		case s[i] == '"':
 			m.Quoted = true
 			m.Value, i, err = readQuoted(s, i)

@@ -11,7 +11,11 @@
 // Markers: required, default, description, enum ("a,b,c"; string and
 // integer), minimum, maximum, pattern, minLength, maxLength, minItems,
 // maxItems, uniqueItems (a "set" list), listType and listMapKey, immutable
-// (the rule `self == oldSelf`) and validation (a CEL rule; several append).
+// (the rule `self == oldSelf`) and validation (a CEL rule with kro's message
+// "validation failed"; rules keep their written order). Booleans are read
+// as kro reads them (True, TRUE, 1, ...), `default=` is the empty string,
+// and a repeated marker takes the last value, so what kro accepts gives the
+// same OpenAPI here.
 // A default is parsed for the field's type and checked against the field's
 // other constraints with the API server's validator. An object whose fields
 // have defaults, and none of which is required, defaults to {} so its
@@ -124,9 +128,10 @@ func (b *builder) field(path string, v any) (*apiextensionsv1.JSONSchemaProps, b
 		if !ok {
 			return nil, false
 		}
-		// An explicit required marker overrides an alias type's.
-		if req != nil {
-			required = *req
+		// As in kro, an alias type's required=true cannot be undone by
+		// the field: required=false only leaves it as the type says.
+		if req != nil && *req {
+			required = true
 		}
 		return s, required
 	case map[string]any:
@@ -204,7 +209,7 @@ func (b *builder) resolve(name string) *typeDef {
 	path := "types." + name
 	if i := slices.Index(b.resolving, name); i >= 0 {
 		cycle := append(slices.Clone(b.resolving[i:]), name)
-		b.fail("types."+b.resolving[i], "cyclic dependency between types: %s", strings.Join(cycle, " -> "))
+		b.fail("types."+b.resolving[i], "cyclic dependency in type %s: %s", b.resolving[i], strings.Join(cycle, " -> "))
 		return &typeDef{}
 	}
 	b.resolving = append(b.resolving, name)

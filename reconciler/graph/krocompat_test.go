@@ -1,0 +1,85 @@
+package graph
+
+import (
+	"strings"
+	"testing"
+)
+
+const kroscopeOnlyRGD = `apiVersion: kro.run/v1alpha1
+kind: ResourceGraphDefinition
+metadata:
+  name: extensions
+spec:
+  defaultServiceAccounts:
+    "*": reconciler
+  schema:
+    apiVersion: v1alpha1
+    kind: Ext
+    spec:
+      replicas: integer | default=1
+      tags: "[]string"
+      ratio: "map[string]number"
+    status:
+      biggest: ${math.greatest(1, schema.spec.replicas)}
+    validation:
+    - expression: "!has(self.replicas) || self.replicas < 10"
+      message: too many
+  resources:
+  - id: config
+    template:
+      apiVersion: v1
+      kind: ConfigMap
+      metadata:
+        name: x-${string(math.ceil(2.5))}
+      data:
+        plain: ${schema.spec.tags.join(",")}
+        bits: ${string(math.bitOr(1, 2))}
+    includeWhen:
+    - ${sets.contains(schema.spec.tags, ["a"])}
+    readyWhen:
+    - ${math.abs(-1) == 1}
+`
+
+// TestKroWarnings: kroscope's extensions are each reported with the
+// resource id and field, and a graph kro accepts gets none.
+func TestKroWarnings(t *testing.T) {
+	rgds, err := Parse([]byte(kroscopeOnlyRGD), "ext.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, err := NewBuilder().Build(rgds[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, w := range KroWarnings(rgds[0], g) {
+		got = append(got, w.String())
+	}
+	want := []string{
+		"ext.yaml: extensions: spec.schema.validation[0]: kro has no spec.schema.validation",
+		"ext.yaml: extensions: spec.schema.spec.ratio: kro has no SimpleSchema type number",
+		"ext.yaml: extensions: spec.defaultServiceAccounts: kro has no spec.defaultServiceAccounts",
+		"ext.yaml: extensions: resource config: spec.resources[0].template.data.bits: kro has no CEL function math.bitOr",
+		"ext.yaml: extensions: resource config: spec.resources[0].template.metadata.name: kro has no CEL function math.ceil",
+		"ext.yaml: extensions: resource config: spec.resources[0].includeWhen[0]: kro has no CEL function sets.contains",
+		"ext.yaml: extensions: resource config: spec.resources[0].readyWhen[0]: kro has no CEL function math.abs",
+		"ext.yaml: extensions: spec.schema.status.biggest: kro has no CEL function math.greatest",
+	}
+	if len(got) != len(want) {
+		t.Fatalf("got %d warnings, want %d:\n%s", len(got), len(want), strings.Join(got, "\n"))
+	}
+	for i := range want {
+		if !strings.HasPrefix(got[i], want[i]) {
+			t.Errorf("warning %d = %q, want prefix %q", i, got[i], want[i])
+		}
+	}
+
+	g2, err := buildYAML(t, currentKroSchema)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rgds, _ = Parse([]byte(currentKroSchema), "t.yaml")
+	if ws := KroWarnings(rgds[0], g2); len(ws) != 0 {
+		t.Fatalf("a kro graph got warnings: %v", ws)
+	}
+}

@@ -1,0 +1,65 @@
+// Package krocrds finds the CustomResourceDefinitions kro installs (its
+// ResourceGraphDefinition and GraphRevision CRDs), which tests read in place:
+// the folder ../shared/testdata/kro-crds beside the repository, or
+// $KROSCOPE_KRO_CRDS. Tests that store graphs in a cluster install these,
+// not a hand-written stand-in, so the graphs come back defaulted and pruned
+// exactly as in a cluster that runs kro.
+package krocrds
+
+import (
+	"os"
+	"path/filepath"
+	"runtime"
+	"testing"
+
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"sigs.k8s.io/yaml"
+)
+
+// Env overrides where the CRDs are read from.
+const Env = "KROSCOPE_KRO_CRDS"
+
+// RGDFile is the ResourceGraphDefinition CRD's file name in the folder.
+const RGDFile = "kro.run_resourcegraphdefinitions.yaml"
+
+// Dir returns the CRD folder, or "" when it does not exist.
+func Dir() string {
+	dir := os.Getenv(Env)
+	if dir == "" {
+		_, file, _, _ := runtime.Caller(0)
+		dir = filepath.Join(filepath.Dir(file), "..", "..", "..", "shared", "testdata", "kro-crds")
+	}
+	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
+		return ""
+	}
+	return dir
+}
+
+// Require returns the CRD folder, skipping the test with a message when it
+// is absent (as in a clone without ../shared).
+func Require(t testing.TB) string {
+	t.Helper()
+	dir := Dir()
+	if dir == "" {
+		t.Skipf("kro's CRDs not found: set %s or check out ../shared/testdata/kro-crds beside the repository", Env)
+	}
+	return dir
+}
+
+// RGD returns kro's ResourceGraphDefinition CRD, skipping like Require.
+func RGD(t testing.TB) *apiextensionsv1.CustomResourceDefinition {
+	t.Helper()
+	path := filepath.Join(Require(t), RGDFile)
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("reading kro's RGD CRD: %v", err)
+	}
+	var crd apiextensionsv1.CustomResourceDefinition
+	if err := yaml.UnmarshalStrict(data, &crd); err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+	if crd.Name != "resourcegraphdefinitions.kro.run" {
+		t.Fatalf("%s holds CRD %q, not resourcegraphdefinitions.kro.run", path, crd.Name)
+	}
+	return &crd
+}
