@@ -232,7 +232,7 @@ func (s *served) start(ctx context.Context) error {
 	e := s.e
 	g := s.graph
 	s.ctrl = reconciler.NewController(e.log.WithName("reconciler").WithValues("graph", g.Name), e.o.ReconcileConfig, s.gvr, g, e.set,
-		g.DefaultServiceAccounts, metadata.NewGraphLabeler(g.Name))
+		g.DefaultServiceAccounts, metadata.NewGraphLabeler(g.Name, g.UID))
 	observe := e.observer(s)
 	s.ctrl.SetObserver(func(o reconciler.Observation) {
 		if !s.stopped.Load() {

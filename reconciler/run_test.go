@@ -55,7 +55,7 @@ func unitController(t *testing.T) *Controller {
 		t.Fatal(err)
 	}
 	cs := client.NewSetFromClients(client.Clients{})
-	return NewController(logr.Discard(), ReconcileConfig{DefaultRequeueDuration: 7 * time.Second}, g.Instance.GVR, g, cs, nil, metadata.NewGraphLabeler(g.Name))
+	return NewController(logr.Discard(), ReconcileConfig{DefaultRequeueDuration: 7 * time.Second}, g.Instance.GVR, g, cs, nil, metadata.NewGraphLabeler(g.Name, g.UID))
 }
 
 func unitRun(t *testing.T, states map[string]string, now time.Time) *run {

@@ -98,7 +98,7 @@ func newRig(t testing.TB, rgdYAML string, mods ...func(*rigConfig)) *rig {
 	if sas == nil {
 		sas = g.DefaultServiceAccounts
 	}
-	r.c = reconciler.NewController(logr.Discard(), rc.cfg, g.Instance.GVR, g, cs, sas, metadata.NewGraphLabeler(g.Name))
+	r.c = reconciler.NewController(logr.Discard(), rc.cfg, g.Instance.GVR, g, cs, sas, metadata.NewGraphLabeler(g.Name, g.UID))
 	r.c.SetOptions(rc.opts)
 	r.c.SetObserver(func(o reconciler.Observation) {
 		r.mu.Lock()
