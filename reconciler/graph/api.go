@@ -110,8 +110,8 @@ type Graph struct {
 	// Generation of the definition it was built from.
 	Generation int64
 	// UID of the definition object ("" for files).
-	UID types.UID
-	Instance   Instance
+	UID      types.UID
+	Instance Instance
 	// Resources by id.
 	Resources map[string]*Resource
 	// TopologicalOrder lists ids so that each comes after what it depends
