@@ -51,6 +51,8 @@ type Controller struct {
 	clientSet              *client.Set
 	defaultServiceAccounts map[string]string
 	labeler                metadata.Labeler
+	// applyOrders are the resources' deletion waves (see applyOrders).
+	applyOrders map[string]int
 
 	mu       sync.RWMutex
 	observer Observer
@@ -87,6 +89,7 @@ func NewController(
 		clientSet:              clientSet,
 		defaultServiceAccounts: defaultServiceAccounts,
 		labeler:                instanceLabeler,
+		applyOrders:            applyOrders(rg),
 	}
 	return c
 }
