@@ -76,6 +76,8 @@ func highContrastPalette() Palette {
 // them all at once.
 type Glyphs struct {
 	Synced, Waiting, Pending, Skipped, Error, Deleting, Unknown string
+	// Suspended marks an instance paused by its kro.run/reconcile annotation.
+	Suspended string
 	Spinner                                                     []string
 	Cursor, Ellipsis, Arrow, Sep, Warn, Dot                     string
 	TreeBranch, TreeLast, TreeVert, TreeSpace                   string
@@ -85,7 +87,7 @@ type Glyphs struct {
 
 // UnicodeGlyphs are the default glyphs.
 var UnicodeGlyphs = Glyphs{
-	Synced: "✓", Waiting: "◐", Pending: "○", Skipped: "⊘", Error: "✗", Deleting: "⊖", Unknown: "?",
+	Synced: "✓", Waiting: "◐", Pending: "○", Skipped: "⊘", Error: "✗", Deleting: "⊖", Unknown: "?", Suspended: "‖",
 	Spinner: []string{"⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"},
 	Cursor:  "▸", Ellipsis: "…", Arrow: "→", Sep: "│", Warn: "⚠", Dot: "●",
 	TreeBranch: "├─ ", TreeLast: "└─ ", TreeVert: "│  ", TreeSpace: "   ",
@@ -95,7 +97,7 @@ var UnicodeGlyphs = Glyphs{
 
 // ASCIIGlyphs replace every glyph with plain ASCII.
 var ASCIIGlyphs = Glyphs{
-	Synced: "+", Waiting: "~", Pending: ".", Skipped: "/", Error: "X", Deleting: "D", Unknown: "?",
+	Synced: "+", Waiting: "~", Pending: ".", Skipped: "/", Error: "X", Deleting: "D", Unknown: "?", Suspended: "=",
 	Spinner: []string{"|", "/", "-", "\\"},
 	Cursor:  ">", Ellipsis: "...", Arrow: "->", Sep: "|", Warn: "!", Dot: "*",
 	TreeBranch: "|- ", TreeLast: "`- ", TreeVert: "|  ", TreeSpace: "   ",
@@ -115,15 +117,19 @@ const (
 	ClassSkipped
 	ClassError
 	ClassDeleting
+	ClassSuspended
 	ClassUnknown
 )
 
 // Classes lists every class in display order.
-var Classes = []Class{ClassSynced, ClassProgress, ClassWaiting, ClassPending, ClassSkipped, ClassError, ClassDeleting, ClassUnknown}
+var Classes = []Class{ClassSynced, ClassProgress, ClassWaiting, ClassPending, ClassSkipped, ClassError, ClassDeleting, ClassSuspended, ClassUnknown}
+
+// NumClasses is the number of classes (for arrays indexed by Class).
+const NumClasses = 9
 
 // Word is the short name of a class for headers and filters.
 func (c Class) Word() string {
-	return [...]string{"synced", "progress", "waiting", "pending", "skipped", "error", "deleting", "unknown"}[c]
+	return [...]string{"synced", "progress", "waiting", "pending", "skipped", "error", "deleting", "suspended", "unknown"}[c]
 }
 
 // ClassOf maps a resource or instance state to its class. Instance states
@@ -143,6 +149,8 @@ func ClassOf(state string) Class {
 		return ClassError
 	case "DELETING", "PENDING_DELETION", "DELETED":
 		return ClassDeleting
+	case "SUSPENDED":
+		return ClassSuspended
 	}
 	if strings.HasPrefix(state, "WAITING") {
 		return ClassWaiting
@@ -162,7 +170,7 @@ type Theme struct {
 	FlashOK, FlashErr, Loud, Key, KeyDesc        lipgloss.Style
 	Box, Dialog, DiffAdd, DiffDel, DiffHunk, Bar lipgloss.Style
 	ButtonOn, ButtonOff, Label, Warn             lipgloss.Style
-	class                                        [8]lipgloss.Style
+	class                                        [NumClasses]lipgloss.Style
 }
 
 // Options choose a theme.
@@ -250,10 +258,10 @@ func New(o Options) (*Theme, error) {
 	t.ButtonOn = t.Selected.Padding(0, 1)
 	t.Label = fg(p.Dim)
 	t.Warn = fg(p.Yellow).Bold(true)
-	t.class = [8]lipgloss.Style{
+	t.class = [NumClasses]lipgloss.Style{
 		ClassSynced: fg(p.Green), ClassProgress: fg(p.Blue), ClassWaiting: fg(p.Yellow),
 		ClassPending: fg(p.Dim), ClassSkipped: fg(p.Grey), ClassError: fg(p.Red).Bold(true),
-		ClassDeleting: fg(p.Magenta), ClassUnknown: fg(p.Grey),
+		ClassDeleting: fg(p.Magenta), ClassSuspended: fg(p.Yellow).Italic(true), ClassUnknown: fg(p.Grey),
 	}
 	return t, nil
 }
@@ -299,6 +307,8 @@ func (t *Theme) ClassGlyph(c Class, frame int) string {
 		return t.G.Error
 	case ClassDeleting:
 		return t.G.Deleting
+	case ClassSuspended:
+		return t.G.Suspended
 	}
 	return t.G.Unknown
 }

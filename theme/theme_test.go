@@ -24,6 +24,7 @@ func TestStateMap(t *testing.T) {
 		{"SKIPPED", "⊘", p.Grey},
 		{"ERROR", "✗", p.Red}, {"FAILED", "✗", p.Red},
 		{"DELETING", "⊖", p.Magenta}, {"PENDING_DELETION", "⊖", p.Magenta}, {"DELETED", "⊖", p.Magenta},
+		{"SUSPENDED", "‖", p.Yellow},
 		{"SOMETHING_NEW", "?", p.Grey},
 	} {
 		if g := th.Glyph(c.state, 0); g != c.glyph {

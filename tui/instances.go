@@ -267,7 +267,7 @@ func tableHeader(c columns) string {
 
 // counts renders "12 instances  ✓ 8 synced  ✗ 1 error" over all instances.
 func (m *Model) counts() string {
-	var n [8]int
+	var n [theme.NumClasses]int
 	for _, in := range m.snap.Instances {
 		n[theme.ClassOf(in.State)]++
 	}
