@@ -77,12 +77,12 @@ func highContrastPalette() Palette {
 type Glyphs struct {
 	Synced, Waiting, Pending, Skipped, Error, Deleting, Unknown string
 	// Suspended marks an instance paused by its kro.run/reconcile annotation.
-	Suspended string
-	Spinner                                                     []string
-	Cursor, Ellipsis, Arrow, Sep, Warn, Dot                     string
-	TreeBranch, TreeLast, TreeVert, TreeSpace                   string
-	BarFull, BarEmpty, BarTick                                  string
-	Border                                                      lipgloss.Border
+	Suspended                                 string
+	Spinner                                   []string
+	Cursor, Ellipsis, Arrow, Sep, Warn, Dot   string
+	TreeBranch, TreeLast, TreeVert, TreeSpace string
+	BarFull, BarEmpty, BarTick                string
+	Border                                    lipgloss.Border
 }
 
 // UnicodeGlyphs are the default glyphs.
