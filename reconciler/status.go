@@ -268,7 +268,8 @@ func (r *run) statusPatch(live, want map[string]any) map[string]any {
 
 // writeStatus patches the status when it differs from the live one
 // (compared as JSON, so int/float noise does not count): a JSON merge
-// patch of the status subresource, so fields others write survive. It
+// patch of the status subresource, guarded by the resourceVersion, so
+// fields others write survive. It
 // also emits the Events for the change, so nothing is written or announced
 // when nothing changed.
 func (r *run) writeStatus() (bool, error) {
@@ -281,7 +282,10 @@ func (r *run) writeStatus() (bool, error) {
 	if len(patch) == 0 {
 		return false, nil
 	}
-	body, err := json.Marshal(map[string]any{"status": patch})
+	// The resourceVersion makes the patch conditional: a status computed
+	// from a stale instance (a lagging watch) is refused as a conflict
+	// instead of being written.
+	body, err := json.Marshal(map[string]any{"metadata": map[string]any{"resourceVersion": r.inst.GetResourceVersion()}, "status": patch})
 	if err != nil {
 		return false, err
 	}
