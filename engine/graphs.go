@@ -378,6 +378,7 @@ var ownLabels = map[string]bool{
 var ownAnnotations = map[string]bool{
 	metadata.ApplySetToolingAnnotation: true, metadata.ApplySetGroupKindsAnnotation: true,
 	metadata.ApplySetNamespacesAnnotation: true, metadata.InventoryHashAnnotation: true,
+	metadata.PrunedGraphAnnotation: true,
 }
 
 // needsReconcile: a spec change (generation), a label or annotation change

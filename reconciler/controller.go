@@ -53,6 +53,8 @@ type Controller struct {
 	labeler                metadata.Labeler
 	// applyOrders are the resources' deletion waves (see applyOrders).
 	applyOrders map[string]int
+	// graphHash identifies the graph's managed resources (see needsPrune).
+	graphHash string
 
 	mu       sync.RWMutex
 	observer Observer
@@ -90,6 +92,7 @@ func NewController(
 		defaultServiceAccounts: defaultServiceAccounts,
 		labeler:                instanceLabeler,
 		applyOrders:            applyOrders(rg),
+		graphHash:              graphHash(rg),
 	}
 	return c
 }

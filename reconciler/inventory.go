@@ -1,9 +1,10 @@
 package reconciler
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -53,6 +54,26 @@ func applyOrders(g *graph.Graph) map[string]int {
 		out[id] = top + 1 - h
 	}
 	return out
+}
+
+// graphHash is the PrunedGraphAnnotation value for g.
+func graphHash(g *graph.Graph) string {
+	var parts []string
+	for _, id := range g.TopologicalOrder {
+		if res := g.Resources[id]; !res.External {
+			parts = append(parts, id+"="+res.GVK.GroupKind().String())
+		}
+	}
+	slices.Sort(parts)
+	sum := sha256.Sum256([]byte(strings.Join(parts, ",")))
+	return hex.EncodeToString(sum[:8])
+}
+
+// needsPrune reports whether the inventory may hold members of resources
+// the graph no longer has: the instance was not yet found clean for this
+// graph.
+func (r *run) needsPrune() bool {
+	return r.inst.GetAnnotations()[metadata.PrunedGraphAnnotation] != r.c.graphHash
 }
 
 // applySetID is the instance's ApplySet id.
@@ -318,11 +339,10 @@ func (r *run) pruneInventory() (bool, error) {
 			shrunk.Add(res.GVK.GroupKind(), "", "")
 		}
 	}
-	if shrunk.Equal(r.inv) {
-		return false, nil
-	}
+	md := r.inventoryPatch(shrunk)
+	md["annotations"].(map[string]any)[metadata.PrunedGraphAnnotation] = r.c.graphHash
 	r.inv = shrunk
-	return false, r.patchInstance(maps.Clone(r.inventoryPatch(shrunk)))
+	return false, r.patchInstance(md)
 }
 
 // memberOrder is a member's deletion wave: its apply-order annotation, or

@@ -39,7 +39,12 @@ func (r *run) ensureManaged() error {
 	if needInv {
 		ip := r.inventoryPatch(inv)
 		maps.Copy(missing, ip["labels"].(map[string]any))
-		md["annotations"] = ip["annotations"]
+		ann := ip["annotations"].(map[string]any)
+		if !metadata.HasInventory(r.inst.GetLabels(), r.inst.GetAnnotations()) && !r.reconciledBefore() {
+			// A new instance has no children yet, so nothing to prune.
+			ann[metadata.PrunedGraphAnnotation] = r.c.graphHash
+		}
+		md["annotations"] = ann
 	}
 	if len(missing) > 0 {
 		md["labels"] = missing

@@ -189,7 +189,7 @@ func (r *run) reconcileInstance() error {
 	}
 
 	r.state, r.message = r.instanceState()
-	if !r.opts.Observe && r.settledForPrune() {
+	if !r.opts.Observe && r.settledForPrune() && r.needsPrune() {
 		leaving, err := r.pruneInventory()
 		switch {
 		case err != nil:

@@ -179,6 +179,12 @@ func Owner(labels map[string]string) string {
 // costs no write at all.
 const DesiredHashAnnotation = "kroscope.dev/desired-hash"
 
+// PrunedGraphAnnotation on an instance holds a hash of the graph's managed
+// resources (ids and kinds) for which its inventory was last found to hold
+// no orphans. While it matches, no pass needs to list the inventory: only a
+// graph change can leave members behind.
+const PrunedGraphAnnotation = "kroscope.dev/pruned-graph"
+
 // IsChildLabel reports whether key is one of the labels kroscope stamps on
 // children (removed when an instance orphans them).
 func IsChildLabel(key string) bool {
