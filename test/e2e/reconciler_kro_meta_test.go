@@ -208,8 +208,14 @@ func TestReconcilerInventoryPrune(t *testing.T) {
 		}
 	}
 	id := kroApplySetID("app", r.ns, "KmPrune", "kro.run")
-	if got := r.instance("app").GetAnnotations()["internal.kro.run/applyset-inventory-hash"]; got != kroInventoryHash(id, "ConfigMap", "") {
+	ann := r.instance("app").GetAnnotations()
+	if got := ann["internal.kro.run/applyset-inventory-hash"]; got != kroInventoryHash(id, "ConfigMap", "") {
 		t.Errorf("inventory hash after prune %q", got)
+	}
+	// kro refuses to delete through an inventory without this key, even
+	// when it is empty.
+	if ns, ok := ann["applyset.kubernetes.io/additional-namespaces"]; !ok || ns != "" {
+		t.Errorf("additional-namespaces = %q (present %v), want present and empty", ns, ok)
 	}
 
 	r.deleteInstance("app")
