@@ -269,3 +269,33 @@ func TestApplyOrdersLikeKro(t *testing.T) {
 		}
 	}
 }
+
+// A kind the API server does not serve is a graph that cannot be
+// resolved: GraphResolved False/ResolutionFailed, which Ready copies.
+func TestGraphResolvedFalseOnUnservedKind(t *testing.T) {
+	r := unitRun(t, map[string]string{"a": ResourceStateError, "b": ResourceStatePending}, time.Now())
+	r.details["a"].Err = errors.New("resource a: kind example.com/v1, Kind=Widget is not served by the API server")
+	r.state, r.message = r.instanceState()
+	c := condMap(r.buildStatus(nil))
+	if c["GraphResolved"]["status"] != "False" || c["GraphResolved"]["reason"] != "ResolutionFailed" ||
+		!strings.Contains(c["GraphResolved"]["message"].(string), "is not served") {
+		t.Errorf("GraphResolved %v", c["GraphResolved"])
+	}
+	if c["Ready"]["status"] != "False" {
+		t.Errorf("Ready %v", c["Ready"])
+	}
+}
+
+// A paused instance: ReconciliationSuspended, and the written state is
+// the one it had.
+func TestSuspendedConditions(t *testing.T) {
+	r := unitRun(t, nil, time.Now())
+	r.inst.Object["status"] = map[string]any{"state": "ACTIVE"}
+	r.suspended, r.state = true, InstanceStateSuspended
+	st := r.buildStatus(nil)
+	c := condMap(st)
+	if c["ResourcesReady"]["reason"] != "ReconciliationSuspended" || c["ResourcesReady"]["message"] != "reconciliation suspended via kro.run/reconcile annotation" ||
+		c["Ready"]["reason"] != "ReconciliationSuspended" || st["state"] != "ACTIVE" {
+		t.Errorf("status %v", st)
+	}
+}
