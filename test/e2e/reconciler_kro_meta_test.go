@@ -11,12 +11,15 @@ import (
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/kroscope/kroscope/reconciler"
 	"github.com/kroscope/kroscope/reconciler/graph"
 	"github.com/kroscope/kroscope/reconciler/metadata"
 )
+
+var gvrSecret = schema.GroupVersionResource{Version: "v1", Resource: "secrets"}
 
 // kroApplySetID computes an ApplySet parent id the way KEP-3659 and kro
 // define it, written out here so the test does not trust the code under
@@ -468,4 +471,26 @@ func TestReconcilerSuspension(t *testing.T) {
 		return o.State.State == reconciler.InstanceStateActive && v == "changed"
 	})
 	wantCond(t, r.instance("app"), "ResourcesReady", "True", "AllResourcesReady", "")
+}
+
+// TestReconcilerPruneKindChange: resource a changes kind (ConfigMap to
+// Secret) under the same id; the old ConfigMap is found through the
+// inventory and pruned, and the inventory then records only Secret.
+func TestReconcilerPruneKindChange(t *testing.T) {
+	r := newRig(t, metaGraph("KmKind", false))
+	r.create("apiVersion: kro.run/v1alpha1\nkind: KmKind\nmetadata:\n  name: app\nspec: {}\n")
+	r.untilState("app", reconciler.InstanceStateActive)
+	secretGraph := strings.Replace(strings.Replace(metaGraph("KmKind", false), "kind: ConfigMap", "kind: Secret", 1), "      data:\n", "      stringData:\n", 1)
+	r.swapGraph(secretGraph)
+	r.until("app", 60*time.Second, "the ConfigMap pruned", func(o reconciler.Observation, _ error) bool {
+		return o.State.State == reconciler.InstanceStateActive && r.get(gvrConfigMap, r.ns, "app-a") == nil
+	})
+	if r.get(gvrSecret, r.ns, "app-a") == nil {
+		t.Fatal("the Secret was not created")
+	}
+	id := kroApplySetID("app", r.ns, "KmKind", "kro.run")
+	ann := r.instance("app").GetAnnotations()
+	if ann["applyset.kubernetes.io/contains-group-kinds"] != "Secret" || ann["internal.kro.run/applyset-inventory-hash"] != kroInventoryHash(id, "Secret", "") {
+		t.Errorf("inventory after the kind change: %v", ann)
+	}
 }
