@@ -159,6 +159,11 @@ func (r *run) recordMember(desired *unstructured.Unstructured) error {
 	if err != nil {
 		return fmt.Errorf("recording %s in the inventory of instance %s: %w", objectName(desired), objectName(r.inst), err)
 	}
+	prev := r.inst.GetResourceVersion()
+	if r.invInst != nil {
+		prev = r.invInst.GetResourceVersion()
+	}
+	r.wrote(r.c.gvr, out, prev)
 	r.invInst = out
 	return nil
 }
