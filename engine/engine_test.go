@@ -47,6 +47,9 @@ func TestNeedsReconcile(t *testing.T) {
 		{"kroscope's own labels", obj(1, map[string]string{"team": "a", "kro.run/owned": "true", "app.kubernetes.io/managed-by": "kroscope"}, nil, false), false},
 		{"annotation", obj(1, map[string]string{"team": "a"}, map[string]string{"x": "y"}, false), true},
 		{"deletion", obj(1, map[string]string{"team": "a"}, nil, true), true},
+		{"inventory written", obj(1, map[string]string{"team": "a", "applyset.kubernetes.io/id": "applyset-x-v1"},
+			map[string]string{"applyset.kubernetes.io/contains-group-kinds": "ConfigMap", "internal.kro.run/applyset-inventory-hash": "sha256:x"}, false), false},
+		{"suspended", obj(1, map[string]string{"team": "a"}, map[string]string{"kro.run/reconcile": "suspended"}, false), true},
 	}
 	for _, c := range cases {
 		if got := needsReconcile(base, c.cur); got != c.want {

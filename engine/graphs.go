@@ -269,7 +269,7 @@ func (s *served) start(ctx context.Context) error {
 	e := s.e
 	g := s.graph
 	s.ctrl = reconciler.NewController(e.log.WithName("reconciler").WithValues("graph", g.Name), e.o.ReconcileConfig, s.gvr, g, e.set,
-		g.DefaultServiceAccounts, metadata.NewGraphLabeler(g.Name))
+		g.DefaultServiceAccounts, metadata.NewGraphLabeler(g.Name, g.UID))
 	observe := e.observer(s)
 	s.ctrl.SetObserver(func(o reconciler.Observation) {
 		if !s.stopped.Load() {
@@ -414,6 +414,17 @@ func (s *served) instanceHandler(mon *watch.Monitor) cache.ResourceEventHandler 
 // only these is kroscope's own write and needs no reconcile.
 var ownLabels = map[string]bool{
 	metadata.OwnedLabel: true, metadata.GraphNameLabel: true, metadata.ManagedByLabel: true,
+	metadata.KroVersionLabel: true, metadata.GraphIDLabel: true, metadata.ApplySetIDLabel: true,
+}
+
+// ownAnnotations are the ApplySet inventory annotations the reconciler
+// writes on the instance. Every other annotation counts, the
+// kro.run/reconcile pause switch among them: flipping it moves no
+// generation but must wake the instance.
+var ownAnnotations = map[string]bool{
+	metadata.ApplySetToolingAnnotation: true, metadata.ApplySetGroupKindsAnnotation: true,
+	metadata.ApplySetNamespacesAnnotation: true, metadata.InventoryHashAnnotation: true,
+	metadata.PrunedGraphAnnotation: true,
 }
 
 // needsReconcile: a spec change (generation), a label or annotation change
@@ -426,7 +437,7 @@ func needsReconcile(old, cur *unstructured.Unstructured) bool {
 	if (old.GetDeletionTimestamp() == nil) != (cur.GetDeletionTimestamp() == nil) {
 		return true
 	}
-	if !sameMap(old.GetAnnotations(), cur.GetAnnotations(), nil) {
+	if !sameMap(old.GetAnnotations(), cur.GetAnnotations(), ownAnnotations) {
 		return true
 	}
 	return !sameMap(old.GetLabels(), cur.GetLabels(), ownLabels)

@@ -22,6 +22,11 @@ const (
 	InstanceStateActive     = "ACTIVE"
 	InstanceStateDeleting   = "DELETING"
 	InstanceStateError      = "ERROR"
+	// InstanceStateSuspended is kroscope's state for an instance paused by
+	// the kro.run/reconcile annotation. It is not written to the instance:
+	// the status keeps the state it had, with ResourcesReady
+	// False/ReconciliationSuspended.
+	InstanceStateSuspended = "SUSPENDED"
 )
 
 // Resource states.

@@ -26,6 +26,10 @@ import (
 // or "" when it may.
 func (r *run) ownershipProblem(existing *unstructured.Unstructured) string {
 	l := existing.GetLabels()
+	if p := l[metadata.ApplySetPartOfLabel]; p != "" && p != r.applySetID() {
+		return fmt.Sprintf("%s already exists and belongs to ApplySet %q, not this instance's %q; kroscope will not touch it",
+			objectName(existing), p, r.applySetID())
+	}
 	if metadata.OwnedBy(l, r.uid()) {
 		return ""
 	}
@@ -64,30 +68,63 @@ func (r *run) apply(res *graph.Resource, ri dynamic.ResourceInterface, desired, 
 
 	if existing != nil && existing.GetAnnotations()[metadata.DesiredHashAnnotation] == hash {
 		if _, same := subsetOf(desired.Object, existing.Object, ""); same {
+			r.keepMember(existing)
 			return existing, false, false, nil // converged: no write at all
 		}
+	}
+	// The parent records the child's kind and namespace before the child
+	// exists, so deletion can always find it.
+	if err := r.recordMember(desired); err != nil {
+		return nil, false, false, err
 	}
 
 	opts := metav1.ApplyOptions{FieldManager: metadata.FieldManager}
 	out, err := ri.Apply(r.ctx, desired.GetName(), desired, opts)
 	if err != nil && apierrors.IsConflict(err) && existing != nil {
 		managers := conflictManagers(err)
-		if applier := applyManagers(existing, managers); len(applier) > 0 {
+		// kro's managers on a child that is this same instance's (kro made
+		// it, or took it over) are not another owner: kroscope adopts the
+		// child, taking over their fields, as kro does with kroscope's.
+		kro := r.kroManagers(existing, managers)
+		others := slices.DeleteFunc(slices.Clone(managers), func(m string) bool { return slices.Contains(kro, m) })
+		if applier := applyManagers(existing, others); len(applier) > 0 {
 			return nil, false, false, fmt.Errorf("fields are owned by field manager(s) %s, which also apply this object; kroscope does not take them over: %w",
 				strings.Join(applier, ", "), err)
 		}
-		r.event(corev1.EventTypeNormal, "DriftCorrected", fmt.Sprintf("resource %s: restoring %s, changed by %s",
-			res.ID, objectName(desired), strings.Join(managers, ", ")))
+		if len(kro) > 0 {
+			r.event(corev1.EventTypeNormal, "Adopted", fmt.Sprintf("resource %s: adopting %s from kro (field managers %s)",
+				res.ID, objectName(desired), strings.Join(kro, ", ")))
+		}
+		if len(others) > 0 {
+			r.event(corev1.EventTypeNormal, "DriftCorrected", fmt.Sprintf("resource %s: restoring %s, changed by %s",
+				res.ID, objectName(desired), strings.Join(others, ", ")))
+		}
 		opts.Force = true
 		out, err = ri.Apply(r.ctx, desired.GetName(), desired, opts)
 	}
 	if err != nil {
 		return nil, false, false, err
 	}
+	r.keepMember(out)
 	if existing == nil {
 		return out, true, false, nil
 	}
 	return out, false, out.GetResourceVersion() != existing.GetResourceVersion(), nil
+}
+
+// kroManagers returns those of managers that are kro's, when existing's
+// labels prove it belongs to this instance; nil otherwise.
+func (r *run) kroManagers(existing *unstructured.Unstructured, managers []string) []string {
+	if !metadata.OwnedBy(existing.GetLabels(), r.uid()) {
+		return nil
+	}
+	var out []string
+	for _, m := range managers {
+		if metadata.IsKroManager(m) {
+			out = append(out, m)
+		}
+	}
+	return out
 }
 
 var conflictManagerRE = regexp.MustCompile(`conflict with "([^"]+)"`)

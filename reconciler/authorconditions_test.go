@@ -35,7 +35,7 @@ func authorRun(t *testing.T, extra string, now time.Time) *run {
 	}
 	r := unitRun(t, map[string]string{"a": ResourceStateSynced, "b": ResourceStateSynced}, now)
 	r.c = NewController(logr.Discard(), ReconcileConfig{DefaultRequeueDuration: 7 * time.Second}, g.Instance.GVR, g,
-		client.NewSetFromClients(client.Clients{}), nil, metadata.NewGraphLabeler(g.Name))
+		client.NewSetFromClients(client.Clients{}), nil, metadata.NewGraphLabeler(g.Name, g.UID))
 	r.state, r.message = r.instanceState()
 	return r
 }

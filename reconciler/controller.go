@@ -51,6 +51,10 @@ type Controller struct {
 	clientSet              *client.Set
 	defaultServiceAccounts map[string]string
 	labeler                metadata.Labeler
+	// applyOrders are the resources' deletion waves (see applyOrders).
+	applyOrders map[string]int
+	// graphHash identifies the graph's managed resources (see needsPrune).
+	graphHash string
 
 	mu       sync.RWMutex
 	observer Observer
@@ -87,6 +91,8 @@ func NewController(
 		clientSet:              clientSet,
 		defaultServiceAccounts: defaultServiceAccounts,
 		labeler:                instanceLabeler,
+		applyOrders:            applyOrders(rg),
+		graphHash:              graphHash(rg),
 	}
 	return c
 }

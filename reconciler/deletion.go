@@ -73,45 +73,16 @@ func (r *run) deletion() error {
 		clear(present)
 	}
 
-	// One layer at a time, dependents first: a layer starts only when every
-	// layer after it is gone.
-	layers := r.c.rg.Layers
-	for li := len(layers) - 1; li >= 0; li-- {
-		ids := layerPresent(layers[li], present)
-		if len(ids) == 0 {
-			continue
+	if policy == DeletionPolicyDelete {
+		members, err := r.deletionMembers(present, gvrs)
+		if err != nil {
+			r.noteErr(err)
+			r.orphanErrs = append(r.orphanErrs, err.Error())
+			return r.finishDeletionPass()
 		}
-		for _, id := range ids {
-			r.deleteNode(id, gvrs[id], present[id])
+		if !r.deleteWaves(members) {
+			return r.finishDeletionPass()
 		}
-		// Objects without finalizers are gone at once: look again, and move
-		// on to the next layer in this same pass when they are.
-		for _, id := range ids {
-			objs, err := r.ownedChildren(gvrs[id], id)
-			if err != nil {
-				r.noteErr(err)
-				r.details[id].State, r.details[id].Err = ResourceStateError, err
-				continue
-			}
-			if len(objs) == 0 {
-				r.details[id].State, r.details[id].Err, r.details[id].WaitingFor = ResourceStateDeleted, nil, ""
-				delete(present, id)
-			} else {
-				present[id] = objs
-			}
-		}
-		if len(layerPresent(layers[li], present)) > 0 {
-			for lj := li - 1; lj >= 0; lj-- {
-				for _, id := range layerPresent(layers[lj], present) {
-					r.details[id].State = ResourceStatePendingDeletion
-					r.details[id].WaitingFor = "waiting for " + strings.Join(layerPresent(layers[li], present), ", ") + " to be deleted first"
-				}
-			}
-			break
-		}
-	}
-	if len(present) > 0 {
-		return r.finishDeletionPass()
 	}
 	for _, id := range r.c.rg.TopologicalOrder {
 		if r.details[id].State == ResourceStateError {
@@ -195,29 +166,148 @@ func (r *run) ownedChildren(gvr schema.GroupVersionResource, id string) ([]unstr
 		return nil, err
 	}
 	return slices.DeleteFunc(objs, func(o unstructured.Unstructured) bool {
-		return !metadata.OwnedBy(o.GetLabels(), r.uid())
+		return !r.provenOwned(&o)
 	}), nil
 }
 
-// deleteNode deletes a node's objects (those not already terminating) and
-// reports those that outlive the grace time.
-func (r *run) deleteNode(id string, gvr schema.GroupVersionResource, objs []unstructured.Unstructured) {
-	d := r.details[id]
-	d.State, d.WaitingFor = ResourceStateDeleting, "deleting "+objectName(&objs[0])
-	for i := range objs {
-		o := &objs[i]
-		if ts := o.GetDeletionTimestamp(); ts != nil {
-			grace := r.c.cfg.DeletionGraceTimeDuration
-			if grace > 0 && r.now().Sub(ts.Time) > grace {
-				d.State = ResourceStateError
-				d.Err = fmt.Errorf("resource %s: deletion has taken longer than %s: %s is still present (finalizers: %s)",
-					id, grace, objectName(o), strings.Join(o.GetFinalizers(), ", "))
+// deletionMembers is everything deletion removes: the members the
+// ApplySet inventory lists (children of resources that left the graph
+// included) and the children found by their node labels (written before
+// kroscope kept an inventory), each once, each provenOwned.
+func (r *run) deletionMembers(present map[string][]unstructured.Unstructured, gvrs map[string]schema.GroupVersionResource) ([]member, error) {
+	inv, err := r.graphInventory()
+	if err != nil {
+		return nil, fmt.Errorf("deletion blocked: %w", err)
+	}
+	members, err := r.listMembers(inv)
+	if err != nil {
+		return nil, err
+	}
+	seen := map[types.UID]bool{}
+	for _, m := range members {
+		seen[m.obj.GetUID()] = true
+	}
+	for _, id := range r.c.rg.TopologicalOrder {
+		for i := range present[id] {
+			if o := &present[id][i]; !seen[o.GetUID()] {
+				seen[o.GetUID()] = true
+				members = append(members, member{gvr: gvrs[id], obj: o})
 			}
+		}
+	}
+	return members, nil
+}
+
+// deleteWaves deletes the members one apply-order wave at a time, highest
+// first, as kro does: a wave starts only when the one before it is gone.
+// Objects without finalizers go at once, so one pass moves through as
+// many waves as it can. It reports whether every member is gone.
+func (r *run) deleteWaves(members []member) bool {
+	for len(members) > 0 {
+		top := 0
+		for _, m := range members {
+			top = max(top, r.memberOrder(m))
+		}
+		var wave, rest []member
+		for _, m := range members {
+			if r.memberOrder(m) == top {
+				wave = append(wave, m)
+			} else {
+				rest = append(rest, m)
+			}
+		}
+		for _, m := range wave {
+			r.deleteMember(m)
+		}
+		var still []member
+		for _, m := range wave {
+			cur, err := r.resourceClient(m.gvr, m.obj.GetNamespace()).Get(r.ctx, m.obj.GetName(), metav1.GetOptions{})
+			switch {
+			case apierrors.IsNotFound(err):
+			case err != nil:
+				r.noteErr(err)
+				r.memberFailed(m, fmt.Errorf("reading %s: %w", objectName(m.obj), err))
+				still = append(still, m)
+			case cur.GetUID() == m.obj.GetUID():
+				still = append(still, member{gvr: m.gvr, obj: cur})
+			}
+		}
+		r.markWaves(still, rest, top)
+		if len(still) > 0 {
+			return false
+		}
+		members = rest
+	}
+	return true
+}
+
+// deleteMember deletes one member unless it is already terminating, and
+// reports one that outlives the grace time.
+func (r *run) deleteMember(m member) {
+	o := m.obj
+	if ts := o.GetDeletionTimestamp(); ts != nil {
+		grace := r.c.cfg.DeletionGraceTimeDuration
+		if grace > 0 && r.now().Sub(ts.Time) > grace {
+			r.memberFailed(m, fmt.Errorf("deletion has taken longer than %s: %s is still present (finalizers: %s)",
+				grace, objectName(o), strings.Join(o.GetFinalizers(), ", ")))
+		}
+		return
+	}
+	if err := r.deleteObject(m.gvr, o); err != nil {
+		r.noteErr(err)
+		r.memberFailed(m, err)
+	}
+}
+
+// memberDetail is the detail of a member's node, nil for a member whose
+// resource is no longer in the graph.
+func (r *run) memberDetail(m member) *ResourceDetail {
+	return r.details[m.obj.GetLabels()[metadata.NodeIDLabel]]
+}
+
+func (r *run) memberFailed(m member, err error) {
+	if d := r.memberDetail(m); d != nil {
+		d.State, d.Err = ResourceStateError, fmt.Errorf("resource %s: %w", d.ID, err)
+		return
+	}
+	r.orphanErrs = append(r.orphanErrs, err.Error())
+}
+
+// markWaves sets the resources' states after a wave: DELETING for the
+// members of wave top still present, PENDING_DELETION for later waves,
+// DELETED for resources with nothing left.
+func (r *run) markWaves(still, rest []member, top int) {
+	left := map[string]bool{}
+	var names []string
+	for _, m := range still {
+		names = append(names, objectName(m.obj))
+		if d := r.memberDetail(m); d != nil && d.State != ResourceStateError {
+			left[d.ID] = true
+			d.State, d.WaitingFor = ResourceStateDeleting, "deleting "+objectName(m.obj)
+		}
+	}
+	r.otherLeft = 0
+	for _, m := range still {
+		if r.memberDetail(m) == nil {
+			r.otherLeft++
+		}
+	}
+	for _, m := range rest {
+		d := r.memberDetail(m)
+		if d == nil {
+			r.otherLeft++
 			continue
 		}
-		if err := r.deleteObject(gvr, o); err != nil {
-			r.noteErr(err)
-			d.State, d.Err = ResourceStateError, fmt.Errorf("resource %s: %w", id, err)
+		left[d.ID] = true
+		if d.State != ResourceStateError && len(still) > 0 {
+			d.State = ResourceStatePendingDeletion
+			d.WaitingFor = fmt.Sprintf("waiting for apply-order wave %d to be deleted first: %s", top, strings.Join(names, ", "))
+		}
+	}
+	for _, id := range r.c.rg.TopologicalOrder {
+		d := r.details[id]
+		if !left[id] && (d.State == ResourceStateDeleting || d.State == ResourceStatePendingDeletion) {
+			d.State, d.Err, d.WaitingFor = ResourceStateDeleted, nil, ""
 		}
 	}
 }
@@ -234,7 +324,7 @@ func (r *run) orphan(gvr schema.GroupVersionResource, o *unstructured.Unstructur
 	md := map[string]any{
 		"resourceVersion": o.GetResourceVersion(),
 		"labels":          lbls,
-		"annotations":     map[string]any{metadata.DesiredHashAnnotation: nil},
+		"annotations":     map[string]any{metadata.DesiredHashAnnotation: nil, metadata.ApplyOrderAnnotation: nil},
 	}
 	refs := slices.DeleteFunc(o.GetOwnerReferences(), func(ref metav1.OwnerReference) bool { return ref.UID == r.uid() })
 	if len(refs) != len(o.GetOwnerReferences()) {
@@ -269,6 +359,10 @@ func (r *run) finishDeletionPass() error {
 			parts = append(parts, fmt.Sprintf("%s: %s", id, strings.ToLower(d.State)))
 		}
 	}
+	parts = append(parts, r.orphanErrs...)
+	if r.otherLeft > 0 {
+		parts = append(parts, fmt.Sprintf("%d object(s) of resources no longer in the graph: deleting", r.otherLeft))
+	}
 	r.message = "deleting: " + strings.Join(parts, "; ")
 	if !r.opts.Observe {
 		if _, err := r.writeStatus(); err != nil && !apierrors.IsNotFound(err) {
@@ -277,14 +371,4 @@ func (r *run) finishDeletionPass() error {
 		}
 	}
 	return requeue.After(r.c.cfg.DefaultRequeueDuration, fmt.Errorf("%s", r.message))
-}
-
-func layerPresent(layer []string, present map[string][]unstructured.Unstructured) []string {
-	var out []string
-	for _, id := range layer {
-		if len(present[id]) > 0 {
-			out = append(out, id)
-		}
-	}
-	return out
 }

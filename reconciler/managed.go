@@ -3,21 +3,23 @@ package reconciler
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"slices"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/kroscope/kroscope/reconciler/metadata"
 )
 
-// ensureManaged puts the finalizer and the instance labels on the instance
-// in one write, and only when something is missing.
+// ensureManaged puts the finalizer, the instance labels and the ApplySet
+// inventory (the graph's kinds) on the instance in one write, and only when
+// something is missing: as kro does, an instance never carries the
+// finalizer without an inventory deletion can read.
 func (r *run) ensureManaged() error {
 	want := r.c.labeler.Labels()
 	have := r.inst.GetLabels()
-	missing := map[string]string{}
+	missing := map[string]any{}
 	for k, v := range want {
 		if have[k] != v {
 			missing[k] = v
@@ -25,10 +27,25 @@ func (r *run) ensureManaged() error {
 	}
 	fins := r.inst.GetFinalizers()
 	hasFin := slices.Contains(fins, metadata.Finalizer)
-	if hasFin && len(missing) == 0 {
+	inv, err := r.graphInventory()
+	if err != nil {
+		return err
+	}
+	needInv := !r.inventoryWritten(inv)
+	if hasFin && len(missing) == 0 && !needInv {
 		return nil
 	}
 	md := map[string]any{"resourceVersion": r.inst.GetResourceVersion()}
+	if needInv {
+		ip := r.inventoryPatch(inv)
+		maps.Copy(missing, ip["labels"].(map[string]any))
+		ann := ip["annotations"].(map[string]any)
+		if !metadata.HasInventory(r.inst.GetLabels(), r.inst.GetAnnotations()) && !r.reconciledBefore() {
+			// A new instance has no children yet, so nothing to prune.
+			ann[metadata.PrunedGraphAnnotation] = r.c.graphHash
+		}
+		md["annotations"] = ann
+	}
 	if len(missing) > 0 {
 		md["labels"] = missing
 	}
@@ -70,14 +87,4 @@ func (r *run) patchInstance(md map[string]any) error {
 	r.wrote(r.c.gvr, out, r.inst.GetResourceVersion())
 	r.inst = out
 	return nil
-}
-
-// withStatus returns a copy of the instance carrying status, without
-// managedFields: an update that leaves them out keeps the server's, and
-// sending them back costs both sides for nothing.
-func withStatus(inst *unstructured.Unstructured, status map[string]any) *unstructured.Unstructured {
-	out := inst.DeepCopy()
-	out.Object["status"] = status
-	out.SetManagedFields(nil)
-	return out
 }

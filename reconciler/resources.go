@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -296,7 +297,7 @@ func (r *run) pruneNode(gvr schema.GroupVersionResource, nodeID string, keep fun
 	}
 	for i := range objs {
 		o := &objs[i]
-		if keep(o) || !metadata.OwnedBy(o.GetLabels(), r.uid()) {
+		if keep(o) || !r.provenOwned(o) {
 			continue
 		}
 		if o.GetDeletionTimestamp() != nil {
@@ -382,6 +383,9 @@ func drift(desired, existing *unstructured.Unstructured) (path string, same bool
 		}
 	}
 	cmp.SetLabels(labels)
+	ann := cmp.GetAnnotations()
+	delete(ann, metadata.ApplyOrderAnnotation)
+	cmp.SetAnnotations(ann)
 	return subsetOf(cmp.Object, existing.Object, "")
 }
 
@@ -430,9 +434,10 @@ func (r *run) resourceClient(gvr schema.GroupVersionResource, ns string) dynamic
 	return nri.Namespace(ns)
 }
 
-// stampChild adds kroscope's labels and, when the API server allows it, an
-// owner reference to the instance: a namespaced instance can own children
-// in its own namespace only, a cluster-scoped one any child.
+// stampChild adds kro's and kroscope's labels, the ApplySet part-of label,
+// the apply-order annotation and, when the API server allows it, an owner
+// reference to the instance: a namespaced instance can own children in its
+// own namespace only, a cluster-scoped one any child.
 func (r *run) stampChild(res *graph.Resource, desired *unstructured.Unstructured) {
 	labels := desired.GetLabels()
 	if labels == nil {
@@ -443,7 +448,14 @@ func (r *run) stampChild(res *graph.Resource, desired *unstructured.Unstructured
 	// graph gets that graph's labels from its own controller, and both
 	// applying different values would conflict.
 	maps.Copy(labels, metadata.ChildLabels(r.instanceRef(), res.ID))
+	labels[metadata.ApplySetPartOfLabel] = r.applySetID()
 	desired.SetLabels(labels)
+	ann := desired.GetAnnotations()
+	if ann == nil {
+		ann = map[string]string{}
+	}
+	ann[metadata.ApplyOrderAnnotation] = strconv.Itoa(r.c.applyOrders[res.ID])
+	desired.SetAnnotations(ann)
 
 	if r.inst.GetNamespace() == "" || desired.GetNamespace() == r.inst.GetNamespace() {
 		yes := true

@@ -58,6 +58,23 @@ type run struct {
 	allVars graph.Vars
 	// projectedStatus are the instance status fields the graph projects.
 	projectedStatus map[string]any
+
+	// suspended is set when the instance's reconcile annotation pauses it.
+	suspended bool
+	// invMu guards the ApplySet inventory while the layers run: inv is what
+	// the instance records, invInst the instance as the last inventory
+	// write returned it (nil when none), kept the UIDs of the children this
+	// pass applied or found in place.
+	invMu   sync.Mutex
+	inv     metadata.Inventory
+	invInst *unstructured.Unstructured
+	kept    map[types.UID]bool
+	// pruning is set while inventory prune still deletes objects.
+	pruning bool
+	// orphanErrs and otherLeft are deletion's errors for, and count of,
+	// members whose resource is no longer in the graph.
+	orphanErrs []string
+	otherLeft  int
 }
 
 func (r *run) reconcile() error {
@@ -118,7 +135,9 @@ func schemaVar(inst *unstructured.Unstructured) map[string]any {
 }
 
 func (r *run) instanceRef() metadata.InstanceRef {
-	return metadata.InstanceRef{UID: r.inst.GetUID(), Name: r.inst.GetName(), Namespace: r.inst.GetNamespace()}
+	gvk := r.inst.GroupVersionKind()
+	return metadata.InstanceRef{UID: r.inst.GetUID(), Name: r.inst.GetName(), Namespace: r.inst.GetNamespace(),
+		Group: gvk.Group, Version: gvk.Version, Kind: gvk.Kind}
 }
 
 func (r *run) uid() types.UID { return r.inst.GetUID() }
@@ -145,11 +164,44 @@ func (r *run) reconcileInstance() error {
 		}
 	}
 
+	if metadata.Suspended(r.inst.GetAnnotations()) {
+		return r.suspend()
+	}
+	if !r.opts.Observe {
+		inv, err := r.graphInventory()
+		if err != nil {
+			// A hand-broken inventory: applying children it does not record
+			// would hide them from deletion. Someone must repair it.
+			r.state, r.message = InstanceStateError, err.Error()
+			if _, serr := r.writeStatus(); serr != nil {
+				r.log.V(1).Info("status write failed", "error", serr.Error())
+			}
+			return err
+		}
+		r.inv = inv
+	}
+
 	r.readyVars = graph.Vars{graph.SchemaIdentifier: schemaVar(r.inst)}
 	r.allVars = graph.Vars{graph.SchemaIdentifier: r.readyVars[graph.SchemaIdentifier]}
 	r.reconcileLayers()
+	if r.invInst != nil {
+		r.inst = r.invInst
+	}
 
 	r.state, r.message = r.instanceState()
+	if !r.opts.Observe && r.settledForPrune() && r.needsPrune() {
+		leaving, err := r.pruneInventory()
+		switch {
+		case err != nil:
+			r.noteErr(err)
+			if r.state != InstanceStateError {
+				r.state, r.message = InstanceStateError, "pruning: "+err.Error()
+			}
+		case leaving && r.state == InstanceStateActive:
+			r.pruning = true
+			r.state, r.message = InstanceStateInProgress, "pruning children of resources no longer in the graph"
+		}
+	}
 	projected, serr := r.c.rg.RenderStatus(r.allVars)
 	r.projectedStatus = projected
 	if serr != nil && r.state != InstanceStateError {

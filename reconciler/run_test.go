@@ -3,6 +3,7 @@ package reconciler
 import (
 	"errors"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -55,14 +56,15 @@ func unitController(t *testing.T) *Controller {
 		t.Fatal(err)
 	}
 	cs := client.NewSetFromClients(client.Clients{})
-	return NewController(logr.Discard(), ReconcileConfig{DefaultRequeueDuration: 7 * time.Second}, g.Instance.GVR, g, cs, nil, metadata.NewGraphLabeler(g.Name))
+	return NewController(logr.Discard(), ReconcileConfig{DefaultRequeueDuration: 7 * time.Second}, g.Instance.GVR, g, cs, nil, metadata.NewGraphLabeler(g.Name, g.UID))
 }
 
 func unitRun(t *testing.T, states map[string]string, now time.Time) *run {
 	c := unitController(t)
 	inst := &unstructured.Unstructured{Object: map[string]any{
 		"apiVersion": "kro.run/v1alpha1", "kind": "Unit",
-		"metadata": map[string]any{"name": "u", "namespace": "ns", "generation": int64(4), "uid": "u-1"},
+		"metadata": map[string]any{"name": "u", "namespace": "ns", "generation": int64(4), "uid": "u-1",
+			"creationTimestamp": "2026-01-01T00:00:00Z"},
 	}}
 	r := &run{c: c, inst: inst, details: map[string]*ResourceDetail{}, now: func() time.Time { return now }}
 	r.initDetails()
@@ -123,35 +125,72 @@ func condMap(status map[string]any) map[string]map[string]any {
 	return out
 }
 
+// TestBuildStatusConditions pins kro's condition shape: types, reasons,
+// messages, Ready following its dependents, lastTransitionTime (creation
+// time first, kept while unchanged, "now" on a change) and the order
+// (oldest change first, Ready last).
 func TestBuildStatusConditions(t *testing.T) {
-	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	r := unitRun(t, map[string]string{"a": ResourceStateSynced, "b": ResourceStatePending}, t0)
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC) // the instance's creation
+	r := unitRun(t, map[string]string{"a": ResourceStateSynced, "b": ResourceStatePending}, t0.Add(time.Minute))
 	r.state, r.message = r.instanceState()
 	st := r.buildStatus(map[string]any{"extra": "v", "state": "ignored"})
 	if st["state"] != InstanceStateInProgress || st["extra"] != "v" {
 		t.Fatalf("status %v", st)
 	}
 	c := condMap(st)
-	if c["Ready"]["status"] != "False" || c["Ready"]["reason"] != "NotReady" || c["Ready"]["observedGeneration"] != int64(4) {
+	if c["Ready"]["status"] != "False" || c["Ready"]["reason"] != "NotReady" || c["Ready"]["observedGeneration"] != int64(4) ||
+		c["Ready"]["message"] != "awaiting resource readiness: b: waiting for a" {
 		t.Errorf("Ready %v", c["Ready"])
 	}
-	if c["InstanceManaged"]["status"] != "True" || c["GraphResolved"]["status"] != "True" {
+	if c["InstanceManaged"]["message"] != "instance is properly managed with finalizers and labels" ||
+		c["GraphResolved"]["reason"] != "Resolved" || c["GraphResolved"]["message"] != "runtime graph created and all resources resolved" {
 		t.Errorf("sub-conditions %v", c)
 	}
+	for typ, cond := range c {
+		if cond["lastTransitionTime"] != t0.Format(time.RFC3339) {
+			t.Errorf("%s first written at %v, want the creation time", typ, cond["lastTransitionTime"])
+		}
+	}
+	if got := condTypes(st); got != "InstanceManaged,GraphResolved,ResourcesReady,Ready" {
+		t.Errorf("order %s", got)
+	}
 
-	// Later, ready: only the conditions whose status moved get a new time.
-	r.inst.Object["status"] = st
+	// Later, ready: only the conditions whose status moved get a new time,
+	// and they move behind the others.
 	t1 := t0.Add(time.Hour)
 	r2 := unitRun(t, map[string]string{"a": ResourceStateSynced, "b": ResourceStateSynced}, t1)
 	r2.inst.Object["status"] = st
 	r2.state, r2.message = r2.instanceState()
-	c2 := condMap(r2.buildStatus(nil))
-	if c2["Ready"]["status"] != "True" || c2["Ready"]["lastTransitionTime"] != t1.Format(time.RFC3339) {
+	st2 := r2.buildStatus(nil)
+	c2 := condMap(st2)
+	if c2["Ready"]["status"] != "True" || c2["Ready"]["reason"] != "Ready" || c2["Ready"]["message"] != "" ||
+		c2["Ready"]["lastTransitionTime"] != t1.Format(time.RFC3339) {
 		t.Errorf("Ready after becoming ready: %v", c2["Ready"])
+	}
+	if c2["ResourcesReady"]["reason"] != "AllResourcesReady" || c2["ResourcesReady"]["message"] != "all resources are created and ready" ||
+		c2["ResourcesReady"]["lastTransitionTime"] != t1.Format(time.RFC3339) {
+		t.Errorf("ResourcesReady %v", c2["ResourcesReady"])
 	}
 	if c2["InstanceManaged"]["lastTransitionTime"] != t0.Format(time.RFC3339) {
 		t.Errorf("InstanceManaged time moved without a status change: %v", c2["InstanceManaged"])
 	}
+
+	// ERROR and FAILED both read as kro's "resource error".
+	for _, state := range []string{InstanceStateError, InstanceStateFailed} {
+		r3 := unitRun(t, nil, t1)
+		r3.state, r3.message = state, "a: boom"
+		if c := condMap(r3.buildStatus(nil)); c["ResourcesReady"]["reason"] != "NotReady" || c["ResourcesReady"]["message"] != "resource error: a: boom" {
+			t.Errorf("%s: ResourcesReady %v", state, c["ResourcesReady"])
+		}
+	}
+}
+
+func condTypes(status map[string]any) string {
+	var out []string
+	for _, c := range status["conditions"].([]any) {
+		out = append(out, c.(map[string]any)["type"].(string))
+	}
+	return strings.Join(out, ",")
 }
 
 func TestManagementFailureShowsInConditions(t *testing.T) {
@@ -159,8 +198,18 @@ func TestManagementFailureShowsInConditions(t *testing.T) {
 	r.managedErr = errors.New("forbidden: cannot patch")
 	r.state = InstanceStateError
 	c := condMap(r.buildStatus(nil))
-	if c["InstanceManaged"]["reason"] != "ManagementFailed" || c["Ready"]["message"] != "forbidden: cannot patch" {
+	if c["InstanceManaged"]["reason"] != "ManagementFailed" || c["Ready"]["message"] != "finalizer/labeling failed: forbidden: cannot patch" ||
+		c["ResourcesReady"]["reason"] != "AwaitingReconciliation" {
 		t.Errorf("conditions %v", c)
+	}
+}
+
+// TestApplyOrders pins kro's deletion waves: resources nothing depends on
+// are the highest wave, each dependency one below its lowest dependent.
+func TestApplyOrders(t *testing.T) {
+	c := unitController(t) // b reads a
+	if got := c.applyOrders; got["a"] != 1 || got["b"] != 2 {
+		t.Errorf("apply orders %v, want a=1 b=2", got)
 	}
 }
 
@@ -197,5 +246,56 @@ func TestSettlingOwnWrites(t *testing.T) {
 		if got := r.settlingOwnWrites(); got != c.want {
 			t.Errorf("%s %v: settling %v, want %v", c.state, c.states, got, c.want)
 		}
+	}
+}
+
+func TestApplyOrdersLikeKro(t *testing.T) {
+	// d reads b reads a; e reads a and c. kro's reverse topological layers:
+	// {d, e} (no dependents), then {b, c}, then {a}; waves 3, 2, 1.
+	g := &graph.Graph{
+		TopologicalOrder: []string{"a", "c", "b", "e", "d"},
+		Resources: map[string]*graph.Resource{
+			"a": {ID: "a"}, "c": {ID: "c"},
+			"b": {ID: "b", Dependencies: []string{"a"}},
+			"e": {ID: "e", Dependencies: []string{"a", "c"}},
+			"d": {ID: "d", Dependencies: []string{"b"}},
+		},
+	}
+	got := applyOrders(g)
+	want := map[string]int{"d": 3, "e": 3, "b": 2, "c": 2, "a": 1}
+	for id, w := range want {
+		if got[id] != w {
+			t.Errorf("apply order of %s = %d, want %d (all %v)", id, got[id], w, got)
+		}
+	}
+}
+
+// A kind the API server does not serve is a graph that cannot be
+// resolved: GraphResolved False/ResolutionFailed, which Ready copies.
+func TestGraphResolvedFalseOnUnservedKind(t *testing.T) {
+	r := unitRun(t, map[string]string{"a": ResourceStateError, "b": ResourceStatePending}, time.Now())
+	r.details["a"].Err = errors.New("resource a: kind example.com/v1, Kind=Widget is not served by the API server")
+	r.state, r.message = r.instanceState()
+	c := condMap(r.buildStatus(nil))
+	if c["GraphResolved"]["status"] != "False" || c["GraphResolved"]["reason"] != "ResolutionFailed" ||
+		!strings.Contains(c["GraphResolved"]["message"].(string), "is not served") {
+		t.Errorf("GraphResolved %v", c["GraphResolved"])
+	}
+	if c["Ready"]["status"] != "False" {
+		t.Errorf("Ready %v", c["Ready"])
+	}
+}
+
+// A paused instance: ReconciliationSuspended, and the written state is
+// the one it had.
+func TestSuspendedConditions(t *testing.T) {
+	r := unitRun(t, nil, time.Now())
+	r.inst.Object["status"] = map[string]any{"state": "ACTIVE"}
+	r.suspended, r.state = true, InstanceStateSuspended
+	st := r.buildStatus(nil)
+	c := condMap(st)
+	if c["ResourcesReady"]["reason"] != "ReconciliationSuspended" || c["ResourcesReady"]["message"] != "reconciliation suspended via kro.run/reconcile annotation" ||
+		c["Ready"]["reason"] != "ReconciliationSuspended" || st["state"] != "ACTIVE" {
+		t.Errorf("status %v", st)
 	}
 }

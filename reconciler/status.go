@@ -3,11 +3,16 @@ package reconciler
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
+	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/kroscope/kroscope/reconciler/metadata"
 )
 
 // Condition types kroscope writes on instances: Ready is the root, true
@@ -26,46 +31,110 @@ type condition struct {
 	Message string
 }
 
-// conditions derives the built-in conditions from this reconcile's outcome.
+// kro's condition messages, word for word, so scripts and dashboards that
+// read kro's instances read kroscope's the same.
+const (
+	msgManaged       = "instance is properly managed with finalizers and labels"
+	msgResolved      = "runtime graph created and all resources resolved"
+	msgAllReady      = "all resources are created and ready"
+	msgDeleting      = "deleting resources"
+	reasonAwaiting   = "AwaitingReconciliation"
+	reasonReady      = "Ready"
+	reasonNotReady   = "NotReady"
+	reasonSuspended  = "ReconciliationSuspended"
+	reasonDeleting   = "ResourceDeleting"
+	reasonUnderDel   = "UnderDeletion"
+	reasonResolveErr = "ResolutionFailed"
+)
+
+// conditions derives kro's built-in conditions from this reconcile's
+// outcome: the three dependents, in kro's order; Ready is computed from
+// them by rootCondition. kroscope's FAILED state (only a spec or graph
+// change can help) is reported with kro's NotReady "resource error".
 func (r *run) conditions() []condition {
-	managed := condition{ConditionInstanceManaged, metav1.ConditionTrue, "Managed", "finalizer and labels are set"}
+	managed := condition{ConditionInstanceManaged, metav1.ConditionTrue, "Managed", msgManaged}
 	if r.managedErr != nil {
-		managed = condition{ConditionInstanceManaged, metav1.ConditionFalse, "ManagementFailed", r.managedErr.Error()}
+		managed = condition{ConditionInstanceManaged, metav1.ConditionFalse, "ManagementFailed", "finalizer/labeling failed: " + r.managedErr.Error()}
 	}
-	resolved := condition{ConditionGraphResolved, metav1.ConditionTrue, "Resolved",
-		fmt.Sprintf("graph %s (generation %d) is loaded", r.c.rg.Name, r.c.rg.Generation)}
+	resolved := condition{ConditionGraphResolved, metav1.ConditionTrue, "Resolved", msgResolved}
+	if msg := r.graphProblem(); msg != "" {
+		resolved = condition{ConditionGraphResolved, metav1.ConditionFalse, reasonResolveErr, msg}
+	}
 
 	resources := condition{Type: ConditionResourcesReady}
+	set := func(s metav1.ConditionStatus, reason, msg string) {
+		resources.Status, resources.Reason, resources.Message = s, reason, msg
+	}
 	switch {
-	case r.managedErr != nil:
-		resources.Status, resources.Reason, resources.Message = metav1.ConditionUnknown, "AwaitingReconciliation", "the instance is not managed yet"
 	case r.deleting:
-		resources.Status, resources.Reason, resources.Message = metav1.ConditionFalse, "Deleting", r.message
-	case r.state == InstanceStateActive:
-		resources.Status, resources.Reason = metav1.ConditionTrue, "AllResourcesReady"
-		resources.Message = fmt.Sprintf("all %d resources are ready", len(r.c.rg.TopologicalOrder))
-	case r.state == InstanceStateError:
-		resources.Status, resources.Reason, resources.Message = metav1.ConditionFalse, "ResourceError", "resource error: "+r.message
-	case r.state == InstanceStateFailed:
-		resources.Status, resources.Reason, resources.Message = metav1.ConditionFalse, "Failed", "failed (fix the instance spec or the graph): "+r.message
-	default:
-		resources.Status, resources.Reason, resources.Message = metav1.ConditionFalse, "NotReady", "awaiting resource readiness: "+r.message
-	}
-
-	ready := condition{ConditionReady, metav1.ConditionTrue, "Ready", "the instance is ready"}
-	for _, c := range []condition{managed, resolved, resources} {
-		if c.Status != metav1.ConditionTrue {
-			ready = condition{ConditionReady, c.Status, c.Reason, c.Message}
-			break
+		msg := msgDeleting
+		if len(r.orphanErrs) > 0 || r.hasErrorDetail() {
+			msg = "deletion blocked: " + r.message
 		}
+		set(metav1.ConditionUnknown, reasonUnderDel, msg)
+	case r.managedErr != nil:
+		set(metav1.ConditionUnknown, reasonAwaiting, fmt.Sprintf("condition %q is awaiting reconciliation", ConditionResourcesReady))
+	case r.suspended:
+		set(metav1.ConditionFalse, reasonSuspended, suspendedMessage)
+	case r.state == InstanceStateActive:
+		set(metav1.ConditionTrue, "AllResourcesReady", msgAllReady)
+	case r.state == InstanceStateError || r.state == InstanceStateFailed:
+		set(metav1.ConditionFalse, reasonNotReady, "resource error: "+r.message)
+	case r.childDeleting() != "":
+		set(metav1.ConditionFalse, reasonDeleting, r.childDeleting())
+	default:
+		set(metav1.ConditionFalse, reasonNotReady, "awaiting resource readiness: "+r.message)
 	}
-	return []condition{managed, resolved, resources, ready}
+	return []condition{managed, resolved, resources}
 }
 
-// buildStatus is the whole status kroscope wants on the instance: the
-// projected fields, state and conditions. lastTransitionTime is carried
-// over from the live status for every condition whose status is unchanged.
-func (r *run) buildStatus(projected map[string]any) map[string]any {
+// graphProblem says why the graph cannot be resolved for this instance (a
+// kind it uses is not served), or "".
+func (r *run) graphProblem() string {
+	for _, id := range r.c.rg.TopologicalOrder {
+		if d := r.details[id]; d.State == ResourceStateError && d.Err != nil && strings.Contains(d.Err.Error(), "is not served by the API server") {
+			return d.Err.Error()
+		}
+	}
+	return ""
+}
+
+func (r *run) hasErrorDetail() bool {
+	for _, d := range r.details {
+		if d.State == ResourceStateError {
+			return true
+		}
+	}
+	return false
+}
+
+// childDeleting names, in kro's words, the first child that must finish
+// deleting before the instance can go on, or "".
+func (r *run) childDeleting() string {
+	if r.pruning {
+		return ""
+	}
+	for _, id := range r.c.rg.TopologicalOrder {
+		if d := r.details[id]; d.State == ResourceStateDeleting {
+			ref := d.Name
+			if d.Namespace != "" {
+				ref = d.Namespace + "/" + ref
+			}
+			return fmt.Sprintf("resource %q for node %q is currently being deleted; waiting for deletion to complete before continuing reconciliation", ref, id)
+		}
+	}
+	return ""
+}
+
+// wireCondition is one condition as written.
+type wireCondition = map[string]any
+
+// stampConditions turns the dependents into the written list, kro's way:
+// lastTransitionTime is kept while a condition's status is unchanged, is
+// "now" when it changes, and is the instance's creation time for a
+// condition written the first time; Ready follows its dependents; the list
+// is ordered by lastTransitionTime with Ready last.
+func (r *run) stampConditions(deps []condition) []any {
 	old := map[string]map[string]any{}
 	if conds, ok, _ := unstructured.NestedSlice(r.inst.Object, "status", "conditions"); ok {
 		for _, c := range conds {
@@ -77,61 +146,157 @@ func (r *run) buildStatus(projected map[string]any) map[string]any {
 		}
 	}
 	now := r.now().UTC().Format(time.RFC3339)
-	var conds []any
-	for _, c := range r.conditions() {
-		ltt := now
-		if o := old[c.Type]; o != nil && o["status"] == string(c.Status) {
-			if t, ok := o["lastTransitionTime"].(string); ok && t != "" {
+	created := r.inst.GetCreationTimestamp().UTC().Format(time.RFC3339)
+	stamp := func(c condition) wireCondition {
+		ltt := created
+		if o := old[c.Type]; o != nil {
+			ltt = now
+			if t, ok := o["lastTransitionTime"].(string); ok && t != "" && o["status"] == string(c.Status) {
 				ltt = t
 			}
 		}
-		conds = append(conds, map[string]any{
+		return wireCondition{
 			"type":               c.Type,
 			"status":             string(c.Status),
 			"reason":             c.Reason,
 			"message":            c.Message,
 			"lastTransitionTime": ltt,
 			"observedGeneration": r.inst.GetGeneration(),
-		})
+		}
 	}
+	var out []wireCondition
+	for _, c := range deps {
+		out = append(out, stamp(c))
+	}
+	out = append(out, stamp(rootCondition(out)))
+	slices.SortStableFunc(out, func(a, b wireCondition) int {
+		if a["type"] == ConditionReady || b["type"] == ConditionReady {
+			switch {
+			case a["type"] == b["type"]:
+				return 0
+			case a["type"] == ConditionReady:
+				return 1
+			}
+			return -1
+		}
+		return strings.Compare(a["lastTransitionTime"].(string), b["lastTransitionTime"].(string))
+	})
+	list := make([]any, len(out))
+	for i, c := range out {
+		list[i] = c
+	}
+	return list
+}
+
+// rootCondition is Ready: True when every dependent is; otherwise a copy
+// of the most recently changed False dependent, or if none is False, of
+// the most recently changed Unknown one.
+func rootCondition(deps []wireCondition) condition {
+	newest := func(status string) wireCondition {
+		var best wireCondition
+		for _, d := range deps {
+			if d["status"] != status {
+				continue
+			}
+			if best == nil || d["lastTransitionTime"].(string) > best["lastTransitionTime"].(string) {
+				best = d
+			}
+		}
+		return best
+	}
+	for _, s := range []metav1.ConditionStatus{metav1.ConditionFalse, metav1.ConditionUnknown} {
+		if d := newest(string(s)); d != nil {
+			return condition{ConditionReady, s, d["reason"].(string), d["message"].(string)}
+		}
+	}
+	return condition{ConditionReady, metav1.ConditionTrue, reasonReady, ""}
+}
+
+// wireState is the state written to the instance. SUSPENDED is kroscope's
+// own: a paused instance keeps the state it had (IN_PROGRESS if none).
+func (r *run) wireState() string {
+	if r.state != InstanceStateSuspended {
+		return r.state
+	}
+	if s, _, _ := unstructured.NestedString(r.inst.Object, "status", "state"); s != "" {
+		return s
+	}
+	return InstanceStateInProgress
+}
+
+// buildStatus is the status kroscope wants on the instance: the projected
+// fields, state and conditions.
+func (r *run) buildStatus(projected map[string]any) map[string]any {
 	status := map[string]any{}
 	for k, v := range projected {
 		if k != "state" && k != "conditions" {
 			status[k] = v
 		}
 	}
-	status["state"] = r.state
+	status["state"] = r.wireState()
+	conds := r.stampConditions(r.conditions())
 	status["conditions"] = conds
-	if r.c.rg.HasConditions() {
-		r.authorConditions(status, conds, now)
+	if r.c.rg.HasConditions() { // the author's conditions replace the built-ins
+		r.authorConditions(status, conds, r.now().UTC().Format(time.RFC3339))
 	}
 	return status
 }
 
-// writeStatus writes the status when it differs from the live one (compared
-// as JSON, so int/float noise does not count). It also emits the Events for
-// the change, so nothing is written or announced when nothing changed.
+// statusPatch is the merge patch from live to want: every key of want, and
+// null for the projected fields the graph declares but no longer yields.
+// Fields neither kroscope nor the graph knows (someone else's) are not in
+// the patch, so they survive.
+func (r *run) statusPatch(live, want map[string]any) map[string]any {
+	patch := map[string]any{}
+	for k, v := range want {
+		if _, there := live[k]; !there || !sameJSON(live[k], v) {
+			patch[k] = v
+		}
+	}
+	for _, f := range r.c.rg.Status {
+		if len(f.Segments) == 0 {
+			continue
+		}
+		top, _ := f.Segments[0].(string)
+		if top == "status" && len(f.Segments) > 1 {
+			top, _ = f.Segments[1].(string)
+		}
+		if _, ok := want[top]; !ok && top != "" {
+			if _, there := live[top]; there {
+				patch[top] = nil
+			}
+		}
+	}
+	return patch
+}
+
+// writeStatus patches the status when it differs from the live one
+// (compared as JSON, so int/float noise does not count): a JSON merge
+// patch of the status subresource, guarded by the resourceVersion, so
+// fields others write survive. It
+// also emits the Events for the change, so nothing is written or announced
+// when nothing changed.
 func (r *run) writeStatus() (bool, error) {
 	if r.opts.Observe {
 		return false, nil
 	}
 	status := r.buildStatus(r.projected())
 	live, _, _ := unstructured.NestedMap(r.inst.Object, "status")
-	a, err := json.Marshal(live)
-	if err != nil {
-		return false, err
-	}
-	b, err := json.Marshal(status)
-	if err != nil {
-		return false, err
-	}
-	if string(a) == string(b) {
+	patch := r.statusPatch(live, status)
+	if len(patch) == 0 {
 		return false, nil
 	}
-	out, err := r.cs.Dynamic().Resource(r.c.gvr).Namespace(r.inst.GetNamespace()).
-		UpdateStatus(r.ctx, withStatus(r.inst, status), metav1.UpdateOptions{FieldManager: "kroscope"})
+	// The resourceVersion makes the patch conditional: a status computed
+	// from a stale instance (a lagging watch) is refused as a conflict
+	// instead of being written.
+	body, err := json.Marshal(map[string]any{"metadata": map[string]any{"resourceVersion": r.inst.GetResourceVersion()}, "status": patch})
 	if err != nil {
-		return false, fmt.Errorf("updating status of %s: %w", objectName(r.inst), err)
+		return false, err
+	}
+	out, err := r.cs.Dynamic().Resource(r.c.gvr).Namespace(r.inst.GetNamespace()).
+		Patch(r.ctx, r.inst.GetName(), types.MergePatchType, body, metav1.PatchOptions{FieldManager: metadata.FieldManager}, "status")
+	if err != nil {
+		return false, fmt.Errorf("patching status of %s: %w", objectName(r.inst), err)
 	}
 	oldState, _ := live["state"].(string)
 	oldMsg := conditionMessage(live, ConditionResourcesReady)
@@ -141,10 +306,17 @@ func (r *run) writeStatus() (bool, error) {
 	return true, nil
 }
 
+// sameJSON compares as JSON, so int64/float64 noise never counts.
+func sameJSON(a, b any) bool {
+	x, err1 := json.Marshal(a)
+	y, err2 := json.Marshal(b)
+	return err1 == nil && err2 == nil && string(x) == string(y)
+}
+
 // projected returns the status fields to write: evaluated on the normal
 // path, carried over from the live status while deleting.
 func (r *run) projected() map[string]any {
-	if r.deleting {
+	if r.deleting || r.suspended {
 		live, _, _ := unstructured.NestedMap(r.inst.Object, "status")
 		return live
 	}
@@ -199,6 +371,8 @@ func stateReason(s string) string {
 		return "Failed"
 	case InstanceStateDeleting:
 		return "Deleting"
+	case InstanceStateSuspended:
+		return "Suspended"
 	}
 	return "Unknown"
 }

@@ -100,7 +100,8 @@ type Instance struct {
 	// Deleting is true once the instance has a deletion timestamp.
 	Deleting bool
 
-	// State is the instance state (ACTIVE, IN_PROGRESS, ERROR, FAILED, DELETING).
+	// State is the instance state (ACTIVE, IN_PROGRESS, ERROR, FAILED,
+	// DELETING, or SUSPENDED while its kro.run/reconcile annotation pauses it).
 	// Empty until the first reconcile finishes.
 	State string
 	// Message is the one line that explains State: the first error, or what

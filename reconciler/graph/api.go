@@ -13,6 +13,7 @@ import (
 	"github.com/google/cel-go/cel"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 )
 
 // API group, version and kinds of the graph definitions kroscope reads.
@@ -36,7 +37,9 @@ type ResourceGraphDefinition struct {
 	Source string
 	// Generation of the cluster object (0 for files).
 	Generation int64
-	Spec       Spec
+	// UID of the cluster object ("" for files): kro's graph id.
+	UID  types.UID
+	Spec Spec
 }
 
 // Spec is spec of a ResourceGraphDefinition.
@@ -128,7 +131,9 @@ type Graph struct {
 	Source string
 	// Generation of the definition it was built from.
 	Generation int64
-	Instance   Instance
+	// UID of the definition object ("" for files).
+	UID      types.UID
+	Instance Instance
 	// Resources by id.
 	Resources map[string]*Resource
 	// TopologicalOrder lists ids so that each comes after what it depends

@@ -108,6 +108,7 @@ func (b *Builder) Build(rgd *ResourceGraphDefinition) (*Graph, error) {
 		Name:                   rgd.Name,
 		Source:                 rgd.Source,
 		Generation:             rgd.Generation,
+		UID:                    rgd.UID,
 		Resources:              map[string]*Resource{},
 		DefaultServiceAccounts: rgd.Spec.DefaultServiceAccounts,
 	}

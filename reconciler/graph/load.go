@@ -142,7 +142,7 @@ func FromUnstructured(u *unstructured.Unstructured) (*ResourceGraphDefinition, e
 	obj := runtime.DeepCopyJSON(u.Object)
 	rgd, err := fromMap(obj, "cluster")
 	if rgd != nil {
-		rgd.Generation = u.GetGeneration()
+		rgd.Generation, rgd.UID = u.GetGeneration(), u.GetUID()
 	}
 	return rgd, err
 }

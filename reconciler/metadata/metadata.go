@@ -5,6 +5,7 @@ package metadata
 import (
 	"fmt"
 	"maps"
+	"strings"
 
 	"k8s.io/apimachinery/pkg/types"
 )
@@ -26,6 +27,18 @@ const (
 	CollectionIndexLabel = "kro.run/collection-index"
 	CollectionSizeLabel  = "kro.run/collection-size"
 	GraphNameLabel       = "kro.run/resource-graph-definition-name"
+	// GraphIDLabel holds the UID of the ResourceGraphDefinition object (kro's
+	// definition of the graph id); only set for graphs read from a cluster.
+	GraphIDLabel = "kro.run/resource-graph-definition-id"
+	// KroVersionLabel says which kro release wrote the object. kroscope writes
+	// KroVersion, the kro release whose behaviour it implements: kro reads
+	// nothing from this label, and scripts selecting on kro's version keep
+	// finding kroscope's objects. ManagedByLabel tells the two tools apart.
+	KroVersionLabel = "kro.run/kro-version"
+	// The instance's API group, version and kind, on every child.
+	InstanceGroupLabel   = "kro.run/instance-group"
+	InstanceVersionLabel = "kro.run/instance-version"
+	InstanceKindLabel    = "kro.run/instance-kind"
 	ManagedByLabel       = "app.kubernetes.io/managed-by"
 	ManagedByValue       = "kroscope"
 	// KroManagedByValue is what kro itself writes in ManagedByLabel.
@@ -36,6 +49,40 @@ const (
 
 // FieldManager is kroscope's server-side apply field manager.
 const FieldManager = "kroscope"
+
+// KroVersion is the kro release kroscope follows (labels, inventory format,
+// conditions); see KroVersionLabel.
+const KroVersion = "v0.9.4"
+
+// kro's field managers: its children are applied by KroApplyManager, the
+// instance's labels and finalizer by KroLabelManager and the ApplySet parent
+// metadata by KroParentManager. For a child whose labels prove it belongs to
+// the same instance, fields these own are not "another owner's": kroscope
+// takes them over (adoption), as kro takes over kroscope's.
+const (
+	KroApplyManager  = "kro.run/applyset"
+	KroLabelManager  = "kro.run/labeller"
+	KroParentManager = "kro.run/applyset-parent"
+)
+
+// IsKroManager reports whether m is one of kro's field managers.
+func IsKroManager(m string) bool {
+	return m == KroApplyManager || m == KroLabelManager || m == KroParentManager
+}
+
+// ReconcileAnnotation on an instance pauses it when its value is
+// "suspended" (or kro's legacy "disabled"), in any case.
+const ReconcileAnnotation = "kro.run/reconcile"
+
+// Suspended reports whether annotations pause the instance.
+func Suspended(annotations map[string]string) bool {
+	v := annotations[ReconcileAnnotation]
+	return strings.EqualFold(v, "suspended") || strings.EqualFold(v, "disabled")
+}
+
+// ApplyOrderAnnotation on a child holds its deletion wave: the highest
+// order is deleted first (kro's format: a decimal integer >= 1).
+const ApplyOrderAnnotation = "internal.kro.run/apply-order"
 
 // Labeler returns the labels to stamp on an object.
 type Labeler interface {
@@ -62,13 +109,19 @@ func Merge(ls ...Labeler) Labeler {
 }
 
 // NewGraphLabeler returns the labels for instances of the named graph (the
-// "instance labeler" NewController takes).
-func NewGraphLabeler(graphName string) Labeler {
-	return Labels{
-		OwnedLabel:     "true",
-		GraphNameLabel: graphName,
-		ManagedByLabel: ManagedByValue,
+// "instance labeler" NewController takes). graphID is the definition
+// object's UID, "" for a graph read from a file (no id label then).
+func NewGraphLabeler(graphName string, graphID types.UID) Labeler {
+	l := Labels{
+		OwnedLabel:      "true",
+		KroVersionLabel: KroVersion,
+		GraphNameLabel:  graphName,
+		ManagedByLabel:  ManagedByValue,
 	}
+	if graphID != "" {
+		l[GraphIDLabel] = string(graphID)
+	}
+	return l
 }
 
 // InstanceRef names the instance a child belongs to.
@@ -76,17 +129,24 @@ type InstanceRef struct {
 	UID       types.UID
 	Name      string
 	Namespace string
+	// Group, Version and Kind of the instance (kro's instance-* labels).
+	Group, Version, Kind string
 }
 
-// ChildLabels returns the labels that mark a child of an instance. NodeID is
-// the resource id in the graph.
+// ChildLabels returns the labels that mark a child of an instance, kro's
+// set with kroscope's managed-by value. NodeID is the resource id in the
+// graph.
 func ChildLabels(inst InstanceRef, nodeID string) map[string]string {
 	l := map[string]string{
-		OwnedLabel:        "true",
-		InstanceIDLabel:   string(inst.UID),
-		InstanceNameLabel: inst.Name,
-		NodeIDLabel:       nodeID,
-		ManagedByLabel:    ManagedByValue,
+		OwnedLabel:           "true",
+		KroVersionLabel:      KroVersion,
+		InstanceIDLabel:      string(inst.UID),
+		InstanceNameLabel:    inst.Name,
+		InstanceGroupLabel:   inst.Group,
+		InstanceVersionLabel: inst.Version,
+		InstanceKindLabel:    inst.Kind,
+		NodeIDLabel:          nodeID,
+		ManagedByLabel:       ManagedByValue,
 	}
 	if inst.Namespace != "" {
 		l[InstanceNamespaceLabel] = inst.Namespace
@@ -119,12 +179,19 @@ func Owner(labels map[string]string) string {
 // costs no write at all.
 const DesiredHashAnnotation = "kroscope.dev/desired-hash"
 
+// PrunedGraphAnnotation on an instance holds a hash of the graph's managed
+// resources (ids and kinds) for which its inventory was last found to hold
+// no orphans. While it matches, no pass needs to list the inventory: only a
+// graph change can leave members behind.
+const PrunedGraphAnnotation = "kroscope.dev/pruned-graph"
+
 // IsChildLabel reports whether key is one of the labels kroscope stamps on
 // children (removed when an instance orphans them).
 func IsChildLabel(key string) bool {
 	switch key {
 	case OwnedLabel, InstanceIDLabel, InstanceNameLabel, InstanceNamespaceLabel, NodeIDLabel, GraphNameLabel,
-		CollectionIndexLabel, CollectionSizeLabel:
+		CollectionIndexLabel, CollectionSizeLabel, KroVersionLabel, InstanceGroupLabel, InstanceVersionLabel,
+		InstanceKindLabel, ApplySetPartOfLabel:
 		return true
 	}
 	return false

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/go-logr/logr"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -58,6 +59,10 @@ type rigConfig struct {
 	clientConfig *rest.Config
 	// graphOpts are extra graph build options (e.g. graph.WithCELOmit).
 	graphOpts []graph.Option
+	// graphUID, when set, is the graph's UID (as if read from a cluster).
+	graphUID types.UID
+	// crdMod, when set, changes the instance CRD before it is installed.
+	crdMod func(*apiextensionsv1.CustomResourceDefinition)
 }
 
 // newRig builds the graph from YAML, installs its CRD and a Controller.
@@ -94,13 +99,20 @@ func newRig(t testing.TB, rgdYAML string, mods ...func(*rigConfig)) *rig {
 	if g.Instance.CRD == nil {
 		t.Fatalf("graph %s has no instance CRD", g.Name)
 	}
-	env.InstallCRDs(t, g.Instance.CRD.DeepCopy())
+	crd := g.Instance.CRD.DeepCopy()
+	if rc.crdMod != nil {
+		rc.crdMod(crd)
+	}
+	env.InstallCRDs(t, crd)
+	if rc.graphUID != "" {
+		g.UID = rc.graphUID
+	}
 	r.g = g
 	sas := rc.sas
 	if sas == nil {
 		sas = g.DefaultServiceAccounts
 	}
-	r.c = reconciler.NewController(logr.Discard(), rc.cfg, g.Instance.GVR, g, cs, sas, metadata.NewGraphLabeler(g.Name))
+	r.c = reconciler.NewController(logr.Discard(), rc.cfg, g.Instance.GVR, g, cs, sas, metadata.NewGraphLabeler(g.Name, g.UID))
 	r.c.SetOptions(rc.opts)
 	r.c.SetObserver(func(o reconciler.Observation) {
 		r.mu.Lock()

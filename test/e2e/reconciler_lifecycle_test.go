@@ -95,7 +95,8 @@ func TestReconcilerCreateToActive(t *testing.T) {
 	if got := cm.Object["data"].(map[string]any)["copy"]; got != "one" {
 		t.Errorf("second.data.copy = %v, want one", got)
 	}
-	want := metadata.ChildLabels(metadata.InstanceRef{UID: inst.GetUID(), Name: "app", Namespace: r.ns}, "second")
+	want := metadata.ChildLabels(metadata.InstanceRef{UID: inst.GetUID(), Name: "app", Namespace: r.ns,
+		Group: "kro.run", Version: "v1alpha1", Kind: "RtCreate"}, "second")
 	for k, v := range want {
 		if cm.GetLabels()[k] != v {
 			t.Errorf("label %s = %q, want %q", k, cm.GetLabels()[k], v)

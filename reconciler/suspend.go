@@ -1,0 +1,24 @@
+package reconciler
+
+import (
+	"github.com/kroscope/kroscope/reconciler/metadata"
+)
+
+// suspendedMessage is the ResourcesReady message while paused (kro's words).
+const suspendedMessage = "reconciliation suspended via " + metadata.ReconcileAnnotation + " annotation"
+
+// suspend handles an instance paused by its reconcile annotation: no child
+// is read or written, only the status says so. Nothing is requeued: the
+// annotation's removal is an instance change, which wakes it.
+func (r *run) suspend() error {
+	r.suspended = true
+	r.state, r.message = InstanceStateSuspended, suspendedMessage
+	for _, d := range r.details {
+		d.WaitingFor = "suspended"
+	}
+	if _, err := r.writeStatus(); err != nil {
+		r.noteErr(err)
+		return err
+	}
+	return nil
+}
