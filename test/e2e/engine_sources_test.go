@@ -6,7 +6,6 @@ import (
 	"testing"
 	"time"
 
-	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
@@ -15,37 +14,17 @@ import (
 	"github.com/kroscope/kroscope/reconciler"
 	"github.com/kroscope/kroscope/reconciler/graph"
 	"github.com/kroscope/kroscope/test/graphs"
+	"github.com/kroscope/kroscope/test/krocontroller"
 )
-
-// rgdCRD is a minimal stand-in for kro's ResourceGraphDefinition CRD, so the
-// cluster can hold definitions.
-func rgdCRD() *apiextensionsv1.CustomResourceDefinition {
-	preserve := true
-	return &apiextensionsv1.CustomResourceDefinition{
-		ObjectMeta: metav1.ObjectMeta{Name: graph.ResourcePlural + "." + graph.Group},
-		Spec: apiextensionsv1.CustomResourceDefinitionSpec{
-			Group: graph.Group,
-			Names: apiextensionsv1.CustomResourceDefinitionNames{
-				Plural: graph.ResourcePlural, Singular: "resourcegraphdefinition", Kind: graph.Kind, ListKind: graph.Kind + "List", ShortNames: []string{"rgd"},
-			},
-			Scope: apiextensionsv1.ClusterScoped,
-			Versions: []apiextensionsv1.CustomResourceDefinitionVersion{{
-				Name: graph.Version, Served: true, Storage: true,
-				Schema: &apiextensionsv1.CustomResourceValidation{OpenAPIV3Schema: &apiextensionsv1.JSONSchemaProps{
-					Type: "object", XPreserveUnknownFields: &preserve,
-				}},
-				Subresources: &apiextensionsv1.CustomResourceSubresources{Status: &apiextensionsv1.CustomResourceSubresourceStatus{}},
-			}},
-		},
-	}
-}
 
 // Three graphs from files and one from the cluster are served at once; an
 // invalid file graph is reported and the others are unaffected; removing the
 // cluster graph stops its controller.
 func TestEngineServesFileAndClusterGraphs(t *testing.T) {
 	r := newEngRig(t)
-	r.env.InstallCRDs(t, rgdCRD())
+	// kro's own CRD: graphs come back as a cluster running kro stores them
+	// (defaults such as spec.schema.scope filled in, unknown fields pruned).
+	r.env.InstallCRDs(t, krocontroller.CRDs(t)...)
 	kinds := []string{"EngSrcOne", "EngSrcTwo", "EngSrcThree"}
 	var paths []string
 	for _, k := range kinds {

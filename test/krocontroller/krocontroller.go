@@ -185,6 +185,8 @@ func (c *Controller) Start() {
 		"--graceful-shutdown-timeout=5s",
 		"--zap-devel=false",
 		"--zap-log-level=info",
+		// A stack trace on every reconcile error would bury the log.
+		"--zap-stacktrace-level=panic",
 	}
 	if ns := c.opts.LeaderElectionNamespace; ns != "" {
 		args = append(args, "--leader-elect=true", "--leader-election-namespace="+ns)
