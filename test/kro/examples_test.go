@@ -21,6 +21,7 @@ import (
 	"github.com/kroscope/kroscope/reconciler"
 	"github.com/kroscope/kroscope/reconciler/client"
 	"github.com/kroscope/kroscope/reconciler/graph"
+	"github.com/kroscope/kroscope/test/krocontroller"
 	"github.com/kroscope/kroscope/test/kroexamples"
 )
 
@@ -40,7 +41,8 @@ type example struct {
 	rgd      *unstructured.Unstructured // as kro last wrote it
 	crd      *apiextensionsv1.CustomResourceDefinition
 	gvr      schema.GroupVersionResource
-	instance string // instance name in the rig's namespace
+	ns       string // the instance's namespace
+	instance string // the instance's name
 }
 
 // TestKroExamples stores the seven kro example graphs through kro's CRD on
@@ -90,23 +92,24 @@ func TestKroExamples(t *testing.T) {
 		}
 	})
 
-	// Every example's instance, in the rig's namespace. Graphs that let the
-	// instance choose its children's namespace (webapp) are pointed at it
-	// too, so no two examples share a child.
+	// Every example's instance, each in a namespace of its own (two
+	// examples name a child test-app). Graphs that let the instance choose
+	// its children's namespace (webapp) are pointed at it too.
 	for _, ex := range exs {
+		ex.ns = r.env.Namespace(t)
 		inst := exampleInstance(t, ex.dir)
-		inst.SetNamespace(r.ns)
+		inst.SetNamespace(ex.ns)
 		if _, ok, _ := unstructured.NestedFieldNoCopy(ex.rgd.Object, "spec", "schema", "spec", "namespace"); ok {
-			if err := unstructured.SetNestedField(inst.Object, r.ns, "spec", "namespace"); err != nil {
+			if err := unstructured.SetNestedField(inst.Object, ex.ns, "spec", "namespace"); err != nil {
 				t.Fatal(err)
 			}
 		}
-		created, err := r.dyn.Resource(ex.gvr).Namespace(r.ns).Create(ctxT(t), inst, metav1.CreateOptions{})
+		created, err := r.dyn.Resource(ex.gvr).Namespace(ex.ns).Create(ctxT(t), inst, metav1.CreateOptions{})
 		if err != nil {
 			t.Fatalf("%s: creating instance %s: %v", ex.name, inst.GetName(), err)
 		}
 		ex.instance = created.GetName()
-		t.Cleanup(func() { r.deleteAndWait(ex.gvr, r.ns, ex.instance) })
+		t.Cleanup(func() { r.deleteAndWait(ex.gvr, ex.ns, ex.instance, ex.ns) })
 	}
 
 	// KRO_DUMP=<dir> writes what kro wrote, once its instances are ACTIVE,
@@ -115,7 +118,22 @@ func TestKroExamples(t *testing.T) {
 		t.Cleanup(func() { dumpKroObjects(t, r, exs, dir) })
 	}
 
+	// What kro writes on an instance that waits for readiness.
+	t.Run("KroWaiting", func(t *testing.T) { kroWaiting(t, r, exs) })
+
+	// kroscope --observe beside kro. A failure here ends only this subtest:
+	// what kro wrote is checked below either way.
+	t.Run("ObserveParity", func(t *testing.T) { observeParityTest(t, r, exs) })
+
+	// Let every instance become ACTIVE (already so when ObserveParity
+	// passed), then pin down what kro wrote.
+	r.poll(3*time.Minute, "kro to report every instance ACTIVE", func() (bool, string) { return allActive(r, exs) })
+	t.Run("KroWrites", func(t *testing.T) { kroWrites(t, r, exs) })
+}
+
+func observeParityTest(t *testing.T, r *kroRig, exs []*example) {
 	obs := r.startEngine(func(o *engine.Options) {
+		o.Namespace = "" // the examples' namespaces
 		o.WatchClusterRGDs = true
 		o.Observe = true
 		o.DisableLease = false // --observe never campaigns
@@ -156,7 +174,21 @@ func TestKroExamples(t *testing.T) {
 		t.Errorf("kroscope --observe sent %d write requests beside kro: %v", n, *obs.writeLog.Load())
 	}
 	t.Logf("kroscope --observe beside kro: %d requests, %d writes", obs.reqs.Load(), obs.writes.Load())
+}
 
+// allActive fakes controller status in every example's namespace and
+// reports whether kro wrote ACTIVE on every instance.
+func allActive(r *kroRig, exs []*example) (bool, string) {
+	var b strings.Builder
+	ok := true
+	for _, ex := range exs {
+		r.fakeControllers(ex.ns)
+		if st := kroState(r, ex); st != reconciler.InstanceStateActive {
+			ok = false
+			fmt.Fprintf(&b, "  %s %s/%s: %q\n", ex.name, ex.ns, ex.instance, st)
+		}
+	}
+	return ok, b.String()
 }
 
 // observeParity waits until kroscope's state of every instance equals the
@@ -170,18 +202,7 @@ func observeParity(t *testing.T, r *kroRig, obs *engRun, exs []*example, ready b
 	phase := "before readiness"
 	if ready {
 		phase = "after readiness"
-		r.poll(3*time.Minute, "kro to report every instance ACTIVE", func() (bool, string) {
-			r.fakeControllers(r.ns)
-			var b strings.Builder
-			ok := true
-			for _, ex := range exs {
-				if st := kroState(r, ex); st != reconciler.InstanceStateActive {
-					ok = false
-					fmt.Fprintf(&b, "  %s/%s: %q\n", ex.name, ex.instance, st)
-				}
-			}
-			return ok, b.String()
-		})
+		r.poll(3*time.Minute, "kro to report every instance ACTIVE", func() (bool, string) { return allActive(r, exs) })
 	}
 	var states []string
 	var agreeSince time.Time
@@ -192,7 +213,7 @@ func observeParity(t *testing.T, r *kroRig, obs *engRun, exs []*example, ready b
 		for _, ex := range exs {
 			want := kroState(r, ex)
 			states = append(states, want)
-			in := s.Instance(state.InstanceKey{Resource: ex.gvr.Resource + "." + ex.gvr.Group, Namespace: r.ns, Name: ex.instance})
+			in := s.Instance(state.InstanceKey{Resource: ex.gvr.Resource + "." + ex.gvr.Group, Namespace: ex.ns, Name: ex.instance})
 			got := ""
 			if in != nil {
 				got = in.State
@@ -212,7 +233,7 @@ func observeParity(t *testing.T, r *kroRig, obs *engRun, exs []*example, ready b
 		return time.Since(agreeSince) > time.Second, "agreeing, waiting for it to hold"
 	})
 	for _, ex := range exs {
-		in := snap.Instance(state.InstanceKey{Resource: ex.gvr.Resource + "." + ex.gvr.Group, Namespace: r.ns, Name: ex.instance})
+		in := snap.Instance(state.InstanceKey{Resource: ex.gvr.Resource + "." + ex.gvr.Group, Namespace: ex.ns, Name: ex.instance})
 		kro := kroState(r, ex)
 		var notReady []string
 		for _, res := range in.Resources {
@@ -233,7 +254,7 @@ func observeParity(t *testing.T, r *kroRig, obs *engRun, exs []*example, ready b
 
 // kroState is the status.state kro last wrote on the example's instance.
 func kroState(r *kroRig, ex *example) string {
-	u := r.get(ex.gvr, r.ns, ex.instance)
+	u := r.get(ex.gvr, ex.ns, ex.instance)
 	if u == nil {
 		return ""
 	}
@@ -308,14 +329,7 @@ func dumpKroObjects(t *testing.T, r *kroRig, exs []*example, dir string) {
 	t.Helper()
 	deadline := time.Now().Add(time.Minute)
 	for time.Now().Before(deadline) {
-		r.fakeControllers(r.ns)
-		active := 0
-		for _, ex := range exs {
-			if kroState(r, ex) == reconciler.InstanceStateActive {
-				active++
-			}
-		}
-		if active == len(exs) {
+		if ok, _ := allActive(r, exs); ok {
 			break
 		}
 		time.Sleep(time.Second)
@@ -335,7 +349,7 @@ func dumpKroObjects(t *testing.T, r *kroRig, exs []*example, dir string) {
 	for _, ex := range exs {
 		write(ex.name+"/rgd.yaml", r.get(graph.GroupVersionResource, "", ex.rgd.GetName()))
 		write(ex.name+"/crd.yaml", ex.crd)
-		write(ex.name+"/instance.yaml", r.get(ex.gvr, r.ns, ex.instance))
+		write(ex.name+"/instance.yaml", r.get(ex.gvr, ex.ns, ex.instance))
 	}
 	revs, err := r.dyn.Resource(gvrGraphRev).List(ctxT(t), metav1.ListOptions{})
 	if err != nil {
@@ -345,19 +359,22 @@ func dumpKroObjects(t *testing.T, r *kroRig, exs []*example, dir string) {
 	for i := range revs.Items {
 		write("graphrevisions/"+revs.Items[i].GetName()+".yaml", revs.Items[i].Object)
 	}
-	for _, gvr := range []schema.GroupVersionResource{
-		gvrDeployment, gvrJob,
-		{Version: "v1", Resource: "services"}, {Version: "v1", Resource: "configmaps"},
-		{Group: "networking.k8s.io", Version: "v1", Resource: "ingresses"},
-		{Group: "autoscaling", Version: "v2", Resource: "horizontalpodautoscalers"},
-		{Group: "coordination.k8s.io", Version: "v1", Resource: "leases"},
-	} {
-		l, err := r.dyn.Resource(gvr).Namespace(r.ns).List(ctxT(t), metav1.ListOptions{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		for i := range l.Items {
-			write("children/"+gvr.Resource+"-"+l.Items[i].GetName()+".yaml", l.Items[i].Object)
+	lease := r.get(gvrLease, r.ns, krocontroller.LeaderElectionID)
+	write("lease.yaml", lease)
+	for _, ex := range exs {
+		for _, gvr := range []schema.GroupVersionResource{
+			gvrDeployment, gvrJob,
+			{Version: "v1", Resource: "services"}, {Version: "v1", Resource: "configmaps"},
+			{Group: "networking.k8s.io", Version: "v1", Resource: "ingresses"},
+			{Group: "autoscaling", Version: "v2", Resource: "horizontalpodautoscalers"},
+		} {
+			l, err := r.dyn.Resource(gvr).Namespace(ex.ns).List(ctxT(t), metav1.ListOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i := range l.Items {
+				write(ex.name+"/children/"+gvr.Resource+"-"+l.Items[i].GetName()+".yaml", l.Items[i].Object)
+			}
 		}
 	}
 	t.Logf("kro's objects written to %s", dir)

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"os"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -34,6 +35,7 @@ var (
 	gvrDeployment = schema.GroupVersionResource{Group: "apps", Version: "v1", Resource: "deployments"}
 	gvrJob        = schema.GroupVersionResource{Group: "batch", Version: "v1", Resource: "jobs"}
 	gvrGraphRev   = schema.GroupVersionResource{Group: "internal.kro.run", Version: "v1alpha1", Resource: "graphrevisions"}
+	gvrLease      = schema.GroupVersionResource{Group: "coordination.k8s.io", Version: "v1", Resource: "leases"}
 )
 
 // kroRig is the test API server with kro's CRDs, kro's controller running
@@ -93,13 +95,14 @@ func (r *kroRig) storeGraph(path string) *unstructured.Unstructured {
 		r.t.Fatalf("storing %s through kro's CRD: %v", path, err)
 	}
 	name := out.GetName()
-	r.t.Cleanup(func() { r.deleteAndWait(graph.GroupVersionResource, "", name) })
+	r.t.Cleanup(func() { r.deleteAndWait(graph.GroupVersionResource, "", name, "") })
 	return out
 }
 
 // deleteAndWait deletes an object and waits up to two minutes until it is
-// gone (its finalizers removed by whoever set them).
-func (r *kroRig) deleteAndWait(gvr schema.GroupVersionResource, ns, name string) {
+// gone (its finalizers removed by whoever set them). While it waits it
+// stands in for the garbage collector in gcNamespace, if set.
+func (r *kroRig) deleteAndWait(gvr schema.GroupVersionResource, ns, name, gcNamespace string) {
 	r.t.Helper()
 	ri := r.res(gvr, ns)
 	ctx := context.Background()
@@ -112,6 +115,9 @@ func (r *kroRig) deleteAndWait(gvr schema.GroupVersionResource, ns, name string)
 		u, err := ri.Get(ctx, name, metav1.GetOptions{})
 		if apierrors.IsNotFound(err) {
 			return
+		}
+		if gcNamespace != "" {
+			r.fakeGC(gcNamespace)
 		}
 		if time.Now().After(deadline) {
 			var fin []string
@@ -284,6 +290,27 @@ func (r *kroRig) writeStatus(gvr schema.GroupVersionResource, u *unstructured.Un
 	_, err := r.dyn.Resource(gvr).Namespace(u.GetNamespace()).UpdateStatus(ctxT(r.t), u, metav1.UpdateOptions{FieldManager: "kube-controller-manager"})
 	if err != nil && !apierrors.IsConflict(err) { // a conflict is retried by the caller's next poll
 		r.t.Fatalf("writing %s %s/%s status: %v", gvr.Resource, u.GetNamespace(), u.GetName(), err)
+	}
+}
+
+// fakeGC removes the orphan finalizer the API server puts on a deleted Job
+// (batch/v1's default propagation is Orphan): on a cluster the garbage
+// collector removes it, and the test server runs none.
+func (r *kroRig) fakeGC(ns string) {
+	r.t.Helper()
+	jobs, err := r.dyn.Resource(gvrJob).Namespace(ns).List(context.Background(), metav1.ListOptions{})
+	if err != nil {
+		r.t.Errorf("listing jobs: %v", err)
+		return
+	}
+	for _, j := range jobs.Items {
+		if j.GetDeletionTimestamp() == nil || !slices.Contains(j.GetFinalizers(), metav1.FinalizerOrphanDependents) {
+			continue
+		}
+		j.SetFinalizers(slices.DeleteFunc(j.GetFinalizers(), func(f string) bool { return f == metav1.FinalizerOrphanDependents }))
+		if _, err := r.dyn.Resource(gvrJob).Namespace(ns).Update(context.Background(), &j, metav1.UpdateOptions{}); err != nil && !apierrors.IsConflict(err) && !apierrors.IsNotFound(err) {
+			r.t.Errorf("removing the orphan finalizer of job %s: %v", j.GetName(), err)
+		}
 	}
 }
 
