@@ -26,7 +26,7 @@ fi
 
 mkdir -p "$out"
 cd "$mod"
-echo "building kro $KRO_VERSION controller into $out (first build takes ~3 minutes on 2 cores)" >&2
+echo "building kro $KRO_VERSION controller into $out (first build: 4-7 minutes on 2 cores, seconds once cached)" >&2
 # The version is stamped the way kro's release build does, so the
 # kro.run/kro-version labels it writes read "$KRO_VERSION".
 go build -trimpath -ldflags "-s -w -X sigs.k8s.io/release-utils/version.gitVersion=$KRO_VERSION" \
