@@ -1,6 +1,7 @@
 package kro
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -119,16 +120,16 @@ func TestKroExamples(t *testing.T) {
 	}
 
 	// What kro writes on an instance that waits for readiness.
-	t.Run("KroWaiting", func(t *testing.T) { kroWaiting(t, r, exs) })
+	t.Run("KroWaiting", func(t *testing.T) { kroWaiting(t, r.with(t), exs) })
 
 	// kroscope --observe beside kro. A failure here ends only this subtest:
 	// what kro wrote is checked below either way.
-	t.Run("ObserveParity", func(t *testing.T) { observeParityTest(t, r, exs) })
+	t.Run("ObserveParity", func(t *testing.T) { observeParityTest(t, r.with(t), exs) })
 
 	// Let every instance become ACTIVE (already so when ObserveParity
 	// passed), then pin down what kro wrote.
 	r.poll(3*time.Minute, "kro to report every instance ACTIVE", func() (bool, string) { return allActive(r, exs) })
-	t.Run("KroWrites", func(t *testing.T) { kroWrites(t, r, exs) })
+	t.Run("KroWrites", func(t *testing.T) { kroWrites(t, r.with(t), exs) })
 }
 
 func observeParityTest(t *testing.T, r *kroRig, exs []*example) {
@@ -221,6 +222,12 @@ func observeParity(t *testing.T, r *kroRig, obs *engRun, exs []*example, ready b
 			if want == "" || got != want {
 				agree = false
 				fmt.Fprintf(&b, "  %s/%s: kro wrote %q, kroscope shows %q\n", ex.name, ex.instance, want, got)
+				if in != nil {
+					fmt.Fprintf(&b, "    kroscope: %s\n", in.Message)
+					for _, res := range in.Resources {
+						fmt.Fprintf(&b, "    %s %s %s %s\n", res.ID, res.State, res.WaitingFor, res.Err)
+					}
+				}
 			}
 		}
 		if !agree {
@@ -304,21 +311,52 @@ func crdParity(t *testing.T, set *client.Set, ex *example) {
 }
 
 // comparableCRD splits a CRD into the parts both generators decide, each
-// rendered as YAML lines so a difference reads as a line diff. Kubernetes'
-// own defaults on a stored CRD (conversion strategy, status) are left out.
+// flattened to sorted "path: value" lines, so a difference names the
+// field it is in. Kubernetes' own defaults on a stored CRD (conversion
+// strategy, status) are left out.
 func comparableCRD(c *apiextensionsv1.CustomResourceDefinition) map[string][]string {
-	lines := func(v any) []string {
-		b, err := yaml.Marshal(v)
+	flat := func(v any) []string {
+		b, err := json.Marshal(v)
 		if err != nil {
 			return []string{"marshal error: " + err.Error()}
 		}
-		return strings.Split(strings.TrimRight(string(b), "\n"), "\n")
+		var m any
+		if err := json.Unmarshal(b, &m); err != nil {
+			return []string{"unmarshal error: " + err.Error()}
+		}
+		var out []string
+		flatten("", m, &out)
+		slices.Sort(out)
+		return out
 	}
 	return map[string][]string{
 		"name":     {c.Name},
 		"scope":    {string(c.Spec.Scope)},
-		"names":    lines(c.Spec.Names),
-		"versions": lines(c.Spec.Versions),
+		"names":    flat(c.Spec.Names),
+		"versions": flat(c.Spec.Versions),
+	}
+}
+
+// flatten appends one "path: value" line per leaf of v.
+func flatten(path string, v any, out *[]string) {
+	switch x := v.(type) {
+	case map[string]any:
+		if len(x) == 0 {
+			*out = append(*out, path+": {}")
+		}
+		for k, e := range x {
+			flatten(path+"."+k, e, out)
+		}
+	case []any:
+		if len(x) == 0 {
+			*out = append(*out, path+": []")
+		}
+		for i, e := range x {
+			flatten(fmt.Sprintf("%s[%d]", path, i), e, out)
+		}
+	default:
+		b, _ := json.Marshal(x)
+		*out = append(*out, path+": "+string(b))
 	}
 }
 

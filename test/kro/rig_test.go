@@ -66,6 +66,14 @@ func newKroRig(t *testing.T) *kroRig {
 	return r
 }
 
+// with returns the rig for a subtest: its helpers then fail t, not the
+// parent test.
+func (r *kroRig) with(t *testing.T) *kroRig {
+	c := *r
+	c.t = t
+	return &c
+}
+
 func ctxT(t testing.TB) context.Context {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	t.Cleanup(cancel)
