@@ -10,7 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/google/go-cmp/cmp"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -304,10 +303,40 @@ func crdParity(t *testing.T, set *client.Set, ex *example) {
 	}
 	kro, ours := comparableCRD(ex.crd), comparableCRD(g.Instance.CRD)
 	for _, part := range []string{"name", "scope", "names", "versions"} {
-		if d := cmp.Diff(kro[part], ours[part]); d != "" {
-			t.Errorf("%s: instance CRD %s differs (-kro +kroscope):\n%s", ex.name, part, d)
+		if d := lineDiff(kro[part], ours[part]); d != "" {
+			t.Errorf("%s: instance CRD %s differs (- only kro's, + only kroscope's):\n%s", ex.name, part, d)
 		}
 	}
+}
+
+// lineDiff lists the lines only in a ("- ") and only in b ("+ "), sorted by
+// line so a field's two values sit together; "" when they are equal.
+func lineDiff(a, b []string) string {
+	inA, inB := map[string]bool{}, map[string]bool{}
+	for _, l := range a {
+		inA[l] = true
+	}
+	for _, l := range b {
+		inB[l] = true
+	}
+	type line struct{ text, sign string }
+	var out []line
+	for _, l := range a {
+		if !inB[l] {
+			out = append(out, line{l, "- "})
+		}
+	}
+	for _, l := range b {
+		if !inA[l] {
+			out = append(out, line{l, "+ "})
+		}
+	}
+	slices.SortStableFunc(out, func(x, y line) int { return strings.Compare(x.text, y.text) })
+	var s strings.Builder
+	for _, l := range out {
+		s.WriteString("    " + l.sign + l.text + "\n")
+	}
+	return s.String()
 }
 
 // comparableCRD splits a CRD into the parts both generators decide, each
