@@ -28,7 +28,7 @@ var (
 	inventoryHash  = regexp.MustCompile(`^sha256:[A-Za-z0-9_-]{43}$`)
 	revisionHash   = regexp.MustCompile(`^[0-9a-f]{16}$`)
 	leaseHolder    = regexp.MustCompile(`^.+_[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$`)
-	kroVersion     = krocontroller.Version
+	kroVersion     = krocontroller.BinaryVersion()
 	kroInstanceMgr = []string{"kro.run/labeller Apply", "kro.run/applyset-parent Apply", "kro Update status"}
 )
 

@@ -14,6 +14,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"runtime"
 	"strings"
 	"sync"
@@ -57,6 +58,18 @@ func Binary() string {
 	}
 	return filepath.Join(repoRoot(), "bin", "kro", Version, "controller")
 }
+
+// BinaryVersion is the kro version of Binary(): the name of its folder when
+// it is one of hack/kro.sh's bin/kro/<version>/ folders, else Version.
+func BinaryVersion() string {
+	v := filepath.Base(filepath.Dir(Binary()))
+	if versionDir.MatchString(v) {
+		return v
+	}
+	return Version
+}
+
+var versionDir = regexp.MustCompile(`^v[0-9]+\.[0-9]+\.[0-9]+$`)
 
 // Require returns the binary's path, skipping the test with a message naming
 // the build command when it is missing (failing when CI=true, where `make
