@@ -12,16 +12,19 @@ all: build
 build:
 	$(GO) build -o bin/kroscope ./cmd/kroscope
 
-# Builds kube-apiserver and etcd from Go modules into bin/k8s/<version>/
+# Builds kube-apiserver and etcd from Go modules into bin/k8s/<version>/, and
+# kro's controller into bin/kro/<version>/ for the tests that run beside it
 # (minutes the first time, a no-op afterwards).
 assets:
 	@bash hack/assets.sh
+	@bash hack/kro.sh
 
-# Unit and end-to-end tests; the API server binaries are built first when
-# missing, so this is all a fresh clone needs.
+# Unit and end-to-end tests; the API server binaries and kro's controller are
+# built first when missing, so this is all a fresh clone needs.
+TEST_ENV = KUBEBUILDER_ASSETS="$$(bash hack/assets.sh)" KROSCOPE_KRO_CONTROLLER="$$(bash hack/kro.sh)"
 test: assets
-	KUBEBUILDER_ASSETS="$$(bash hack/assets.sh)" $(GO) test $(GOTEST_FLAGS) -race $(RACE_PKGS)
-	KUBEBUILDER_ASSETS="$$(bash hack/assets.sh)" $(GO) test $(GOTEST_FLAGS) $$($(GO) list ./... | grep -v -e /reconciler -e /engine -e /test/)
+	$(TEST_ENV) $(GO) test $(GOTEST_FLAGS) -race $(RACE_PKGS)
+	$(TEST_ENV) $(GO) test $(GOTEST_FLAGS) $$($(GO) list ./... | grep -v -e /reconciler -e /engine -e /test/)
 
 # Fast tests only: no API server.
 unit:

@@ -4,9 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"os"
-	"path/filepath"
-	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -26,32 +23,14 @@ import (
 	"github.com/kroscope/kroscope/engine/state"
 	"github.com/kroscope/kroscope/reconciler/graph"
 	"github.com/kroscope/kroscope/test/graphs"
+	"github.com/kroscope/kroscope/test/krocrds"
 )
-
-// kroCRDsDir is kro's current CRDs, in ../shared beside the repository.
-func kroCRDsDir() string {
-	_, file, _, _ := runtime.Caller(0)
-	return filepath.Join(filepath.Dir(file), "..", "..", "..", "shared", "testdata", "kro-crds")
-}
 
 // installKroCRDsForEngine installs kro's real ResourceGraphDefinition and
 // GraphRevision CRDs (not a stand-in), or skips the test when they are absent.
 func installKroCRDsForEngine(t *testing.T, r *engRig) {
 	t.Helper()
-	dir := kroCRDsDir()
-	var crds []*apiextensionsv1.CustomResourceDefinition
-	for _, f := range []string{"kro.run_resourcegraphdefinitions.yaml", "internal.kro.run_graphrevisions.yaml"} {
-		data, err := os.ReadFile(filepath.Join(dir, f))
-		if err != nil {
-			t.Skipf("kro's CRDs are not in %s (%v): skipping", dir, err)
-		}
-		crd := &apiextensionsv1.CustomResourceDefinition{}
-		if err := yaml.Unmarshal(data, crd); err != nil {
-			t.Fatalf("%s: %v", f, err)
-		}
-		crds = append(crds, crd)
-	}
-	r.env.InstallCRDs(t, crds...)
+	r.env.InstallCRDs(t, krocrds.All(t)...)
 }
 
 // clusterRGD stores a graph through kro's CRD and deletes it at the end.

@@ -14,7 +14,7 @@ import (
 	"github.com/kroscope/kroscope/reconciler"
 	"github.com/kroscope/kroscope/reconciler/graph"
 	"github.com/kroscope/kroscope/test/graphs"
-	"github.com/kroscope/kroscope/test/krocrds"
+	"github.com/kroscope/kroscope/test/krocontroller"
 )
 
 // Three graphs from files and one from the cluster are served at once; an
@@ -22,7 +22,9 @@ import (
 // cluster graph stops its controller.
 func TestEngineServesFileAndClusterGraphs(t *testing.T) {
 	r := newEngRig(t)
-	r.env.InstallCRDs(t, krocrds.RGD(t))
+	// kro's own CRD: graphs come back as a cluster running kro stores them
+	// (defaults such as spec.schema.scope filled in, unknown fields pruned).
+	r.env.InstallCRDs(t, krocontroller.CRDs(t)...)
 	kinds := []string{"EngSrcOne", "EngSrcTwo", "EngSrcThree"}
 	var paths []string
 	for _, k := range kinds {

@@ -22,6 +22,9 @@ const Env = "KROSCOPE_KRO_CRDS"
 // RGDFile is the ResourceGraphDefinition CRD's file name in the folder.
 const RGDFile = "kro.run_resourcegraphdefinitions.yaml"
 
+// GraphRevisionFile is the GraphRevision CRD's file name in the folder.
+const GraphRevisionFile = "internal.kro.run_graphrevisions.yaml"
+
 // Dir returns the CRD folder, or "" when it does not exist.
 func Dir() string {
 	dir := os.Getenv(Env)
@@ -62,4 +65,25 @@ func RGD(t testing.TB) *apiextensionsv1.CustomResourceDefinition {
 		t.Fatalf("%s holds CRD %q, not resourcegraphdefinitions.kro.run", path, crd.Name)
 	}
 	return &crd
+}
+
+// All returns both of kro's CRDs (ResourceGraphDefinition and
+// GraphRevision), skipping like Require.
+func All(t testing.TB) []*apiextensionsv1.CustomResourceDefinition {
+	t.Helper()
+	dir := Require(t)
+	var out []*apiextensionsv1.CustomResourceDefinition
+	for _, f := range []string{RGDFile, GraphRevisionFile} {
+		path := filepath.Join(dir, f)
+		data, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatalf("reading kro's CRD: %v", err)
+		}
+		crd := &apiextensionsv1.CustomResourceDefinition{}
+		if err := yaml.UnmarshalStrict(data, crd); err != nil {
+			t.Fatalf("%s: %v", path, err)
+		}
+		out = append(out, crd)
+	}
+	return out
 }
