@@ -55,7 +55,7 @@ func TestKroDetectedNoWrite(t *testing.T) {
 	snap := eng.waitFor(time.Minute, "kroscope to show every instance as kro left it", func(s *state.Snapshot) (bool, string) {
 		for _, n := range []string{"one", "two", "three"} {
 			in := s.Instance(state.InstanceKey{Resource: res, Namespace: r.ns, Name: n})
-			if in == nil || in.State != reconciler.InstanceStateActive || in.Reconciles < 2 {
+			if in == nil || in.State != reconciler.InstanceStateActive || in.Reconciles < 1 {
 				return false, describe(s) + fmt.Sprintf("writes so far: %d %v\n", eng.writes.Load(), *eng.writeLog.Load())
 			}
 		}
