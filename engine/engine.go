@@ -119,6 +119,7 @@ type Engine struct {
 	base  *client.Set // the caller's set, for the lease only
 
 	queue   workqueue.TypedRateLimitingInterface[item]
+	limiter *recordingLimiter // the queue's, so a retry's backoff can be shown
 	group   *watch.Group
 	watches *watch.Manager
 	reader  *reader
@@ -195,15 +196,15 @@ func New(o Options) (*Engine, error) {
 		return nil, err
 	}
 	e.set = set
-	e.queue = workqueue.NewTypedRateLimitingQueueWithConfig(
-		workqueue.NewTypedMaxOfRateLimiter(
-			// Per instance: 100ms, doubling, capped so a failing instance is
-			// retried at least every two minutes and never dropped.
-			workqueue.NewTypedItemExponentialFailureRateLimiter[item](100*time.Millisecond, 2*time.Minute),
-			// Overall: bounds the retry storm after an outage; watch events
-			// use Add and are not slowed by it.
-			&workqueue.TypedBucketRateLimiter[item]{Limiter: rate.NewLimiter(rate.Limit(50), 300)},
-		),
+	e.limiter = newRecordingLimiter(workqueue.NewTypedMaxOfRateLimiter(
+		// Per instance: 100ms, doubling, capped so a failing instance is
+		// retried at least every two minutes and never dropped.
+		workqueue.NewTypedItemExponentialFailureRateLimiter[item](100*time.Millisecond, 2*time.Minute),
+		// Overall: bounds the retry storm after an outage; watch events
+		// use Add and are not slowed by it.
+		&workqueue.TypedBucketRateLimiter[item]{Limiter: rate.NewLimiter(rate.Limit(50), 300)},
+	))
+	e.queue = workqueue.NewTypedRateLimitingQueueWithConfig[item](e.limiter,
 		workqueue.TypedRateLimitingQueueConfig[item]{Name: "kroscope"},
 	)
 	e.store.SetCluster(o.Cluster)

@@ -52,6 +52,7 @@ func (e *Engine) observer(s *served) reconciler.Observer {
 			in.LastReconcile = o.Start
 			in.LastDuration = o.Duration
 			in.Resources = resources(s.graph, o, in, now)
+			in.LastError = instanceError(in, now)
 		})
 	}
 }
@@ -87,9 +88,12 @@ func resources(g *graph.Graph, o reconciler.Observation, prev *state.Instance, n
 				r.Err = rs.Err.Error()
 			}
 		}
+		var lastErr *state.ErrorMemory
 		if old := prev.Resource(id); old != nil {
 			r.FirstApplied, r.Ready = old.FirstApplied, old.Ready
+			lastErr = old.LastError
 		}
+		r.LastError = state.RememberError(lastErr, r.Err, "", now)
 		if r.FirstApplied.IsZero() && (r.Observed != nil || appliedStates[r.State]) {
 			r.FirstApplied = now
 		}
@@ -99,6 +103,26 @@ func resources(g *graph.Graph, o reconciler.Observation, prev *state.Instance, n
 		out = append(out, r)
 	}
 	return out
+}
+
+// instanceError is the instance's error memory after a reconcile: its
+// message while it is in error, naming the first resource in error.
+func instanceError(in *state.Instance, now time.Time) *state.ErrorMemory {
+	if in.Phase().Class() != state.ClassFailed {
+		return state.RememberError(in.LastError, "", "", now)
+	}
+	res := ""
+	for i := range in.Resources {
+		if in.Resources[i].Err != "" {
+			res = in.Resources[i].ID
+			break
+		}
+	}
+	msg := in.Message
+	if msg == "" {
+		msg = in.Phase().Word()
+	}
+	return state.RememberError(in.LastError, msg, res, now)
 }
 
 // collectionName is what tables show in a collection's name column: its

@@ -75,6 +75,9 @@ type Resource struct {
 	// Both zero when unknown. They drive the rollout timeline.
 	FirstApplied time.Time
 	Ready        time.Time
+
+	// LastError is the resource's last error, kept after it clears.
+	LastError *ErrorMemory
 }
 
 // Transition is one change of an instance's state.
@@ -116,6 +119,9 @@ type Instance struct {
 	LastDuration  time.Duration
 	// History is bounded; oldest first.
 	History []Transition
+	// LastError is the instance's last error (and the resource it names),
+	// kept after it clears.
+	LastError *ErrorMemory
 
 	// Version changes whenever anything in this Instance changes, so views
 	// can cache what they rendered for it.
