@@ -67,7 +67,9 @@ func inspect(th *theme.Theme, r *state.Resource, w int, now time.Time) []string 
 	if !r.Ready.IsZero() {
 		row("Ready", r.Ready.Format("15:04:05")+" (after "+dur(r.Ready.Sub(r.FirstApplied))+")")
 	}
-	if r.Err != "" {
+	if r.LastError != nil {
+		out = append(out, errorMemory(th, r.LastError, w, now)...)
+	} else if r.Err != "" {
 		out = append(out, "", th.ClassStyle(state.ClassFailed).Render("Error"))
 		for _, l := range wrap(r.Err, max(w-2, 8)) {
 			out = append(out, "  "+l)
@@ -464,8 +466,11 @@ func (d *detailPane) tabLabel(t detailTab) string {
 func (d *detailPane) prepare(in *state.Instance, nodeID string, logs []state.LogLine) {
 	k := contentKey{inst: in.Key, version: in.Version, node: nodeID, tab: d.tab, ymode: d.ymode, w: d.w,
 		reveal: d.revealed[revealKey{in.Key, nodeID}], logs: len(logs), th: d.c.th}
-	if d.tab == tabTimeline {
+	switch d.tab {
+	case tabTimeline:
 		k.clock = d.c.now().UnixMilli()
+	case tabInspect: // "cleared 3s ago", "next retry in 1.2s"
+		k.clock = d.c.now().Unix()
 	}
 	if k != d.content || d.lines == nil {
 		off := d.vp.YOffset()
@@ -507,7 +512,7 @@ func (d *detailPane) text(in *state.Instance, nodeID string, logs []state.LogLin
 				lines = append(lines, "            "+l)
 			}
 		}
-		return lines
+		return append(lines, errorMemory(th, in.LastError, w, d.c.now())...)
 	}
 	if d.tab == tabYAML {
 		return yamlView(th, r, d.ymode, d.revealed[revealKey{in.Key, r.ID}])

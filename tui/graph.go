@@ -141,6 +141,16 @@ func (g *graphPane) select1(i int) {
 	}
 }
 
+// indexOf is the display position of a resource id, or -1.
+func (g *graphPane) indexOf(id string) int {
+	for i, o := range g.tree.order {
+		if o == id {
+			return i
+		}
+	}
+	return -1
+}
+
 // Update takes clicks relative to the pane's top line (the title).
 func (g *graphPane) Update(msg tea.Msg) tea.Cmd {
 	if c, ok := msg.(tea.MouseClickMsg); ok && c.Button == tea.MouseLeft && c.Y >= 1 {
