@@ -20,13 +20,25 @@ var appliedStates = map[string]bool{
 func (e *Engine) observer(s *served) reconciler.Observer {
 	return func(o reconciler.Observation) {
 		key := state.InstanceKey{Resource: s.resource, Namespace: o.Namespace, Name: o.Name}
-		if o.Gone {
-			e.store.RemoveInstance(key)
-			return
-		}
 		now := o.Start.Add(o.Duration)
 		if now.IsZero() {
 			now = time.Now()
+		}
+		if o.Gone {
+			// The row leaves the table when the informer sees the API
+			// server remove the instance, not when kroscope lets go of it:
+			// until then the finished teardown stays on screen.
+			if o.Deleting {
+				e.store.UpdateExisting(key, func(in *state.Instance) {
+					in.Deleting = true
+					in.State = reconciler.InstanceStateDeleting
+					in.Message = o.Message + "; waiting for the API server to remove the instance"
+					in.Reconciles++
+					in.LastReconcile, in.LastDuration = o.Start, o.Duration
+					in.Resources = resources(s.graph, o, in, now)
+				})
+			}
+			return
 		}
 		e.store.UpdateInstance(key, func(in *state.Instance) {
 			in.Graph = s.graph.Name

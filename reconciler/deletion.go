@@ -98,6 +98,9 @@ func (r *run) deletion() error {
 				delete(present, id)
 			} else {
 				present[id] = objs
+				if why := heldBy(objs); why != "" {
+					r.details[id].WaitingFor = why
+				}
 			}
 		}
 		if len(layerPresent(layers[li], present)) > 0 {
