@@ -141,6 +141,76 @@ func (g *graphPane) select1(i int) {
 	}
 }
 
+// reasonMin is the narrowest reason column worth drawing; reasonWant the
+// width it takes from the "needs:" notes when they compete.
+const (
+	reasonMin  = 16
+	reasonWant = 40
+)
+
+// reasons is each shown row's short message (why it waits, its error, what
+// holds its deletion), as crossplane's trace has a STATUS column, and the
+// column where it starts; none when the pane is too narrow for it.
+func (g *graphPane) reasons(in *state.Instance, end, w int) (map[string]string, int) {
+	t := &g.tree
+	leftW, bareW := 0, 0 // with and without the "needs:" notes
+	out := map[string]string{}
+	for i := g.offset; i < end; i++ {
+		r := in.Resource(t.order[i])
+		if r == nil {
+			continue
+		}
+		obj := r.Name
+		if obj == "" {
+			obj = "(not rendered)"
+		}
+		if r.External {
+			obj += " [external]"
+		}
+		lw := 2 + min(ansi.StringWidth(t.prefix[i]), max(g.w/3, 9)) + 2 + len(r.ID) + 2 + len(r.Kind) + 1 + ansi.StringWidth(obj)
+		bareW = max(bareW, lw)
+		if t.needs[i] != "" {
+			lw += 2 + len(t.needs[i])
+		}
+		leftW = max(leftW, lw)
+		why := reason(r)
+		if r.Phase().Class() == state.ClassFailed && r.Err != "" {
+			why, _, _ = strings.Cut(r.Err, "\n")
+		}
+		if r.Phase() == state.PhaseSynced || r.Phase() == state.PhaseDeleted {
+			why = "" // the state says it all
+		}
+		if why != "" {
+			out[r.ID] = why
+		}
+	}
+	if w-leftW-2 < reasonWant {
+		// Cut the long "needs:" notes (with an ellipsis; the inspector and
+		// the layered view name every dependency) before the reasons.
+		leftW = max(bareW, w-2-reasonWant)
+	}
+	if len(out) == 0 || w-leftW-2 < reasonMin {
+		return nil, 0
+	}
+	return out, leftW
+}
+
+// needsNote is "  needs: a, b" after a row's name; beside a reason it gets
+// only the room left before the reason column, down to an ellipsis.
+func needsNote(needs string, beside bool, room int, ellipsis string) string {
+	if needs == "" {
+		return ""
+	}
+	note := "  " + needs
+	if !beside || len(note) <= room {
+		return note
+	}
+	if room < 2+ansi.StringWidth(ellipsis) {
+		return ""
+	}
+	return fit(note, room, ellipsis)
+}
+
 // indexOf is the display position of a resource id, or -1.
 func (g *graphPane) indexOf(id string) int {
 	for i, o := range g.tree.order {
@@ -212,6 +282,7 @@ func (g *graphPane) draw(in *state.Instance, rows int) []string {
 		stW = 0 // too narrow for a column: the glyph still tells the state
 	}
 	end := min(g.offset+rows, len(t.order))
+	reasons, reasonAt := g.reasons(in, end, w-stW)
 	for i := g.offset; i < end; i++ {
 		r := in.Resource(t.order[i])
 		if r == nil {
@@ -238,15 +309,25 @@ func (g *graphPane) draw(in *state.Instance, rows int) []string {
 		word := fit(" "+words[r.ID], stW, "")
 		if sel {
 			left := prefix + th.Glyph(r.State, g.c.frame) + " " + r.ID + "  " + r.Kind + " " + obj
-			if t.needs[i] != "" {
-				left += "  " + t.needs[i]
+			why := reasons[r.ID]
+			left += needsNote(t.needs[i], why != "", reasonAt-ansi.StringWidth(cur+left), th.G.Ellipsis)
+			if why != "" {
+				left = fit(cur+left, reasonAt, "")[len(cur):] + "  " + why
 			}
 			out = append(out, th.Selected.Render(fit(cur+left, w-stW, th.G.Ellipsis)+word))
 			continue
 		}
 		styled := th.Dim.Render(prefix) + th.State(r.State, "", g.c.frame) + " " + r.ID + "  " + th.Dim.Render(r.Kind) + " " + obj
-		if t.needs[i] != "" {
-			styled += "  " + th.Dim.Render(t.needs[i])
+		why := reasons[r.ID]
+		if n := needsNote(t.needs[i], why != "", reasonAt-ansi.StringWidth(cur+styled), th.G.Ellipsis); n != "" {
+			styled += th.Dim.Render(n)
+		}
+		if why != "" {
+			st := th.Dim
+			if r.Phase().Class() == state.ClassFailed {
+				st = th.Style(r.State)
+			}
+			styled = fit(cur+styled, reasonAt, "")[len(cur):] + "  " + st.Render(why)
 		}
 		line := fit(cur+styled, w-stW, th.G.Ellipsis)
 		if stW > 0 {

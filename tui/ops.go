@@ -23,6 +23,13 @@ func (m *Model) target() *state.Instance {
 	return m.list().selected()
 }
 
+// hasTarget: the actions on an instance apply only while it exists (an
+// open instance screen outlives its instance).
+func hasTarget(m *Model) bool { return m.target() != nil }
+
+// deletable: a deleting instance is not offered for deletion again.
+func deletable(m *Model) bool { in := m.target(); return in != nil && !in.Deleting }
+
 // open drills into the selected instance on the given tab.
 func (m *Model) open(t detailTab) {
 	in := m.list().selected()
