@@ -85,6 +85,7 @@ func resources(g *graph.Graph, o reconciler.Observation, prev *state.Instance, n
 				r.Err = d.Err.Error()
 			}
 			r.WaitingFor = d.WaitingFor
+			r.ReadyChecks = readyChecks(d.ReadyChecks)
 			if d.Desired != nil {
 				r.Desired = d.Desired.Object
 			}
@@ -113,6 +114,29 @@ func resources(g *graph.Graph, o reconciler.Observation, prev *state.Instance, n
 			r.Ready = now
 		}
 		out = append(out, r)
+	}
+	return out
+}
+
+// operandWidth bounds an operand's value on screen: a whole status object
+// is not what a reader of "x.status.conditions == ..." needs to see.
+const operandWidth = 120
+
+func readyChecks(cs []graph.Check) []state.ReadyCheck {
+	if len(cs) == 0 {
+		return nil
+	}
+	out := make([]state.ReadyCheck, len(cs))
+	for i, c := range cs {
+		rc := state.ReadyCheck{Expr: c.Source, Result: c.Result, OK: c.OK}
+		for _, o := range c.Operands {
+			op := state.Operand{Path: o.Path, Missing: o.Missing}
+			if !o.Missing {
+				op.Value = graph.FormatValue(o.Value, operandWidth)
+			}
+			rc.Operands = append(rc.Operands, op)
+		}
+		out[i] = rc
 	}
 	return out
 }

@@ -64,6 +64,9 @@ type Resource struct {
 	// ReadyWhen and IncludeWhen are the expressions as written.
 	ReadyWhen   []string
 	IncludeWhen []string
+	// ReadyChecks judge each readyWhen condition with its operands' values
+	// while the resource waits for readiness; nil otherwise.
+	ReadyChecks []ReadyCheck
 
 	// Desired is the rendered object kroscope applies; Observed is what the
 	// API server returned. Either may be nil.
