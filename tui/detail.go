@@ -54,8 +54,12 @@ func inspect(th *theme.Theme, r *state.Resource, w int, now time.Time) []string 
 	}
 	row("Needs", strings.Join(r.Dependencies, ", "))
 	row("Why", reason(r))
-	for _, e := range r.ReadyWhen {
-		row("readyWhen", e)
+	if len(r.ReadyChecks) > 0 {
+		out = append(out, readyChecksView(th, r.ReadyChecks, w)...)
+	} else {
+		for _, e := range r.ReadyWhen {
+			row("readyWhen", e)
+		}
 	}
 	for _, e := range r.IncludeWhen {
 		row("includeWhen", e)
