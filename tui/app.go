@@ -204,8 +204,21 @@ type FrameRequest struct{ Reply chan<- string }
 // Update handles one message, then lets every pane compute what it shows.
 func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	cmd := m.update(msg)
+	if f := m.fetchInstance(); f != nil {
+		cmd = tea.Batch(cmd, f)
+	}
 	m.sync()
 	return m, cmd
+}
+
+// fetchInstance asks the backend for the open instance's object and
+// Events while its Instance tab shows and what it shows is stale.
+func (m *Model) fetchInstance() tea.Cmd {
+	d := m.detail()
+	if d == nil || d.detail.tab != tabInstance {
+		return nil
+	}
+	return d.detail.inst.fetch(m.c.b, d.instance(), m.c.now())
 }
 
 func (m *Model) update(msg tea.Msg) tea.Cmd {
@@ -238,6 +251,11 @@ func (m *Model) update(msg tea.Msg) tea.Cmd {
 			m.refresh()
 		}
 		return m.tick()
+	case instanceDetailMsg:
+		if d := m.detail(); d != nil {
+			d.detail.inst.take(msg)
+		}
+		return nil
 	case FrameRequest:
 		msg.Reply <- m.frame()
 		return nil

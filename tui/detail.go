@@ -346,11 +346,12 @@ const (
 	tabHistory
 	tabTimeline
 	tabLogs
+	tabInstance
 	numTabs
 )
 
 func (t detailTab) String() string {
-	return [...]string{"Inspect", "YAML", "History", "Timeline", "Logs"}[t]
+	return [...]string{"Inspect", "YAML", "History", "Timeline", "Logs", "Instance"}[t]
 }
 
 // yamlMode is what the YAML tab shows; y cycles it.
@@ -379,6 +380,7 @@ type detailPane struct {
 	ymode    yamlMode
 	vp       viewport.Model
 	revealed map[revealKey]bool
+	inst     instanceData // the Instance tab's object, conditions and Events
 
 	w, h    int
 	content contentKey
@@ -396,6 +398,9 @@ type contentKey struct {
 	w       int
 	reveal  bool
 	logs    int
+	det     *state.InstanceDetail
+	detErr  string
+	detYAML bool
 	th      *theme.Theme
 	clock   int64 // the timeline runs to now
 }
@@ -470,6 +475,9 @@ func (d *detailPane) tabLabel(t detailTab) string {
 func (d *detailPane) prepare(in *state.Instance, nodeID string, logs []state.LogLine) {
 	k := contentKey{inst: in.Key, version: in.Version, node: nodeID, tab: d.tab, ymode: d.ymode, w: d.w,
 		reveal: d.revealed[revealKey{in.Key, nodeID}], logs: len(logs), th: d.c.th}
+	if d.tab == tabInstance {
+		k.det, k.detErr, k.detYAML = d.inst.detail, d.inst.err, d.inst.yaml
+	}
 	switch d.tab {
 	case tabTimeline:
 		k.clock = d.c.now().UnixMilli()
@@ -506,6 +514,8 @@ func (d *detailPane) text(in *state.Instance, nodeID string, logs []state.LogLin
 		return timeline(th, in, w, d.c.now())
 	case tabLogs:
 		return logsView(th, logs, in.Key.Name, w, 500)
+	case tabInstance:
+		return instanceView(th, in, &d.inst, w, d.c.now())
 	}
 	r := in.Resource(nodeID)
 	if r == nil {

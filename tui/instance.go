@@ -166,6 +166,10 @@ func instanceActions() []action {
 		{name: "yaml", keys: []string{"y"}, help: "YAML: desired, observed, diff", short: "yaml",
 			do: func(m *Model) tea.Cmd {
 				p := scr(m).detail
+				if p.tab == tabInstance { // the instance's own YAML
+					p.inst.yaml = !p.inst.yaml
+					return nil
+				}
 				if p.tab == tabYAML {
 					p.ymode = (p.ymode + 1) % 3
 				}
@@ -189,5 +193,6 @@ func instanceActions() []action {
 		{name: "prevView", keys: []string{"[", "shift+tab"}, help: "previous detail view", do: step(-1)},
 		{name: "logs", keys: []string{"L"}, help: "the instance's log lines", do: tab(tabLogs)},
 		{name: "reveal", keys: []string{"x"}, help: "reveal a Secret's data (asks)", do: (*Model).askReveal},
+		{name: "instance", keys: []string{"i"}, help: "the instance: spec, status, conditions, Events, children (y: its YAML)", short: "instance", do: tab(tabInstance)},
 	}
 }
