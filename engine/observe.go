@@ -63,8 +63,10 @@ func (e *Engine) observer(s *served) reconciler.Observer {
 			in.Reconciles++
 			in.LastReconcile = o.Start
 			in.LastDuration = o.Duration
+			prev := in.Resources
 			in.Resources = resources(s.graph, o, in, now)
 			in.LastError = instanceError(in, now)
+			in.Log = state.AppendBounded(in.Log, decisions(prev, in.Resources, in, o.Duration, now)...)
 		})
 	}
 }

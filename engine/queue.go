@@ -184,6 +184,8 @@ func (s *served) reconcile(ctx context.Context, it item) (err error) {
 			})
 		}
 	}()
+	// The API calls made for the instance are logged to it.
+	ctx = withInstance(ctx, state.InstanceKey{Resource: s.resource, Namespace: it.namespace, Name: it.name})
 	return s.ctrl.Reconcile(ctx, ctrl.Request{NamespacedName: types.NamespacedName{Namespace: it.namespace, Name: it.name}})
 }
 

@@ -18,3 +18,17 @@ type Operand struct {
 	Value   string
 	Missing bool
 }
+
+// InstanceLogLimit bounds an instance's own log.
+const InstanceLogLimit = 200
+
+// AppendBounded returns log with lines appended, the oldest dropped past
+// InstanceLogLimit. log is never modified (snapshots share it).
+func AppendBounded(log []LogLine, lines ...LogLine) []LogLine {
+	out := make([]LogLine, 0, min(len(log)+len(lines), InstanceLogLimit))
+	all := append(append([]LogLine(nil), log...), lines...)
+	if len(all) > InstanceLogLimit {
+		all = all[len(all)-InstanceLogLimit:]
+	}
+	return append(out, all...)
+}

@@ -125,6 +125,9 @@ type Instance struct {
 	// LastError is the instance's last error (and the resource it names),
 	// kept after it clears.
 	LastError *ErrorMemory
+	// Log is the instance's own log, oldest first and bounded: each
+	// reconcile's decisions and the API calls made for it that failed.
+	Log []LogLine
 
 	// Version changes whenever anything in this Instance changes, so views
 	// can cache what they rendered for it.
