@@ -513,7 +513,7 @@ func (d *detailPane) text(in *state.Instance, nodeID string, logs []state.LogLin
 	case tabTimeline:
 		return timeline(th, in, w, d.c.now())
 	case tabLogs:
-		return logsView(th, logs, in.Key.Name, w, 500)
+		return logsView(th, instanceLogs(in, logs), "", w, 500)
 	case tabInstance:
 		return instanceView(th, in, &d.inst, w, d.c.now())
 	}
