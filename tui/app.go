@@ -75,6 +75,7 @@ type Model struct {
 	snap  *state.Snapshot
 	flash flash
 	feed  feed
+	cmd   commandLine // the `:` prompt
 
 	w, h     int
 	bodyTop  int // the first line under the status lines (for mouse clicks)
@@ -83,6 +84,7 @@ type Model struct {
 
 func (m *Model) init() {
 	m.w, m.h = 80, 24
+	m.cmd = newCommandLine()
 	m.stack = []screen{newInstancesScreen(m.c)}
 	m.refresh()
 }
@@ -286,6 +288,12 @@ func (m *Model) update(msg tea.Msg) tea.Cmd {
 		if handled || m.starting() {
 			return cmd
 		}
+		if m.cmd.active {
+			var c tea.Cmd
+			m.cmd.input, c = m.cmd.input.Update(msg)
+			m.cmd.hint = ""
+			return c
+		}
 		if _, ok := m.top().(*helpScreen); ok {
 			m.pop() // any key closes the help
 			return nil
@@ -302,6 +310,9 @@ func (m *Model) starting() bool { return m.snap.Fatal != nil || !m.snap.Startup.
 func (m *Model) activePanes() []pane {
 	if m.starting() {
 		return []pane{paneStartup}
+	}
+	if m.cmd.active {
+		return []pane{paneCommand}
 	}
 	p := m.top().pane()
 	if p == paneInstances || p == paneInstance {
@@ -348,6 +359,7 @@ func (m *Model) sync() {
 		}
 		s.prepare()
 	}
+	m.prepareCommand()
 }
 
 func (m *Model) quit() tea.Cmd {
@@ -414,6 +426,9 @@ type prompter interface {
 }
 
 func (m *Model) flashLine(base screen) string {
+	if m.cmd.active {
+		return m.cmd.line
+	}
 	if p, ok := base.(prompter); ok {
 		line, typing := p.prompt()
 		if typing || (line != "" && !m.flash.visible()) {
@@ -468,6 +483,7 @@ func globalActions() []action {
 			do: func(m *Model) tea.Cmd { m.push(newHelpScreen(m)); return nil }},
 		{name: "quit", keys: []string{"q"}, help: "quit", short: "quit", do: (*Model).quit},
 		{name: "forceQuit", keys: []string{"ctrl+c"}, help: "quit from anywhere", do: (*Model).quit},
+		{name: "command", keys: []string{":"}, help: "command: :kind NAME, :ns NAME, :graph NAME, :q (tab completes, up/down: history)", do: (*Model).openCommand},
 	}
 }
 
@@ -488,5 +504,6 @@ func init() {
 		paneDialog:    dialogActions(),
 		paneHelp:      helpActions(),
 		paneStartup:   startupActions(),
+		paneCommand:   commandActions(),
 	}
 }

@@ -32,7 +32,7 @@ func (s sortKey) String() string {
 // query is a parsed filter: free words match the name, namespace, kind or
 // message; state:, kind: and ns: match one field each. All terms must match.
 type query struct {
-	words, states, kinds, nss []string
+	words, states, kinds, nss, graphs []string
 }
 
 func parseQuery(s string) query {
@@ -46,6 +46,8 @@ func parseQuery(s string) query {
 			q.kinds = append(q.kinds, v)
 		case ok && (k == "ns" || k == "namespace") && v != "":
 			q.nss = append(q.nss, v)
+		case ok && k == "graph" && v != "":
+			q.graphs = append(q.graphs, v)
 		default:
 			q.words = append(q.words, f)
 		}
@@ -70,6 +72,9 @@ func (q query) match(in *state.Instance) bool {
 		}
 	}
 	if len(q.nss) > 0 && !slices.Contains(q.nss, strings.ToLower(in.Key.Namespace)) {
+		return false
+	}
+	if !graphMatch(q.graphs, in) {
 		return false
 	}
 	for _, w := range q.words {
