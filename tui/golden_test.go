@@ -131,6 +131,8 @@ func screens() []screenCase {
 		{name: "error_80x24", w: 80, h: 24, keys: []string{"e"}},
 		{name: "error_160x48", w: 160, h: 48, keys: []string{"e"}},
 		{name: "waiting_160x48", w: 160, h: 48, keys: []string{"enter", "j", "j"}},
+		{name: "layers_160x48", w: 160, h: 48, keys: []string{"enter", "g", "j", "j"}},
+		{name: "layers_ascii_100x30", w: 100, h: 30, opts: Options{ASCII: true}, keys: []string{"enter", "g"}, check: onlyASCII},
 		{name: "readywhen_values_160x48", w: 160, h: 48, snap: twoConditions, keys: []string{"enter", "j", "j"}},
 		{name: "readywhen_values_80x24", w: 80, h: 24, snap: twoConditions, keys: []string{"enter", "j", "j"}},
 		{name: "readywhen_values_220x60", w: 220, h: 60, snap: twoConditions, keys: []string{"enter", "j", "j"}},

@@ -1,6 +1,8 @@
 package tui
 
 import (
+	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -17,6 +19,7 @@ type treeKey struct {
 	key     state.InstanceKey
 	version uint64
 	ascii   bool
+	layered bool
 }
 
 // tree is an instance's graph laid out as a tree; it changes only with the
@@ -85,14 +88,64 @@ func layoutTree(in *state.Instance, branch, last, vert, space string) (order, pr
 	return order, prefix, needs
 }
 
+// layoutLayers lays the graph out layer by layer (the instance's Layers,
+// roots first), the layer number before each node and every dependency
+// named with ←, so no parent is hidden as in a tree. The order is the
+// cursor's, as in the tree.
+func layoutLayers(in *state.Instance, branch, last, back string) (order, prefix, needs []string) {
+	seen := map[string]bool{}
+	layers := in.Layers
+	var rest []string
+	for _, r := range in.Resources {
+		found := false
+		for _, l := range layers {
+			if slices.Contains(l, r.ID) {
+				found = true
+				break
+			}
+		}
+		if !found {
+			rest = append(rest, r.ID)
+		}
+	}
+	if len(rest) > 0 {
+		layers = append(append([][]string(nil), layers...), rest)
+	}
+	w := len(strconv.Itoa(max(len(layers)-1, 0)))
+	for li, l := range layers {
+		for j, id := range l {
+			r := in.Resource(id)
+			if r == nil || seen[id] {
+				continue
+			}
+			seen[id] = true
+			b := branch
+			if j == len(l)-1 {
+				b = last
+			}
+			order = append(order, id)
+			prefix = append(prefix, fmt.Sprintf("%*d ", w, li)+b)
+			note := ""
+			if len(r.Dependencies) > 0 {
+				note = back + " " + strings.Join(r.Dependencies, ", ")
+			}
+			needs = append(needs, note)
+		}
+	}
+	return order, prefix, needs
+}
+
 // graphPane is the instance's tree with a node cursor. The cursor stays on
 // the same resource id across updates.
 type graphPane struct {
-	c      *common
-	tree   tree
-	node   int
-	nodeID string
-	offset int
+	c    *common
+	tree tree
+	// layered shows the graph layer by layer, every dependency named with
+	// ←, as `kroscope graph` prints it (g toggles); else the tree.
+	layered bool
+	node    int
+	nodeID  string
+	offset  int
 
 	w, h  int
 	drawn graphKey
@@ -111,12 +164,21 @@ func (g *graphPane) View() string { return strings.Join(g.lines, "\n") }
 
 // layout lays the instance out when its Version changed.
 func (g *graphPane) layout(in *state.Instance) {
-	k := treeKey{key: in.Key, version: in.Version, ascii: g.c.opts.ASCII}
+	k := treeKey{key: in.Key, version: in.Version, ascii: g.c.opts.ASCII, layered: g.layered}
 	if g.tree.order != nil && g.tree.key == k {
 		return
 	}
 	G := g.c.th.G
-	order, prefix, needs := layoutTree(in, G.TreeBranch, G.TreeLast, G.TreeVert, G.TreeSpace)
+	var order, prefix, needs []string
+	if g.layered {
+		back := "←"
+		if g.c.opts.ASCII {
+			back = "<-"
+		}
+		order, prefix, needs = layoutLayers(in, G.TreeBranch, G.TreeLast, back)
+	} else {
+		order, prefix, needs = layoutTree(in, G.TreeBranch, G.TreeLast, G.TreeVert, G.TreeSpace)
+	}
 	g.tree = tree{key: k, order: order, prefix: prefix, needs: needs}
 	// Keep the cursor on the same resource.
 	for i, id := range order {
@@ -184,7 +246,7 @@ func (g *graphPane) reasons(in *state.Instance, end, w int) (map[string]string, 
 			out[r.ID] = why
 		}
 	}
-	if w-leftW-2 < reasonWant {
+	if w-leftW-2 < reasonWant && !g.layered { // the layered view is for its ← notes
 		// Cut the long "needs:" notes (with an ellipsis; the inspector and
 		// the layered view name every dependency) before the reasons.
 		leftW = max(bareW, w-2-reasonWant)
@@ -237,7 +299,11 @@ func (g *graphPane) stateWords(in *state.Instance) (words map[string]string, wid
 	for i := range in.Resources {
 		full = max(full, len(in.Resources[i].Phase().Word()))
 	}
-	short := g.w-full-1 < 34
+	room := 34 // for a readable name
+	if g.layered {
+		room = 50 // and its ← dependencies
+	}
+	short := g.w-full-1 < room
 	for i := range in.Resources {
 		r := &in.Resources[i]
 		w := r.Phase().Word()
@@ -272,7 +338,11 @@ func (g *graphPane) prepare(in *state.Instance) {
 func (g *graphPane) draw(in *state.Instance, rows int) []string {
 	th, w, t := g.c.th, g.w, &g.tree
 	ready, total := in.ReadyCount()
-	title := th.Header.Render(fit("GRAPH "+strconv.Itoa(ready)+"/"+strconv.Itoa(total)+" ready", w, ""))
+	view := "GRAPH "
+	if g.layered {
+		view = "GRAPH by layer "
+	}
+	title := th.Header.Render(fit(view+strconv.Itoa(ready)+"/"+strconv.Itoa(total)+" ready", w, ""))
 	out := []string{title}
 	if len(t.order) == 0 {
 		return append(out, th.Dim.Render(fit("  no resources", w, "")))

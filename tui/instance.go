@@ -183,7 +183,16 @@ func instanceActions() []action {
 		{name: "history", keys: []string{"H"}, help: "state history", short: "history", do: tab(tabHistory)},
 		{name: "up", keys: []string{"up", "k"}, help: "previous node", do: graph(-1)},
 		{name: "down", keys: []string{"down", "j"}, help: "next node", do: graph(1)},
-		{name: "top", keys: []string{"home", "g"}, help: "first node", do: graph(-1 << 30)},
+		{name: "firstNode", keys: []string{"home"}, help: "first node", do: graph(-1 << 30)},
+		{name: "layers", keys: []string{"g"}, help: "graph: layer by layer (every dependency named) or as a tree", short: "layers",
+			do: func(m *Model) tea.Cmd {
+				g := scr(m).graph
+				g.layered = !g.layered
+				if in := scr(m).instance(); in != nil {
+					g.layout(in)
+				}
+				return nil
+			}},
 		{name: "bottom", keys: []string{"end", "G"}, help: "last node", do: graph(1 << 30)},
 		{name: "scrollUp", keys: []string{"K"}, help: "scroll the detail up", do: scroll(-1)},
 		{name: "scrollDown", keys: []string{"J"}, help: "scroll the detail down", do: scroll(1)},
