@@ -253,6 +253,9 @@ func (m *Model) update(msg tea.Msg) tea.Cmd {
 			m.refresh()
 		}
 		return m.tick()
+	case editOpenMsg, editDoneMsg, editAppliedMsg:
+		cmd, _ := m.updateEdit(msg)
+		return cmd
 	case instanceDetailMsg:
 		if d := m.detail(); d != nil {
 			d.detail.inst.take(msg)

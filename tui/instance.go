@@ -181,6 +181,7 @@ func instanceActions() []action {
 		{name: "requeue", keys: []string{"r"}, help: "requeue (skips the backoff)", short: "requeue", when: hasTarget, do: (*Model).requeue},
 		{name: "delete", keys: []string{"ctrl+d"}, help: "delete (asks, lists what goes)", short: "delete", when: deletable, do: (*Model).askDelete},
 		{name: "history", keys: []string{"H"}, help: "state history", short: "history", do: tab(tabHistory)},
+		{name: "edit", keys: []string{"E"}, help: "edit the instance's spec in $EDITOR (applied as kroscope; refused in --observe)", short: "edit", when: deletable, do: (*Model).startEdit},
 		{name: "up", keys: []string{"up", "k"}, help: "previous node", do: graph(-1)},
 		{name: "down", keys: []string{"down", "j"}, help: "next node", do: graph(1)},
 		{name: "firstNode", keys: []string{"home"}, help: "first node", do: graph(-1 << 30)},

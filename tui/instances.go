@@ -647,6 +647,7 @@ func instancesActions() []action {
 		{name: "requeue", keys: []string{"r"}, help: "requeue (skips the backoff)", short: "requeue", when: hasRow, do: (*Model).requeue},
 		{name: "delete", keys: []string{"ctrl+d"}, help: "delete (asks, lists what goes)", short: "delete", when: deletable, do: (*Model).askDelete},
 		{name: "nextError", keys: []string{"e"}, help: "next instance in error", short: "error", do: (*Model).nextError},
+		{name: "edit", keys: []string{"E"}, help: "edit the instance's spec in $EDITOR (applied as kroscope; refused in --observe)", when: deletable, do: (*Model).startEdit},
 		{name: "sort", keys: []string{"s"}, help: "sort by the next column", short: "sort",
 			do: func(m *Model) tea.Cmd { return sortBy((list(m).sortBy + 1) % numSorts)(m) }},
 		{name: "logs", keys: []string{"L"}, help: "show or hide the engine log", short: "logs",
