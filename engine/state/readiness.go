@@ -23,12 +23,20 @@ type Operand struct {
 const InstanceLogLimit = 200
 
 // AppendBounded returns log with lines appended, the oldest dropped past
-// InstanceLogLimit. log is never modified (snapshots share it).
+// InstanceLogLimit. The elements log shows are never modified (snapshots
+// share them): lines go into spare capacity beyond its length, which no
+// reader sees, so a reconcile does not copy the whole log. This relies on
+// the store's writers being serialised and always extending the newest
+// value, which Store.UpdateInstance guarantees.
 func AppendBounded(log []LogLine, lines ...LogLine) []LogLine {
-	out := make([]LogLine, 0, min(len(log)+len(lines), InstanceLogLimit))
-	all := append(append([]LogLine(nil), log...), lines...)
-	if len(all) > InstanceLogLimit {
-		all = all[len(all)-InstanceLogLimit:]
+	if len(log)+len(lines) <= InstanceLogLimit {
+		if cap(log) == 0 {
+			log = make([]LogLine, 0, InstanceLogLimit)
+		}
+		return append(log, lines...)
 	}
-	return append(out, all...)
+	all := append(log[len(log):len(log):len(log)], log...) // a copy, never log's array
+	all = append(all, lines...)
+	out := make([]LogLine, 0, 2*InstanceLogLimit)
+	return append(out, all[len(all)-InstanceLogLimit:]...)
 }
