@@ -119,6 +119,7 @@ type Engine struct {
 	base  *client.Set // the caller's set, for the lease only
 
 	queue   workqueue.TypedRateLimitingInterface[item]
+	limiter *recordingLimiter // the queue's, so a retry's backoff can be shown
 	group   *watch.Group
 	watches *watch.Manager
 	reader  *reader
@@ -190,20 +191,20 @@ func New(o Options) (*Engine, error) {
 	// Writes are allowed only while this process may write: never with
 	// --observe, only while holding the lease otherwise.
 	e.gate = readonly.NewGate(!o.Observe && o.DisableLease)
-	set, err := gatedSet(o.ClientSet, e.gate, &e.apiErrors)
+	set, err := gatedSet(o.ClientSet, e.gate, &e.apiErrors, e.noteCall)
 	if err != nil {
 		return nil, err
 	}
 	e.set = set
-	e.queue = workqueue.NewTypedRateLimitingQueueWithConfig(
-		workqueue.NewTypedMaxOfRateLimiter(
-			// Per instance: 100ms, doubling, capped so a failing instance is
-			// retried at least every two minutes and never dropped.
-			workqueue.NewTypedItemExponentialFailureRateLimiter[item](100*time.Millisecond, 2*time.Minute),
-			// Overall: bounds the retry storm after an outage; watch events
-			// use Add and are not slowed by it.
-			&workqueue.TypedBucketRateLimiter[item]{Limiter: rate.NewLimiter(rate.Limit(50), 300)},
-		),
+	e.limiter = newRecordingLimiter(workqueue.NewTypedMaxOfRateLimiter(
+		// Per instance: 100ms, doubling, capped so a failing instance is
+		// retried at least every two minutes and never dropped.
+		workqueue.NewTypedItemExponentialFailureRateLimiter[item](100*time.Millisecond, 2*time.Minute),
+		// Overall: bounds the retry storm after an outage; watch events
+		// use Add and are not slowed by it.
+		&workqueue.TypedBucketRateLimiter[item]{Limiter: rate.NewLimiter(rate.Limit(50), 300)},
+	))
+	e.queue = workqueue.NewTypedRateLimitingQueueWithConfig[item](e.limiter,
 		workqueue.TypedRateLimitingQueueConfig[item]{Name: "kroscope"},
 	)
 	e.store.SetCluster(o.Cluster)
@@ -215,7 +216,7 @@ func New(o Options) (*Engine, error) {
 
 // gatedSet returns a client set whose writes pass through gate and whose
 // failed requests are counted.
-func gatedSet(s *client.Set, gate *readonly.Gate, apiErrors *atomic.Int64) (*client.Set, error) {
+func gatedSet(s *client.Set, gate *readonly.Gate, apiErrors *atomic.Int64, note callNote) (*client.Set, error) {
 	cfg := s.Config()
 	if cfg == nil {
 		// An in-memory set (the demo): wrap the clients themselves.
@@ -230,7 +231,7 @@ func gatedSet(s *client.Set, gate *readonly.Gate, apiErrors *atomic.Int64) (*cli
 				if err != nil {
 					return nil, err
 				}
-				return gatedSet(inner, gate, apiErrors)
+				return gatedSet(inner, gate, apiErrors, note)
 			},
 		}), nil
 	}
@@ -239,7 +240,7 @@ func gatedSet(s *client.Set, gate *readonly.Gate, apiErrors *atomic.Int64) (*cli
 	}
 	cfg = readonly.WrapConfig(cfg, gate)
 	cfg.Wrap(transport.WrapperFunc(func(rt http.RoundTripper) http.RoundTripper {
-		return &errorCounter{next: rt, n: apiErrors}
+		return &errorCounter{next: rt, n: apiErrors, note: note}
 	}))
 	out, err := client.NewSet(cfg)
 	if err != nil {
@@ -248,14 +249,23 @@ func gatedSet(s *client.Set, gate *readonly.Gate, apiErrors *atomic.Int64) (*cli
 	return out, nil
 }
 
-// errorCounter counts API requests that failed (transport error, 429, 5xx).
+// callNote hears every API response (or transport error), to log the
+// failed ones of an instance.
+type callNote func(*http.Request, *http.Response, error)
+
+// errorCounter counts API requests that failed (transport error, 429, 5xx)
+// and tells note about each call.
 type errorCounter struct {
 	next http.RoundTripper
 	n    *atomic.Int64
+	note callNote
 }
 
 func (c *errorCounter) RoundTrip(req *http.Request) (*http.Response, error) {
 	resp, err := c.next.RoundTrip(req)
+	if c.note != nil {
+		c.note(req, resp, err)
+	}
 	if (err != nil && !readonly.IsReadOnly(err) && req.Context().Err() == nil) ||
 		(resp != nil && (resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode >= 500)) {
 		c.n.Add(1)

@@ -20,13 +20,25 @@ var appliedStates = map[string]bool{
 func (e *Engine) observer(s *served) reconciler.Observer {
 	return func(o reconciler.Observation) {
 		key := state.InstanceKey{Resource: s.resource, Namespace: o.Namespace, Name: o.Name}
-		if o.Gone {
-			e.store.RemoveInstance(key)
-			return
-		}
 		now := o.Start.Add(o.Duration)
 		if now.IsZero() {
 			now = time.Now()
+		}
+		if o.Gone {
+			// The row leaves the table when the informer sees the API
+			// server remove the instance, not when kroscope lets go of it:
+			// until then the finished teardown stays on screen.
+			if o.Deleting {
+				e.store.UpdateExisting(key, func(in *state.Instance) {
+					in.Deleting = true
+					in.State = reconciler.InstanceStateDeleting
+					in.Message = o.Message + "; waiting for the API server to remove the instance"
+					in.Reconciles++
+					in.LastReconcile, in.LastDuration = o.Start, o.Duration
+					in.Resources = resources(s.graph, o, in, now)
+				})
+			}
+			return
 		}
 		e.store.UpdateInstance(key, func(in *state.Instance) {
 			in.Graph = s.graph.Name
@@ -51,7 +63,10 @@ func (e *Engine) observer(s *served) reconciler.Observer {
 			in.Reconciles++
 			in.LastReconcile = o.Start
 			in.LastDuration = o.Duration
+			prev := in.Resources
 			in.Resources = resources(s.graph, o, in, now)
+			in.LastError = instanceError(in, now)
+			in.Log = state.AppendBounded(in.Log, decisions(prev, in.Resources, in, o.Duration, now)...)
 		})
 	}
 }
@@ -72,6 +87,7 @@ func resources(g *graph.Graph, o reconciler.Observation, prev *state.Instance, n
 				r.Err = d.Err.Error()
 			}
 			r.WaitingFor = d.WaitingFor
+			r.ReadyChecks = readyChecks(d.ReadyChecks)
 			if d.Desired != nil {
 				r.Desired = d.Desired.Object
 			}
@@ -87,9 +103,12 @@ func resources(g *graph.Graph, o reconciler.Observation, prev *state.Instance, n
 				r.Err = rs.Err.Error()
 			}
 		}
+		var lastErr *state.ErrorMemory
 		if old := prev.Resource(id); old != nil {
 			r.FirstApplied, r.Ready = old.FirstApplied, old.Ready
+			lastErr = old.LastError
 		}
+		r.LastError = state.RememberError(lastErr, r.Err, "", now)
 		if r.FirstApplied.IsZero() && (r.Observed != nil || appliedStates[r.State]) {
 			r.FirstApplied = now
 		}
@@ -99,6 +118,49 @@ func resources(g *graph.Graph, o reconciler.Observation, prev *state.Instance, n
 		out = append(out, r)
 	}
 	return out
+}
+
+// operandWidth bounds an operand's value on screen: a whole status object
+// is not what a reader of "x.status.conditions == ..." needs to see.
+const operandWidth = 120
+
+func readyChecks(cs []graph.Check) []state.ReadyCheck {
+	if len(cs) == 0 {
+		return nil
+	}
+	out := make([]state.ReadyCheck, len(cs))
+	for i, c := range cs {
+		rc := state.ReadyCheck{Expr: c.Source, Result: c.Result, OK: c.OK}
+		for _, o := range c.Operands {
+			op := state.Operand{Path: o.Path, Missing: o.Missing}
+			if !o.Missing {
+				op.Value = graph.FormatValue(o.Value, operandWidth)
+			}
+			rc.Operands = append(rc.Operands, op)
+		}
+		out[i] = rc
+	}
+	return out
+}
+
+// instanceError is the instance's error memory after a reconcile: its
+// message while it is in error, naming the first resource in error.
+func instanceError(in *state.Instance, now time.Time) *state.ErrorMemory {
+	if in.Phase().Class() != state.ClassFailed {
+		return state.RememberError(in.LastError, "", "", now)
+	}
+	res := ""
+	for i := range in.Resources {
+		if in.Resources[i].Err != "" {
+			res = in.Resources[i].ID
+			break
+		}
+	}
+	msg := in.Message
+	if msg == "" {
+		msg = in.Phase().Word()
+	}
+	return state.RememberError(in.LastError, msg, res, now)
 }
 
 // collectionName is what tables show in a collection's name column: its

@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"fmt"
+	"sync"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -10,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/util/workqueue"
 	ctrl "sigs.k8s.io/controller-runtime"
 
 	"github.com/kroscope/kroscope/engine/metrics"
@@ -85,11 +87,70 @@ func (e *Engine) processNext(ctx context.Context) bool {
 		// reconciler reported the ERROR state to the observer.
 		result = "error"
 		e.queue.AddRateLimited(it)
+		e.noteRetry(s, it)
 	}
 	if decision != requeue.Immediately {
 		metrics.ReconcileTotal.WithLabelValues(s.resource, result).Inc()
 	}
 	return true
+}
+
+// noteRetry records the backoff the queue chose for a failed instance in
+// its error memory and its resources', so the screen can say when the next
+// attempt comes.
+func (e *Engine) noteRetry(s *served, it item) {
+	d, ok := e.limiter.last(it)
+	key := state.InstanceKey{Resource: s.resource, Namespace: it.namespace, Name: it.name}
+	if !ok || e.store.Instance(key) == nil {
+		return
+	}
+	now := time.Now()
+	e.store.UpdateInstance(key, func(in *state.Instance) {
+		in.LastError = in.LastError.WithRetry(d, now)
+		if in.Resources == nil {
+			return
+		}
+		rs := make([]state.Resource, len(in.Resources))
+		copy(rs, in.Resources)
+		for i := range rs {
+			rs[i].LastError = rs[i].LastError.WithRetry(d, now)
+		}
+		in.Resources = rs
+	})
+}
+
+// recordingLimiter remembers the last delay it gave each item, which the
+// work queue does not expose.
+type recordingLimiter struct {
+	workqueue.TypedRateLimiter[item]
+	mu    sync.Mutex
+	delay map[item]time.Duration
+}
+
+func newRecordingLimiter(l workqueue.TypedRateLimiter[item]) *recordingLimiter {
+	return &recordingLimiter{TypedRateLimiter: l, delay: map[item]time.Duration{}}
+}
+
+func (r *recordingLimiter) When(it item) time.Duration {
+	d := r.TypedRateLimiter.When(it)
+	r.mu.Lock()
+	r.delay[it] = d
+	r.mu.Unlock()
+	return d
+}
+
+func (r *recordingLimiter) Forget(it item) {
+	r.TypedRateLimiter.Forget(it)
+	r.mu.Lock()
+	delete(r.delay, it)
+	r.mu.Unlock()
+}
+
+func (r *recordingLimiter) last(it item) (time.Duration, bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	d, ok := r.delay[it]
+	return d, ok
 }
 
 // passes runs reconcile again at once while it asks for an immediate
@@ -119,9 +180,12 @@ func (s *served) reconcile(ctx context.Context, it item) (err error) {
 			s.e.store.UpdateInstance(key, func(in *state.Instance) {
 				in.State = reconciler.InstanceStateError
 				in.Message = err.Error()
+				in.LastError = state.RememberError(in.LastError, in.Message, "", time.Now())
 			})
 		}
 	}()
+	// The API calls made for the instance are logged to it.
+	ctx = withInstance(ctx, state.InstanceKey{Resource: s.resource, Namespace: it.namespace, Name: it.name})
 	return s.ctrl.Reconcile(ctx, ctrl.Request{NamespacedName: types.NamespacedName{Namespace: it.namespace, Name: it.name}})
 }
 

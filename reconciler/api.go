@@ -13,6 +13,8 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/kroscope/kroscope/reconciler/graph"
 )
 
 // Instance states.
@@ -107,8 +109,11 @@ type ResourceDetail struct {
 	Err       error
 	// WaitingFor says what holds the resource back, in words.
 	WaitingFor string
-	Desired    *unstructured.Unstructured
-	Observed   *unstructured.Unstructured
+	// ReadyChecks are its readyWhen conditions with the values they read,
+	// while it waits for readiness.
+	ReadyChecks []graph.Check
+	Desired     *unstructured.Unstructured
+	Observed    *unstructured.Unstructured
 }
 
 // Observation is handed to the Observer after every reconcile.

@@ -284,6 +284,9 @@ func (r *run) markWaves(still, rest []member, top int) {
 		if d := r.memberDetail(m); d != nil && d.State != ResourceStateError {
 			left[d.ID] = true
 			d.State, d.WaitingFor = ResourceStateDeleting, "deleting "+objectName(m.obj)
+			if why := heldBy([]unstructured.Unstructured{*m.obj}); why != "" {
+				d.WaitingFor = why // the finalizer the operator must look at
+			}
 		}
 	}
 	r.otherLeft = 0

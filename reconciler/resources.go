@@ -248,6 +248,7 @@ func (r *run) markObserved(res *graph.Resource, d *ResourceDetail, observed *uns
 			reason = "readyWhen: " + err.Error()
 		}
 		d.State, d.WaitingFor = ResourceStateWaitingForReadiness, reason
+		d.ReadyChecks = res.ExplainReady(obj)
 		return
 	}
 	r.setVar(r.readyVars, res.ID, obj)

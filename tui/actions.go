@@ -34,6 +34,7 @@ const (
 	paneDialog                // a confirmation dialog
 	paneHelp                  // the help overlay
 	paneStartup               // the startup and fatal screens
+	paneCommand               // typing a `:` command
 )
 
 // actionTables is filled in init: the actions call methods that read it.
@@ -184,7 +185,7 @@ func checkKeys(in map[string][]string) (map[string][]string, map[string]string) 
 // may do one thing per screen.
 var screenPanes = map[string][]pane{
 	"instances": {paneInstances, paneGlobal}, "instance": {paneInstance, paneGlobal},
-	"filter": {paneFilter}, "dialog": {paneDialog}, "help": {paneHelp}, "startup": {paneStartup},
+	"filter": {paneFilter}, "dialog": {paneDialog}, "help": {paneHelp}, "startup": {paneStartup}, "command": {paneCommand},
 }
 
 // conflicts reports, for each remapped action, a key it now shares with

@@ -75,6 +75,7 @@ type Model struct {
 	snap  *state.Snapshot
 	flash flash
 	feed  feed
+	cmd   commandLine // the `:` prompt
 
 	w, h     int
 	bodyTop  int // the first line under the status lines (for mouse clicks)
@@ -83,6 +84,7 @@ type Model struct {
 
 func (m *Model) init() {
 	m.w, m.h = 80, 24
+	m.cmd = newCommandLine()
 	m.stack = []screen{newInstancesScreen(m.c)}
 	m.refresh()
 }
@@ -204,8 +206,21 @@ type FrameRequest struct{ Reply chan<- string }
 // Update handles one message, then lets every pane compute what it shows.
 func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	cmd := m.update(msg)
+	if f := m.fetchInstance(); f != nil {
+		cmd = tea.Batch(cmd, f)
+	}
 	m.sync()
 	return m, cmd
+}
+
+// fetchInstance asks the backend for the open instance's object and
+// Events while its Instance tab shows and what it shows is stale.
+func (m *Model) fetchInstance() tea.Cmd {
+	d := m.detail()
+	if d == nil || d.detail.tab != tabInstance {
+		return nil
+	}
+	return d.detail.inst.fetch(m.c.b, d.instance(), m.c.now())
 }
 
 func (m *Model) update(msg tea.Msg) tea.Cmd {
@@ -238,6 +253,14 @@ func (m *Model) update(msg tea.Msg) tea.Cmd {
 			m.refresh()
 		}
 		return m.tick()
+	case editOpenMsg, editDoneMsg, editAppliedMsg:
+		cmd, _ := m.updateEdit(msg)
+		return cmd
+	case instanceDetailMsg:
+		if d := m.detail(); d != nil {
+			d.detail.inst.take(msg)
+		}
+		return nil
 	case FrameRequest:
 		msg.Reply <- m.frame()
 		return nil
@@ -268,6 +291,12 @@ func (m *Model) update(msg tea.Msg) tea.Cmd {
 		if handled || m.starting() {
 			return cmd
 		}
+		if m.cmd.active {
+			var c tea.Cmd
+			m.cmd.input, c = m.cmd.input.Update(msg)
+			m.cmd.hint = ""
+			return c
+		}
 		if _, ok := m.top().(*helpScreen); ok {
 			m.pop() // any key closes the help
 			return nil
@@ -284,6 +313,9 @@ func (m *Model) starting() bool { return m.snap.Fatal != nil || !m.snap.Startup.
 func (m *Model) activePanes() []pane {
 	if m.starting() {
 		return []pane{paneStartup}
+	}
+	if m.cmd.active {
+		return []pane{paneCommand}
 	}
 	p := m.top().pane()
 	if p == paneInstances || p == paneInstance {
@@ -330,6 +362,7 @@ func (m *Model) sync() {
 		}
 		s.prepare()
 	}
+	m.prepareCommand()
 }
 
 func (m *Model) quit() tea.Cmd {
@@ -396,6 +429,9 @@ type prompter interface {
 }
 
 func (m *Model) flashLine(base screen) string {
+	if m.cmd.active {
+		return m.cmd.line
+	}
 	if p, ok := base.(prompter); ok {
 		line, typing := p.prompt()
 		if typing || (line != "" && !m.flash.visible()) {
@@ -450,6 +486,7 @@ func globalActions() []action {
 			do: func(m *Model) tea.Cmd { m.push(newHelpScreen(m)); return nil }},
 		{name: "quit", keys: []string{"q"}, help: "quit", short: "quit", do: (*Model).quit},
 		{name: "forceQuit", keys: []string{"ctrl+c"}, help: "quit from anywhere", do: (*Model).quit},
+		{name: "command", keys: []string{":"}, help: "command: :kind NAME, :ns NAME, :graph NAME, :q (tab completes, up/down: history)", do: (*Model).openCommand},
 	}
 }
 
@@ -470,5 +507,6 @@ func init() {
 		paneDialog:    dialogActions(),
 		paneHelp:      helpActions(),
 		paneStartup:   startupActions(),
+		paneCommand:   commandActions(),
 	}
 }

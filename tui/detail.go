@@ -54,8 +54,12 @@ func inspect(th *theme.Theme, r *state.Resource, w int, now time.Time) []string 
 	}
 	row("Needs", strings.Join(r.Dependencies, ", "))
 	row("Why", reason(r))
-	for _, e := range r.ReadyWhen {
-		row("readyWhen", e)
+	if len(r.ReadyChecks) > 0 {
+		out = append(out, readyChecksView(th, r.ReadyChecks, w)...)
+	} else {
+		for _, e := range r.ReadyWhen {
+			row("readyWhen", e)
+		}
 	}
 	for _, e := range r.IncludeWhen {
 		row("includeWhen", e)
@@ -67,7 +71,9 @@ func inspect(th *theme.Theme, r *state.Resource, w int, now time.Time) []string 
 	if !r.Ready.IsZero() {
 		row("Ready", r.Ready.Format("15:04:05")+" (after "+dur(r.Ready.Sub(r.FirstApplied))+")")
 	}
-	if r.Err != "" {
+	if r.LastError != nil {
+		out = append(out, errorMemory(th, r.LastError, w, now)...)
+	} else if r.Err != "" {
 		out = append(out, "", th.ClassStyle(state.ClassFailed).Render("Error"))
 		for _, l := range wrap(r.Err, max(w-2, 8)) {
 			out = append(out, "  "+l)
@@ -340,11 +346,12 @@ const (
 	tabHistory
 	tabTimeline
 	tabLogs
+	tabInstance
 	numTabs
 )
 
 func (t detailTab) String() string {
-	return [...]string{"Inspect", "YAML", "History", "Timeline", "Logs"}[t]
+	return [...]string{"Inspect", "YAML", "History", "Timeline", "Logs", "Instance"}[t]
 }
 
 // yamlMode is what the YAML tab shows; y cycles it.
@@ -373,6 +380,7 @@ type detailPane struct {
 	ymode    yamlMode
 	vp       viewport.Model
 	revealed map[revealKey]bool
+	inst     instanceData // the Instance tab's object, conditions and Events
 
 	w, h    int
 	content contentKey
@@ -390,6 +398,9 @@ type contentKey struct {
 	w       int
 	reveal  bool
 	logs    int
+	det     *state.InstanceDetail
+	detErr  string
+	detYAML bool
 	th      *theme.Theme
 	clock   int64 // the timeline runs to now
 }
@@ -464,8 +475,14 @@ func (d *detailPane) tabLabel(t detailTab) string {
 func (d *detailPane) prepare(in *state.Instance, nodeID string, logs []state.LogLine) {
 	k := contentKey{inst: in.Key, version: in.Version, node: nodeID, tab: d.tab, ymode: d.ymode, w: d.w,
 		reveal: d.revealed[revealKey{in.Key, nodeID}], logs: len(logs), th: d.c.th}
-	if d.tab == tabTimeline {
+	if d.tab == tabInstance {
+		k.det, k.detErr, k.detYAML = d.inst.detail, d.inst.err, d.inst.yaml
+	}
+	switch d.tab {
+	case tabTimeline:
 		k.clock = d.c.now().UnixMilli()
+	case tabInspect: // "cleared 3s ago", "next retry in 1.2s"
+		k.clock = d.c.now().Unix()
 	}
 	if k != d.content || d.lines == nil {
 		off := d.vp.YOffset()
@@ -496,7 +513,9 @@ func (d *detailPane) text(in *state.Instance, nodeID string, logs []state.LogLin
 	case tabTimeline:
 		return timeline(th, in, w, d.c.now())
 	case tabLogs:
-		return logsView(th, logs, in.Key.Name, w, 500)
+		return logsView(th, instanceLogs(in, logs), "", w, 500)
+	case tabInstance:
+		return instanceView(th, in, &d.inst, w, d.c.now())
 	}
 	r := in.Resource(nodeID)
 	if r == nil {
@@ -507,7 +526,7 @@ func (d *detailPane) text(in *state.Instance, nodeID string, logs []state.LogLin
 				lines = append(lines, "            "+l)
 			}
 		}
-		return lines
+		return append(lines, errorMemory(th, in.LastError, w, d.c.now())...)
 	}
 	if d.tab == tabYAML {
 		return yamlView(th, r, d.ymode, d.revealed[revealKey{in.Key, r.ID}])

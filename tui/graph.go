@@ -1,6 +1,8 @@
 package tui
 
 import (
+	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -17,6 +19,7 @@ type treeKey struct {
 	key     state.InstanceKey
 	version uint64
 	ascii   bool
+	layered bool
 }
 
 // tree is an instance's graph laid out as a tree; it changes only with the
@@ -85,14 +88,64 @@ func layoutTree(in *state.Instance, branch, last, vert, space string) (order, pr
 	return order, prefix, needs
 }
 
+// layoutLayers lays the graph out layer by layer (the instance's Layers,
+// roots first), the layer number before each node and every dependency
+// named with ←, so no parent is hidden as in a tree. The order is the
+// cursor's, as in the tree.
+func layoutLayers(in *state.Instance, branch, last, back string) (order, prefix, needs []string) {
+	seen := map[string]bool{}
+	layers := in.Layers
+	var rest []string
+	for _, r := range in.Resources {
+		found := false
+		for _, l := range layers {
+			if slices.Contains(l, r.ID) {
+				found = true
+				break
+			}
+		}
+		if !found {
+			rest = append(rest, r.ID)
+		}
+	}
+	if len(rest) > 0 {
+		layers = append(append([][]string(nil), layers...), rest)
+	}
+	w := len(strconv.Itoa(max(len(layers)-1, 0)))
+	for li, l := range layers {
+		for j, id := range l {
+			r := in.Resource(id)
+			if r == nil || seen[id] {
+				continue
+			}
+			seen[id] = true
+			b := branch
+			if j == len(l)-1 {
+				b = last
+			}
+			order = append(order, id)
+			prefix = append(prefix, fmt.Sprintf("%*d ", w, li)+b)
+			note := ""
+			if len(r.Dependencies) > 0 {
+				note = back + " " + strings.Join(r.Dependencies, ", ")
+			}
+			needs = append(needs, note)
+		}
+	}
+	return order, prefix, needs
+}
+
 // graphPane is the instance's tree with a node cursor. The cursor stays on
 // the same resource id across updates.
 type graphPane struct {
-	c      *common
-	tree   tree
-	node   int
-	nodeID string
-	offset int
+	c    *common
+	tree tree
+	// layered shows the graph layer by layer, every dependency named with
+	// ←, as `kroscope graph` prints it (g toggles); else the tree.
+	layered bool
+	node    int
+	nodeID  string
+	offset  int
 
 	w, h  int
 	drawn graphKey
@@ -111,12 +164,21 @@ func (g *graphPane) View() string { return strings.Join(g.lines, "\n") }
 
 // layout lays the instance out when its Version changed.
 func (g *graphPane) layout(in *state.Instance) {
-	k := treeKey{key: in.Key, version: in.Version, ascii: g.c.opts.ASCII}
+	k := treeKey{key: in.Key, version: in.Version, ascii: g.c.opts.ASCII, layered: g.layered}
 	if g.tree.order != nil && g.tree.key == k {
 		return
 	}
 	G := g.c.th.G
-	order, prefix, needs := layoutTree(in, G.TreeBranch, G.TreeLast, G.TreeVert, G.TreeSpace)
+	var order, prefix, needs []string
+	if g.layered {
+		back := "←"
+		if g.c.opts.ASCII {
+			back = "<-"
+		}
+		order, prefix, needs = layoutLayers(in, G.TreeBranch, G.TreeLast, back)
+	} else {
+		order, prefix, needs = layoutTree(in, G.TreeBranch, G.TreeLast, G.TreeVert, G.TreeSpace)
+	}
 	g.tree = tree{key: k, order: order, prefix: prefix, needs: needs}
 	// Keep the cursor on the same resource.
 	for i, id := range order {
@@ -141,6 +203,86 @@ func (g *graphPane) select1(i int) {
 	}
 }
 
+// reasonMin is the narrowest reason column worth drawing; reasonWant the
+// width it takes from the "needs:" notes when they compete.
+const (
+	reasonMin  = 16
+	reasonWant = 40
+)
+
+// reasons is each shown row's short message (why it waits, its error, what
+// holds its deletion), as crossplane's trace has a STATUS column, and the
+// column where it starts; none when the pane is too narrow for it.
+func (g *graphPane) reasons(in *state.Instance, end, w int) (map[string]string, int) {
+	t := &g.tree
+	leftW, bareW := 0, 0 // with and without the "needs:" notes
+	out := map[string]string{}
+	for i := g.offset; i < end; i++ {
+		r := in.Resource(t.order[i])
+		if r == nil {
+			continue
+		}
+		obj := r.Name
+		if obj == "" {
+			obj = "(not rendered)"
+		}
+		if r.External {
+			obj += " [external]"
+		}
+		lw := 2 + min(ansi.StringWidth(t.prefix[i]), max(g.w/3, 9)) + 2 + len(r.ID) + 2 + len(r.Kind) + 1 + ansi.StringWidth(obj)
+		bareW = max(bareW, lw)
+		if t.needs[i] != "" {
+			lw += 2 + len(t.needs[i])
+		}
+		leftW = max(leftW, lw)
+		why := reason(r)
+		if r.Phase().Class() == state.ClassFailed && r.Err != "" {
+			why, _, _ = strings.Cut(r.Err, "\n")
+		}
+		if r.Phase() == state.PhaseSynced || r.Phase() == state.PhaseDeleted {
+			why = "" // the state says it all
+		}
+		if why != "" {
+			out[r.ID] = why
+		}
+	}
+	if w-leftW-2 < reasonWant && !g.layered { // the layered view is for its ← notes
+		// Cut the long "needs:" notes (with an ellipsis; the inspector and
+		// the layered view name every dependency) before the reasons.
+		leftW = max(bareW, w-2-reasonWant)
+	}
+	if len(out) == 0 || w-leftW-2 < reasonMin {
+		return nil, 0
+	}
+	return out, leftW
+}
+
+// needsNote is "  needs: a, b" after a row's name; beside a reason it gets
+// only the room left before the reason column, down to an ellipsis.
+func needsNote(needs string, beside bool, room int, ellipsis string) string {
+	if needs == "" {
+		return ""
+	}
+	note := "  " + needs
+	if !beside || len(note) <= room {
+		return note
+	}
+	if room < 2+ansi.StringWidth(ellipsis) {
+		return ""
+	}
+	return fit(note, room, ellipsis)
+}
+
+// indexOf is the display position of a resource id, or -1.
+func (g *graphPane) indexOf(id string) int {
+	for i, o := range g.tree.order {
+		if o == id {
+			return i
+		}
+	}
+	return -1
+}
+
 // Update takes clicks relative to the pane's top line (the title).
 func (g *graphPane) Update(msg tea.Msg) tea.Cmd {
 	if c, ok := msg.(tea.MouseClickMsg); ok && c.Button == tea.MouseLeft && c.Y >= 1 {
@@ -157,7 +299,11 @@ func (g *graphPane) stateWords(in *state.Instance) (words map[string]string, wid
 	for i := range in.Resources {
 		full = max(full, len(in.Resources[i].Phase().Word()))
 	}
-	short := g.w-full-1 < 34
+	room := 34 // for a readable name
+	if g.layered {
+		room = 50 // and its ← dependencies
+	}
+	short := g.w-full-1 < room
 	for i := range in.Resources {
 		r := &in.Resources[i]
 		w := r.Phase().Word()
@@ -192,7 +338,11 @@ func (g *graphPane) prepare(in *state.Instance) {
 func (g *graphPane) draw(in *state.Instance, rows int) []string {
 	th, w, t := g.c.th, g.w, &g.tree
 	ready, total := in.ReadyCount()
-	title := th.Header.Render(fit("GRAPH "+strconv.Itoa(ready)+"/"+strconv.Itoa(total)+" ready", w, ""))
+	view := "GRAPH "
+	if g.layered {
+		view = "GRAPH by layer "
+	}
+	title := th.Header.Render(fit(view+strconv.Itoa(ready)+"/"+strconv.Itoa(total)+" ready", w, ""))
 	out := []string{title}
 	if len(t.order) == 0 {
 		return append(out, th.Dim.Render(fit("  no resources", w, "")))
@@ -202,6 +352,7 @@ func (g *graphPane) draw(in *state.Instance, rows int) []string {
 		stW = 0 // too narrow for a column: the glyph still tells the state
 	}
 	end := min(g.offset+rows, len(t.order))
+	reasons, reasonAt := g.reasons(in, end, w-stW)
 	for i := g.offset; i < end; i++ {
 		r := in.Resource(t.order[i])
 		if r == nil {
@@ -228,15 +379,25 @@ func (g *graphPane) draw(in *state.Instance, rows int) []string {
 		word := fit(" "+words[r.ID], stW, "")
 		if sel {
 			left := prefix + th.Glyph(r.State, g.c.frame) + " " + r.ID + "  " + r.Kind + " " + obj
-			if t.needs[i] != "" {
-				left += "  " + t.needs[i]
+			why := reasons[r.ID]
+			left += needsNote(t.needs[i], why != "", reasonAt-ansi.StringWidth(cur+left), th.G.Ellipsis)
+			if why != "" {
+				left = fit(cur+left, reasonAt, "")[len(cur):] + "  " + why
 			}
 			out = append(out, th.Selected.Render(fit(cur+left, w-stW, th.G.Ellipsis)+word))
 			continue
 		}
 		styled := th.Dim.Render(prefix) + th.State(r.State, "", g.c.frame) + " " + r.ID + "  " + th.Dim.Render(r.Kind) + " " + obj
-		if t.needs[i] != "" {
-			styled += "  " + th.Dim.Render(t.needs[i])
+		why := reasons[r.ID]
+		if n := needsNote(t.needs[i], why != "", reasonAt-ansi.StringWidth(cur+styled), th.G.Ellipsis); n != "" {
+			styled += th.Dim.Render(n)
+		}
+		if why != "" {
+			st := th.Dim
+			if r.Phase().Class() == state.ClassFailed {
+				st = th.Style(r.State)
+			}
+			styled = fit(cur+styled, reasonAt, "")[len(cur):] + "  " + st.Render(why)
 		}
 		line := fit(cur+styled, w-stW, th.G.Ellipsis)
 		if stW > 0 {

@@ -166,6 +166,10 @@ func instanceActions() []action {
 		{name: "yaml", keys: []string{"y"}, help: "YAML: desired, observed, diff", short: "yaml",
 			do: func(m *Model) tea.Cmd {
 				p := scr(m).detail
+				if p.tab == tabInstance { // the instance's own YAML
+					p.inst.yaml = !p.inst.yaml
+					return nil
+				}
 				if p.tab == tabYAML {
 					p.ymode = (p.ymode + 1) % 3
 				}
@@ -174,12 +178,22 @@ func instanceActions() []action {
 			}},
 		{name: "timeline", keys: []string{"t"}, help: "rollout timeline", short: "timeline", do: tab(tabTimeline)},
 		{name: "nextError", keys: []string{"e"}, help: "next resource in error", short: "error", do: (*Model).nextError},
-		{name: "requeue", keys: []string{"r"}, help: "requeue (skips the backoff)", short: "requeue", do: (*Model).requeue},
-		{name: "delete", keys: []string{"ctrl+d"}, help: "delete (asks, lists what goes)", short: "delete", do: (*Model).askDelete},
+		{name: "requeue", keys: []string{"r"}, help: "requeue (skips the backoff)", short: "requeue", when: hasTarget, do: (*Model).requeue},
+		{name: "delete", keys: []string{"ctrl+d"}, help: "delete (asks, lists what goes)", short: "delete", when: deletable, do: (*Model).askDelete},
 		{name: "history", keys: []string{"H"}, help: "state history", short: "history", do: tab(tabHistory)},
+		{name: "edit", keys: []string{"E"}, help: "edit the instance's spec in $EDITOR (applied as kroscope; refused in --observe)", short: "edit", when: deletable, do: (*Model).startEdit},
 		{name: "up", keys: []string{"up", "k"}, help: "previous node", do: graph(-1)},
 		{name: "down", keys: []string{"down", "j"}, help: "next node", do: graph(1)},
-		{name: "top", keys: []string{"home", "g"}, help: "first node", do: graph(-1 << 30)},
+		{name: "firstNode", keys: []string{"home"}, help: "first node", do: graph(-1 << 30)},
+		{name: "layers", keys: []string{"g"}, help: "graph: layer by layer (every dependency named) or as a tree", short: "layers",
+			do: func(m *Model) tea.Cmd {
+				g := scr(m).graph
+				g.layered = !g.layered
+				if in := scr(m).instance(); in != nil {
+					g.layout(in)
+				}
+				return nil
+			}},
 		{name: "bottom", keys: []string{"end", "G"}, help: "last node", do: graph(1 << 30)},
 		{name: "scrollUp", keys: []string{"K"}, help: "scroll the detail up", do: scroll(-1)},
 		{name: "scrollDown", keys: []string{"J"}, help: "scroll the detail down", do: scroll(1)},
@@ -189,5 +203,6 @@ func instanceActions() []action {
 		{name: "prevView", keys: []string{"[", "shift+tab"}, help: "previous detail view", do: step(-1)},
 		{name: "logs", keys: []string{"L"}, help: "the instance's log lines", do: tab(tabLogs)},
 		{name: "reveal", keys: []string{"x"}, help: "reveal a Secret's data (asks)", do: (*Model).askReveal},
+		{name: "instance", keys: []string{"i"}, help: "the instance: spec, status, conditions, Events, children (y: its YAML)", short: "instance", do: tab(tabInstance)},
 	}
 }

@@ -32,7 +32,7 @@ func (s sortKey) String() string {
 // query is a parsed filter: free words match the name, namespace, kind or
 // message; state:, kind: and ns: match one field each. All terms must match.
 type query struct {
-	words, states, kinds, nss []string
+	words, states, kinds, nss, graphs []string
 }
 
 func parseQuery(s string) query {
@@ -46,6 +46,8 @@ func parseQuery(s string) query {
 			q.kinds = append(q.kinds, v)
 		case ok && (k == "ns" || k == "namespace") && v != "":
 			q.nss = append(q.nss, v)
+		case ok && k == "graph" && v != "":
+			q.graphs = append(q.graphs, v)
 		default:
 			q.words = append(q.words, f)
 		}
@@ -70,6 +72,9 @@ func (q query) match(in *state.Instance) bool {
 		}
 	}
 	if len(q.nss) > 0 && !slices.Contains(q.nss, strings.ToLower(in.Key.Namespace)) {
+		return false
+	}
+	if !graphMatch(q.graphs, in) {
 		return false
 	}
 	for _, w := range q.words {
@@ -640,8 +645,9 @@ func instancesActions() []action {
 				return l.filter.Focus()
 			}},
 		{name: "requeue", keys: []string{"r"}, help: "requeue (skips the backoff)", short: "requeue", when: hasRow, do: (*Model).requeue},
-		{name: "delete", keys: []string{"ctrl+d"}, help: "delete (asks, lists what goes)", short: "delete", when: hasRow, do: (*Model).askDelete},
+		{name: "delete", keys: []string{"ctrl+d"}, help: "delete (asks, lists what goes)", short: "delete", when: deletable, do: (*Model).askDelete},
 		{name: "nextError", keys: []string{"e"}, help: "next instance in error", short: "error", do: (*Model).nextError},
+		{name: "edit", keys: []string{"E"}, help: "edit the instance's spec in $EDITOR (applied as kroscope; refused in --observe)", when: deletable, do: (*Model).startEdit},
 		{name: "sort", keys: []string{"s"}, help: "sort by the next column", short: "sort",
 			do: func(m *Model) tea.Cmd { return sortBy((list(m).sortBy + 1) % numSorts)(m) }},
 		{name: "logs", keys: []string{"L"}, help: "show or hide the engine log", short: "logs",

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"time"
 
 	tea "charm.land/bubbletea/v2"
 
@@ -21,6 +22,13 @@ func (m *Model) target() *state.Instance {
 	}
 	return m.list().selected()
 }
+
+// hasTarget: the actions on an instance apply only while it exists (an
+// open instance screen outlives its instance).
+func hasTarget(m *Model) bool { return m.target() != nil }
+
+// deletable: a deleting instance is not offered for deletion again.
+func deletable(m *Model) bool { in := m.target(); return in != nil && !in.Deleting }
 
 // open drills into the selected instance on the given tab.
 func (m *Model) open(t detailTab) {
@@ -161,8 +169,10 @@ func failedAt(in *state.Instance, order []string, from int) int {
 }
 
 // nextError selects the next resource in error (across instances from the
-// list) and shows its error.
+// list) and shows its error. An error that cleared meanwhile still leads to
+// the resource it named, never to whatever the cursor was on.
 func (m *Model) nextError() tea.Cmd {
+	now := m.c.now()
 	if d := m.detail(); d != nil {
 		in := d.instance()
 		if in != nil && len(d.graph.tree.order) > 0 {
@@ -173,29 +183,68 @@ func (m *Model) nextError() tea.Cmd {
 				return nil
 			}
 		}
-		if in != nil && in.Phase().Class() == state.ClassFailed {
+		if in != nil && in.Phase().Class() == state.ClassFailed && (in.LastError == nil || in.LastError.Resource == "") {
 			m.setFlash("instance error: "+in.Message, true)
+			return nil
+		}
+		if in != nil && in.LastError != nil {
+			if j := d.graph.indexOf(in.LastError.Resource); j >= 0 {
+				d.graph.select1(j)
+				d.detail.setTab(tabInspect)
+			}
+			m.setFlash(errorFlash(in, now), true)
 			return nil
 		}
 		m.setFlash("no resource in error", false)
 		return nil
 	}
 	l := m.list()
+	land := func(i int, in *state.Instance) {
+		l.cursor = i
+		m.open(tabInspect)
+		d := m.detail()
+		if j := failedAt(in, d.graph.tree.order, 0); j >= 0 {
+			d.graph.select1(j)
+		} else if in.LastError != nil {
+			d.graph.select1(d.graph.indexOf(in.LastError.Resource))
+		}
+	}
 	for step := 1; step <= len(l.rows); step++ {
 		i := (l.cursor + step) % len(l.rows)
 		in := l.rows[i]
 		if in.Phase().Class() != state.ClassFailed {
 			continue
 		}
-		l.cursor = i
-		m.open(tabInspect)
-		d := m.detail()
-		if j := failedAt(in, d.graph.tree.order, 0); j >= 0 {
-			d.graph.select1(j)
+		land(i, in)
+		m.setFlash(errorFlash(in, now), true)
+		return nil
+	}
+	// Nothing fails now: go to the error that cleared last.
+	best := -1
+	for i, in := range l.rows {
+		if in.LastError != nil && (best < 0 || in.LastError.At.After(l.rows[best].LastError.At)) {
+			best = i
 		}
-		m.setFlash("error in "+name(in), true)
+	}
+	if best >= 0 {
+		in := l.rows[best]
+		land(best, in)
+		m.setFlash("no instance in error now; last: "+errorFlash(in, now), true)
 		return nil
 	}
 	m.setFlash("no instance in error", false)
 	return nil
+}
+
+// errorFlash names the instance and the resource of its (remembered) error.
+func errorFlash(in *state.Instance, now time.Time) string {
+	out := "error in " + name(in)
+	le := in.LastError
+	if le == nil {
+		return out
+	}
+	if le.Resource != "" {
+		out += " " + le.Resource
+	}
+	return out + ": " + errorSummary(le, now)
 }

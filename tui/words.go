@@ -30,6 +30,11 @@ func reason(r *state.Resource) string {
 		}
 		return "excluded: " + strings.TrimPrefix(why, "excluded: ")
 	}
+	if r.Phase() == state.PhaseWaitingForReadiness {
+		if rw := readyWhy(r); rw != "" {
+			return rw
+		}
+	}
 	if m := waitingOn.FindStringSubmatch(why); m != nil {
 		dep := state.Phase(strings.ToUpper(strings.ReplaceAll(m[2], " ", "_")))
 		return "waiting for " + m[1] + " (" + dep.Phrase() + ")"

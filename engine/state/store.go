@@ -162,9 +162,23 @@ func (s *Store) Instance(key InstanceKey) *Instance {
 // must not modify the slices or maps of the old value in place. A change of
 // State is appended to History by the store.
 func (s *Store) UpdateInstance(key InstanceKey, fn func(*Instance)) {
+	s.update(key, fn, true)
+}
+
+// UpdateExisting is UpdateInstance for an instance the store holds: it
+// reports false and does nothing when the instance is gone, so a late
+// write cannot bring back an instance the API server already removed.
+func (s *Store) UpdateExisting(key InstanceKey, fn func(*Instance)) bool {
+	return s.update(key, fn, false)
+}
+
+func (s *Store) update(key InstanceKey, fn func(*Instance), create bool) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	old := s.instances[key]
+	if old == nil && !create {
+		return false
+	}
 	var next Instance
 	if old != nil {
 		next = *old
@@ -194,6 +208,7 @@ func (s *Store) UpdateInstance(key InstanceKey, fn func(*Instance)) {
 	s.instances[key] = &next
 	s.version-- // changed() bumps it again
 	s.changed()
+	return true
 }
 
 func now(t time.Time) time.Time {

@@ -64,6 +64,9 @@ type Resource struct {
 	// ReadyWhen and IncludeWhen are the expressions as written.
 	ReadyWhen   []string
 	IncludeWhen []string
+	// ReadyChecks judge each readyWhen condition with its operands' values
+	// while the resource waits for readiness; nil otherwise.
+	ReadyChecks []ReadyCheck
 
 	// Desired is the rendered object kroscope applies; Observed is what the
 	// API server returned. Either may be nil.
@@ -75,6 +78,9 @@ type Resource struct {
 	// Both zero when unknown. They drive the rollout timeline.
 	FirstApplied time.Time
 	Ready        time.Time
+
+	// LastError is the resource's last error, kept after it clears.
+	LastError *ErrorMemory
 }
 
 // Transition is one change of an instance's state.
@@ -117,6 +123,12 @@ type Instance struct {
 	LastDuration  time.Duration
 	// History is bounded; oldest first.
 	History []Transition
+	// LastError is the instance's last error (and the resource it names),
+	// kept after it clears.
+	LastError *ErrorMemory
+	// Log is the instance's own log, oldest first and bounded: each
+	// reconcile's decisions and the API calls made for it that failed.
+	Log []LogLine
 
 	// Version changes whenever anything in this Instance changes, so views
 	// can cache what they rendered for it.

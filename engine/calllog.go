@@ -1,0 +1,156 @@
+package engine
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/kroscope/kroscope/engine/readonly"
+	"github.com/kroscope/kroscope/engine/state"
+)
+
+// instanceCtxKey marks a context with the instance being reconciled, so
+// the API calls made for it can be written to its log.
+type instanceCtxKey struct{}
+
+func withInstance(ctx context.Context, key state.InstanceKey) context.Context {
+	return context.WithValue(ctx, instanceCtxKey{}, key)
+}
+
+func instanceFrom(ctx context.Context) (state.InstanceKey, bool) {
+	k, ok := ctx.Value(instanceCtxKey{}).(state.InstanceKey)
+	return k, ok
+}
+
+// bodyLimit bounds what is read of a failed response to find its message.
+const bodyLimit = 64 << 10
+
+// noteCall writes a failed API call made for an instance to that
+// instance's log: method, path, HTTP status and the server's message.
+// A GET that finds nothing is how kroscope learns an object is missing,
+// not a failure, and writes refused in read-only mode never left.
+func (e *Engine) noteCall(req *http.Request, resp *http.Response, err error) {
+	key, ok := instanceFrom(req.Context())
+	if !ok {
+		return
+	}
+	var line state.LogLine
+	switch {
+	case err != nil:
+		if readonly.IsReadOnly(err) || req.Context().Err() != nil {
+			return
+		}
+		line = state.LogLine{Level: "error", Message: fmt.Sprintf("%s %s failed: %v", req.Method, shortPath(req.URL.Path), err)}
+	case resp.StatusCode >= 400:
+		if resp.StatusCode == http.StatusNotFound && req.Method == http.MethodGet {
+			return
+		}
+		// The status and message first: a narrow pane keeps the start.
+		line = state.LogLine{Level: "error", Message: fmt.Sprintf("%s %s: HTTP %d %s: %s", req.Method, shortPath(req.URL.Path),
+			resp.StatusCode, http.StatusText(resp.StatusCode), serverMessage(resp)), KV: "path=" + req.URL.Path}
+	default:
+		return
+	}
+	line.At = time.Now()
+	e.appendInstanceLog(key, line)
+}
+
+// shortPath is an API path without its group, version and namespace:
+// "configmaps/web-a" (the instance's namespace is the log's own).
+func shortPath(p string) string {
+	rest, ok := strings.CutPrefix(p, "/api/v1/")
+	if !ok {
+		if r, ok2 := strings.CutPrefix(p, "/apis/"); ok2 {
+			if parts := strings.SplitN(r, "/", 3); len(parts) == 3 {
+				rest, ok = parts[2], true
+			}
+		}
+	}
+	if !ok {
+		return p
+	}
+	if r, ok := strings.CutPrefix(rest, "namespaces/"); ok {
+		if _, after, found := strings.Cut(r, "/"); found {
+			return after
+		}
+	}
+	return rest
+}
+
+// serverMessage reads the API server's Status message from a failed
+// response and puts the body back for the client that reads it next.
+func serverMessage(resp *http.Response) string {
+	if resp.Body == nil {
+		return ""
+	}
+	b, _ := io.ReadAll(io.LimitReader(resp.Body, bodyLimit))
+	rest := resp.Body
+	resp.Body = struct {
+		io.Reader
+		io.Closer
+	}{io.MultiReader(bytes.NewReader(b), rest), rest}
+	var st struct {
+		Message string `json:"message"`
+	}
+	if json.Unmarshal(b, &st) == nil && st.Message != "" {
+		return st.Message
+	}
+	return strings.TrimSpace(string(b))
+}
+
+// appendInstanceLog adds lines to an instance's own log (bounded), when
+// the state holds the instance.
+func (e *Engine) appendInstanceLog(key state.InstanceKey, lines ...state.LogLine) {
+	e.store.UpdateExisting(key, func(in *state.Instance) { in.Log = state.AppendBounded(in.Log, lines...) })
+}
+
+// decisions are the log lines of one reconcile: its outcome, then each
+// resource whose state, reason or error changed, in graph order.
+func decisions(prev, next []state.Resource, in *state.Instance, took time.Duration, now time.Time) []state.LogLine {
+	old := make(map[string]*state.Resource, len(prev))
+	for i := range prev {
+		old[prev[i].ID] = &prev[i]
+	}
+	head := state.LogLine{At: now, Level: "info", Message: fmt.Sprintf("reconcile %d: %s in %s", in.Reconciles, state.Phase(in.State).Word(), took.Round(time.Millisecond))}
+	if in.Message != "" {
+		head.KV = fmt.Sprintf("message=%q", in.Message)
+	}
+	if state.Phase(in.State).Class() == state.ClassFailed {
+		head.Level = "error"
+	}
+	out := []state.LogLine{head}
+	changed := 0
+	for i := range next {
+		r := &next[i]
+		o := old[r.ID]
+		if o != nil && o.State == r.State && o.WaitingFor == r.WaitingFor && o.Err == r.Err {
+			continue
+		}
+		changed++
+		from := "-"
+		if o != nil {
+			from = state.Phase(o.State).Word()
+		}
+		msg := fmt.Sprintf("%s: %s -> %s", r.ID, from, state.Phase(r.State).Word())
+		if o != nil && o.State == r.State {
+			msg = fmt.Sprintf("%s: %s", r.ID, state.Phase(r.State).Word()) // only the reason changed
+		}
+		l := state.LogLine{At: now, Level: "info", Message: msg}
+		switch {
+		case r.Err != "":
+			l.Level, l.KV = "error", fmt.Sprintf("error=%q", r.Err)
+		case r.WaitingFor != "":
+			l.KV = fmt.Sprintf("why=%q", r.WaitingFor)
+		}
+		out = append(out, l)
+	}
+	if changed == 0 {
+		out[0].Message += ", no resource changed"
+	}
+	return out
+}

@@ -1,0 +1,74 @@
+package engine
+
+import (
+	"context"
+	"io"
+	"net/http"
+	"net/url"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/kroscope/kroscope/engine/state"
+)
+
+// A failed API call made for an instance lands in its log with the HTTP
+// status and the server's message, and the client still reads the body.
+func TestNoteCallLogsFailedCallsOfTheInstance(t *testing.T) {
+	e := &Engine{store: state.NewStore()}
+	key := state.InstanceKey{Resource: "webapps.kro.run", Namespace: "demo", Name: "flaky"}
+	e.store.UpdateInstance(key, func(in *state.Instance) { in.State = "IN_PROGRESS" })
+	call := func(method string, code int, body string, ctx context.Context) *http.Response {
+		req := (&http.Request{Method: method, URL: &url.URL{Path: "/api/v1/namespaces/demo/configmaps/flaky-a"}}).WithContext(ctx)
+		resp := &http.Response{StatusCode: code, Body: io.NopCloser(strings.NewReader(body))}
+		e.noteCall(req, resp, nil)
+		return resp
+	}
+	ctx := withInstance(context.Background(), key)
+	status := `{"kind":"Status","status":"Failure","message":"etcdserver: request timed out","code":500}`
+	resp := call("PATCH", 500, status, ctx)
+	if b, _ := io.ReadAll(resp.Body); string(b) != status {
+		t.Fatalf("the client lost the body: %q", b)
+	}
+	call("GET", 404, `{"message":"not found"}`, ctx) // how a missing object is learnt: not logged
+	call("PATCH", 500, status, context.Background()) // not made for an instance
+	call("PATCH", 200, `{}`, ctx)                    // fine
+	log := e.store.Instance(key).Log
+	if len(log) != 1 {
+		t.Fatalf("log = %+v, want one line", log)
+	}
+	l := log[0]
+	if l.Level != "error" || l.Message != "PATCH configmaps/flaky-a: HTTP 500 Internal Server Error: etcdserver: request timed out" ||
+		l.KV != "path=/api/v1/namespaces/demo/configmaps/flaky-a" {
+		t.Fatalf("line = %+v", l)
+	}
+}
+
+func TestShortPath(t *testing.T) {
+	for in, want := range map[string]string{
+		"/api/v1/namespaces/demo/configmaps/a":                 "configmaps/a",
+		"/apis/apps/v1/namespaces/demo/deployments/web":        "deployments/web",
+		"/apis/kro.run/v1alpha1/namespaces/d/webapps/x/status": "webapps/x/status",
+		"/api/v1/namespaces/demo":                              "namespaces/demo",
+		"/apis/rbac.authorization.k8s.io/v1/clusterroles/r":    "clusterroles/r",
+		"/version": "/version",
+	} {
+		if got := shortPath(in); got != want {
+			t.Errorf("shortPath(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+func TestDecisionsNameChangedResources(t *testing.T) {
+	prev := []state.Resource{{ID: "a", State: "SYNCED"}, {ID: "b", State: "PENDING", WaitingFor: "waiting for a (synced)"}}
+	next := []state.Resource{{ID: "a", State: "SYNCED"}, {ID: "b", State: "ERROR", Err: "apply: HTTP 500"}}
+	in := &state.Instance{State: "ERROR", Message: "b: apply failed", Reconciles: 4}
+	got := decisions(prev, next, in, 12*time.Millisecond, time.Unix(0, 0))
+	if len(got) != 2 || got[0].Message != "reconcile 4: ERROR in 12ms" || got[0].Level != "error" ||
+		got[1].Message != "b: PENDING -> ERROR" || !strings.Contains(got[1].KV, "apply: HTTP 500") {
+		t.Fatalf("decisions = %+v", got)
+	}
+	if quiet := decisions(next, next, &state.Instance{State: "ERROR", Reconciles: 5}, 0, time.Unix(0, 0)); len(quiet) != 1 || !strings.HasSuffix(quiet[0].Message, "no resource changed") {
+		t.Fatalf("quiet reconcile = %+v", quiet)
+	}
+}

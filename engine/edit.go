@@ -1,0 +1,111 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/yaml"
+
+	"github.com/kroscope/kroscope/engine/state"
+	"github.com/kroscope/kroscope/reconciler/metadata"
+)
+
+// EditableInstance is the instance as `E` opens it in the editor: its
+// identity, resourceVersion and spec (what an edit may change), as YAML.
+func (e *Engine) EditableInstance(ctx context.Context, key state.InstanceKey) ([]byte, error) {
+	if err := e.writable(key); err != nil {
+		return nil, err
+	}
+	u, err := e.cachedInstance(key)
+	if err != nil {
+		return nil, err
+	}
+	md := map[string]any{"name": u.GetName(), "resourceVersion": u.GetResourceVersion()}
+	if u.GetNamespace() != "" {
+		md["namespace"] = u.GetNamespace()
+	}
+	doc := map[string]any{"apiVersion": u.GetAPIVersion(), "kind": u.GetKind(), "metadata": md}
+	if spec, ok := u.Object["spec"]; ok {
+		doc["spec"] = spec
+	} else {
+		doc["spec"] = map[string]any{}
+	}
+	return yaml.Marshal(doc)
+}
+
+// ApplyInstanceEdit writes an edited spec (a document from
+// EditableInstance) as kroscope's field manager. The resourceVersion of the
+// document guards against a change made meanwhile (the API server answers
+// Conflict), and the API server's validation error comes back as it is,
+// for the editor to show. Only the spec is written.
+func (e *Engine) ApplyInstanceEdit(ctx context.Context, key state.InstanceKey, doc []byte) error {
+	if err := e.writable(key); err != nil {
+		return err
+	}
+	var edited map[string]any
+	if err := yaml.Unmarshal(doc, &edited); err != nil {
+		return fmt.Errorf("the edited file is not valid YAML: %w", err)
+	}
+	eu := &unstructured.Unstructured{Object: edited}
+	if eu.GetName() != key.Name || eu.GetNamespace() != key.Namespace {
+		return fmt.Errorf("the edit renames the instance (%s/%s): only the spec can be edited", eu.GetNamespace(), eu.GetName())
+	}
+	spec, ok := edited["spec"].(map[string]any)
+	if !ok {
+		return fmt.Errorf("the edited file has no spec object")
+	}
+	u, err := e.cachedInstance(key)
+	if err != nil {
+		return err
+	}
+	u = u.DeepCopy()
+	u.Object["spec"] = spec
+	delete(u.Object, "status")
+	if rv := eu.GetResourceVersion(); rv != "" {
+		u.SetResourceVersion(rv)
+	}
+	s, err := e.servedFor(key)
+	if err != nil {
+		return err
+	}
+	_, err = e.set.Dynamic().Resource(s.gvr).Namespace(key.Namespace).Update(ctx, u, metav1.UpdateOptions{FieldManager: metadata.FieldManager})
+	if apierrors.IsConflict(err) {
+		return fmt.Errorf("the instance changed since the editor opened it (reopen to see the new version): %w", err)
+	}
+	return err
+}
+
+// writable refuses edits while this process may not write.
+func (e *Engine) writable(key state.InstanceKey) error {
+	if e.gate.Open() {
+		return nil
+	}
+	if e.o.Observe {
+		return fmt.Errorf("not editing %s: kroscope runs read-only (--observe)", key)
+	}
+	return fmt.Errorf("not editing %s: observing while %s holds the lease", key, e.mode().Holder)
+}
+
+// cachedInstance is the instance from the informer's cache.
+func (e *Engine) cachedInstance(key state.InstanceKey) (*unstructured.Unstructured, error) {
+	s, err := e.servedFor(key)
+	if err != nil {
+		return nil, err
+	}
+	k := key.Name
+	if key.Namespace != "" {
+		k = key.Namespace + "/" + key.Name
+	}
+	obj, ok, err := s.inf.GetIndexer().GetByKey(k)
+	if err != nil || !ok {
+		return nil, fmt.Errorf("instance %s is not in the cache (deleted?)", key)
+	}
+	u, ok := obj.(*unstructured.Unstructured)
+	if !ok {
+		return nil, fmt.Errorf("instance %s: unexpected cached type %T", key, obj)
+	}
+	return u, nil
+}

@@ -1,0 +1,271 @@
+package tui
+
+import (
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+
+	"charm.land/bubbles/v2/textinput"
+	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/x/ansi"
+
+	"github.com/kroscope/kroscope/engine/state"
+)
+
+// commandLine is the `:` prompt, as k9s users expect: `:kind WebApp` (or
+// just `:webapp`), `:ns team-a`, `:graph NAME`, `:q`. tab completes kinds,
+// namespaces and graph names; up and down walk the history.
+type commandLine struct {
+	active  bool
+	input   textinput.Model
+	history []string
+	hist    int    // position while walking the history; len(history) is the new line
+	hint    string // the candidates of the last tab
+	line    string // drawn in prepare
+}
+
+func newCommandLine() commandLine {
+	in := textinput.New()
+	in.Prompt = ":"
+	in.Placeholder = "kind NAME, ns NAME, graph NAME, q (tab completes)"
+	return commandLine{input: in}
+}
+
+// commandWords are the commands themselves, for completion.
+var commandWords = []string{"kind", "ns", "graph", "q", "quit"}
+
+func (m *Model) openCommand() tea.Cmd {
+	c := &m.cmd
+	c.active, c.hint, c.hist = true, "", len(c.history)
+	c.input.SetValue("")
+	c.input.SetWidth(max(m.w-2, 1))
+	return c.input.Focus()
+}
+
+func (m *Model) closeCommand() {
+	m.cmd.active = false
+	m.cmd.input.Blur()
+}
+
+// runCommand runs the typed line and remembers it.
+func (m *Model) runCommand() tea.Cmd {
+	line := strings.TrimSpace(m.cmd.input.Value())
+	m.closeCommand()
+	if line == "" {
+		return nil
+	}
+	if n := len(m.cmd.history); n == 0 || m.cmd.history[n-1] != line {
+		m.cmd.history = append(m.cmd.history, line)
+	}
+	return m.execute(line)
+}
+
+// execute does one command: the list's filter takes the kind, namespace or
+// graph (replacing the same key's term, keeping the rest), and the list
+// comes to the front.
+func (m *Model) execute(line string) tea.Cmd {
+	f := strings.Fields(line)
+	word, arg := strings.ToLower(f[0]), strings.Join(f[1:], " ")
+	switch word {
+	case "q", "q!", "quit":
+		return m.quit()
+	case "kind", "ns", "namespace", "graph":
+		if word == "namespace" {
+			word = "ns"
+		}
+		if word == "ns" && (arg == "all" || arg == "-A") {
+			arg = ""
+		}
+		if word != "ns" && arg == "" {
+			m.setFlash(fmt.Sprintf(":%s needs a name (tab completes)", word), true)
+			return nil
+		}
+		m.filterBy(word, arg)
+		return nil
+	}
+	// `:webapp`, `:WebApps`, `:webapps.kro.run`: a kind by any of its names.
+	if k := m.kindNamed(word); k != "" && arg == "" {
+		m.filterBy("kind", k)
+		return nil
+	}
+	m.setFlash(fmt.Sprintf("unknown command %q: try :kind NAME, :ns NAME, :graph NAME or :q", line), true)
+	return nil
+}
+
+// filterBy sets key:value in the list's filter (value "" removes the term)
+// and shows the list.
+func (m *Model) filterBy(key, value string) {
+	l := m.list()
+	var terms []string
+	for _, t := range strings.Fields(l.query) {
+		k, _, ok := strings.Cut(t, ":")
+		if ok && (k == key || (key == "ns" && k == "namespace")) {
+			continue
+		}
+		terms = append(terms, t)
+	}
+	if value != "" {
+		terms = append(terms, key+":"+strings.ToLower(value))
+	}
+	q := strings.Join(terms, " ")
+	l.filter.SetValue(q)
+	l.setQuery(q)
+	for len(m.stack) > 1 {
+		m.pop()
+	}
+	switch {
+	case value == "":
+		m.setFlash("all namespaces", false)
+	default:
+		m.setFlash(fmt.Sprintf("%s %s: %d instance(s)", key, value, len(l.rows)), false)
+	}
+}
+
+// kindNamed finds the kind a word names: the kind, its plural resource or
+// resource.group, case-insensitively; "" when none.
+func (m *Model) kindNamed(w string) string {
+	w = strings.ToLower(w)
+	for _, g := range m.snap.Graphs {
+		plural, _, _ := strings.Cut(g.Resource, ".")
+		if g.Kind != "" && (strings.ToLower(g.Kind) == w || strings.ToLower(g.Kind)+"s" == w || plural == w || g.Resource == w) {
+			return strings.ToLower(g.Kind)
+		}
+	}
+	return ""
+}
+
+// candidates are what the word being typed can complete to.
+func (m *Model) candidates(line string) (prefix string, words []string) {
+	f := strings.Fields(line)
+	trailing := strings.HasSuffix(line, " ")
+	set := map[string]bool{}
+	add := func(s string) {
+		if s != "" {
+			set[s] = true
+		}
+	}
+	kinds := func() {
+		for _, g := range m.snap.Graphs {
+			add(strings.ToLower(g.Kind))
+		}
+	}
+	switch {
+	case len(f) == 0 || (len(f) == 1 && !trailing):
+		for _, c := range commandWords {
+			add(c)
+		}
+		kinds()
+		if len(f) == 1 {
+			prefix = f[0]
+		}
+	case len(f) <= 2:
+		switch strings.ToLower(f[0]) {
+		case "kind":
+			kinds()
+		case "ns", "namespace":
+			for _, in := range m.snap.Instances {
+				add(in.Key.Namespace)
+			}
+			add("all")
+		case "graph":
+			for _, g := range m.snap.Graphs {
+				add(g.Name)
+			}
+		}
+		if len(f) == 2 && !trailing {
+			prefix = f[1]
+		}
+	}
+	for s := range set {
+		if strings.HasPrefix(strings.ToLower(s), strings.ToLower(prefix)) {
+			words = append(words, s)
+		}
+	}
+	sort.Strings(words)
+	return prefix, words
+}
+
+// complete extends the word being typed to the candidates' common prefix
+// and lists them when several remain.
+func (m *Model) complete() tea.Cmd {
+	c := &m.cmd
+	line := c.input.Value()
+	prefix, words := m.candidates(line)
+	c.hint = ""
+	if len(words) == 0 {
+		c.hint = "no completion"
+		return nil
+	}
+	common := words[0]
+	for _, w := range words[1:] {
+		for !strings.HasPrefix(w, common) {
+			common = common[:len(common)-1]
+		}
+	}
+	next := strings.TrimSuffix(line, prefix) + common
+	if len(words) == 1 {
+		next += " "
+	} else {
+		c.hint = strings.Join(words, " ")
+	}
+	c.input.SetValue(next)
+	c.input.CursorEnd()
+	return nil
+}
+
+// walkHistory shows an older (-1) or newer (+1) command.
+func (m *Model) walkHistory(d int) tea.Cmd {
+	c := &m.cmd
+	if len(c.history) == 0 {
+		return nil
+	}
+	c.hist = clamp(c.hist+d, 0, len(c.history))
+	v := ""
+	if c.hist < len(c.history) {
+		v = c.history[c.hist]
+	}
+	c.input.SetValue(v)
+	c.input.CursorEnd()
+	return nil
+}
+
+// prepareCommand draws the prompt line (View only reads it).
+func (m *Model) prepareCommand() {
+	c := &m.cmd
+	if !c.active {
+		c.line = ""
+		return
+	}
+	hint := ""
+	if c.hint != "" {
+		hint = fit(c.hint, max(m.w/2, 1), m.c.th.G.Ellipsis)
+	}
+	// The input pads to its width: leave the hint its room.
+	c.input.SetWidth(max(m.w-2-len(c.input.Prompt)-ansiWidth(hint)-2, len(c.input.Value())+1))
+	line := c.input.View()
+	if hint != "" {
+		line = strings.TrimRight(line, " ") + "  " + m.c.th.Dim.Render(hint)
+	}
+	c.line = fit(line, m.w, m.c.th.G.Ellipsis)
+}
+
+func ansiWidth(s string) int { return ansi.StringWidth(s) }
+
+// commandActions run while the `:` prompt has the keyboard; other keys edit
+// the line.
+func commandActions() []action {
+	return []action{
+		{name: "confirm", keys: []string{"enter"}, help: "run the command", short: "run", do: (*Model).runCommand},
+		{name: "back", keys: []string{"esc"}, help: "close the prompt", short: "cancel", do: func(m *Model) tea.Cmd { m.closeCommand(); return nil }},
+		{name: "complete", keys: []string{"tab"}, help: "complete a command, kind, namespace or graph", short: "complete", do: (*Model).complete},
+		{name: "olderCommand", keys: []string{"up"}, help: "the previous command", short: "history", do: func(m *Model) tea.Cmd { return m.walkHistory(-1) }},
+		{name: "newerCommand", keys: []string{"down"}, help: "the next command", do: func(m *Model) tea.Cmd { return m.walkHistory(1) }},
+		{name: "forceQuit", keys: []string{"ctrl+c"}, help: "quit from anywhere", do: (*Model).quit},
+	}
+}
+
+// graphMatch applies the filter's graph: terms (see parseQuery).
+func graphMatch(graphs []string, in *state.Instance) bool {
+	return len(graphs) == 0 || slices.Contains(graphs, strings.ToLower(in.Graph))
+}
