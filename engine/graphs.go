@@ -21,9 +21,24 @@ import (
 	"github.com/kroscope/kroscope/engine/state"
 	"github.com/kroscope/kroscope/engine/watch"
 	"github.com/kroscope/kroscope/reconciler"
+	"github.com/kroscope/kroscope/reconciler/client"
 	"github.com/kroscope/kroscope/reconciler/graph"
 	"github.com/kroscope/kroscope/reconciler/metadata"
 )
+
+// GraphOptions are the options the engine builds every graph with, as kro
+// builds them: kinds and scopes from the REST mapper, each resource typed
+// from its kind's OpenAPI schema (schemas; nil leaves resources dyn), so
+// that expressions are checked and the instance CRD's status schema is
+// typed as kro types it; omit() only when enabled. Tests that compare with
+// kro build with these too.
+func GraphOptions(set *client.Set, schemas graph.SchemaResolver, celOmit bool) []graph.Option {
+	opts := []graph.Option{graph.WithRESTMapper(set.RESTMapper()), graph.WithCELOmit(celOmit)}
+	if schemas != nil {
+		opts = append(opts, graph.WithSchemaResolver(schemas))
+	}
+	return opts
+}
 
 // graphRun is one definition being served, from build to stop.
 type graphRun struct {
@@ -154,7 +169,7 @@ func (e *Engine) runGraph(ctx context.Context, r *graphRun, rgd *graph.ResourceG
 		log.Error(err, what)
 	}
 
-	g, err := graph.NewBuilder(graph.WithRESTMapper(e.set.RESTMapper()), graph.WithCELOmit(e.o.CELOmit)).Build(rgd)
+	g, err := graph.NewBuilder(GraphOptions(e.set, e.schemas, e.o.CELOmit)...).Build(rgd)
 	if err != nil {
 		fail(err, "invalid graph: skipped")
 		e.setOutcome(ctx, r, func(o *rgdstatus.Outcome) { o.BuildErr = err })

@@ -87,9 +87,12 @@ func TestKroExamples(t *testing.T) {
 	t.Run("CRDParity", func(t *testing.T) {
 		// A client set made now: its REST mapper knows the CRDs kro created.
 		set := r.env.Clients(t)
+		// One resolver for all, as the engine shares one across graphs.
+		schemas := graph.NewCachedSchemaResolver(set.Discovery(), 0)
 		for _, ex := range exs {
-			t.Run(ex.name, func(t *testing.T) { crdParity(t, set, ex) })
+			t.Run(ex.name, func(t *testing.T) { crdParity(t, set, schemas, ex) })
 		}
+		t.Logf("OpenAPI documents fetched for %d graphs: %d", len(exs), schemas.Fetches())
 	})
 
 	// Every example's instance, each in a namespace of its own (two
@@ -289,12 +292,12 @@ func exampleInstance(t *testing.T, dir string) *unstructured.Unstructured {
 // crdParity compares the instance CRD kro generated for a stored graph with
 // the one kroscope builds from the same stored object: scope, names,
 // schema, printer columns and subresources.
-func crdParity(t *testing.T, set *client.Set, ex *example) {
+func crdParity(t *testing.T, set *client.Set, schemas graph.SchemaResolver, ex *example) {
 	rgd, err := graph.FromUnstructured(ex.rgd.DeepCopy())
 	if err != nil {
 		t.Fatalf("kroscope cannot read graph %s as kro stored it: %v", ex.rgd.GetName(), err)
 	}
-	g, err := graph.NewBuilder(graph.WithRESTMapper(set.RESTMapper())).Build(rgd)
+	g, err := graph.NewBuilder(engine.GraphOptions(set, schemas, false)...).Build(rgd)
 	if err != nil {
 		t.Fatalf("kroscope cannot build graph %s as kro stored it: %v", ex.rgd.GetName(), err)
 	}
