@@ -126,7 +126,7 @@ func TestKroExamples(t *testing.T) {
 
 	// kroscope --observe beside kro. A failure here ends only this subtest:
 	// what kro wrote is checked below either way.
-	t.Run("ObserveParity", func(t *testing.T) { observeParityTest(t, r.with(t), exs) })
+	t.Run("ObserveParity", func(t *testing.T) { observeParityTest(t, r.with(t), exs, rejects) })
 
 	// Let every instance become ACTIVE (already so when ObserveParity
 	// passed), then pin down what kro wrote.
@@ -134,7 +134,7 @@ func TestKroExamples(t *testing.T) {
 	t.Run("KroWrites", func(t *testing.T) { kroWrites(t, r.with(t), exs) })
 }
 
-func observeParityTest(t *testing.T, r *kroRig, exs []*example) {
+func observeParityTest(t *testing.T, r *kroRig, exs []*example, rejects map[string]string) {
 	obs := r.startEngine(func(o *engine.Options) {
 		o.Namespace = "" // the examples' namespaces
 		o.WatchClusterRGDs = true
@@ -164,6 +164,18 @@ func observeParityTest(t *testing.T, r *kroRig, exs []*example) {
 		return done, b.String()
 	})
 
+	// A graph kro rejects has no CRD: kroscope shows kro's reason (from the
+	// RGD status kro wrote), not the CRD's absence.
+	obs.waitFor(time.Minute, "kroscope to show kro's rejection of the graphs kro rejects", func(s *state.Snapshot) (bool, string) {
+		var b strings.Builder
+		for name, msg := range rejects {
+			if g := graphNamed(s, name); g == nil || !strings.Contains(g.Err, "kro does not serve this graph: GraphAccepted: ") || !strings.Contains(g.Err, msg) {
+				fmt.Fprintf(&b, "  %s: %+v\n", name, g)
+			}
+		}
+		return b.Len() == 0, b.String()
+	})
+
 	// Phase 1: nobody makes Deployments or Jobs ready, so kro settles with
 	// the graphs that wait on them IN_PROGRESS and the others ACTIVE.
 	p1 := observeParity(t, r, obs, exs, false)
@@ -171,6 +183,19 @@ func observeParityTest(t *testing.T, r *kroRig, exs []*example) {
 	observeParity(t, r, obs, exs, true)
 	if !slices.Contains(p1, reconciler.InstanceStateInProgress) {
 		t.Errorf("no instance was IN_PROGRESS before readiness was faked (states %v): the first phase proved nothing", p1)
+	}
+
+	// ... and says so once per reason, not at every retry.
+	for name := range rejects {
+		n := 0
+		for _, l := range obs.e.Snapshot().Logs {
+			if strings.Contains(l.Message, "instance CRD not ready") && strings.Contains(l.KV, "graph="+name) {
+				n++
+			}
+		}
+		if n > 2 {
+			t.Errorf("kroscope logged %d times that graph %s's CRD is not ready (want its absence, then kro's reason, once each)", n, name)
+		}
 	}
 
 	if n := obs.writes.Load(); n != 0 {
