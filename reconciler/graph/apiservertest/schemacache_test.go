@@ -2,6 +2,7 @@ package apiservertest
 
 import (
 	"reflect"
+	"sync"
 	"testing"
 	"time"
 
@@ -44,6 +45,21 @@ func TestCachedSchemaResolver(t *testing.T) {
 	}
 	if n := c.Fetches(); n != 2 {
 		t.Errorf("fetched %d documents for apps/v1 and v1, want 2", n)
+	}
+	// Graphs are built concurrently (one goroutine per graph).
+	var wg sync.WaitGroup
+	for range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if _, err := c.ResolveSchema(deploy); err != nil {
+				t.Error(err)
+			}
+		}()
+	}
+	wg.Wait()
+	if n := c.Fetches(); n != 2 {
+		t.Errorf("concurrent resolves fetched again: %d documents", n)
 	}
 	if _, err := c.ResolveSchema(schema.GroupVersionKind{Group: "apps", Version: "v1", Kind: "Nope"}); err == nil {
 		t.Error("an unknown kind resolved")
