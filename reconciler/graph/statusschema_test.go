@@ -126,3 +126,87 @@ func TestStatusSchemaTypedAsKro(t *testing.T) {
 		t.Errorf("untyped status.name = %s, want a string", g)
 	}
 }
+
+// freeFormResolver types every kind as a CRD whose spec keeps unknown
+// fields and whose status is typed.
+type freeFormResolver struct{}
+
+func (freeFormResolver) ResolveSchema(schema.GroupVersionKind) (*spec.Schema, error) {
+	str := *spec.StringProperty()
+	free := spec.Schema{SchemaProps: spec.SchemaProps{Type: spec.StringOrArray{"object"}, Properties: map[string]spec.Schema{"known": str}}}
+	free.Extensions = spec.Extensions{"x-kubernetes-preserve-unknown-fields": true}
+	// additionalProperties: true without a schema: the OpenAPI-to-CEL
+	// converter cannot type it; the kind must then stay dyn, not panic.
+	root := spec.Schema{SchemaProps: spec.SchemaProps{Type: spec.StringOrArray{"object"}, Properties: map[string]spec.Schema{
+		"apiVersion": str, "kind": str,
+		"metadata": {SchemaProps: spec.SchemaProps{Type: spec.StringOrArray{"object"}, Properties: map[string]spec.Schema{"name": str}}},
+		"spec":     free,
+		"status":   {SchemaProps: spec.SchemaProps{Type: spec.StringOrArray{"object"}, Properties: map[string]spec.Schema{"phase": str}}},
+	}}}
+	return &root, nil
+}
+
+type untypeableResolver struct{}
+
+func (untypeableResolver) ResolveSchema(schema.GroupVersionKind) (*spec.Schema, error) {
+	str := *spec.StringProperty()
+	s := spec.Schema{SchemaProps: spec.SchemaProps{Type: spec.StringOrArray{"object"}, Properties: map[string]spec.Schema{
+		"apiVersion": str, "kind": str,
+		"metadata": {SchemaProps: spec.SchemaProps{Type: spec.StringOrArray{"object"}, Properties: map[string]spec.Schema{"name": str}}},
+		"spec":     {SchemaProps: spec.SchemaProps{Type: spec.StringOrArray{"object"}, AdditionalProperties: &spec.SchemaOrBool{Allows: true}}},
+	}}}
+	return &s, nil
+}
+
+const freeFormRGD = `apiVersion: kro.run/v1alpha1
+kind: ResourceGraphDefinition
+metadata: {name: free-form}
+spec:
+  schema:
+    apiVersion: v1alpha1
+    kind: FreeForm
+    status:
+      anything: ${thing.spec.forProvider.region}
+      known: ${thing.spec.known}
+      phase: ${thing.status.phase}
+  resources:
+    - id: thing
+      template:
+        apiVersion: example.com/v1
+        kind: Thing
+        metadata:
+          name: thing
+        spec:
+          forProvider:
+            region: eu
+`
+
+// As in kro, a field an object with x-kubernetes-preserve-unknown-fields
+// does not declare reads as dyn; a field a typed object lacks is an error;
+// a kind the converter cannot type stays dyn.
+func TestTypedPreserveUnknownFields(t *testing.T) {
+	rgds, err := Parse([]byte(freeFormRGD), "free-form.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, err := NewBuilder(WithSchemaResolver(freeFormResolver{})).Build(rgds[0])
+	if err != nil {
+		t.Fatalf("build:\n%v", err)
+	}
+	st := g.Instance.CRD.Spec.Versions[0].Schema.OpenAPIV3Schema.Properties["status"]
+	if p := st.Properties["anything"]; p.XPreserveUnknownFields == nil || !*p.XPreserveUnknownFields {
+		t.Errorf("status.anything = %+v, want preserve-unknown (dyn)", p)
+	}
+	if p := st.Properties["known"]; p.Type != "string" {
+		t.Errorf("status.known = %+v, want a string", p)
+	}
+	bad := strings.Replace(freeFormRGD, "${thing.status.phase}", "${thing.status.phaze}", 1)
+	rgds, _ = Parse([]byte(bad), "free-form.yaml")
+	if _, err := NewBuilder(WithSchemaResolver(freeFormResolver{})).Build(rgds[0]); err == nil || !strings.Contains(err.Error(), "phaze") {
+		t.Errorf("a typo in a typed object: err = %v", err)
+	}
+	rgds, _ = Parse([]byte(freeFormRGD), "free-form.yaml")
+	if _, err := NewBuilder(WithSchemaResolver(untypeableResolver{})).Build(rgds[0]); err != nil {
+		t.Errorf("a kind that cannot be typed: %v", err)
+	}
+}
