@@ -35,6 +35,7 @@ import (
 	"github.com/kroscope/kroscope/engine/watch"
 	"github.com/kroscope/kroscope/reconciler"
 	"github.com/kroscope/kroscope/reconciler/client"
+	"github.com/kroscope/kroscope/reconciler/graph"
 )
 
 // Defaults for Options left zero.
@@ -124,6 +125,9 @@ type Engine struct {
 	watches *watch.Manager
 	reader  *reader
 	ctx     context.Context // set by Run
+	// schemas types every graph's resources from the API server's
+	// OpenAPI, shared so graphs over the same kinds fetch it once.
+	schemas *graph.CachedSchemaResolver
 
 	mu      sync.RWMutex
 	served  map[schema.GroupVersionResource]*served
@@ -196,6 +200,7 @@ func New(o Options) (*Engine, error) {
 		return nil, err
 	}
 	e.set = set
+	e.schemas = graph.NewCachedSchemaResolver(set.Discovery(), 0)
 	e.limiter = newRecordingLimiter(workqueue.NewTypedMaxOfRateLimiter(
 		// Per instance: 100ms, doubling, capped so a failing instance is
 		// retried at least every two minutes and never dropped.

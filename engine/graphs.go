@@ -21,9 +21,24 @@ import (
 	"github.com/kroscope/kroscope/engine/state"
 	"github.com/kroscope/kroscope/engine/watch"
 	"github.com/kroscope/kroscope/reconciler"
+	"github.com/kroscope/kroscope/reconciler/client"
 	"github.com/kroscope/kroscope/reconciler/graph"
 	"github.com/kroscope/kroscope/reconciler/metadata"
 )
+
+// GraphOptions are the options the engine builds every graph with, as kro
+// builds them: kinds and scopes from the REST mapper, each resource typed
+// from its kind's OpenAPI schema (schemas; nil leaves resources dyn), so
+// that expressions are checked and the instance CRD's status schema is
+// typed as kro types it; omit() only when enabled. Tests that compare with
+// kro build with these too.
+func GraphOptions(set *client.Set, schemas graph.SchemaResolver, celOmit bool) []graph.Option {
+	opts := []graph.Option{graph.WithRESTMapper(set.RESTMapper()), graph.WithCELOmit(celOmit)}
+	if schemas != nil {
+		opts = append(opts, graph.WithSchemaResolver(schemas))
+	}
+	return opts
+}
 
 // graphRun is one definition being served, from build to stop.
 type graphRun struct {
@@ -154,7 +169,7 @@ func (e *Engine) runGraph(ctx context.Context, r *graphRun, rgd *graph.ResourceG
 		log.Error(err, what)
 	}
 
-	g, err := graph.NewBuilder(graph.WithRESTMapper(e.set.RESTMapper()), graph.WithCELOmit(e.o.CELOmit)).Build(rgd)
+	g, err := graph.NewBuilder(GraphOptions(e.set, e.schemas, e.o.CELOmit)...).Build(rgd)
 	if err != nil {
 		fail(err, "invalid graph: skipped")
 		e.setOutcome(ctx, r, func(o *rgdstatus.Outcome) { o.BuildErr = err })
@@ -198,6 +213,7 @@ func (e *Engine) runGraph(ctx context.Context, r *graphRun, rgd *graph.ResourceG
 	e.store.SetGraph(info)
 
 	// The CRD: applied when this process writes, awaited otherwise.
+	lastReason := ""
 	for backoff := time.Second; ; backoff = min(backoff*2, 30*time.Second) {
 		err := e.ensureCRD(ctx, g, r.allowBreaking)
 		if err == nil {
@@ -214,10 +230,16 @@ func (e *Engine) runGraph(ctx context.Context, r *graphRun, rgd *graph.ResourceG
 			<-ctx.Done()
 			return
 		}
-		info.Err = err.Error()
+		reason := e.crdWaitReason(rgd.Name, err)
+		info.Err = reason
 		e.store.SetGraph(info)
 		e.setOutcome(ctx, r, func(o *rgdstatus.Outcome) { o.CRDErr = err })
-		log.Info("instance CRD not ready; retrying", "reason", err.Error(), "in", backoff)
+		// Said once per reason: a graph kro rejects waits for as long as
+		// kro does, and a line every 30s says nothing new.
+		if reason != lastReason {
+			log.Info("instance CRD not ready; retrying until it is", "reason", reason)
+			lastReason = reason
+		}
 		r.markReady() // startup does not wait for a cluster that is not ready
 		select {
 		case <-ctx.Done():
@@ -262,6 +284,20 @@ func (e *Engine) runGraph(ctx context.Context, r *graphRun, rgd *graph.ResourceG
 			e.store.RemoveInstance(in.Key)
 		}
 	}
+}
+
+// crdWaitReason says why a graph's CRD is not there yet. While observing,
+// the CRD comes from kro (or the lease holder): when kro reports the graph
+// blocked (it rejected it, say), kro's own reason is the one that counts,
+// not the CRD's absence.
+func (e *Engine) crdWaitReason(graph string, err error) string {
+	if e.gate.Open() {
+		return err.Error()
+	}
+	if k := e.store.KroOf(graph); k != nil && k.Blocked != "" {
+		return "kro does not serve this graph: " + k.Blocked
+	}
+	return err.Error()
 }
 
 // start builds the controller and the informers and waits for them to sync.

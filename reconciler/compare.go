@@ -9,8 +9,10 @@ import (
 
 // subsetOf reports whether every value in desired is present, equal, in
 // observed; when not, path names the first difference. Numbers compare by
-// value (int64 1 equals float64 1), and an empty or null desired value
-// matches an absent one, because the API server drops those. A quantity
+// value (int64 1 equals float64 1), and an empty, null or zero desired
+// value ("", 0, false, {}, []) matches an absent one: the API server drops
+// those from built-in kinds (omitempty fields: an EnvVar's value "" is not
+// stored), so their absence is what applying them leaves. A quantity
 // matches its canonical spelling. Lists must have the same length.
 func subsetOf(desired, observed any, path string) (string, bool) {
 	switch d := desired.(type) {
@@ -105,6 +107,8 @@ func orRoot(p string) string {
 	return p
 }
 
+// isEmpty: a value the API server may omit when it is stored (Go's
+// omitempty: nil, empty maps and lists, and the zero scalars).
 func isEmpty(v any) bool {
 	switch t := v.(type) {
 	case nil:
@@ -113,6 +117,13 @@ func isEmpty(v any) bool {
 		return len(t) == 0
 	case []any:
 		return len(t) == 0
+	case string:
+		return t == ""
+	case bool:
+		return !t
+	}
+	if n, ok := number(v); ok {
+		return n == 0
 	}
 	return false
 }

@@ -27,6 +27,13 @@ func TestSubsetOf(t *testing.T) {
 		{"missing key", map[string]any{"spec": map[string]any{"paused": true}}, false, ".spec.paused"},
 		{"empty desired map matches absent", map[string]any{"spec": map[string]any{"template": map[string]any{}}}, true, ""},
 		{"null desired matches absent", map[string]any{"spec": map[string]any{"x": nil}}, true, ""},
+		// Built-in kinds omit zero values (omitempty): webapp's env value
+		// "" (an empty default) is not stored, and is not drift.
+		{"empty string matches absent", map[string]any{"spec": map[string]any{"ports": []any{map[string]any{"port": int64(80), "name": ""}}}}, true, ""},
+		{"false matches absent", map[string]any{"spec": map[string]any{"paused": false}}, true, ""},
+		{"zero matches absent", map[string]any{"spec": map[string]any{"minReadySeconds": int64(0)}}, true, ""},
+		{"empty string differs from a value", map[string]any{"spec": map[string]any{"cpu": ""}}, false, ".spec.cpu"},
+		{"zero differs from a value", map[string]any{"spec": map[string]any{"replicas": int64(0)}}, false, ".spec.replicas"},
 		{"list item subset", map[string]any{"spec": map[string]any{"ports": []any{map[string]any{"port": int64(80)}}}}, true, ""},
 		{"list length", map[string]any{"spec": map[string]any{"ports": []any{map[string]any{"port": int64(80)}, map[string]any{"port": int64(81)}}}}, false, ".spec.ports"},
 		{"list item differs", map[string]any{"spec": map[string]any{"ports": []any{map[string]any{"port": int64(81)}}}}, false, ".spec.ports[0].port"},

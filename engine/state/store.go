@@ -247,6 +247,17 @@ func (s *Store) RemoveGraph(name string) {
 	s.changed()
 }
 
+// KroOf is kro's view of the graph named name, nil when none is recorded.
+func (s *Store) KroOf(name string) *KroGraph {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if k := s.kro[name]; k != nil {
+		c := *k
+		return &c
+	}
+	return nil
+}
+
 // SetKro records kro's view of a graph (nil forgets it); it is kept apart
 // from SetGraph so the two writers never overwrite each other. Setting the
 // same value again is not a change.

@@ -71,6 +71,9 @@ type build struct {
 	runEnv *cel.Env
 	// schemas are the resources' OpenAPI schemas, when a resolver knows them.
 	schemas map[string]*spec.Schema
+	// objectTypes are the object types declared for schema and the
+	// resources, to expand object-typed status fields.
+	objectTypes objectTypeIndex
 	// cache holds the expressions compiled so far, by source (prefixed
 	// with cacheScope).
 	cache map[string]cachedCompile
@@ -144,7 +147,14 @@ func (b *Builder) Build(rgd *ResourceGraphDefinition) (*Graph, error) {
 		bd.errorf("", "", "", "%v", err)
 		return nil, bd.errs
 	}
-	if types := bd.resourceTypes(order); len(types) > 0 {
+	types := bd.resourceTypes(order)
+	bd.objectTypes = indexObjectTypes(schemaType)
+	for _, t := range types {
+		for n, d := range indexObjectTypes(t) {
+			bd.objectTypes[n] = d
+		}
+	}
+	if len(types) > 0 {
 		// Check against the kinds' schemas, but evaluate with resources as
 		// dyn: observed objects are plain JSON (timestamps are strings, for
 		// one), which the typed declarations would not accept.

@@ -92,11 +92,11 @@ func graphEnv(schemaType *apiservercel.DeclType, ids []string, resourceTypes map
 	if len(roots) > 0 {
 		provider := apiservercel.NewDeclTypeProvider(roots...)
 		provider.SetRecognizeKeywordAsFieldName(true)
-		popts, err := provider.EnvOptions(base.CELTypeProvider())
+		typed, err := provider.WithTypeProvider(base.CELTypeProvider())
 		if err != nil {
 			return nil, fmt.Errorf("CEL types: %w", err)
 		}
-		opts = append(popts, opts...)
+		opts = append([]cel.EnvOption{cel.CustomTypeProvider(lenientFields{typed}), cel.CustomTypeAdapter(typed)}, opts...)
 	}
 	return base.Extend(opts...)
 }

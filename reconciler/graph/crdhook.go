@@ -1,8 +1,6 @@
 package graph
 
 import (
-	"github.com/google/cel-go/cel"
-	"github.com/google/cel-go/common/types"
 	"github.com/kroscope/kroscope/reconciler/graph/crd"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
@@ -30,7 +28,7 @@ func (bd *build) crd(g *Graph) {
 		APIVersion:     s.APIVersion,
 		Kind:           s.Kind,
 		Spec:           bd.spec,
-		Status:         statusSchema(g),
+		Status:         statusSchema(g, bd.objectTypes),
 		PrinterColumns: s.AdditionalPrinterColumns,
 		Validation:     rules,
 		GraphName:      g.Name,
@@ -51,13 +49,13 @@ func (bd *build) crd(g *Graph) {
 
 // statusSchema is the OpenAPI schema of the status projections, nested as
 // the status block is.
-func statusSchema(g *Graph) *apiextensionsv1.JSONSchemaProps {
+func statusSchema(g *Graph, types objectTypeIndex) *apiextensionsv1.JSONSchemaProps {
 	if len(g.Status) == 0 {
 		return nil
 	}
 	s := apiextensionsv1.JSONSchemaProps{Type: "object", Properties: map[string]apiextensionsv1.JSONSchemaProps{}}
 	for _, f := range g.Status {
-		addSchemaAt(&s, f.Segments, celTypeSchema(g.statusTypes[f.Path]))
+		addSchemaAt(&s, f.Segments, types.celTypeSchema(g.statusTypes[f.Path]))
 	}
 	return &s
 }
@@ -99,36 +97,4 @@ func addSchemaAt(s *apiextensionsv1.JSONSchemaProps, segs []any, leaf apiextensi
 			*s.Items.Schema = apiextensionsv1.JSONSchemaProps{XPreserveUnknownFields: &preserve}
 		}
 	}
-}
-
-// celTypeSchema maps a CEL type to OpenAPI; dyn and anything not
-// expressible is preserve-unknown.
-func celTypeSchema(t *cel.Type) apiextensionsv1.JSONSchemaProps {
-	preserve := true
-	if t == nil || t.Kind() == types.DynKind || t.Kind() == types.AnyKind || t.Kind() == types.NullTypeKind {
-		return apiextensionsv1.JSONSchemaProps{XPreserveUnknownFields: &preserve}
-	}
-	switch t.Kind() {
-	case types.BoolKind:
-		return apiextensionsv1.JSONSchemaProps{Type: "boolean"}
-	case types.IntKind, types.UintKind:
-		return apiextensionsv1.JSONSchemaProps{Type: "integer"}
-	case types.DoubleKind:
-		return apiextensionsv1.JSONSchemaProps{Type: "number"}
-	case types.StringKind, types.DurationKind, types.TimestampKind:
-		return apiextensionsv1.JSONSchemaProps{Type: "string"}
-	case types.ListKind:
-		items := celTypeSchema(t.Parameters()[0])
-		return apiextensionsv1.JSONSchemaProps{Type: "array", Items: &apiextensionsv1.JSONSchemaPropsOrArray{Schema: &items}}
-	case types.MapKind:
-		if t.Parameters()[0].Kind() == types.StringKind {
-			v := celTypeSchema(t.Parameters()[1])
-			return apiextensionsv1.JSONSchemaProps{Type: "object", AdditionalProperties: &apiextensionsv1.JSONSchemaPropsOrBool{Allows: true, Schema: &v}}
-		}
-	case types.OpaqueKind:
-		if t.TypeName() == "optional_type" && len(t.Parameters()) == 1 {
-			return celTypeSchema(t.Parameters()[0])
-		}
-	}
-	return apiextensionsv1.JSONSchemaProps{Type: "object", XPreserveUnknownFields: &preserve}
 }

@@ -87,9 +87,12 @@ func TestKroExamples(t *testing.T) {
 	t.Run("CRDParity", func(t *testing.T) {
 		// A client set made now: its REST mapper knows the CRDs kro created.
 		set := r.env.Clients(t)
+		// One resolver for all, as the engine shares one across graphs.
+		schemas := graph.NewCachedSchemaResolver(set.Discovery(), 0)
 		for _, ex := range exs {
-			t.Run(ex.name, func(t *testing.T) { crdParity(t, set, ex) })
+			t.Run(ex.name, func(t *testing.T) { crdParity(t, set, schemas, ex) })
 		}
+		t.Logf("OpenAPI documents fetched for %d graphs: %d", len(exs), schemas.Fetches())
 	})
 
 	// Every example's instance, each in a namespace of its own (two
@@ -123,7 +126,7 @@ func TestKroExamples(t *testing.T) {
 
 	// kroscope --observe beside kro. A failure here ends only this subtest:
 	// what kro wrote is checked below either way.
-	t.Run("ObserveParity", func(t *testing.T) { observeParityTest(t, r.with(t), exs) })
+	t.Run("ObserveParity", func(t *testing.T) { observeParityTest(t, r.with(t), exs, rejects) })
 
 	// Let every instance become ACTIVE (already so when ObserveParity
 	// passed), then pin down what kro wrote.
@@ -131,7 +134,7 @@ func TestKroExamples(t *testing.T) {
 	t.Run("KroWrites", func(t *testing.T) { kroWrites(t, r.with(t), exs) })
 }
 
-func observeParityTest(t *testing.T, r *kroRig, exs []*example) {
+func observeParityTest(t *testing.T, r *kroRig, exs []*example, rejects map[string]string) {
 	obs := r.startEngine(func(o *engine.Options) {
 		o.Namespace = "" // the examples' namespaces
 		o.WatchClusterRGDs = true
@@ -161,6 +164,18 @@ func observeParityTest(t *testing.T, r *kroRig, exs []*example) {
 		return done, b.String()
 	})
 
+	// A graph kro rejects has no CRD: kroscope shows kro's reason (from the
+	// RGD status kro wrote), not the CRD's absence.
+	obs.waitFor(time.Minute, "kroscope to show kro's rejection of the graphs kro rejects", func(s *state.Snapshot) (bool, string) {
+		var b strings.Builder
+		for name, msg := range rejects {
+			if g := graphNamed(s, name); g == nil || !strings.Contains(g.Err, "kro does not serve this graph: GraphAccepted: ") || !strings.Contains(g.Err, msg) {
+				fmt.Fprintf(&b, "  %s: %+v\n", name, g)
+			}
+		}
+		return b.Len() == 0, b.String()
+	})
+
 	// Phase 1: nobody makes Deployments or Jobs ready, so kro settles with
 	// the graphs that wait on them IN_PROGRESS and the others ACTIVE.
 	p1 := observeParity(t, r, obs, exs, false)
@@ -168,6 +183,19 @@ func observeParityTest(t *testing.T, r *kroRig, exs []*example) {
 	observeParity(t, r, obs, exs, true)
 	if !slices.Contains(p1, reconciler.InstanceStateInProgress) {
 		t.Errorf("no instance was IN_PROGRESS before readiness was faked (states %v): the first phase proved nothing", p1)
+	}
+
+	// ... and says so once per reason, not at every retry.
+	for name := range rejects {
+		n := 0
+		for _, l := range obs.e.Snapshot().Logs {
+			if strings.Contains(l.Message, "instance CRD not ready") && strings.Contains(l.KV, "graph="+name) {
+				n++
+			}
+		}
+		if n > 2 {
+			t.Errorf("kroscope logged %d times that graph %s's CRD is not ready (want its absence, then kro's reason, once each)", n, name)
+		}
 	}
 
 	if n := obs.writes.Load(); n != 0 {
@@ -289,12 +317,12 @@ func exampleInstance(t *testing.T, dir string) *unstructured.Unstructured {
 // crdParity compares the instance CRD kro generated for a stored graph with
 // the one kroscope builds from the same stored object: scope, names,
 // schema, printer columns and subresources.
-func crdParity(t *testing.T, set *client.Set, ex *example) {
+func crdParity(t *testing.T, set *client.Set, schemas graph.SchemaResolver, ex *example) {
 	rgd, err := graph.FromUnstructured(ex.rgd.DeepCopy())
 	if err != nil {
 		t.Fatalf("kroscope cannot read graph %s as kro stored it: %v", ex.rgd.GetName(), err)
 	}
-	g, err := graph.NewBuilder(graph.WithRESTMapper(set.RESTMapper())).Build(rgd)
+	g, err := graph.NewBuilder(engine.GraphOptions(set, schemas, false)...).Build(rgd)
 	if err != nil {
 		t.Fatalf("kroscope cannot build graph %s as kro stored it: %v", ex.rgd.GetName(), err)
 	}
