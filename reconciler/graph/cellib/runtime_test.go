@@ -53,7 +53,11 @@ func TestRuntimeConditions(t *testing.T) {
 		{expr: `runtime.newCondition({"type": "T", status: "True"})`, compileErr: "keys must be bare identifiers"},
 		{expr: `runtime.newCondition({type: "T", type: "U", status: "True"})`, compileErr: `duplicate key "type"`},
 		{expr: `runtime.newCondition(schema)`, compileErr: "argument must be a map literal"},
-		{expr: `runtime.newCondition({type: "T", status: 1})`, wantErr: "status must be a string"},
+		// The literal is a map(string, dyn) and the overload takes
+		// map(string, string): cel-go checks a map's value type on whichever
+		// entry it meets first, so this fails either in dispatch or in
+		// newCondition itself (kro declares it the same way). Both refuse it.
+		{expr: `runtime.newCondition({type: "T", status: 1})`, wantErr: "status must be a string|no such overload"},
 		{expr: `runtime.condition(schema, "Ready").color`, compileErr: "undefined field 'color'"},
 	}
 	for _, tc := range cases {
@@ -74,7 +78,7 @@ func TestRuntimeConditions(t *testing.T) {
 			}
 			out, _, err := prg.Eval(vars)
 			if tc.wantErr != "" {
-				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+				if err == nil || !containsAny(err.Error(), strings.Split(tc.wantErr, "|")) {
 					t.Fatalf("= %v, %v; want error %q", out, err, tc.wantErr)
 				}
 				return
@@ -97,4 +101,13 @@ func TestRuntimeConditions(t *testing.T) {
 			}
 		})
 	}
+}
+
+func containsAny(s string, subs []string) bool {
+	for _, sub := range subs {
+		if strings.Contains(s, sub) {
+			return true
+		}
+	}
+	return false
 }
