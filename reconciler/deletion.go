@@ -278,9 +278,17 @@ func (r *run) memberFailed(m member, err error) {
 // DELETED for resources with nothing left.
 func (r *run) markWaves(still, rest []member, top int) {
 	left := map[string]bool{}
+	// The blockers are named by resource id, as everywhere else on screen;
+	// an object whose resource left the graph has no id, so by its name.
 	var names []string
 	for _, m := range still {
-		names = append(names, objectName(m.obj))
+		if d := r.memberDetail(m); d != nil {
+			if !slices.Contains(names, d.ID) {
+				names = append(names, d.ID)
+			}
+		} else {
+			names = append(names, objectName(m.obj))
+		}
 		if d := r.memberDetail(m); d != nil && d.State != ResourceStateError {
 			left[d.ID] = true
 			d.State, d.WaitingFor = ResourceStateDeleting, "deleting "+objectName(m.obj)
@@ -304,7 +312,7 @@ func (r *run) markWaves(still, rest []member, top int) {
 		left[d.ID] = true
 		if d.State != ResourceStateError && len(still) > 0 {
 			d.State = ResourceStatePendingDeletion
-			d.WaitingFor = fmt.Sprintf("waiting for apply-order wave %d to be deleted first: %s", top, strings.Join(names, ", "))
+			d.WaitingFor = fmt.Sprintf("waiting for %s to be deleted first (apply-order wave %d)", strings.Join(names, ", "), top)
 		}
 	}
 	for _, id := range r.c.rg.TopologicalOrder {

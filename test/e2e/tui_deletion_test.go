@@ -81,7 +81,7 @@ func TestTUIDeletionHeldByAFinalizer(t *testing.T) {
 	if !strings.Contains(cLine, " c ") || !strings.Contains(cLine, "held-a-b-c") {
 		t.Fatalf("the blocker is not shown on c's row %q:\n%s", cLine, screen)
 	}
-	if !strings.Contains(screen, "waiting for c to be deleted first") {
+	if !strings.Contains(screen, "waiting for c to be deleted first") { // named by id, not by object
 		t.Fatalf("the earlier layers do not say they wait for c:\n%s", screen)
 	}
 	if strings.Contains(screen, "is gone") {
