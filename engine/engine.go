@@ -35,6 +35,7 @@ import (
 	"github.com/kroscope/kroscope/engine/watch"
 	"github.com/kroscope/kroscope/reconciler"
 	"github.com/kroscope/kroscope/reconciler/client"
+	"github.com/kroscope/kroscope/reconciler/graph"
 )
 
 // Defaults for Options left zero.
@@ -77,6 +78,8 @@ type Options struct {
 	ForceCRD bool
 	// CELOmit allows omit() in templates (kro's CELOmitFunction gate).
 	CELOmit bool
+	// CELLimits bound every CEL evaluation (zero fields: graph.DefaultLimits).
+	CELLimits graph.Limits
 	// LeaseNamespace/LeaseName name the Lease that elects the one writer
 	// (defaults kube-system/kroscope); Identity is this process's name in it
 	// (default hostname_random).

@@ -154,7 +154,7 @@ func (e *Engine) runGraph(ctx context.Context, r *graphRun, rgd *graph.ResourceG
 		log.Error(err, what)
 	}
 
-	g, err := graph.NewBuilder(graph.WithRESTMapper(e.set.RESTMapper()), graph.WithCELOmit(e.o.CELOmit)).Build(rgd)
+	g, err := graph.NewBuilder(graph.WithRESTMapper(e.set.RESTMapper()), graph.WithCELOmit(e.o.CELOmit), graph.WithLimits(e.o.CELLimits)).Build(rgd)
 	if err != nil {
 		fail(err, "invalid graph: skipped")
 		e.setOutcome(ctx, r, func(o *rgdstatus.Outcome) { o.BuildErr = err })

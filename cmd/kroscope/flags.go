@@ -24,6 +24,7 @@ func addEngineFlags(fs *pflag.FlagSet, o *engine.Options) {
 	fs.BoolVar(&o.Observe, "observe", false, "read-only: never write to the cluster; states are computed from what is observed")
 	fs.BoolVar(&o.ForceCRD, "force-crd", false, "overwrite instance CRDs that neither kroscope nor kro created, and apply schema changes that break stored instances")
 	addCELOmitFlag(fs, &o.CELOmit)
+	addCELLimitFlags(fs, &o.CELLimits)
 	fs.StringVar(&o.LeaseNamespace, "lease-namespace", lease.DefaultNamespace, "namespace of the Lease that elects the one kroscope that writes")
 	fs.StringVar(&o.LeaseName, "lease-name", lease.DefaultName, "name of that Lease")
 	fs.StringVar(&o.Identity, "identity", "", "this process's identity in the Lease (default: hostname and a random suffix)")
@@ -40,6 +41,15 @@ func addEngineFlags(fs *pflag.FlagSet, o *engine.Options) {
 // feature gate, on every command that builds graphs.
 func addCELOmitFlag(fs *pflag.FlagSet, v *bool) {
 	fs.BoolVar(v, graph.OmitFlag, false, "allow omit() in resource templates (alpha in kro: its "+graph.OmitFeatureGate+" feature gate)")
+}
+
+// addCELLimitFlags registers --cel-cost-limit and --cel-timeout on every
+// command that builds graphs: graphs and instances are untrusted, so every
+// evaluation is bounded.
+func addCELLimitFlags(fs *pflag.FlagSet, l *graph.Limits) {
+	*l = graph.DefaultLimits
+	fs.Uint64Var(&l.Cost, graph.CostLimitFlag, graph.DefaultLimits.Cost, "CEL cost limit of one evaluation of one expression (list elements and characters touched); an expression that exceeds it FAILs its resource, and validate rejects graphs whose estimated worst case exceeds it")
+	fs.DurationVar(&l.Timeout, graph.TimeoutFlag, graph.DefaultLimits.Timeout, "wall-clock limit of one evaluation of one expression")
 }
 
 // connectEngine fills o's connection from the kubectl flags: the client

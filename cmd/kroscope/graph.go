@@ -67,6 +67,7 @@ func unjoin(err error) []error {
 func newGraphCmd() *cobra.Command {
 	var output string
 	var celOmit bool
+	var limits graph.Limits
 	cmd := &cobra.Command{
 		Use:   "graph FILE|DIR...",
 		Short: "Show each ResourceGraphDefinition's kind, order and resource graph (no cluster needed)",
@@ -82,7 +83,7 @@ are reported with every problem found, and the exit status is 2.`,
 			default:
 				return fmt.Errorf("unknown output format %q: use text, json or dot", output)
 			}
-			gs, err := loadAndBuild(args, cmd.ErrOrStderr(), graph.WithCELOmit(celOmit))
+			gs, err := loadAndBuild(args, cmd.ErrOrStderr(), graph.WithCELOmit(celOmit), graph.WithLimits(limits))
 			out := cmd.OutOrStdout()
 			var werr error
 			switch output {
@@ -108,11 +109,13 @@ are reported with every problem found, and the exit status is 2.`,
 	}
 	cmd.Flags().StringVarP(&output, "output", "o", "text", "output format: text, json or dot")
 	addCELOmitFlag(cmd.Flags(), &celOmit)
+	addCELLimitFlags(cmd.Flags(), &limits)
 	return cmd
 }
 
 func newValidateCmd() *cobra.Command {
 	var celOmit bool
+	var limits graph.Limits
 	cmd := &cobra.Command{
 		Use:   "validate FILE|DIR...",
 		Short: "Check ResourceGraphDefinitions without a cluster",
@@ -122,7 +125,7 @@ checks them as the reconciler would: schema, ids, templates, CEL expressions
 the exit status is 2 when any definition is invalid.`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			gs, err := loadAndBuild(args, cmd.ErrOrStderr(), graph.WithCELOmit(celOmit))
+			gs, err := loadAndBuild(args, cmd.ErrOrStderr(), graph.WithCELOmit(celOmit), graph.WithLimits(limits))
 			for _, g := range gs {
 				fmt.Fprintf(cmd.OutOrStdout(), "ok  %s  %s  (%d resources)  %s\n", g.Name, g.Instance.GVK.Kind, len(g.Resources), g.Source)
 			}
@@ -130,6 +133,7 @@ the exit status is 2 when any definition is invalid.`,
 		},
 	}
 	addCELOmitFlag(cmd.Flags(), &celOmit)
+	addCELLimitFlags(cmd.Flags(), &limits)
 	return cmd
 }
 

@@ -232,8 +232,10 @@ type Expression struct {
 	// The program is planned on first use: planning costs more than
 	// checking and most graphs are built far more often than every
 	// expression is evaluated.
-	env      *cel.Env
-	ast      *cel.Ast
+	env *cel.Env
+	ast *cel.Ast
+	// limits bound every evaluation (DefaultLimits when zero).
+	limits   Limits
 	planOnce sync.Once
 	program  cel.Program
 	planErr  error

@@ -27,6 +27,8 @@ type Builder struct {
 	resolver SchemaResolver
 	// celOmit allows omit() in templates (kro's CELOmitFunction gate).
 	celOmit bool
+	// limits bound every expression's evaluation (see WithLimits).
+	limits Limits
 }
 
 // NewBuilder returns a Builder. Without a REST mapper it uses compiled-in
@@ -741,6 +743,9 @@ func (bd *build) compile(env *cel.Env, src string) (*compiled, error) {
 		return c.c, c.err
 	}
 	c, err := compile(env, src)
+	if err == nil {
+		c.expr.limits = bd.b.limits
+	}
 	if err == nil && bd.runEnv != nil {
 		c.expr.env, c.expr.ast = bd.runEnv, nil
 	}

@@ -1,6 +1,7 @@
 package graph
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"math"
@@ -89,8 +90,14 @@ func (e *Expression) evalVal(vars Vars) (ref.Val, error) {
 	for _, id := range e.References {
 		act[id] = vars[id]
 	}
-	out, _, err := prg.Eval(act)
+	lim := e.limits.orDefault()
+	ctx, cancel := context.WithTimeout(context.Background(), lim.Timeout)
+	defer cancel()
+	out, _, err := prg.ContextEval(ctx, act)
 	if err != nil {
+		if lerr := lim.limitError(ctx, err); lerr != err {
+			return nil, lerr
+		}
 		return nil, classify(err)
 	}
 	return out, nil
