@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -25,8 +26,9 @@ func (e *invalidError) ExitCode() int { return 2 }
 
 // loadAndBuild loads every definition under paths and builds it, printing
 // each problem to errOut. It returns the graphs that built and an
-// *invalidError when anything was wrong.
-func loadAndBuild(paths []string, errOut io.Writer, opts ...graph.Option) ([]*graph.Graph, error) {
+// *invalidError when anything was wrong. A graph whose estimated worst-case
+// CEL cost exceeds limits is invalid too: it would fail at run time.
+func loadAndBuild(paths []string, errOut io.Writer, limits graph.Limits, opts ...graph.Option) ([]*graph.Graph, error) {
 	rgds, loadErr := graph.LoadFiles(paths...)
 	invalid := 0
 	if loadErr != nil {
@@ -35,12 +37,17 @@ func loadAndBuild(paths []string, errOut io.Writer, opts ...graph.Option) ([]*gr
 			invalid++
 		}
 	}
-	b := graph.NewBuilder(opts...)
+	b := graph.NewBuilder(append(opts, graph.WithLimits(limits))...)
 	var gs []*graph.Graph
 	for _, rgd := range rgds {
 		g, err := b.Build(rgd)
+		if err == nil {
+			if errs := graph.EstimateCosts(g, limits); len(errs) > 0 {
+				err = errs
+			}
+		}
 		if err != nil {
-			fmt.Fprintln(errOut, err)
+			printInFile(errOut, rgd.Source, err)
 			invalid++
 			continue
 		}
@@ -53,6 +60,18 @@ func loadAndBuild(paths []string, errOut io.Writer, opts ...graph.Option) ([]*gr
 		return gs, &invalidError{invalid: invalid, total: len(gs) + invalid}
 	}
 	return gs, nil
+}
+
+// printInFile prints each line of err prefixed with the file it is about,
+// unless the line names it already: the README promises that every error
+// names its file.
+func printInFile(w io.Writer, source string, err error) {
+	for _, line := range strings.Split(err.Error(), "\n") {
+		if source != "" && !strings.Contains(line, source) {
+			line = source + ": " + line
+		}
+		fmt.Fprintln(w, line)
+	}
 }
 
 // unjoin splits an errors.Join tree one level (one entry per file or
@@ -83,7 +102,7 @@ are reported with every problem found, and the exit status is 2.`,
 			default:
 				return fmt.Errorf("unknown output format %q: use text, json or dot", output)
 			}
-			gs, err := loadAndBuild(args, cmd.ErrOrStderr(), graph.WithCELOmit(celOmit), graph.WithLimits(limits))
+			gs, err := loadAndBuild(args, cmd.ErrOrStderr(), limits, graph.WithCELOmit(celOmit))
 			out := cmd.OutOrStdout()
 			var werr error
 			switch output {
@@ -121,11 +140,12 @@ func newValidateCmd() *cobra.Command {
 		Short: "Check ResourceGraphDefinitions without a cluster",
 		Long: `validate loads ResourceGraphDefinitions from YAML files and directories and
 checks them as the reconciler would: schema, ids, templates, CEL expressions
-(syntax, types, references) and dependency cycles. Every problem is printed;
+(syntax, types, references), dependency cycles and, where cel-go can estimate
+it, each expression's worst-case cost against --cel-cost-limit. Every problem is printed;
 the exit status is 2 when any definition is invalid.`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			gs, err := loadAndBuild(args, cmd.ErrOrStderr(), graph.WithCELOmit(celOmit), graph.WithLimits(limits))
+			gs, err := loadAndBuild(args, cmd.ErrOrStderr(), limits, graph.WithCELOmit(celOmit))
 			for _, g := range gs {
 				fmt.Fprintf(cmd.OutOrStdout(), "ok  %s  %s  (%d resources)  %s\n", g.Name, g.Instance.GVK.Kind, len(g.Resources), g.Source)
 			}

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/kroscope/kroscope/test/kroexamples"
 )
 
 // buildRuntime builds testdata/runtime/name.yaml with opts.
@@ -129,4 +131,58 @@ func TestForEachSizeCheckedBeforeTheListIsBuilt(t *testing.T) {
 	if err != nil || len(objs) != 3 {
 		t.Fatalf("count 3: %d objects, %v", len(objs), err)
 	}
+}
+
+// TestEstimateCostsRejectsExpensiveGraphs: validate's static estimate
+// rejects the exponential graphs, naming resource, field, expression and
+// flag; a size read from an input (lists.range(schema.spec.count)) has no
+// static bound and is left to the run-time limits.
+func TestEstimateCostsRejectsExpensiveGraphs(t *testing.T) {
+	for _, name := range []string{"exponential-readywhen", "string-doubling"} {
+		errs := EstimateCosts(buildRuntime(t, name), DefaultLimits)
+		if len(errs) != 1 {
+			t.Fatalf("%s: %d errors, want 1: %v", name, len(errs), errs)
+		}
+		for _, want := range []string{name + ": resource cm: readyWhen[0]: ${", "exceeds the limit of 1000000", "--cel-cost-limit"} {
+			if !strings.Contains(errs.Error(), want) {
+				t.Errorf("%s: %q lacks %q", name, errs, want)
+			}
+		}
+		if errs := EstimateCosts(buildRuntime(t, name), Limits{Cost: 1 << 50}); len(errs) != 0 {
+			t.Errorf("%s: rejected under a raised limit: %v", name, errs)
+		}
+	}
+	if errs := EstimateCosts(buildRuntime(t, "foreach-huge-count"), DefaultLimits); len(errs) != 0 {
+		t.Errorf("foreach-huge-count: %v", errs)
+	}
+}
+
+// TestEstimateCostsAcceptsKroExamples: no example graph is rejected by the
+// estimate (inputs of unknown size count as UnknownInputSize).
+func TestEstimateCostsAcceptsKroExamples(t *testing.T) {
+	files := append(kroexamples.RGDFiles(t), mustGlob(t, "../../examples/*/*.yaml")...)
+	for _, file := range files {
+		rgds, err := LoadFiles(file)
+		if err != nil {
+			continue
+		}
+		for _, rgd := range rgds {
+			g, err := NewBuilder().Build(rgd)
+			if err != nil {
+				continue
+			}
+			if errs := EstimateCosts(g, DefaultLimits); len(errs) != 0 {
+				t.Errorf("%s: %v", file, errs)
+			}
+		}
+	}
+}
+
+func mustGlob(t *testing.T, pattern string) []string {
+	t.Helper()
+	m, err := filepath.Glob(pattern)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
 }
