@@ -27,6 +27,15 @@ type item struct {
 	name      string
 }
 
+// String names the instance as "resource.group namespace/name".
+func (it item) String() string {
+	gr := it.gvr.GroupResource().String()
+	if it.namespace == "" {
+		return gr + " " + it.name
+	}
+	return gr + " " + it.namespace + "/" + it.name
+}
+
 // immediatePasses bounds how many times in a row one worker reconciles an
 // instance that asks for an immediate requeue before it goes back to the
 // queue.
@@ -47,6 +56,17 @@ func (e *Engine) processNext(ctx context.Context) bool {
 		return true
 	}
 	e.busy.Add(1)
+	e.flightMu.Lock()
+	if e.flying == nil {
+		e.flying = map[item]struct{}{}
+	}
+	e.flying[it] = struct{}{}
+	e.flightMu.Unlock()
+	defer func() {
+		e.flightMu.Lock()
+		delete(e.flying, it)
+		e.flightMu.Unlock()
+	}()
 	decision, after, err := passes(ctx, func() error {
 		if s.stopped.Load() {
 			return nil // its graph stopped meanwhile
