@@ -63,6 +63,8 @@ type Options struct {
 	ClientSet *client.Set
 	// RGDPaths are --rgd files and folders.
 	RGDPaths []string
+	// MaxFileSize bounds each --rgd file (0: graph.DefaultMaxFileSize).
+	MaxFileSize int64
 	// WatchClusterRGDs also serves kro.run/v1alpha1 ResourceGraphDefinitions
 	// from the cluster (when the CRD exists there).
 	WatchClusterRGDs bool
@@ -380,7 +382,10 @@ func (e *Engine) Run(ctx context.Context) error {
 
 	e.store.SetStartup(state.Startup{Phase: "loading graphs"})
 	var initial []*graphRun
-	for _, u := range source.Files(e.o.RGDPaths) {
+	loader := graph.Loader{MaxFileSize: e.o.MaxFileSize, Warn: func(path, why string) {
+		e.log.Info("--rgd: "+why, "path", path)
+	}}
+	for _, u := range source.Files(loader, e.o.RGDPaths) {
 		if r := e.apply(u); r != nil {
 			initial = append(initial, r)
 		}

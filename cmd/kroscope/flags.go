@@ -18,6 +18,7 @@ import (
 // demo commands) on fs, writing into o.
 func addEngineFlags(fs *pflag.FlagSet, o *engine.Options) {
 	fs.StringSliceVar(&o.RGDPaths, "rgd", nil, "ResourceGraphDefinition files or folders to serve (repeatable; folders are read recursively)")
+	addMaxFileSizeFlag(fs, &o.MaxFileSize)
 	fs.BoolVar(&o.WatchClusterRGDs, "cluster-rgds", true, "also serve the cluster's kro.run/v1alpha1 ResourceGraphDefinitions (when kro's CRD is installed)")
 	fs.IntVar(&o.Workers, "workers", 0, fmt.Sprintf("parallel reconciles (0: %d per CPU)", engine.WorkersPerCPU))
 	fs.DurationVar(&o.RequeueInterval, "requeue-interval", engine.DefaultRequeueInterval, "how long a waiting instance sleeps before it is checked again (children are watched, so this is a safety net)")
@@ -42,6 +43,12 @@ func addEngineFlags(fs *pflag.FlagSet, o *engine.Options) {
 // feature gate, on every command that builds graphs.
 func addCELOmitFlag(fs *pflag.FlagSet, v *bool) {
 	fs.BoolVar(v, graph.OmitFlag, false, "allow omit() in resource templates (alpha in kro: its "+graph.OmitFeatureGate+" feature gate)")
+}
+
+// addMaxFileSizeFlag registers --max-file-size: definition files are read
+// whole, so their size is bounded.
+func addMaxFileSizeFlag(fs *pflag.FlagSet, v *int64) {
+	fs.Int64Var(v, graph.MaxFileSizeFlag, graph.DefaultMaxFileSize, "largest ResourceGraphDefinition file read, in bytes (FIFOs, devices and sockets are skipped)")
 }
 
 // addCELLimitFlags registers --cel-cost-limit and --cel-timeout on every

@@ -28,8 +28,11 @@ func (e *invalidError) ExitCode() int { return 2 }
 // each problem to errOut. It returns the graphs that built and an
 // *invalidError when anything was wrong. A graph whose estimated worst-case
 // CEL cost exceeds limits is invalid too: it would fail at run time.
-func loadAndBuild(paths []string, errOut io.Writer, limits graph.Limits, opts ...graph.Option) ([]*graph.Graph, error) {
-	rgds, loadErr := graph.LoadFiles(paths...)
+func loadAndBuild(paths []string, errOut io.Writer, maxFileSize int64, limits graph.Limits, opts ...graph.Option) ([]*graph.Graph, error) {
+	loader := graph.Loader{MaxFileSize: maxFileSize, Warn: func(path, why string) {
+		fmt.Fprintf(errOut, "warning: %s: %s\n", path, why)
+	}}
+	rgds, loadErr := loader.Load(paths...)
 	invalid := 0
 	if loadErr != nil {
 		for _, e := range unjoin(loadErr) {
@@ -87,6 +90,7 @@ func newGraphCmd() *cobra.Command {
 	var output string
 	var celOmit bool
 	var limits graph.Limits
+	var maxFileSize int64
 	cmd := &cobra.Command{
 		Use:   "graph FILE|DIR...",
 		Short: "Show each ResourceGraphDefinition's kind, order and resource graph (no cluster needed)",
@@ -102,7 +106,7 @@ are reported with every problem found, and the exit status is 2.`,
 			default:
 				return fmt.Errorf("unknown output format %q: use text, json or dot", output)
 			}
-			gs, err := loadAndBuild(args, cmd.ErrOrStderr(), limits, graph.WithCELOmit(celOmit))
+			gs, err := loadAndBuild(args, cmd.ErrOrStderr(), maxFileSize, limits, graph.WithCELOmit(celOmit))
 			out := cmd.OutOrStdout()
 			var werr error
 			switch output {
@@ -129,12 +133,14 @@ are reported with every problem found, and the exit status is 2.`,
 	cmd.Flags().StringVarP(&output, "output", "o", "text", "output format: text, json or dot")
 	addCELOmitFlag(cmd.Flags(), &celOmit)
 	addCELLimitFlags(cmd.Flags(), &limits)
+	addMaxFileSizeFlag(cmd.Flags(), &maxFileSize)
 	return cmd
 }
 
 func newValidateCmd() *cobra.Command {
 	var celOmit bool
 	var limits graph.Limits
+	var maxFileSize int64
 	cmd := &cobra.Command{
 		Use:   "validate FILE|DIR...",
 		Short: "Check ResourceGraphDefinitions without a cluster",
@@ -145,7 +151,7 @@ it, each expression's worst-case cost against --cel-cost-limit. Every problem is
 the exit status is 2 when any definition is invalid.`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			gs, err := loadAndBuild(args, cmd.ErrOrStderr(), limits, graph.WithCELOmit(celOmit))
+			gs, err := loadAndBuild(args, cmd.ErrOrStderr(), maxFileSize, limits, graph.WithCELOmit(celOmit))
 			for _, g := range gs {
 				fmt.Fprintf(cmd.OutOrStdout(), "ok  %s  %s  (%d resources)  %s\n", g.Name, g.Instance.GVK.Kind, len(g.Resources), g.Source)
 			}
@@ -154,6 +160,7 @@ the exit status is 2 when any definition is invalid.`,
 	}
 	addCELOmitFlag(cmd.Flags(), &celOmit)
 	addCELLimitFlags(cmd.Flags(), &limits)
+	addMaxFileSizeFlag(cmd.Flags(), &maxFileSize)
 	return cmd
 }
 

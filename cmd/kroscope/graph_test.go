@@ -19,6 +19,10 @@ func runCmd(t *testing.T, args ...string) (stdout, stderr string, err error) {
 		rootCmd.SetArgs(nil)
 		rootCmd.SetOut(nil)
 		rootCmd.SetErr(nil)
+		// A --help run leaves the help flag set for the next test.
+		if c, _, err := rootCmd.Find(args); err == nil && c.Flags().Lookup("help") != nil {
+			_ = c.Flags().Set("help", "false")
+		}
 	}()
 	err = rootCmd.Execute()
 	return out.String(), errOut.String(), err

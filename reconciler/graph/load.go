@@ -6,9 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
-	"os"
-	"path/filepath"
 	"sort"
 	"strings"
 
@@ -18,61 +15,6 @@ import (
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"sigs.k8s.io/yaml"
 )
-
-// LoadFiles reads definitions from YAML files and directories (recursively,
-// *.yaml and *.yml; multi-document). Documents of other kinds are skipped.
-// An unreadable or malformed file is an error naming it.
-func LoadFiles(paths ...string) ([]*ResourceGraphDefinition, error) {
-	var out []*ResourceGraphDefinition
-	var errs []error
-	for _, p := range paths {
-		files, err := yamlFiles(p)
-		if err != nil {
-			errs = append(errs, err)
-			continue
-		}
-		for _, f := range files {
-			data, err := os.ReadFile(f)
-			if err != nil {
-				errs = append(errs, fmt.Errorf("reading %s: %w", f, err))
-				continue
-			}
-			rgds, err := Parse(data, f)
-			out = append(out, rgds...)
-			if err != nil {
-				errs = append(errs, err)
-			}
-		}
-	}
-	return out, errors.Join(errs...)
-}
-
-// yamlFiles expands p: a file is returned as is, a directory is walked for
-// *.yaml and *.yml files in lexical order.
-func yamlFiles(p string) ([]string, error) {
-	st, err := os.Stat(p)
-	if err != nil {
-		return nil, fmt.Errorf("reading %s: %w", p, err)
-	}
-	if !st.IsDir() {
-		return []string{p}, nil
-	}
-	var files []string
-	err = filepath.WalkDir(p, func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if !d.IsDir() && (strings.HasSuffix(path, ".yaml") || strings.HasSuffix(path, ".yml")) {
-			files = append(files, path)
-		}
-		return nil
-	})
-	if err != nil {
-		return nil, fmt.Errorf("reading directory %s: %w", p, err)
-	}
-	sort.Strings(files)
-	return files, nil
-}
 
 // Parse reads every definition in one (multi-document) YAML source.
 // Documents of other kinds are skipped. Structural problems in a definition
