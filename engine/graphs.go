@@ -177,7 +177,7 @@ func (e *Engine) runGraph(ctx context.Context, r *graphRun, rgd *graph.ResourceG
 	e.mu.Lock()
 	if other, ok := e.byRes[info.Resource]; ok {
 		e.mu.Unlock()
-		err := fmt.Errorf("%s is already served by graph %q", info.Resource, other.graph.Name)
+		err := fmt.Errorf("%s is already served by graph %q (%s); this graph (%s) is not served until one of them changes its kind", info.Resource, other.graph.Name, other.graph.Source, rgd.Source)
 		fail(err, "graph conflicts with another")
 		e.setOutcome(ctx, r, func(o *rgdstatus.Outcome) { o.CRDErr = err })
 		return

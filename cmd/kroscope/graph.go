@@ -56,6 +56,11 @@ func loadAndBuild(paths []string, errOut io.Writer, maxFileSize int64, limits gr
 		}
 		gs = append(gs, g)
 	}
+	gs, clashes := sameKind(gs)
+	for _, c := range clashes {
+		fmt.Fprintln(errOut, c)
+		invalid++
+	}
 	if len(rgds) == 0 && loadErr == nil {
 		return nil, fmt.Errorf("no ResourceGraphDefinition found in %v", paths)
 	}
@@ -63,6 +68,35 @@ func loadAndBuild(paths []string, errOut io.Writer, maxFileSize int64, limits gr
 		return gs, &invalidError{invalid: invalid, total: len(gs) + invalid}
 	}
 	return gs, nil
+}
+
+// sameKind takes out the graphs whose instance kind another graph serves
+// too, returning one error per such graph naming both files: at run time
+// only one of them could be served.
+func sameKind(gs []*graph.Graph) ([]*graph.Graph, []error) {
+	first := map[string]*graph.Graph{}
+	clash := map[*graph.Graph]*graph.Graph{}
+	for _, g := range gs {
+		gk := g.Instance.GVK.GroupKind().String()
+		if f, ok := first[gk]; ok {
+			clash[g] = f
+			clash[f] = g
+		} else {
+			first[gk] = g
+		}
+	}
+	var ok []*graph.Graph
+	var errs []error
+	for _, g := range gs {
+		other, bad := clash[g]
+		if !bad {
+			ok = append(ok, g)
+			continue
+		}
+		errs = append(errs, fmt.Errorf("%s: %s: kind %s is also served by graph %q (%s): give each graph its own kind",
+			g.Source, g.Name, g.Instance.GVK.GroupKind(), other.Name, other.Source))
+	}
+	return ok, errs
 }
 
 // printInFile prints each line of err prefixed with the file it is about,

@@ -32,3 +32,38 @@ func TestValidateRejectsExpensiveCEL(t *testing.T) {
 		t.Errorf("foreach-huge-count: %v", err)
 	}
 }
+
+// TestValidateTwoGraphsOneKind: two graphs serving the same kind are both
+// invalid, each error naming both files.
+func TestValidateTwoGraphsOneKind(t *testing.T) {
+	dir := t.TempDir()
+	const g = `apiVersion: kro.run/v1alpha1
+kind: ResourceGraphDefinition
+metadata:
+  name: %s
+spec:
+  schema:
+    apiVersion: v1alpha1
+    kind: Same
+  resources:
+  - id: cm
+    template:
+      apiVersion: v1
+      kind: ConfigMap
+      metadata:
+        name: ${schema.metadata.name}
+`
+	a, b := dir+"/a.yaml", dir+"/b.yaml"
+	writeFile(t, a, strings.Replace(g, "%s", "first", 1))
+	writeFile(t, b, strings.Replace(g, "%s", "second", 1))
+	_, stderr, err := runCmd(t, "validate", dir)
+	var ec interface{ ExitCode() int }
+	if !errors.As(err, &ec) || ec.ExitCode() != 2 || !strings.Contains(err.Error(), "2 of 2") {
+		t.Fatalf("err = %v, want both invalid", err)
+	}
+	for _, want := range []string{a + `: first: kind Same.kro.run is also served by graph "second" (` + b + ")", b + `: second: kind Same.kro.run is also served by graph "first" (` + a + ")"} {
+		if !strings.Contains(stderr, want) {
+			t.Errorf("stderr lacks %q:\n%s", want, stderr)
+		}
+	}
+}

@@ -160,6 +160,7 @@ func (b *Builder) Build(rgd *ResourceGraphDefinition) (*Graph, error) {
 	bd.status(env, g)
 	bd.omitIdentity(g, order)
 	bd.validations(schemaType)
+	bd.selfInstances(g, order)
 	// Cycles are reported even beside other errors: every problem found is
 	// worth one run of `kroscope validate`.
 	bd.dag(g, order)
@@ -216,6 +217,12 @@ func (bd *build) resource(i int) *Resource {
 		ok = false
 	case reservedIDs[rs.ID]:
 		bd.errorf(rs.ID, path+".id", "choose another id, e.g. "+rs.ID+"Resource", "id %q is a reserved word", rs.ID)
+		ok = false
+	case celTypeNames[rs.ID]:
+		bd.errorf(rs.ID, path+".id", "choose another id, e.g. "+rs.ID+"Value", "id %q is the name of a CEL type: as a variable it would shadow the type in every expression", rs.ID)
+		ok = false
+	case len(rs.ID) > validation.LabelValueMaxLength:
+		bd.errorf(rs.ID, path+".id", "shorten it", "id is %d characters long: it becomes the %s label, whose values have at most %d", len(rs.ID), nodeIDLabel, validation.LabelValueMaxLength)
 		ok = false
 	}
 	label := rs.ID

@@ -54,6 +54,10 @@ func Parse(data []byte, source string) ([]*ResourceGraphDefinition, error) {
 		if !isRGD(obj) {
 			continue
 		}
+		if err := checkAPIVersion(obj, src); err != nil {
+			errs = append(errs, err)
+			continue
+		}
 		// A definition with structural problems is reported, not returned:
 		// building it would only repeat them.
 		rgd, perr := fromMap(obj, src)
@@ -327,9 +331,12 @@ func contains(list []string, s string) bool {
 // decodeYAML decodes one document into JSON-like values with whole numbers
 // as int64, as unstructured objects hold them.
 func decodeYAML(doc []byte) (map[string]any, error) {
-	js, err := yaml.YAMLToJSON(doc)
+	// Strict: a key given twice in one mapping is an error, not "the last
+	// one wins" (the first would be silently ignored).
+	js, err := yaml.YAMLToJSONStrict(doc)
 	if err != nil {
-		return nil, err
+		// yaml.v2 lists its problems on indented lines: one line per error.
+		return nil, errors.New(strings.Join(strings.Fields(strings.ReplaceAll(err.Error(), "unmarshal errors:\n", "")), " "))
 	}
 	var obj map[string]any
 	if err := utiljson.Unmarshal(js, &obj); err != nil {
