@@ -19,6 +19,7 @@ import (
 	"github.com/kroscope/kroscope/engine/logsink"
 	"github.com/kroscope/kroscope/engine/state"
 	"github.com/kroscope/kroscope/examples"
+	"github.com/kroscope/kroscope/termtext"
 	"github.com/kroscope/kroscope/tui"
 )
 
@@ -54,11 +55,11 @@ fails on purpose, so leave it out to expect success).`,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
-			log := demoLogger(f, cmd.ErrOrStderr())
+			log := demoLogger(f, termtext.Writer(cmd.ErrOrStderr()))
 			// client-go logs through klog: a process-wide setting, made
 			// here rather than in runDemo, which tests call repeatedly.
 			klog.SetLogger(log.WithName("client-go"))
-			return runDemo(ctx, f, log, cmd.OutOrStdout())
+			return runDemo(ctx, f, log, termtext.Writer(cmd.OutOrStdout()))
 		},
 	}
 	fs := cmd.Flags()

@@ -10,6 +10,7 @@ import (
 
 	"github.com/kroscope/kroscope/reconciler/graph"
 	"github.com/kroscope/kroscope/reconciler/graph/graphview"
+	"github.com/kroscope/kroscope/termtext"
 )
 
 // invalidError reports definitions that failed to load or validate; the
@@ -140,8 +141,8 @@ are reported with every problem found, and the exit status is 2.`,
 			default:
 				return fmt.Errorf("unknown output format %q: use text, json or dot", output)
 			}
-			gs, err := loadAndBuild(args, cmd.ErrOrStderr(), maxFileSize, limits, graph.WithCELOmit(celOmit))
-			out := cmd.OutOrStdout()
+			gs, err := loadAndBuild(args, termtext.Writer(cmd.ErrOrStderr()), maxFileSize, limits, graph.WithCELOmit(celOmit))
+			out := termtext.Writer(cmd.OutOrStdout())
 			var werr error
 			switch output {
 			case "json":
@@ -185,9 +186,9 @@ it, each expression's worst-case cost against --cel-cost-limit. Every problem is
 the exit status is 2 when any definition is invalid.`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			gs, err := loadAndBuild(args, cmd.ErrOrStderr(), maxFileSize, limits, graph.WithCELOmit(celOmit))
+			gs, err := loadAndBuild(args, termtext.Writer(cmd.ErrOrStderr()), maxFileSize, limits, graph.WithCELOmit(celOmit))
 			for _, g := range gs {
-				fmt.Fprintf(cmd.OutOrStdout(), "ok  %s  %s  (%d resources)  %s\n", g.Name, g.Instance.GVK.Kind, len(g.Resources), g.Source)
+				fmt.Fprintf(termtext.Writer(cmd.OutOrStdout()), "ok  %s  %s  (%d resources)  %s\n", g.Name, g.Instance.GVK.Kind, len(g.Resources), g.Source)
 			}
 			return err
 		},

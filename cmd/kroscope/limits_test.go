@@ -67,3 +67,32 @@ spec:
 		}
 	}
 }
+
+// TestValidateEscapesControlCharacters: a definition's name and values
+// reach the terminal with their control characters escaped.
+func TestValidateEscapesControlCharacters(t *testing.T) {
+	path := t.TempDir() + "/evil.yaml"
+	writeFile(t, path, `apiVersion: kro.run/v1alpha1
+kind: ResourceGraphDefinition
+metadata:
+  name: "evil\e]0;pwned\a\e[2J"
+spec:
+  schema:
+    apiVersion: v1alpha1
+    kind: Evil
+  resources:
+  - id: "cm\e[31m"
+    template:
+      apiVersion: v1
+      kind: ConfigMap
+      metadata:
+        name: x
+`)
+	out, stderr, _ := runCmd(t, "validate", path)
+	if strings.ContainsAny(out+stderr, "\x1b\x07") {
+		t.Errorf("raw control characters reached the terminal:\n%q\n%q", out, stderr)
+	}
+	if !strings.Contains(stderr, `evil\x1b]0;pwned\x07\x1b[2J`) || !strings.Contains(stderr, `cm\x1b[31m`) {
+		t.Errorf("stderr does not show the escaped name and id:\n%s", stderr)
+	}
+}
