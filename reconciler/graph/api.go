@@ -235,8 +235,10 @@ type Expression struct {
 	env *cel.Env
 	ast *cel.Ast
 	// limits bound every evaluation (DefaultLimits when zero).
-	limits   Limits
-	planOnce sync.Once
-	program  cel.Program
-	planErr  error
+	// sensitive: it reads a Secret's value (see markSensitive).
+	sensitive bool
+	limits    Limits
+	planOnce  sync.Once
+	program   cel.Program
+	planErr   error
 }

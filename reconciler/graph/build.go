@@ -170,6 +170,7 @@ func (b *Builder) Build(rgd *ResourceGraphDefinition) (*Graph, error) {
 	if len(bd.errs) > 0 {
 		return nil, bd.errs
 	}
+	g.markSensitive()
 	return g, nil
 }
 

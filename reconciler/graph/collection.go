@@ -301,6 +301,11 @@ func (r *Resource) dimensionValues(vars Vars) ([][]any, int, error) {
 func describeItem(r *Resource, values [][]any, idx []int) string {
 	parts := make([]string, len(idx))
 	for d, i := range idx {
+		if r.ForEach[d].Expression.Sensitive() {
+			// The values come from a Secret: the position only.
+			parts[d] = fmt.Sprintf("%s=[%d]", r.ForEach[d].Name, i)
+			continue
+		}
 		parts[d] = fmt.Sprintf("%s=%v", r.ForEach[d].Name, values[d][i])
 	}
 	return strings.Join(parts, ", ")

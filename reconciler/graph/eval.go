@@ -69,7 +69,8 @@ func (e *Expression) Eval(vars Vars) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	return toNative(out)
+	v, err := toNative(out)
+	return v, e.redact(err)
 }
 
 // evalVal is Eval without the conversion to Go values.
@@ -98,7 +99,7 @@ func (e *Expression) evalVal(vars Vars) (ref.Val, error) {
 		if lerr := lim.limitError(ctx, err); lerr != err {
 			return nil, lerr
 		}
-		return nil, classify(err)
+		return nil, e.redact(classify(err))
 	}
 	return out, nil
 }

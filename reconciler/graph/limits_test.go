@@ -186,3 +186,56 @@ func mustGlob(t *testing.T, pattern string) []string {
 	}
 	return m
 }
+
+// plantedToken is the value the secret tests plant in a Secret.
+const plantedToken = "s3cr3t-T0KEN-4242"
+
+// TestErrorsNeverCarryASecretValue: every way an expression can fail on a
+// Secret's value (returning its data as a condition, converting it, reading
+// it through another resource's field, iterating over it) gives an error
+// that names the expression and the type, never the value.
+func TestErrorsNeverCarryASecretValue(t *testing.T) {
+	g := buildRuntime(t, "secret-leaks")
+	secret := map[string]any{"apiVersion": "v1", "kind": "Secret", "metadata": map[string]any{"name": "creds"},
+		"data": map[string]any{"token": plantedToken}}
+	copyCM := map[string]any{"apiVersion": "v1", "kind": "ConfigMap", "metadata": map[string]any{"name": "copy"},
+		"data": map[string]any{"token": plantedToken}}
+	vars := Vars{SchemaIdentifier: map[string]any{"metadata": map[string]any{"name": "x"}}, "creds": secret, "copy": copyCM}
+	madeObj := map[string]any{"apiVersion": "v1", "kind": "Secret", "metadata": map[string]any{"name": "made"},
+		"data": map[string]any{"token": plantedToken}}
+	var errs []error
+	// readyWhen returning the Secret's data, then converting its value.
+	_, _, err := g.Resources["made"].IsReady(madeObj)
+	errs = append(errs, err)
+	r := *g.Resources["made"]
+	r.ReadyWhen = r.ReadyWhen[1:]
+	_, _, err = r.IsReady(madeObj)
+	errs = append(errs, err)
+	// A template converting it.
+	_, err = g.Resources["convert"].Render(vars)
+	errs = append(errs, err)
+	// A ConfigMap that copied it.
+	_, _, err = g.Resources["copy"].IsReady(copyCM)
+	errs = append(errs, err)
+	// Iterating over it.
+	_, err = g.Resources["perKey"].RenderCollection(vars)
+	errs = append(errs, err)
+	for i, err := range errs {
+		if err == nil {
+			t.Errorf("case %d: no error", i)
+			continue
+		}
+		if strings.Contains(err.Error(), plantedToken) {
+			t.Errorf("case %d: the error carries the Secret's value: %v", i, err)
+		}
+		if !strings.Contains(err.Error(), "${") {
+			t.Errorf("case %d: the error does not name the expression: %v", i, err)
+		}
+		t.Logf("case %d: %v", i, err)
+	}
+	for _, e := range []*Expression{g.Resources["copy"].Fields[0].Expressions[0], g.Resources["copy"].ReadyWhen[0], g.Resources["perKey"].ForEach[0].Expression} {
+		if !e.Sensitive() {
+			t.Errorf("${%s} is not marked as reading a Secret", e.Source)
+		}
+	}
+}
