@@ -194,6 +194,11 @@ func (e *Engine) runGraph(ctx context.Context, r *graphRun, rgd *graph.ResourceG
 			delete(e.served, gvr)
 		}
 		e.mu.Unlock()
+		// Release the graph's event broadcaster: one leaked per restart
+		// otherwise.
+		if s.ctrl != nil {
+			s.ctrl.Close()
+		}
 	}()
 	e.store.SetGraph(info)
 

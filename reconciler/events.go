@@ -10,14 +10,27 @@ import (
 )
 
 // newRecorder builds an EventRecorder that writes through the client set's
-// clientset, or nil when the set has none.
-func newRecorder(cs *client.Set) record.EventRecorder {
+// clientset, and its broadcaster (to shut down); nil when the set has none.
+func newRecorder(cs *client.Set) (record.EventRecorder, record.EventBroadcaster) {
 	if cs == nil || cs.Kubernetes() == nil {
-		return nil
+		return nil, nil
 	}
 	b := record.NewBroadcaster()
 	b.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: cs.Kubernetes().CoreV1().Events("")})
-	return b.NewRecorder(scheme.Scheme, corev1.EventSource{Component: "kroscope"})
+	return b.NewRecorder(scheme.Scheme, corev1.EventSource{Component: "kroscope"}), b
+}
+
+// Close releases what the controller started for its graph (the event
+// broadcaster and its goroutines and caches). Call it once the graph
+// stops and no Reconcile runs any more; Events after it are dropped.
+func (c *Controller) Close() {
+	c.mu.Lock()
+	b := c.broadcaster
+	c.broadcaster, c.closed = nil, true
+	c.mu.Unlock()
+	if b != nil {
+		b.Shutdown()
+	}
 }
 
 // event records an Event on the instance (never in observe mode).
