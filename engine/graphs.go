@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -341,10 +342,31 @@ func (s *served) start(ctx context.Context) error {
 	e.served[s.gvr] = s
 	e.mu.Unlock()
 	go mon.Run(ctx, time.Second)
-	if !cache.WaitForCacheSync(ctx.Done(), inf.HasSynced) || !e.watches.WaitForSync(ctx, specs...) {
+	if !cache.WaitForCacheSync(ctx.Done(), inf.HasSynced) || !e.watches.WaitForSync(ctx, e.servedSpecs(specs)...) {
 		return ctx.Err()
 	}
 	return nil
+}
+
+// servedSpecs leaves out the watches of kinds the API server does not
+// serve (per the REST mapper's discovery): they cannot sync until a CRD
+// appears, and a graph whose resource of such a kind is excluded by
+// includeWhen must still be served. The watches stay acquired and sync
+// once the kind is served.
+func (e *Engine) servedSpecs(specs []watch.Spec) []watch.Spec {
+	m := e.set.RESTMapper()
+	if m == nil {
+		return specs
+	}
+	var out []watch.Spec
+	for _, sp := range specs {
+		if _, err := m.KindFor(sp.GVR); meta.IsNoMatchError(err) {
+			e.log.Info("not waiting for the watch of a kind the API server does not serve", "resource", sp.GVR.String())
+			continue
+		}
+		out = append(out, sp)
+	}
+	return out
 }
 
 // setObserve switches the controller between writing and observing.
