@@ -155,6 +155,8 @@ type Engine struct {
 	// flying are the items workers hold, for the shutdown log.
 	flightMu sync.Mutex
 	flying   map[item]struct{}
+	// streaks counts each item's rounds of immediate requeues in a row.
+	streaks map[item]int
 }
 
 // New checks o and prepares an engine; Run starts it.

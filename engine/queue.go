@@ -81,7 +81,12 @@ func (e *Engine) processNext(ctx context.Context) bool {
 		return err
 	})
 	e.busy.Add(-1)
+	e.settle(it, s.resource, decision, after, err)
+	return true
+}
 
+// settle puts it back in the queue as the reconcile's decision says.
+func (e *Engine) settle(it item, resource string, decision requeue.Decision, after time.Duration, err error) {
 	if decision == requeue.RateLimited && apierrors.IsNotFound(err) {
 		decision = requeue.Forget
 	}
@@ -94,8 +99,19 @@ func (e *Engine) processNext(ctx context.Context) bool {
 		e.queue.Forget(it)
 	case requeue.Immediately:
 		result = "requeue"
-		e.queue.Forget(it)
-		e.queue.Add(it)
+		if streak := e.immediateStreak(it, true); streak <= immediateRounds {
+			e.queue.Forget(it)
+			e.queue.Add(it)
+		} else {
+			// Every pass asks again (something keeps deleting what it
+			// creates, or another writer undoes it): back off as for an
+			// error instead of spinning a worker and the API server.
+			if streak == immediateRounds+1 {
+				e.log.Info("instance asks for an immediate requeue on every pass (does something keep deleting what it creates?): rate-limited",
+					"instance", it.String(), "lastError", fmt.Sprint(err))
+			}
+			e.queue.AddRateLimited(it)
+		}
 	case requeue.Later:
 		result = "requeue_after"
 		e.queue.Forget(it)
@@ -107,9 +123,31 @@ func (e *Engine) processNext(ctx context.Context) bool {
 		e.queue.AddRateLimited(it)
 	}
 	if decision != requeue.Immediately {
-		metrics.ReconcileTotal.WithLabelValues(s.resource, result).Inc()
+		metrics.ReconcileTotal.WithLabelValues(resource, result).Inc()
+		e.immediateStreak(it, false)
 	}
-	return true
+}
+
+// immediateRounds is how many queue rounds in a row (each of up to
+// immediatePasses passes) an instance may ask for an immediate requeue
+// before its requeues are rate-limited.
+const immediateRounds = 5
+
+// immediateStreak counts the rounds in a row it asked for an immediate
+// requeue (asked: one more; otherwise the count is cleared) and returns
+// the count.
+func (e *Engine) immediateStreak(it item, asked bool) int {
+	e.flightMu.Lock()
+	defer e.flightMu.Unlock()
+	if !asked {
+		delete(e.streaks, it)
+		return 0
+	}
+	if e.streaks == nil {
+		e.streaks = map[item]int{}
+	}
+	e.streaks[it]++
+	return e.streaks[it]
 }
 
 // passes runs reconcile again at once while it asks for an immediate
