@@ -96,7 +96,7 @@ func (e *Expression) evalVal(vars Vars) (ref.Val, error) {
 	defer cancel()
 	out, _, err := prg.ContextEval(ctx, act)
 	if err != nil {
-		if lerr := lim.limitError(ctx, err); lerr != err {
+		if lerr, ok := lim.limitError(ctx, err); ok {
 			return nil, lerr
 		}
 		return nil, e.redact(classify(err))

@@ -85,20 +85,20 @@ func (e *LimitError) Error() string {
 	return fmt.Sprintf("stopped: the expression exceeded %s (raise it with --%s)", what, e.Flag)
 }
 
-// limitError turns cel-go's cancellation into a LimitError; other errors
-// are returned as they are.
-func (l Limits) limitError(ctx context.Context, err error) error {
+// limitError turns cel-go's cancellation into a LimitError (true); other
+// errors are not the limits' (false).
+func (l Limits) limitError(ctx context.Context, err error) (error, bool) {
 	l = l.orDefault()
 	var ce interpreter.EvalCancelledError
 	if errors.As(err, &ce) && ce.Cause == interpreter.CostLimitExceeded {
-		return &LimitError{Limit: "cost", Value: fmt.Sprint(l.Cost), Flag: CostLimitFlag}
+		return &LimitError{Limit: "cost", Value: fmt.Sprint(l.Cost), Flag: CostLimitFlag}, true
 	}
 	if errors.Is(err, interpreter.InterruptError{}) || errors.As(err, &ce) {
 		if errors.Is(context.Cause(ctx), context.DeadlineExceeded) {
-			return &LimitError{Limit: "time", Value: l.Timeout.String(), Flag: TimeoutFlag}
+			return &LimitError{Limit: "time", Value: l.Timeout.String(), Flag: TimeoutFlag}, true
 		}
 		// The caller's context was cancelled (shutdown): not the graph's fault.
-		return fmt.Errorf("evaluation interrupted: %w", context.Cause(ctx))
+		return fmt.Errorf("evaluation interrupted: %w", context.Cause(ctx)), true
 	}
-	return err
+	return nil, false
 }
