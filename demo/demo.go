@@ -36,7 +36,8 @@ const Namespace = "demo"
 
 // Options configure a demo.
 type Options struct {
-	// Examples to load by name (see examples.Names); empty means all.
+	// Examples to load by name (see examples.Names); empty means all but
+	// examples.OptIn.
 	Examples []string
 	// Instances is how many instances of each example to create; 0 means
 	// the ones its instances.yaml lists. More than listed repeats them
@@ -89,7 +90,11 @@ func New(o Options) (*Demo, error) {
 	}
 	names := o.Examples
 	if len(names) == 0 {
-		names = available
+		for _, n := range available {
+			if !slices.Contains(examples.OptIn, n) {
+				names = append(names, n)
+			}
+		}
 	}
 	d := &Demo{opts: o}
 	for _, name := range names {

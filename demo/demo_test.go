@@ -40,7 +40,7 @@ func TestNewRejectsBadOptions(t *testing.T) {
 		o    Options
 		want string
 	}{
-		{Options{Examples: []string{"webapp", "nope"}}, `unknown example "nope": choose from broken, fanout, webapp`},
+		{Options{Examples: []string{"webapp", "nope"}}, `unknown example "nope": choose from broken, fanout, runaway, webapp`},
 		{Options{Instances: -1}, "--instances"},
 		{Options{FailRate: 1.5}, "--fail-rate"},
 		{Options{FS: fstest.MapFS{"x/rgd.yaml": {Data: []byte("kind: ConfigMap\napiVersion: v1\nmetadata: {name: a}\n")}, "x/instances.yaml": {Data: []byte("kind: X\nmetadata: {name: a}\n")}}}, "examples/x/rgd.yaml: ConfigMap \"a\" is not a ResourceGraphDefinition"},

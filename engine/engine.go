@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"os"
 	"runtime"
+	"sort"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -47,7 +48,7 @@ const (
 	// WorkersPerCPU sets the default worker count: reconciles mostly wait
 	// on the API server, so a few per CPU keep the machine busy.
 	WorkersPerCPU = 4
-	// ShutdownGrace bounds how long in-flight reconciles may finish.
+	// ShutdownGrace is the default of Options.ShutdownGrace.
 	ShutdownGrace = 10 * time.Second
 	// DefaultClientQPS is used when the rest.Config leaves QPS unset: -1
 	// turns client-side throttling off (client-go's default of 5 QPS, or
@@ -62,6 +63,8 @@ type Options struct {
 	ClientSet *client.Set
 	// RGDPaths are --rgd files and folders.
 	RGDPaths []string
+	// MaxFileSize bounds each --rgd file (0: graph.DefaultMaxFileSize).
+	MaxFileSize int64
 	// WatchClusterRGDs also serves kro.run/v1alpha1 ResourceGraphDefinitions
 	// from the cluster (when the CRD exists there).
 	WatchClusterRGDs bool
@@ -78,6 +81,8 @@ type Options struct {
 	ForceCRD bool
 	// CELOmit allows omit() in templates (kro's CELOmitFunction gate).
 	CELOmit bool
+	// CELLimits bound every CEL evaluation (zero fields: graph.DefaultLimits).
+	CELLimits graph.Limits
 	// LeaseNamespace/LeaseName name the Lease that elects the one writer
 	// (defaults kube-system/kroscope); Identity is this process's name in it
 	// (default hostname_random).
@@ -103,6 +108,10 @@ type Options struct {
 	// KroPollInterval is how often kro's Lease and Deployment are checked
 	// (default DefaultKroPollInterval); negative turns detection off.
 	KroPollInterval time.Duration
+	// ShutdownGrace bounds the shutdown once Run's context is done: workers
+	// are cancelled at once, and whatever has not stopped by then is left
+	// behind (and named in the log); 0 means the ShutdownGrace constant.
+	ShutdownGrace time.Duration
 }
 
 // DefaultKroPollInterval: how long a kro that starts may run beside
@@ -146,6 +155,12 @@ type Engine struct {
 	reconciles atomic.Int64
 	apiErrors  atomic.Int64
 	running    atomic.Bool
+
+	// flying are the items workers hold, for the shutdown log.
+	flightMu sync.Mutex
+	flying   map[item]struct{}
+	// streaks counts each item's rounds of immediate requeues in a row.
+	streaks map[item]int
 }
 
 // New checks o and prepares an engine; Run starts it.
@@ -158,6 +173,9 @@ func New(o Options) (*Engine, error) {
 	}
 	if o.RequeueInterval <= 0 {
 		o.RequeueInterval = DefaultRequeueInterval
+	}
+	if o.ShutdownGrace <= 0 {
+		o.ShutdownGrace = ShutdownGrace
 	}
 	if o.ReconcileConfig.DefaultRequeueDuration <= 0 {
 		o.ReconcileConfig.DefaultRequeueDuration = o.RequeueInterval
@@ -380,7 +398,10 @@ func (e *Engine) Run(ctx context.Context) error {
 
 	e.store.SetStartup(state.Startup{Phase: "loading graphs"})
 	var initial []*graphRun
-	for _, u := range source.Files(e.o.RGDPaths) {
+	loader := graph.Loader{MaxFileSize: e.o.MaxFileSize, Warn: func(path, why string) {
+		e.log.Info("--rgd: "+why, "path", path)
+	}}
+	for _, u := range source.Files(loader, e.o.RGDPaths) {
 		if r := e.apply(u); r != nil {
 			initial = append(initial, r)
 		}
@@ -425,19 +446,48 @@ func (e *Engine) Run(ctx context.Context) error {
 	e.log.Info("engine running", "graphs", len(initial), "workers", e.o.Workers, "mode", modeWord(e.mode()))
 
 	<-ctx.Done()
-	e.log.Info("shutting down")
-	e.queue.ShutDownWithDrain()
-	done := make(chan struct{})
-	go func() { workers.Wait(); close(done) }()
-	select {
-	case <-done:
-	case <-time.After(ShutdownGrace):
-		e.log.Info("in-flight reconciles did not finish in time; cancelling them", "grace", ShutdownGrace)
-		stopWork()
-		<-done
-	}
-	e.stopAll()
+	e.shutdown(stopWork, &workers)
 	return nil
+}
+
+// shutdown ends Run within Options.ShutdownGrace whatever a worker is
+// doing: the workers' context is cancelled first (API calls and CEL return
+// early), the queue stops handing out items, and the workers and graphs get
+// what is left of the grace. A worker stuck past it (a call that ignores
+// its context) is left behind and its instance named in the log; the
+// process can exit.
+func (e *Engine) shutdown(stopWork context.CancelFunc, workers *sync.WaitGroup) {
+	deadline := time.NewTimer(e.o.ShutdownGrace)
+	defer deadline.Stop()
+	e.log.Info("shutting down", "grace", e.o.ShutdownGrace, "inFlight", e.inFlight())
+	stopWork()
+	e.queue.ShutDown()
+	wait := func(what string, f func()) bool {
+		done := make(chan struct{})
+		go func() { f(); close(done) }()
+		select {
+		case <-done:
+			return true
+		case <-deadline.C:
+			e.log.Info("shutdown grace passed; exiting with "+what+" still running", "grace", e.o.ShutdownGrace, "inFlight", e.inFlight())
+			return false
+		}
+	}
+	if wait("reconciles", workers.Wait) {
+		wait("graphs", e.stopAll)
+	}
+}
+
+// inFlight names the instances being reconciled now, sorted.
+func (e *Engine) inFlight() []string {
+	e.flightMu.Lock()
+	defer e.flightMu.Unlock()
+	out := make([]string, 0, len(e.flying))
+	for it := range e.flying {
+		out = append(out, it.String())
+	}
+	sort.Strings(out)
+	return out
 }
 
 func modeWord(m state.Mode) string {

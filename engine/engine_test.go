@@ -8,12 +8,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-logr/logr"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	dynamicfake "k8s.io/client-go/dynamic/fake"
 	"k8s.io/client-go/rest"
+	"k8s.io/client-go/util/workqueue"
 
 	"github.com/kroscope/kroscope/engine/state"
 	"github.com/kroscope/kroscope/reconciler"
@@ -265,5 +267,37 @@ func TestCollectionNameCountsItems(t *testing.T) {
 		if got := collectionName(&c.d); got != c.want {
 			t.Errorf("collectionName = %q, want %q", got, c.want)
 		}
+	}
+}
+
+// countingQueue records how items are put back.
+type countingQueue struct {
+	workqueue.TypedRateLimitingInterface[item]
+	added, rateLimited int
+}
+
+func (q *countingQueue) Add(item)            { q.added++ }
+func (q *countingQueue) AddRateLimited(item) { q.rateLimited++ }
+func (q *countingQueue) Forget(item)         {}
+
+// TestImmediateRequeuesAreRateLimited: an instance that asks for an
+// immediate requeue round after round (a child deleted by something on
+// every pass) is rate-limited after immediateRounds rounds; any other
+// outcome resets the count.
+func TestImmediateRequeuesAreRateLimited(t *testing.T) {
+	q := &countingQueue{}
+	e := &Engine{queue: q, log: logr.Discard()}
+	it := item{name: "spinning"}
+	again := requeue.Now(errors.New("resource cm: created"))
+	for range immediateRounds + 3 {
+		e.settle(it, "r", requeue.Immediately, 0, again)
+	}
+	if q.added != immediateRounds || q.rateLimited != 3 {
+		t.Fatalf("added %d, rate-limited %d; want %d and 3", q.added, q.rateLimited, immediateRounds)
+	}
+	e.settle(it, "r", requeue.Forget, 0, nil)
+	e.settle(it, "r", requeue.Immediately, 0, again)
+	if q.added != immediateRounds+1 {
+		t.Fatalf("the streak was not reset by a settled reconcile: added %d", q.added)
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -169,7 +170,7 @@ func (e *Engine) runGraph(ctx context.Context, r *graphRun, rgd *graph.ResourceG
 		log.Error(err, what)
 	}
 
-	g, err := graph.NewBuilder(GraphOptions(e.set, e.schemas, e.o.CELOmit)...).Build(rgd)
+	g, err := graph.NewBuilder(append(GraphOptions(e.set, e.schemas, e.o.CELOmit), graph.WithLimits(e.o.CELLimits))...).Build(rgd)
 	if err != nil {
 		fail(err, "invalid graph: skipped")
 		e.setOutcome(ctx, r, func(o *rgdstatus.Outcome) { o.BuildErr = err })
@@ -192,7 +193,7 @@ func (e *Engine) runGraph(ctx context.Context, r *graphRun, rgd *graph.ResourceG
 	e.mu.Lock()
 	if other, ok := e.byRes[info.Resource]; ok {
 		e.mu.Unlock()
-		err := fmt.Errorf("%s is already served by graph %q", info.Resource, other.graph.Name)
+		err := fmt.Errorf("%s is already served by graph %q (%s); this graph (%s) is not served until one of them changes its kind", info.Resource, other.graph.Name, other.graph.Source, rgd.Source)
 		fail(err, "graph conflicts with another")
 		e.setOutcome(ctx, r, func(o *rgdstatus.Outcome) { o.CRDErr = err })
 		return
@@ -209,6 +210,11 @@ func (e *Engine) runGraph(ctx context.Context, r *graphRun, rgd *graph.ResourceG
 			delete(e.served, gvr)
 		}
 		e.mu.Unlock()
+		// Release the graph's event broadcaster: one leaked per restart
+		// otherwise.
+		if s.ctrl != nil {
+			s.ctrl.Close()
+		}
 	}()
 	e.store.SetGraph(info)
 
@@ -378,10 +384,31 @@ func (s *served) start(ctx context.Context) error {
 	e.served[s.gvr] = s
 	e.mu.Unlock()
 	go mon.Run(ctx, time.Second)
-	if !cache.WaitForCacheSync(ctx.Done(), inf.HasSynced) || !e.watches.WaitForSync(ctx, specs...) {
+	if !cache.WaitForCacheSync(ctx.Done(), inf.HasSynced) || !e.watches.WaitForSync(ctx, e.servedSpecs(specs)...) {
 		return ctx.Err()
 	}
 	return nil
+}
+
+// servedSpecs leaves out the watches of kinds the API server does not
+// serve (per the REST mapper's discovery): they cannot sync until a CRD
+// appears, and a graph whose resource of such a kind is excluded by
+// includeWhen must still be served. The watches stay acquired and sync
+// once the kind is served.
+func (e *Engine) servedSpecs(specs []watch.Spec) []watch.Spec {
+	m := e.set.RESTMapper()
+	if m == nil {
+		return specs
+	}
+	var out []watch.Spec
+	for _, sp := range specs {
+		if _, err := m.KindFor(sp.GVR); meta.IsNoMatchError(err) {
+			e.log.Info("not waiting for the watch of a kind the API server does not serve", "resource", sp.GVR.String())
+			continue
+		}
+		out = append(out, sp)
+	}
+	return out
 }
 
 // setObserve switches the controller between writing and observing.

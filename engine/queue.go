@@ -29,6 +29,15 @@ type item struct {
 	name      string
 }
 
+// String names the instance as "resource.group namespace/name".
+func (it item) String() string {
+	gr := it.gvr.GroupResource().String()
+	if it.namespace == "" {
+		return gr + " " + it.name
+	}
+	return gr + " " + it.namespace + "/" + it.name
+}
+
 // immediatePasses bounds how many times in a row one worker reconciles an
 // instance that asks for an immediate requeue before it goes back to the
 // queue.
@@ -49,6 +58,17 @@ func (e *Engine) processNext(ctx context.Context) bool {
 		return true
 	}
 	e.busy.Add(1)
+	e.flightMu.Lock()
+	if e.flying == nil {
+		e.flying = map[item]struct{}{}
+	}
+	e.flying[it] = struct{}{}
+	e.flightMu.Unlock()
+	defer func() {
+		e.flightMu.Lock()
+		delete(e.flying, it)
+		e.flightMu.Unlock()
+	}()
 	decision, after, err := passes(ctx, func() error {
 		if s.stopped.Load() {
 			return nil // its graph stopped meanwhile
@@ -63,7 +83,15 @@ func (e *Engine) processNext(ctx context.Context) bool {
 		return err
 	})
 	e.busy.Add(-1)
+	e.settle(it, s.resource, decision, after, err)
+	if decision == requeue.RateLimited && !apierrors.IsNotFound(err) {
+		e.noteRetry(s, it)
+	}
+	return true
+}
 
+// settle puts it back in the queue as the reconcile's decision says.
+func (e *Engine) settle(it item, resource string, decision requeue.Decision, after time.Duration, err error) {
 	if decision == requeue.RateLimited && apierrors.IsNotFound(err) {
 		decision = requeue.Forget
 	}
@@ -76,8 +104,19 @@ func (e *Engine) processNext(ctx context.Context) bool {
 		e.queue.Forget(it)
 	case requeue.Immediately:
 		result = "requeue"
-		e.queue.Forget(it)
-		e.queue.Add(it)
+		if streak := e.immediateStreak(it, true); streak <= immediateRounds {
+			e.queue.Forget(it)
+			e.queue.Add(it)
+		} else {
+			// Every pass asks again (something keeps deleting what it
+			// creates, or another writer undoes it): back off as for an
+			// error instead of spinning a worker and the API server.
+			if streak == immediateRounds+1 {
+				e.log.Info("instance asks for an immediate requeue on every pass (does something keep deleting what it creates?): rate-limited",
+					"instance", it.String(), "lastError", fmt.Sprint(err))
+			}
+			e.queue.AddRateLimited(it)
+		}
 	case requeue.Later:
 		result = "requeue_after"
 		e.queue.Forget(it)
@@ -87,12 +126,33 @@ func (e *Engine) processNext(ctx context.Context) bool {
 		// reconciler reported the ERROR state to the observer.
 		result = "error"
 		e.queue.AddRateLimited(it)
-		e.noteRetry(s, it)
 	}
 	if decision != requeue.Immediately {
-		metrics.ReconcileTotal.WithLabelValues(s.resource, result).Inc()
+		metrics.ReconcileTotal.WithLabelValues(resource, result).Inc()
+		e.immediateStreak(it, false)
 	}
-	return true
+}
+
+// immediateRounds is how many queue rounds in a row (each of up to
+// immediatePasses passes) an instance may ask for an immediate requeue
+// before its requeues are rate-limited.
+const immediateRounds = 5
+
+// immediateStreak counts the rounds in a row it asked for an immediate
+// requeue (asked: one more; otherwise the count is cleared) and returns
+// the count.
+func (e *Engine) immediateStreak(it item, asked bool) int {
+	e.flightMu.Lock()
+	defer e.flightMu.Unlock()
+	if !asked {
+		delete(e.streaks, it)
+		return 0
+	}
+	if e.streaks == nil {
+		e.streaks = map[item]int{}
+	}
+	e.streaks[it]++
+	return e.streaks[it]
 }
 
 // noteRetry records the backoff the queue chose for a failed instance in

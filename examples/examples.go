@@ -15,6 +15,10 @@ var files embed.FS
 // FS returns the examples: NAME/rgd.yaml, NAME/instances.yaml, NAME/README.md.
 func FS() fs.FS { return files }
 
+// OptIn are the examples a demo loads only when named (--examples): they
+// show a limit at work and would make every default run end in FAILED.
+var OptIn = []string{"runaway"}
+
 // Names returns the example names (directories), sorted.
 func Names() []string {
 	entries, _ := fs.ReadDir(files, ".") // the embedded root always reads

@@ -64,6 +64,9 @@ type Controller struct {
 	// replacing options never leaks an event broadcaster.
 	recorderOnce sync.Once
 	ownRecorder  record.EventRecorder
+	// broadcaster feeds ownRecorder; Close shuts it down.
+	broadcaster record.EventBroadcaster
+	closed      bool
 }
 
 // NewController creates a new Controller instance.
@@ -124,7 +127,13 @@ func (c *Controller) options() (Options, Observer, record.EventRecorder) {
 	if opts.Recorder != nil {
 		return opts, obs, opts.Recorder
 	}
-	c.recorderOnce.Do(func() { c.ownRecorder = newRecorder(c.clientSet) })
+	c.recorderOnce.Do(func() {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		if !c.closed {
+			c.ownRecorder, c.broadcaster = newRecorder(c.clientSet)
+		}
+	})
 	return opts, obs, c.ownRecorder
 }
 

@@ -271,9 +271,15 @@ func (r *run) skip(res *graph.Resource, d *ResourceDetail, why string) {
 
 // pruneExcluded deletes every object labelled as this instance's res.
 func (r *run) pruneExcluded(res *graph.Resource, d *ResourceDetail) error {
-	gvr, _, err := r.resolveGVR(res)
+	gvr, served, err := r.cachedGVR(res)
 	if err != nil {
 		return err
+	}
+	if !served {
+		// A kind the API server does not serve has no objects to prune;
+		// asking again (resetting the mapper) on every pass would only
+		// load the API server with discovery requests.
+		return nil
 	}
 	deleted, terminating, err := r.pruneNode(gvr, res.ID, func(*unstructured.Unstructured) bool { return false })
 	if err != nil {
@@ -425,6 +431,24 @@ func (r *run) resolveGVR(res *graph.Resource) (schema.GroupVersionResource, bool
 		return res.GVR, res.Namespaced, nil
 	}
 	return mapping.Resource, mapping.Scope.Name() == meta.RESTScopeNameNamespace, nil
+}
+
+// cachedGVR maps an excluded resource's kind with what the REST mapper
+// already knows, without refreshing discovery; served is false when the
+// kind is not served.
+func (r *run) cachedGVR(res *graph.Resource) (gvr schema.GroupVersionResource, served bool, err error) {
+	m := r.c.clientSet.RESTMapper()
+	if m == nil {
+		return res.GVR, true, nil
+	}
+	mapping, err := m.RESTMapping(res.GVK.GroupKind(), res.GVK.Version)
+	if meta.IsNoMatchError(err) {
+		return schema.GroupVersionResource{}, false, nil
+	}
+	if err != nil {
+		return res.GVR, true, nil
+	}
+	return mapping.Resource, true, nil
 }
 
 func (r *run) resourceClient(gvr schema.GroupVersionResource, ns string) dynamic.ResourceInterface {

@@ -88,28 +88,14 @@ func isSecret(r *state.Resource) bool {
 	return r.Kind == "Secret" && (r.APIVersion == "v1" || r.APIVersion == "")
 }
 
-// masked returns obj with the values of a Secret's data and stringData
-// replaced, so they never reach the screen unless revealed.
-func masked(obj map[string]any, mask string) map[string]any {
+// masked returns obj with the values of every Secret's data and
+// stringData replaced (see maskSecrets), so they never reach the screen
+// unless revealed; secret says obj is a Secret (or a list of them).
+func masked(obj map[string]any, mask string, secret bool) map[string]any {
 	if obj == nil {
 		return nil
 	}
-	out := make(map[string]any, len(obj))
-	for k, v := range obj {
-		out[k] = v
-	}
-	for _, f := range []string{"data", "stringData"} {
-		d, ok := obj[f].(map[string]any)
-		if !ok {
-			continue
-		}
-		md := make(map[string]any, len(d))
-		for k := range d {
-			md[k] = mask
-		}
-		out[f] = md
-	}
-	return out
+	return maskSecrets(obj, mask, secret).(map[string]any)
 }
 
 // withoutNoise drops fields nobody reads when comparing objects.
@@ -147,8 +133,11 @@ func toYAML(obj map[string]any) string {
 func yamlView(th *theme.Theme, r *state.Resource, mode yamlMode, reveal bool) []string {
 	mask := "********"
 	desired, observed := r.Desired, withoutNoise(r.Observed)
-	if isSecret(r) && !reveal {
-		desired, observed = masked(desired, mask), masked(observed, mask)
+	// Secrets are masked wherever they appear (a List's items, a nested
+	// object, the last-applied annotation), so in the diff too; x reveals
+	// the selected Secret only.
+	if !(reveal && isSecret(r)) {
+		desired, observed = masked(desired, mask, isSecret(r)), masked(observed, mask, isSecret(r))
 	}
 	var text string
 	switch mode {

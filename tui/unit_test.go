@@ -500,3 +500,47 @@ func TestNaturalOrder(t *testing.T) {
 		t.Fatalf("natural order: %s", got)
 	}
 }
+
+// TestSecretMaskedWhereverItAppears: a Secret's data is masked inside a
+// collection's List, inside another object, in the last-applied
+// annotation and in the diff; x reveals only the selected Secret.
+func TestSecretMaskedWhereverItAppears(t *testing.T) {
+	th := theme.Must(theme.Options{Name: "dark"})
+	const token = "s3cr3t-T0KEN-4242"
+	secret := func(name string) map[string]any {
+		applied := `{"apiVersion":"v1","kind":"Secret","metadata":{"name":"` + name + `"},"stringData":{"token":"` + token + `"}}`
+		return map[string]any{"apiVersion": "v1", "kind": "Secret",
+			"metadata": map[string]any{"name": name, "annotations": map[string]any{lastApplied: applied}},
+			"data":     map[string]any{"token": token}}
+	}
+	list := &state.Resource{ID: "secrets", APIVersion: "v1", Kind: "Secret", Name: "secrets",
+		Desired:  map[string]any{"kind": "List", "items": []any{map[string]any{"metadata": map[string]any{"name": "a"}, "stringData": map[string]any{"token": token}}}},
+		Observed: map[string]any{"apiVersion": "v1", "kind": "List", "items": []any{secret("a"), secret("b")}}}
+	// A ConfigMap (not a Secret) that carries a Secret inside, e.g. a
+	// custom resource embedding one, or a copied last-applied annotation.
+	holder := &state.Resource{ID: "holder", APIVersion: "example.com/v1", Kind: "Holder", Name: "h",
+		Observed: map[string]any{"apiVersion": "example.com/v1", "kind": "Holder", "metadata": map[string]any{"name": "h"},
+			"spec": map[string]any{"template": secret("inner")}}}
+	single := &state.Resource{ID: "one", APIVersion: "v1", Kind: "Secret", Name: "one", Desired: secret("one"), Observed: secret("one")}
+	single.Observed["data"] = map[string]any{"token": "b3RoZXI="} // a diff to show
+	for _, r := range []*state.Resource{list, holder, single} {
+		for _, mode := range []yamlMode{yamlDesired, yamlObserved, yamlDiff} {
+			s := strings.Join(yamlView(th, r, mode, false), "\n")
+			if strings.Contains(s, token) || strings.Contains(s, "b3RoZXI=") {
+				t.Errorf("%s %s view leaks the secret:\n%s", r.ID, mode, s)
+			}
+		}
+		// x on a non-Secret reveals nothing.
+		if r == holder {
+			if s := strings.Join(yamlView(th, r, yamlObserved, true), "\n"); strings.Contains(s, token) {
+				t.Errorf("revealing a non-Secret shows the embedded Secret:\n%s", s)
+			}
+		}
+	}
+	if s := strings.Join(yamlView(th, single, yamlObserved, true), "\n"); !strings.Contains(s, token) {
+		t.Errorf("revealed view hides the data:\n%s", s)
+	}
+	if list.Observed["items"].([]any)[0].(map[string]any)["data"].(map[string]any)["token"] != token {
+		t.Error("masking modified the snapshot")
+	}
+}

@@ -19,6 +19,8 @@ import (
 	"github.com/kroscope/kroscope/engine/logsink"
 	"github.com/kroscope/kroscope/engine/state"
 	"github.com/kroscope/kroscope/examples"
+	"github.com/kroscope/kroscope/reconciler/graph"
+	"github.com/kroscope/kroscope/termtext"
 	"github.com/kroscope/kroscope/tui"
 )
 
@@ -30,6 +32,7 @@ type demoFlags struct {
 	workers   int
 	verbosity int
 	ui        tui.Options
+	limits    graph.Limits
 }
 
 func init() {
@@ -54,15 +57,15 @@ fails on purpose, so leave it out to expect success).`,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
-			log := demoLogger(f, cmd.ErrOrStderr())
+			log := demoLogger(f, termtext.Writer(cmd.ErrOrStderr()))
 			// client-go logs through klog: a process-wide setting, made
 			// here rather than in runDemo, which tests call repeatedly.
 			klog.SetLogger(log.WithName("client-go"))
-			return runDemo(ctx, f, log, cmd.OutOrStdout())
+			return runDemo(ctx, f, log, termtext.Writer(cmd.OutOrStdout()))
 		},
 	}
 	fs := cmd.Flags()
-	fs.StringSliceVar(&f.demo.Examples, "examples", nil, "examples to load, comma-separated (default all: "+strings.Join(examples.Names(), ",")+")")
+	fs.StringSliceVar(&f.demo.Examples, "examples", nil, "examples to load, comma-separated (default all but "+strings.Join(examples.OptIn, ",")+": "+strings.Join(examples.Names(), ",")+")")
 	fs.IntVar(&f.demo.Instances, "instances", 0, "instances of each example (0: the ones each example lists)")
 	fs.Float64Var(&f.demo.FailRate, "fail-rate", 0, "fraction (0..1) of child writes that fail with an injected 500 or conflict")
 	fs.Int64Var(&f.demo.Seed, "seed", 0, "seed for --fail-rate, to repeat a run (0: random)")
@@ -73,6 +76,7 @@ fails on purpose, so leave it out to expect success).`,
 	fs.DurationVar(&f.h.Timeout, "timeout", 0, "with --headless: give up (exit code 2) when --exit-when has not happened by then")
 	fs.IntVar(&f.verbosity, "log-level", 0, "with --headless: log verbosity on stderr (0 info, 1 debug)")
 	addUIFlags(fs, &f.ui)
+	addCELLimitFlags(fs, &f.limits)
 	rootCmd.AddCommand(cmd)
 }
 
@@ -101,6 +105,7 @@ func runDemo(ctx context.Context, f demoFlags, log logr.Logger, stdout io.Writer
 		WatchClusterRGDs: true,
 		DisableLease:     true, // one process, one in-memory cluster: nobody to elect against
 		Workers:          f.workers,
+		CELLimits:        f.limits,
 		Log:              log,
 		Cluster:          state.Cluster{Context: "demo", Server: "in-memory demo cluster", Demo: true},
 	})

@@ -71,3 +71,36 @@ func TestDemoRejectsBadFlags(t *testing.T) {
 		}
 	}
 }
+
+// TestDemoHeadlessRunawayCEL: with a graph whose CEL is exponential, the
+// headless demo exits within --timeout plus the shutdown grace, reports
+// the FAILED resource with the expression and the limit, and the other
+// examples' instances still reach ACTIVE.
+func TestDemoHeadlessRunawayCEL(t *testing.T) {
+	var out bytes.Buffer
+	f := demoFlags{headless: true}
+	f.demo.Examples = []string{"runaway", "webapp"}
+	f.h.ExitWhen = "active"
+	f.h.Timeout = 2 * time.Minute
+	start := time.Now()
+	err := runDemo(context.Background(), f, logr.Discard(), &out)
+	took := time.Since(start)
+	if took > f.h.Timeout+engine.ShutdownGrace {
+		t.Errorf("took %v, more than --timeout %v plus the grace %v", took, f.h.Timeout, engine.ShutdownGrace)
+	}
+	var ee *engine.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != 1 {
+		t.Fatalf("want exit code 1 (a FAILED instance), got %v\n%s", err, out.String())
+	}
+	for _, want := range []string{"runaways.kro.run/demo/spinner is FAILED", "probe", "CEL cost limit of 1000000", "--cel-cost-limit"} {
+		if !strings.Contains(err.Error()+out.String(), want) {
+			t.Errorf("output lacks %q: %v\n%s", want, err, out.String())
+		}
+	}
+	for _, name := range []string{"demo/shop", "demo/blog"} {
+		if !strings.Contains(out.String(), name+" IN_PROGRESS -> ACTIVE") && !strings.Contains(out.String(), name+" - -> ACTIVE") {
+			t.Errorf("%s never reached ACTIVE:\n%s", name, out.String())
+		}
+	}
+	t.Logf("exited after %v: %v", took.Round(time.Millisecond), err)
+}

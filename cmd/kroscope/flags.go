@@ -18,12 +18,14 @@ import (
 // demo commands) on fs, writing into o.
 func addEngineFlags(fs *pflag.FlagSet, o *engine.Options) {
 	fs.StringSliceVar(&o.RGDPaths, "rgd", nil, "ResourceGraphDefinition files or folders to serve (repeatable; folders are read recursively)")
+	addMaxFileSizeFlag(fs, &o.MaxFileSize)
 	fs.BoolVar(&o.WatchClusterRGDs, "cluster-rgds", true, "also serve the cluster's kro.run/v1alpha1 ResourceGraphDefinitions (when kro's CRD is installed)")
 	fs.IntVar(&o.Workers, "workers", 0, fmt.Sprintf("parallel reconciles (0: %d per CPU)", engine.WorkersPerCPU))
 	fs.DurationVar(&o.RequeueInterval, "requeue-interval", engine.DefaultRequeueInterval, "how long a waiting instance sleeps before it is checked again (children are watched, so this is a safety net)")
 	fs.BoolVar(&o.Observe, "observe", false, "read-only: never write to the cluster; states are computed from what is observed")
 	fs.BoolVar(&o.ForceCRD, "force-crd", false, "overwrite instance CRDs that neither kroscope nor kro created, and apply schema changes that break stored instances")
 	addCELOmitFlag(fs, &o.CELOmit)
+	addCELLimitFlags(fs, &o.CELLimits)
 	fs.StringVar(&o.LeaseNamespace, "lease-namespace", lease.DefaultNamespace, "namespace of the Lease that elects the one kroscope that writes")
 	fs.StringVar(&o.LeaseName, "lease-name", lease.DefaultName, "name of that Lease")
 	fs.StringVar(&o.Identity, "identity", "", "this process's identity in the Lease (default: hostname and a random suffix)")
@@ -33,6 +35,7 @@ func addEngineFlags(fs *pflag.FlagSet, o *engine.Options) {
 	fs.BoolVar(&o.AllowAdoption, "allow-adoption", false, "adopt existing objects that carry no ownership labels")
 	fs.StringVar(&o.MetricsBindAddress, "metrics-bind-address", "", "serve Prometheus metrics at this address, e.g. :8078 (default off)")
 	fs.StringVar(&o.ReconcileConfig.DeletionPolicy, "deletion-policy", reconciler.DeletionPolicyDelete, "what happens to children when an instance is deleted: Delete or Orphan")
+	fs.DurationVar(&o.ShutdownGrace, "shutdown-grace", engine.ShutdownGrace, "after ctrl-C, SIGTERM or --timeout: how long reconciles (cancelled at once) and graphs get to stop before kroscope exits anyway")
 	fs.DurationVar(&o.ReconcileConfig.DeletionGraceTimeDuration, "deletion-grace-time", 0, "report a child that is still there this long after its deletion (0: the reconciler's default)")
 }
 
@@ -40,6 +43,21 @@ func addEngineFlags(fs *pflag.FlagSet, o *engine.Options) {
 // feature gate, on every command that builds graphs.
 func addCELOmitFlag(fs *pflag.FlagSet, v *bool) {
 	fs.BoolVar(v, graph.OmitFlag, false, "allow omit() in resource templates (alpha in kro: its "+graph.OmitFeatureGate+" feature gate)")
+}
+
+// addMaxFileSizeFlag registers --max-file-size: definition files are read
+// whole, so their size is bounded.
+func addMaxFileSizeFlag(fs *pflag.FlagSet, v *int64) {
+	fs.Int64Var(v, graph.MaxFileSizeFlag, graph.DefaultMaxFileSize, "largest ResourceGraphDefinition file read, in bytes (FIFOs, devices and sockets are skipped)")
+}
+
+// addCELLimitFlags registers --cel-cost-limit and --cel-timeout on every
+// command that builds graphs: graphs and instances are untrusted, so every
+// evaluation is bounded.
+func addCELLimitFlags(fs *pflag.FlagSet, l *graph.Limits) {
+	*l = graph.DefaultLimits
+	fs.Uint64Var(&l.Cost, graph.CostLimitFlag, graph.DefaultLimits.Cost, "CEL cost limit of one evaluation of one expression (list elements and characters touched); an expression that exceeds it FAILs its resource, and validate rejects graphs whose estimated worst case exceeds it")
+	fs.DurationVar(&l.Timeout, graph.TimeoutFlag, graph.DefaultLimits.Timeout, "wall-clock limit of one evaluation of one expression")
 }
 
 // connectEngine fills o's connection from the kubectl flags: the client

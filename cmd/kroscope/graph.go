@@ -4,11 +4,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/kroscope/kroscope/reconciler/graph"
 	"github.com/kroscope/kroscope/reconciler/graph/graphview"
+	"github.com/kroscope/kroscope/termtext"
 )
 
 // invalidError reports definitions that failed to load or validate; the
@@ -25,16 +27,20 @@ func (e *invalidError) ExitCode() int { return 2 }
 
 // loadAndBuild loads every definition under paths and builds it, printing
 // each problem to errOut. It returns the graphs that built and an
-// *invalidError when anything was wrong.
-func loadAndBuild(paths []string, errOut io.Writer, opts ...graph.Option) ([]*graph.Graph, error) {
-	gs, _, err := loadAndBuildDefinitions(paths, errOut, opts...)
+// *invalidError when anything was wrong. A graph whose estimated worst-case
+// CEL cost exceeds limits is invalid too: it would fail at run time.
+func loadAndBuild(paths []string, errOut io.Writer, maxFileSize int64, limits graph.Limits, opts ...graph.Option) ([]*graph.Graph, error) {
+	gs, _, err := loadAndBuildDefinitions(paths, errOut, maxFileSize, limits, opts...)
 	return gs, err
 }
 
 // loadAndBuildDefinitions is loadAndBuild that also returns, beside each
 // graph, the definition it was built from.
-func loadAndBuildDefinitions(paths []string, errOut io.Writer, opts ...graph.Option) ([]*graph.Graph, []*graph.ResourceGraphDefinition, error) {
-	rgds, loadErr := graph.LoadFiles(paths...)
+func loadAndBuildDefinitions(paths []string, errOut io.Writer, maxFileSize int64, limits graph.Limits, opts ...graph.Option) ([]*graph.Graph, []*graph.ResourceGraphDefinition, error) {
+	loader := graph.Loader{MaxFileSize: maxFileSize, Warn: func(path, why string) {
+		fmt.Fprintf(errOut, "warning: %s: %s\n", path, why)
+	}}
+	rgds, loadErr := loader.Load(paths...)
 	invalid := 0
 	if loadErr != nil {
 		for _, e := range unjoin(loadErr) {
@@ -42,18 +48,28 @@ func loadAndBuildDefinitions(paths []string, errOut io.Writer, opts ...graph.Opt
 			invalid++
 		}
 	}
-	b := graph.NewBuilder(opts...)
+	b := graph.NewBuilder(append(opts, graph.WithLimits(limits))...)
 	var gs []*graph.Graph
 	var built []*graph.ResourceGraphDefinition
 	for _, rgd := range rgds {
 		g, err := b.Build(rgd)
+		if err == nil {
+			if errs := graph.EstimateCosts(g, limits); len(errs) > 0 {
+				err = errs
+			}
+		}
 		if err != nil {
-			fmt.Fprintln(errOut, err)
+			printInFile(errOut, rgd.Source, err)
 			invalid++
 			continue
 		}
 		gs = append(gs, g)
 		built = append(built, rgd)
+	}
+	gs, built, clashes := sameKind(gs, built)
+	for _, c := range clashes {
+		fmt.Fprintln(errOut, c)
+		invalid++
 	}
 	if len(rgds) == 0 && loadErr == nil {
 		return nil, nil, fmt.Errorf("no ResourceGraphDefinition found in %v", paths)
@@ -62,6 +78,49 @@ func loadAndBuildDefinitions(paths []string, errOut io.Writer, opts ...graph.Opt
 		return gs, built, &invalidError{invalid: invalid, total: len(gs) + invalid}
 	}
 	return gs, built, nil
+}
+
+// sameKind takes out the graphs whose instance kind another graph serves
+// too, returning one error per such graph naming both files: at run time
+// only one of them could be served.
+func sameKind(gs []*graph.Graph, defs []*graph.ResourceGraphDefinition) ([]*graph.Graph, []*graph.ResourceGraphDefinition, []error) {
+	first := map[string]*graph.Graph{}
+	clash := map[*graph.Graph]*graph.Graph{}
+	for _, g := range gs {
+		gk := g.Instance.GVK.GroupKind().String()
+		if f, ok := first[gk]; ok {
+			clash[g] = f
+			clash[f] = g
+		} else {
+			first[gk] = g
+		}
+	}
+	var ok []*graph.Graph
+	var okDefs []*graph.ResourceGraphDefinition
+	var errs []error
+	for i, g := range gs {
+		other, bad := clash[g]
+		if !bad {
+			ok = append(ok, g)
+			okDefs = append(okDefs, defs[i])
+			continue
+		}
+		errs = append(errs, fmt.Errorf("%s: %s: kind %s is also served by graph %q (%s): give each graph its own kind",
+			g.Source, g.Name, g.Instance.GVK.GroupKind(), other.Name, other.Source))
+	}
+	return ok, okDefs, errs
+}
+
+// printInFile prints each line of err prefixed with the file it is about,
+// unless the line names it already: the README promises that every error
+// names its file.
+func printInFile(w io.Writer, source string, err error) {
+	for _, line := range strings.Split(err.Error(), "\n") {
+		if source != "" && !strings.Contains(line, source) {
+			line = source + ": " + line
+		}
+		fmt.Fprintln(w, line)
+	}
 }
 
 // unjoin splits an errors.Join tree one level (one entry per file or
@@ -76,6 +135,8 @@ func unjoin(err error) []error {
 func newGraphCmd() *cobra.Command {
 	var output string
 	var celOmit bool
+	var limits graph.Limits
+	var maxFileSize int64
 	cmd := &cobra.Command{
 		Use:   "graph FILE|DIR...",
 		Short: "Show each ResourceGraphDefinition's kind, order and resource graph (no cluster needed)",
@@ -91,8 +152,8 @@ are reported with every problem found, and the exit status is 2.`,
 			default:
 				return fmt.Errorf("unknown output format %q: use text, json or dot", output)
 			}
-			gs, err := loadAndBuild(args, cmd.ErrOrStderr(), graph.WithCELOmit(celOmit))
-			out := cmd.OutOrStdout()
+			gs, err := loadAndBuild(args, termtext.Writer(cmd.ErrOrStderr()), maxFileSize, limits, graph.WithCELOmit(celOmit))
+			out := termtext.Writer(cmd.OutOrStdout())
 			var werr error
 			switch output {
 			case "json":
@@ -117,17 +178,22 @@ are reported with every problem found, and the exit status is 2.`,
 	}
 	cmd.Flags().StringVarP(&output, "output", "o", "text", "output format: text, json or dot")
 	addCELOmitFlag(cmd.Flags(), &celOmit)
+	addCELLimitFlags(cmd.Flags(), &limits)
+	addMaxFileSizeFlag(cmd.Flags(), &maxFileSize)
 	return cmd
 }
 
 func newValidateCmd() *cobra.Command {
 	var celOmit bool
+	var limits graph.Limits
+	var maxFileSize int64
 	cmd := &cobra.Command{
 		Use:   "validate FILE|DIR...",
 		Short: "Check ResourceGraphDefinitions without a cluster",
 		Long: `validate loads ResourceGraphDefinitions from YAML files and directories and
 checks them as the reconciler would: schema, ids, templates, CEL expressions
-(syntax, types, references) and dependency cycles. Every problem is printed;
+(syntax, types, references), dependency cycles and, where cel-go can estimate
+it, each expression's worst-case cost against --cel-cost-limit. Every problem is printed;
 the exit status is 2 when any definition is invalid.
 
 What kroscope accepts and kro would reject (kroscope's extensions:
@@ -136,22 +202,25 @@ number, the CEL functions math.* and sets.*) is printed as a warning, naming
 the file, resource id and field; warnings do not change the exit status.`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			gs, rgds, err := loadAndBuildDefinitions(args, cmd.ErrOrStderr(), graph.WithCELOmit(celOmit))
+			errOut, out := termtext.Writer(cmd.ErrOrStderr()), termtext.Writer(cmd.OutOrStdout())
+			gs, rgds, err := loadAndBuildDefinitions(args, errOut, maxFileSize, limits, graph.WithCELOmit(celOmit))
 			for i, g := range gs {
 				warnings := graph.KroWarnings(rgds[i], g)
 				for _, w := range warnings {
-					fmt.Fprintf(cmd.ErrOrStderr(), "warning: %s (kro would reject it)\n", w)
+					fmt.Fprintf(errOut, "warning: %s (kro would reject it)\n", w)
 				}
 				note := ""
 				if len(warnings) > 0 {
 					note = fmt.Sprintf("  %d kro warning(s)", len(warnings))
 				}
-				fmt.Fprintf(cmd.OutOrStdout(), "ok  %s  %s  (%d resources)  %s%s\n", g.Name, g.Instance.GVK.Kind, len(g.Resources), g.Source, note)
+				fmt.Fprintf(out, "ok  %s  %s  (%d resources)  %s%s\n", g.Name, g.Instance.GVK.Kind, len(g.Resources), g.Source, note)
 			}
 			return err
 		},
 	}
 	addCELOmitFlag(cmd.Flags(), &celOmit)
+	addCELLimitFlags(cmd.Flags(), &limits)
+	addMaxFileSizeFlag(cmd.Flags(), &maxFileSize)
 	return cmd
 }
 

@@ -8,6 +8,8 @@ import (
 	"os"
 
 	"github.com/spf13/cobra"
+
+	"github.com/kroscope/kroscope/termtext"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 )
 
@@ -31,7 +33,7 @@ func init() {
 
 func main() {
 	if err := rootCmd.Execute(); err != nil {
-		fmt.Fprintln(os.Stderr, "kroscope:", err)
+		fmt.Fprintln(os.Stderr, "kroscope:", termtext.Escape(err.Error()))
 		os.Exit(exitCode(err))
 	}
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/kroscope/kroscope/engine"
 	"github.com/kroscope/kroscope/engine/logsink"
+	"github.com/kroscope/kroscope/termtext"
 )
 
 func init() {
@@ -34,7 +35,7 @@ FAILED or --timeout passes: handy for scripts and CI.`,
   kroscope run --rgd graphs/ --exit-when active --timeout 2m -o json`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			var logOut io.Writer = cmd.ErrOrStderr()
+			var logOut io.Writer = termtext.Writer(cmd.ErrOrStderr())
 			if logFile != "" {
 				f, err := os.OpenFile(logFile, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 				if err != nil {
@@ -54,7 +55,7 @@ FAILED or --timeout passes: handy for scripts and CI.`,
 			}
 			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
-			return engine.RunHeadless(ctx, e, cmd.OutOrStdout(), h)
+			return engine.RunHeadless(ctx, e, termtext.Writer(cmd.OutOrStdout()), h)
 		},
 	}
 	fs := cmd.Flags()

@@ -13,6 +13,7 @@ import (
 	"github.com/go-logr/logr"
 
 	"github.com/kroscope/kroscope/engine/state"
+	"github.com/kroscope/kroscope/termtext"
 )
 
 // Appender receives log lines; *state.Store implements it.
@@ -102,7 +103,9 @@ func (s *sink) emit(level, msg string, err error, kv []any) {
 			text += " " + line.KV
 		}
 		s.mu.Lock()
-		_, _ = io.WriteString(s.o.Writer, text+"\n")
+		// Messages and values come from graphs and instances: one line,
+		// no terminal escapes.
+		_, _ = io.WriteString(s.o.Writer, termtext.EscapeLine(text)+"\n")
 		s.mu.Unlock()
 	}
 }

@@ -58,3 +58,17 @@ func TestTee(t *testing.T) {
 		t.Errorf("b got %+v", l)
 	}
 }
+
+// TestWriterEscapesControlCharacters: a message or value carrying terminal
+// escapes (a graph or instance name, an error text) is written escaped,
+// on one line.
+func TestWriterEscapesControlCharacters(t *testing.T) {
+	var buf bytes.Buffer
+	at := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	log := New(Options{Writer: &buf, Now: func() time.Time { return at }})
+	log.Info("graph \x1b]0;pwned\x07 served", "instance", "a\x1b[2Jb")
+	want := `03:04:05.000 I graph \x1b]0;pwned\x07 served instance=a\x1b[2Jb` + "\n"
+	if buf.String() != want {
+		t.Errorf("writer got %q, want %q", buf.String(), want)
+	}
+}

@@ -46,14 +46,14 @@ func (u Update) AllowBreakingChanges() bool {
 	return u.Object != nil && u.Object.GetAnnotations()[crdcompat.AllowAnnotation] == "true"
 }
 
-// Files reads every definition in paths. A file that cannot be read, or a
-// definition that is malformed, becomes an Update with Err; the others are
-// returned as usual.
-func Files(paths []string) []Update {
+// Files reads every definition in paths with l. A file that cannot be
+// read, or a definition that is malformed, becomes an Update with Err; the
+// others are returned as usual.
+func Files(l graph.Loader, paths []string) []Update {
 	if len(paths) == 0 {
 		return nil
 	}
-	rgds, err := graph.LoadFiles(paths...)
+	rgds, err := l.Load(paths...)
 	var out []Update
 	for _, r := range rgds {
 		out = append(out, Update{Name: r.Name, Source: r.Source, RGD: r})

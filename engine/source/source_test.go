@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/kroscope/kroscope/reconciler/graph"
 )
 
 const good = `apiVersion: kro.run/v1alpha1
@@ -35,7 +37,7 @@ func TestFilesReportsBadFilesAndKeepsGoodOnes(t *testing.T) {
 		t.Fatal(err)
 	}
 	missing := filepath.Join(dir, "missing.yaml")
-	ups := Files([]string{dir, missing})
+	ups := Files(graph.Loader{}, []string{dir, missing})
 	var names []string
 	var errs []string
 	for _, u := range ups {
@@ -58,7 +60,7 @@ func TestFilesReportsBadFilesAndKeepsGoodOnes(t *testing.T) {
 }
 
 func TestNoPathsNoUpdates(t *testing.T) {
-	if ups := Files(nil); len(ups) != 0 {
+	if ups := Files(graph.Loader{}, nil); len(ups) != 0 {
 		t.Fatalf("got %v", ups)
 	}
 }

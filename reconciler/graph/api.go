@@ -259,9 +259,13 @@ type Expression struct {
 	// The program is planned on first use: planning costs more than
 	// checking and most graphs are built far more often than every
 	// expression is evaluated.
-	env      *cel.Env
-	ast      *cel.Ast
-	planOnce sync.Once
-	program  cel.Program
-	planErr  error
+	env *cel.Env
+	ast *cel.Ast
+	// limits bound every evaluation (DefaultLimits when zero).
+	// sensitive: it reads a Secret's value (see markSensitive).
+	sensitive bool
+	limits    Limits
+	planOnce  sync.Once
+	program   cel.Program
+	planErr   error
 }

@@ -27,6 +27,8 @@ type Builder struct {
 	resolver SchemaResolver
 	// celOmit allows omit() in templates (kro's CELOmitFunction gate).
 	celOmit bool
+	// limits bound every expression's evaluation (see WithLimits).
+	limits Limits
 }
 
 // NewBuilder returns a Builder. Without a REST mapper it uses compiled-in
@@ -172,6 +174,7 @@ func (b *Builder) Build(rgd *ResourceGraphDefinition) (*Graph, error) {
 	bd.status(env, g)
 	bd.omitIdentity(g, order)
 	bd.validations(schemaType)
+	bd.selfInstances(g, order)
 	// Cycles are reported even beside other errors: every problem found is
 	// worth one run of `kroscope validate`.
 	bd.dag(g, order)
@@ -181,6 +184,7 @@ func (b *Builder) Build(rgd *ResourceGraphDefinition) (*Graph, error) {
 	if len(bd.errs) > 0 {
 		return nil, bd.errs
 	}
+	g.markSensitive()
 	return g, nil
 }
 
@@ -229,6 +233,12 @@ func (bd *build) resource(i int) *Resource {
 		ok = false
 	case reservedIDs[rs.ID]:
 		bd.errorf(rs.ID, path+".id", "choose another id, e.g. "+rs.ID+"Resource", "id %q is a reserved word", rs.ID)
+		ok = false
+	case celTypeNames[rs.ID]:
+		bd.errorf(rs.ID, path+".id", "choose another id, e.g. "+rs.ID+"Value", "id %q is the name of a CEL type: as a variable it would shadow the type in every expression", rs.ID)
+		ok = false
+	case len(rs.ID) > validation.LabelValueMaxLength:
+		bd.errorf(rs.ID, path+".id", "shorten it", "id is %d characters long: it becomes the %s label, whose values have at most %d", len(rs.ID), nodeIDLabel, validation.LabelValueMaxLength)
 		ok = false
 	}
 	label := rs.ID
@@ -765,6 +775,9 @@ func (bd *build) compile(env *cel.Env, src string) (*compiled, error) {
 		return c.c, c.err
 	}
 	c, err := compile(env, src)
+	if err == nil {
+		c.expr.limits = bd.b.limits
+	}
 	if err == nil && bd.runEnv != nil {
 		c.expr.env, c.expr.ast = bd.runEnv, nil
 	}

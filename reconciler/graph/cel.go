@@ -274,7 +274,7 @@ func (e *Expression) plan() (cel.Program, error) {
 				return
 			}
 		}
-		e.program, e.planErr = e.env.Program(a)
+		e.program, e.planErr = e.env.Program(a, e.limits.programOptions()...)
 	})
 	return e.program, e.planErr
 }

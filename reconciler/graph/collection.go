@@ -8,6 +8,7 @@ import (
 
 	"github.com/google/cel-go/cel"
 	"github.com/google/cel-go/common/types"
+	"github.com/google/cel-go/common/types/traits"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
 
@@ -258,7 +259,19 @@ func (r *Resource) dimensionValues(vars Vars) ([][]any, int, error) {
 		if dim.Expression == nil {
 			return nil, 0, fmt.Errorf("resource %s: %s: %w", r.ID, path, errors.New("dimension was not compiled by a graph Builder"))
 		}
-		v, err := dim.Expression.Eval(vars)
+		// The size is checked on CEL's value, before any Go list is built
+		// from it: an instance's spec can ask for billions of items.
+		val, err := dim.Expression.evalVal(vars)
+		if err != nil {
+			return nil, 0, &EvalError{Resource: r.ID, Path: path, Expression: dim.Expression.Source, Err: err}
+		}
+		if l, ok := val.(traits.Lister); ok {
+			if n, _ := l.Size().(types.Int); int64(n) > MaxCollectionSize {
+				return nil, 0, &EvalError{Resource: r.ID, Path: path, Expression: dim.Expression.Source,
+					Err: fmt.Errorf("the list has %d elements: a collection has at most %d items", int64(n), MaxCollectionSize)}
+			}
+		}
+		v, err := toNative(val)
 		if err != nil {
 			return nil, 0, &EvalError{Resource: r.ID, Path: path, Expression: dim.Expression.Source, Err: err}
 		}
@@ -288,6 +301,11 @@ func (r *Resource) dimensionValues(vars Vars) ([][]any, int, error) {
 func describeItem(r *Resource, values [][]any, idx []int) string {
 	parts := make([]string, len(idx))
 	for d, i := range idx {
+		if r.ForEach[d].Expression.Sensitive() {
+			// The values come from a Secret: the position only.
+			parts[d] = fmt.Sprintf("%s=[%d]", r.ForEach[d].Name, i)
+			continue
+		}
 		parts[d] = fmt.Sprintf("%s=%v", r.ForEach[d].Name, values[d][i])
 	}
 	return strings.Join(parts, ", ")

@@ -88,6 +88,7 @@ func (bd *build) conditions(env *cel.Env, g *Graph, raw any) {
 				"${%s} returns %s, not a condition", c.expr.Source, c.out.String())
 			continue
 		}
+		c.expr.limits = bd.b.limits
 		asts = append(asts, c.expr.ast)
 		paths = append(paths, path)
 		if runEnv != checkEnv {

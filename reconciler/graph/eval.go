@@ -1,6 +1,7 @@
 package graph
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"math"
@@ -68,7 +69,8 @@ func (e *Expression) Eval(vars Vars) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	return toNative(out)
+	v, err := toNative(out)
+	return v, e.redact(err)
 }
 
 // evalVal is Eval without the conversion to Go values.
@@ -89,9 +91,15 @@ func (e *Expression) evalVal(vars Vars) (ref.Val, error) {
 	for _, id := range e.References {
 		act[id] = vars[id]
 	}
-	out, _, err := prg.Eval(act)
+	lim := e.limits.orDefault()
+	ctx, cancel := context.WithTimeout(context.Background(), lim.Timeout)
+	defer cancel()
+	out, _, err := prg.ContextEval(ctx, act)
 	if err != nil {
-		return nil, classify(err)
+		if lerr, ok := lim.limitError(ctx, err); ok {
+			return nil, lerr
+		}
+		return nil, e.redact(classify(err))
 	}
 	return out, nil
 }

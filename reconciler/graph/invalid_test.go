@@ -33,6 +33,12 @@ func invalidError(t *testing.T, file string) string {
 func TestInvalidDefinitions(t *testing.T) {
 	cases := map[string][]string{
 		"bad-default":               {"spec.schema.spec.replicas", `"abc" is not an integer`},
+		"apiversion-v1":             {"apiversion-v1 (apiversion-v1.yaml): apiVersion", `unknown apiVersion "kro.run/v1"`, "write apiVersion: kro.run/v1alpha1"},
+		"apiversion-trailing-space": {`unknown apiVersion "kro.run/v1alpha1 "`, "remove the spaces"},
+		"duplicate-key":             {"duplicate-key.yaml", `key "data" already set in map`},
+		"id-too-long":               {"spec.resources[0].id", "id is 71 characters long", "kro.run/node-id label", "at most 63"},
+		"id-cel-type-name":          {"spec.resources[0].id", `id "int" is the name of a CEL type`},
+		"self-instance":             {"resource again: spec.resources[0].template.kind", "Selfish.kro.run is this graph's own instance kind"},
 		"bad-marker":                {"spec.schema.spec.name", `unknown marker "bogus"`},
 		"cel-syntax":                {"spec.resources[0].template.metadata.name", "${schema.spec.name +}", "Syntax error"},
 		"cel-syntax-unclosed-paren": {"Syntax error: missing ')'"},

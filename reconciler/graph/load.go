@@ -6,9 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
-	"os"
-	"path/filepath"
 	"regexp"
 	"sort"
 	"strings"
@@ -19,61 +16,6 @@ import (
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"sigs.k8s.io/yaml"
 )
-
-// LoadFiles reads definitions from YAML files and directories (recursively,
-// *.yaml and *.yml; multi-document). Documents of other kinds are skipped.
-// An unreadable or malformed file is an error naming it.
-func LoadFiles(paths ...string) ([]*ResourceGraphDefinition, error) {
-	var out []*ResourceGraphDefinition
-	var errs []error
-	for _, p := range paths {
-		files, err := yamlFiles(p)
-		if err != nil {
-			errs = append(errs, err)
-			continue
-		}
-		for _, f := range files {
-			data, err := os.ReadFile(f)
-			if err != nil {
-				errs = append(errs, fmt.Errorf("reading %s: %w", f, err))
-				continue
-			}
-			rgds, err := Parse(data, f)
-			out = append(out, rgds...)
-			if err != nil {
-				errs = append(errs, err)
-			}
-		}
-	}
-	return out, errors.Join(errs...)
-}
-
-// yamlFiles expands p: a file is returned as is, a directory is walked for
-// *.yaml and *.yml files in lexical order.
-func yamlFiles(p string) ([]string, error) {
-	st, err := os.Stat(p)
-	if err != nil {
-		return nil, fmt.Errorf("reading %s: %w", p, err)
-	}
-	if !st.IsDir() {
-		return []string{p}, nil
-	}
-	var files []string
-	err = filepath.WalkDir(p, func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if !d.IsDir() && (strings.HasSuffix(path, ".yaml") || strings.HasSuffix(path, ".yml")) {
-			files = append(files, path)
-		}
-		return nil
-	})
-	if err != nil {
-		return nil, fmt.Errorf("reading directory %s: %w", p, err)
-	}
-	sort.Strings(files)
-	return files, nil
-}
 
 // Parse reads every definition in one (multi-document) YAML source.
 // Documents of other kinds are skipped. Structural problems in a definition
@@ -111,6 +53,10 @@ func Parse(data []byte, source string) ([]*ResourceGraphDefinition, error) {
 			continue
 		}
 		if !isRGD(obj) {
+			continue
+		}
+		if err := checkAPIVersion(obj, src); err != nil {
+			errs = append(errs, err)
 			continue
 		}
 		// A definition with structural problems is reported, not returned:
@@ -450,9 +396,12 @@ func contains(list []string, s string) bool {
 // decodeYAML decodes one document into JSON-like values with whole numbers
 // as int64, as unstructured objects hold them.
 func decodeYAML(doc []byte) (map[string]any, error) {
-	js, err := yaml.YAMLToJSON(doc)
+	// Strict: a key given twice in one mapping is an error, not "the last
+	// one wins" (the first would be silently ignored).
+	js, err := yaml.YAMLToJSONStrict(doc)
 	if err != nil {
-		return nil, err
+		// yaml.v2 lists its problems on indented lines: one line per error.
+		return nil, errors.New(strings.Join(strings.Fields(strings.ReplaceAll(err.Error(), "unmarshal errors:\n", "")), " "))
 	}
 	var obj map[string]any
 	if err := utiljson.Unmarshal(js, &obj); err != nil {

@@ -121,7 +121,7 @@ func (r *Resource) IsIncluded(vars Vars) (bool, error) {
 				return false, nil
 			}
 			return false, &EvalError{Resource: r.ID, Path: fmt.Sprintf("includeWhen[%d]", i), Expression: e.Source,
-				Err: fmt.Errorf("returned %s %v, not a boolean", typeName(v), v)}
+				Err: fmt.Errorf("returned %s, not a boolean", typeName(v))}
 		}
 		if !b {
 			return false, nil
@@ -155,7 +155,7 @@ func (r *Resource) IsReady(observed map[string]any) (ready bool, reason string, 
 		b, ok := v.(bool)
 		if !ok && v != nil {
 			return false, "", &EvalError{Resource: r.ID, Path: fmt.Sprintf("readyWhen[%d]", i), Expression: e.Source,
-				Err: fmt.Errorf("returned %s %v, not a boolean", typeName(v), v)}
+				Err: fmt.Errorf("returned %s, not a boolean", typeName(v))}
 		}
 		if !b {
 			return false, fmt.Sprintf("readyWhen ${%s} is false", e.Source), nil

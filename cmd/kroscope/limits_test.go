@@ -1,0 +1,98 @@
+package main
+
+import (
+	"errors"
+	"strings"
+	"testing"
+)
+
+const runtimeDir = "../../reconciler/graph/testdata/runtime"
+
+// TestValidateRejectsExpensiveCEL: validate rejects a graph whose
+// estimated worst-case CEL cost exceeds --cel-cost-limit, naming the file,
+// the expression and the flag; a raised limit lets it through.
+func TestValidateRejectsExpensiveCEL(t *testing.T) {
+	file := runtimeDir + "/exponential-readywhen.yaml"
+	_, stderr, err := runCmd(t, "validate", "--cel-cost-limit=1000000", file)
+	var ec interface{ ExitCode() int }
+	if !errors.As(err, &ec) || ec.ExitCode() != 2 {
+		t.Fatalf("err = %v, want exit code 2", err)
+	}
+	for _, want := range []string{file + ": exponential-readywhen: resource cm: readyWhen[0]: ${lists.range(1000000)", "exceeds the limit of 1000000", "--cel-cost-limit"} {
+		if !strings.Contains(stderr, want) {
+			t.Errorf("stderr lacks %q:\n%s", want, stderr)
+		}
+	}
+	out, stderr, err := runCmd(t, "validate", "--cel-cost-limit=100000000000", file)
+	if err != nil || !strings.Contains(out, "ok  exponential-readywhen") {
+		t.Errorf("raised limit: err %v, stdout %q, stderr %q", err, out, stderr)
+	}
+	// The flags live on the shared command: leave the default behind.
+	if _, _, err := runCmd(t, "validate", "--cel-cost-limit=1000000", runtimeDir+"/foreach-huge-count.yaml"); err != nil {
+		t.Errorf("foreach-huge-count: %v", err)
+	}
+}
+
+// TestValidateTwoGraphsOneKind: two graphs serving the same kind are both
+// invalid, each error naming both files.
+func TestValidateTwoGraphsOneKind(t *testing.T) {
+	dir := t.TempDir()
+	const g = `apiVersion: kro.run/v1alpha1
+kind: ResourceGraphDefinition
+metadata:
+  name: %s
+spec:
+  schema:
+    apiVersion: v1alpha1
+    kind: Same
+  resources:
+  - id: cm
+    template:
+      apiVersion: v1
+      kind: ConfigMap
+      metadata:
+        name: ${schema.metadata.name}
+`
+	a, b := dir+"/a.yaml", dir+"/b.yaml"
+	writeFile(t, a, strings.Replace(g, "%s", "first", 1))
+	writeFile(t, b, strings.Replace(g, "%s", "second", 1))
+	_, stderr, err := runCmd(t, "validate", dir)
+	var ec interface{ ExitCode() int }
+	if !errors.As(err, &ec) || ec.ExitCode() != 2 || !strings.Contains(err.Error(), "2 of 2") {
+		t.Fatalf("err = %v, want both invalid", err)
+	}
+	for _, want := range []string{a + `: first: kind Same.kro.run is also served by graph "second" (` + b + ")", b + `: second: kind Same.kro.run is also served by graph "first" (` + a + ")"} {
+		if !strings.Contains(stderr, want) {
+			t.Errorf("stderr lacks %q:\n%s", want, stderr)
+		}
+	}
+}
+
+// TestValidateEscapesControlCharacters: a definition's name and values
+// reach the terminal with their control characters escaped.
+func TestValidateEscapesControlCharacters(t *testing.T) {
+	path := t.TempDir() + "/evil.yaml"
+	writeFile(t, path, `apiVersion: kro.run/v1alpha1
+kind: ResourceGraphDefinition
+metadata:
+  name: "evil\e]0;pwned\a\e[2J"
+spec:
+  schema:
+    apiVersion: v1alpha1
+    kind: Evil
+  resources:
+  - id: "cm\e[31m"
+    template:
+      apiVersion: v1
+      kind: ConfigMap
+      metadata:
+        name: x
+`)
+	out, stderr, _ := runCmd(t, "validate", path)
+	if strings.ContainsAny(out+stderr, "\x1b\x07") {
+		t.Errorf("raw control characters reached the terminal:\n%q\n%q", out, stderr)
+	}
+	if !strings.Contains(stderr, `evil\x1b]0;pwned\x07\x1b[2J`) || !strings.Contains(stderr, `cm\x1b[31m`) {
+		t.Errorf("stderr does not show the escaped name and id:\n%s", stderr)
+	}
+}

@@ -1,0 +1,121 @@
+package graph
+
+import (
+	"errors"
+	"regexp"
+
+	"k8s.io/apimachinery/pkg/runtime/schema"
+)
+
+// Values read from a Secret must never reach an error message (and from
+// there an instance's conditions, an Event, a log line or the TUI). An
+// expression is sensitive when it reads a Secret, or a resource whose
+// template reads one (its fields may carry the value on), or an iterator
+// over such values. The errors of a sensitive expression have their quoted
+// parts (where cel-go and strconv put values) redacted; no error of any
+// expression prints a result value, only its type.
+
+// isSecretKind reports whether gvk is the core Secret.
+func isSecretKind(gvk schema.GroupVersionKind) bool {
+	return gvk.Group == "" && gvk.Kind == "Secret"
+}
+
+// markSensitive sets Expression.sensitive across g; TopologicalOrder must
+// be set (every resource comes after what it reads).
+func (g *Graph) markSensitive() {
+	tainted := map[string]bool{}
+	reads := func(e *Expression, extra map[string]bool) bool {
+		if e == nil {
+			return false
+		}
+		for _, ref := range e.References {
+			if tainted[ref] || extra[ref] {
+				return true
+			}
+		}
+		return false
+	}
+	mark := func(e *Expression, sensitive bool) {
+		if e != nil && sensitive {
+			e.sensitive = true
+		}
+	}
+	for _, id := range g.TopologicalOrder {
+		r := g.Resources[id]
+		if r == nil {
+			continue
+		}
+		iterators := map[string]bool{}
+		for _, d := range r.ForEach {
+			if reads(d.Expression, nil) {
+				iterators[d.Name] = true
+				mark(d.Expression, true)
+			}
+		}
+		if isSecretKind(r.GVK) {
+			tainted[id] = true
+		}
+		for _, e := range r.IncludeWhen {
+			mark(e, reads(e, nil))
+		}
+		for _, f := range r.Fields {
+			for _, e := range f.Expressions {
+				if reads(e, iterators) {
+					mark(e, true)
+					tainted[id] = true
+				}
+			}
+		}
+	}
+	for _, id := range g.TopologicalOrder {
+		r := g.Resources[id]
+		if r == nil {
+			continue
+		}
+		for _, e := range r.ReadyWhen {
+			// readyWhen reads the resource itself (or each of its items).
+			mark(e, tainted[id] || reads(e, nil))
+		}
+	}
+	for _, f := range g.Status {
+		for _, e := range f.Expressions {
+			mark(e, reads(e, nil))
+		}
+	}
+	for _, e := range g.Conditions {
+		mark(e, reads(e, nil))
+	}
+}
+
+// quoted matches the quoted parts of an error text.
+var quoted = regexp.MustCompile(`"(?:[^"\\]|\\.)*"|'(?:[^'\\]|\\.)*'|` + "`[^`]*`")
+
+// redactedError hides the quoted parts of an error from a sensitive
+// expression; errors.Is and errors.As still see the original.
+type redactedError struct{ err error }
+
+func (e *redactedError) Error() string {
+	return quoted.ReplaceAllStringFunc(e.err.Error(), func(q string) string {
+		if celTypeNames[q[1:len(q)-1]] {
+			return q // "from 'string' to 'int'" says nothing secret
+		}
+		return `"(redacted: read from a Secret)"`
+	})
+}
+func (e *redactedError) Unwrap() error { return e.err }
+
+// redact wraps err when e is sensitive.
+func (e *Expression) redact(err error) error {
+	if err == nil || !e.sensitive {
+		return err
+	}
+	var already *redactedError
+	if errors.As(err, &already) {
+		return err
+	}
+	return &redactedError{err}
+}
+
+// Sensitive reports whether the expression reads a value from a Secret
+// (directly or through another resource's fields).
+func (e *Expression) Sensitive() bool { return e != nil && e.sensitive }
