@@ -10,6 +10,7 @@ import (
 	kubefake "k8s.io/client-go/kubernetes/fake"
 
 	"github.com/kroscope/kroscope/reconciler/client"
+	"github.com/kroscope/kroscope/reconciler/graph"
 )
 
 // TestControllerCloseReleasesTheEventBroadcaster: a graph restarted 100
@@ -19,7 +20,7 @@ func TestControllerCloseReleasesTheEventBroadcaster(t *testing.T) {
 	set := client.NewSetFromClients(client.Clients{Kubernetes: kubefake.NewSimpleClientset()})
 	gvr := schema.GroupVersionResource{Group: "kro.run", Version: "v1alpha1", Resource: "tests"}
 	restart := func() {
-		c := NewController(logr.Discard(), ReconcileConfig{}, gvr, nil, set, nil, nil)
+		c := NewController(logr.Discard(), ReconcileConfig{}, gvr, &graph.Graph{}, set, nil, nil)
 		if _, _, rec := c.options(); rec == nil {
 			t.Fatal("no recorder built")
 		}

@@ -31,9 +31,6 @@ import (
 // dependency is one wave below its lowest dependent. Deletion removes the
 // highest wave first.
 func applyOrders(g *graph.Graph) map[string]int {
-	if g == nil {
-		return nil
-	}
 	dependents := map[string][]string{}
 	for _, id := range g.TopologicalOrder {
 		for _, dep := range g.Resources[id].Dependencies {
