@@ -411,7 +411,7 @@ func TestTakeOverFromKro(t *testing.T) {
 	t.Logf("kro stopped in %s", time.Since(stopped).Round(time.Millisecond))
 	run := r.takeoverEngine(true, "kroscope-takeover")
 	start = time.Now()
-	snap := run.waitFor(2*time.Minute, "kroscope to reconcile and make every instance ACTIVE", func(s *state.Snapshot) (bool, string) {
+	run.waitFor(2*time.Minute, "kroscope to reconcile and show every instance ACTIVE", func(s *state.Snapshot) (bool, string) {
 		if !s.Mode.Reconciling {
 			return false, describe(s)
 		}
@@ -429,6 +429,9 @@ func TestTakeOverFromKro(t *testing.T) {
 		return w == metadata.FieldManager, "status last written by " + w
 	})
 	t.Logf("kroscope reconciling %s after kro stopped; instances ACTIVE by kroscope after %s", reconciling.Round(time.Millisecond), time.Since(start).Round(time.Millisecond))
+	// The snapshot after kroscope's own ACTIVE reached the cluster (the
+	// first one may still show what kroscope observed while kro ran).
+	snap := run.e.Snapshot()
 	for _, n := range names {
 		in := snap.Instance(state.InstanceKey{Resource: res, Namespace: r.ns, Name: n})
 		h := instanceHistory(in)
