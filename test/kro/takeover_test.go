@@ -120,6 +120,7 @@ const takeoverChildCount = 6 // config, secret, deploy, summary, two extras
 type child struct {
 	key        string // Kind/name
 	uid        string
+	rv         int64 // resourceVersion of its DELETED event
 	node       string
 	applyOrder string
 	managedBy  string
@@ -231,7 +232,10 @@ func statusWriter(u *unstructured.Unstructured) string {
 }
 
 // deletions records the order in which objects of the takeover kinds in
-// the namespace are deleted (their DELETED watch events).
+// the namespace are deleted. Each kind has its own watch, so events of
+// different kinds arrive in no particular order; the resourceVersion of a
+// DELETED event is the etcd revision of the deletion (one etcd behind the
+// test server), which orders them.
 type deletions struct {
 	mu    sync.Mutex
 	order []child
@@ -265,7 +269,8 @@ func (r *kroRig) watchDeletions(instUID string) *deletions {
 						continue
 					}
 					d.mu.Lock()
-					d.order = append(d.order, child{key: o.GetKind() + "/" + o.GetName(), uid: string(o.GetUID()),
+					rv, _ := strconv.ParseInt(o.GetResourceVersion(), 10, 64)
+					d.order = append(d.order, child{key: o.GetKind() + "/" + o.GetName(), uid: string(o.GetUID()), rv: rv,
 						node: o.GetLabels()[metadata.NodeIDLabel], applyOrder: o.GetAnnotations()[metadata.ApplyOrderAnnotation]})
 					d.mu.Unlock()
 				}
@@ -284,6 +289,7 @@ func (d *deletions) checkReverseOrder(t *testing.T, want map[string]child) strin
 	t.Helper()
 	d.mu.Lock()
 	defer d.mu.Unlock()
+	sort.SliceStable(d.order, func(i, j int) bool { return d.order[i].rv < d.order[j].rv })
 	var seq []string
 	prev := int64(1 << 62)
 	got := map[string]bool{}
