@@ -7,6 +7,7 @@ import (
 	"os"
 	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -334,6 +335,8 @@ type engRun struct {
 	reqs   atomic.Int64
 	// writeLog names the first writes, for the failure message.
 	writeLog atomic.Pointer[[]string]
+	// stopOnce lets a test stop the engine itself before its cleanup does.
+	stopOnce sync.Once
 }
 
 // startEngine runs a kroscope engine with the rig's admin identity on
@@ -384,12 +387,14 @@ func (r *kroRig) startEngine(mod func(*engine.Options)) *engRun {
 }
 
 func (run *engRun) stop() {
-	run.cancel()
-	select {
-	case <-run.done:
-	case <-time.After(time.Minute):
-		run.t.Errorf("kroscope's engine did not stop within a minute")
-	}
+	run.stopOnce.Do(func() {
+		run.cancel()
+		select {
+		case <-run.done:
+		case <-time.After(time.Minute):
+			run.t.Errorf("kroscope's engine did not stop within a minute")
+		}
+	})
 }
 
 // waitFor polls the engine's state until cond holds.
