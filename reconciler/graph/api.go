@@ -8,6 +8,8 @@
 package graph
 
 import (
+	celcommon "k8s.io/apiserver/pkg/cel/common"
+
 	"sync"
 
 	"github.com/google/cel-go/cel"
@@ -265,7 +267,11 @@ type Expression struct {
 	// sensitive: it reads a Secret's value (see markSensitive).
 	sensitive bool
 	limits    Limits
-	planOnce  sync.Once
-	program   cel.Program
-	planErr   error
+	// valueSchemas type the resources it reads, as the checker saw them:
+	// a Secret's data is bytes, a date-time a timestamp (kro reads observed
+	// objects the same way).
+	valueSchemas map[string]celcommon.Schema
+	planOnce     sync.Once
+	program      cel.Program
+	planErr      error
 }

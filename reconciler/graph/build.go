@@ -1,6 +1,8 @@
 package graph
 
 import (
+	celcommon "k8s.io/apiserver/pkg/cel/common"
+
 	"fmt"
 	"regexp"
 	"strings"
@@ -73,6 +75,9 @@ type build struct {
 	runEnv *cel.Env
 	// schemas are the resources' OpenAPI schemas, when a resolver knows them.
 	schemas map[string]*spec.Schema
+	// valueSchemas are the schemas of the typed single-object resources:
+	// their observed objects are read through them at evaluation time.
+	valueSchemas map[string]celcommon.Schema
 	// objectTypes are the object types declared for schema and the
 	// resources, to expand object-typed status fields.
 	objectTypes objectTypeIndex
@@ -777,6 +782,14 @@ func (bd *build) compile(env *cel.Env, src string) (*compiled, error) {
 	c, err := compile(env, src)
 	if err == nil {
 		c.expr.limits = bd.b.limits
+		for _, ref := range c.expr.References {
+			if vs := bd.valueSchemas[ref]; vs != nil {
+				if c.expr.valueSchemas == nil {
+					c.expr.valueSchemas = map[string]celcommon.Schema{}
+				}
+				c.expr.valueSchemas[ref] = vs
+			}
+		}
 	}
 	if err == nil && bd.runEnv != nil {
 		c.expr.env, c.expr.ast = bd.runEnv, nil

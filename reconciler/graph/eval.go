@@ -1,6 +1,8 @@
 package graph
 
 import (
+	celcommon "k8s.io/apiserver/pkg/cel/common"
+
 	"context"
 	"errors"
 	"fmt"
@@ -90,6 +92,9 @@ func (e *Expression) evalVal(vars Vars) (ref.Val, error) {
 	act := make(map[string]any, len(e.References))
 	for _, id := range e.References {
 		act[id] = vars[id]
+		if vs := e.valueSchemas[id]; vs != nil && vars[id] != nil {
+			act[id] = celcommon.UnstructuredToVal(vars[id], vs)
+		}
 	}
 	lim := e.limits.orDefault()
 	ctx, cancel := context.WithTimeout(context.Background(), lim.Timeout)

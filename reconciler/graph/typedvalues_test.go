@@ -1,0 +1,91 @@
+package graph
+
+import (
+	"encoding/base64"
+	"testing"
+
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/kube-openapi/pkg/validation/spec"
+)
+
+// secretResolver types Secrets as the API server's OpenAPI does: data is a
+// map of base64 strings (format byte).
+type secretResolver struct{}
+
+func (secretResolver) ResolveSchema(schema.GroupVersionKind) (*spec.Schema, error) {
+	str := *spec.StringProperty()
+	b := *spec.StringProperty()
+	b.Format = "byte"
+	obj := func(props map[string]spec.Schema) spec.Schema {
+		return spec.Schema{SchemaProps: spec.SchemaProps{Type: spec.StringOrArray{"object"}, Properties: props}}
+	}
+	root := obj(map[string]spec.Schema{
+		"apiVersion": str, "kind": str,
+		"metadata": obj(map[string]spec.Schema{"name": str, "namespace": str}),
+		"data":     *spec.MapProperty(&b),
+	})
+	return &root, nil
+}
+
+const typedSecretRGD = `apiVersion: kro.run/v1alpha1
+kind: ResourceGraphDefinition
+metadata: {name: typed-secret}
+spec:
+  schema:
+    apiVersion: v1alpha1
+    kind: TypedSecret
+  resources:
+  - id: creds
+    externalRef:
+      apiVersion: v1
+      kind: Secret
+      metadata: {name: creds}
+  - id: cm
+    template:
+      apiVersion: v1
+      kind: ConfigMap
+      metadata:
+        name: ${schema.metadata.name}
+      data:
+        token: ${string(creds.data.token)}
+`
+
+// TestObservedObjectsReadThroughTheirSchema: where the checker typed a
+// resource from its kind's schema, the observed object is read the same
+// way at run time, as kro reads it: a Secret's data is bytes, so
+// string(creds.data.token) is the decoded token, not its base64 text.
+func TestObservedObjectsReadThroughTheirSchema(t *testing.T) {
+	rgds, err := Parse([]byte(typedSecretRGD), "typed-secret.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, err := NewBuilder(WithSchemaResolver(secretResolver{})).Build(rgds[0])
+	if err != nil {
+		t.Fatalf("build:\n%v", err)
+	}
+	vars := Vars{
+		SchemaIdentifier: map[string]any{"metadata": map[string]any{"name": "x", "namespace": "ns"}},
+		"creds": map[string]any{"apiVersion": "v1", "kind": "Secret", "metadata": map[string]any{"name": "creds"},
+			"data": map[string]any{"token": base64.StdEncoding.EncodeToString([]byte("s3cret"))}},
+	}
+	u, err := g.Resources["cm"].Render(vars)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, _, _ := unstructuredString(u.Object, "data", "token"); got != "s3cret" {
+		t.Errorf("data.token = %q, want the decoded token", got)
+	}
+}
+
+func unstructuredString(m map[string]any, path ...string) (string, bool, error) {
+	var cur any = m
+	for _, p := range path {
+		mm, ok := cur.(map[string]any)
+		if !ok {
+			return "", false, nil
+		}
+		cur = mm[p]
+	}
+	s, ok := cur.(string)
+	return s, ok, nil
+}
