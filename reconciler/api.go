@@ -95,6 +95,9 @@ type ReconcileConfig struct {
 	DeletionGraceTimeDuration time.Duration
 	// DeletionPolicy is "Delete" (default when empty) or "Orphan".
 	DeletionPolicy string
+	// MaxNestingDepth is how many instances may stand above an instance
+	// (see DefaultMaxNestingDepth, used when 0).
+	MaxNestingDepth int
 }
 
 // ResourceDetail is what the engine shows about one resource after a

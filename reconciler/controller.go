@@ -67,6 +67,10 @@ type Controller struct {
 	// broadcaster feeds ownRecorder; Close shuts it down.
 	broadcaster record.EventBroadcaster
 	closed      bool
+
+	// recreated counts the passes in a row that created each resource's
+	// object (see RecreateLimit).
+	recreated recreations
 }
 
 // NewController creates a new Controller instance.

@@ -99,6 +99,7 @@ func (r *run) deletion() error {
 		return err
 	}
 	r.gone = true
+	r.c.recreated.forget(r.uid())
 	r.message = "children deleted; finalizer removed"
 	if policy == DeletionPolicyOrphan {
 		r.message = "children orphaned; finalizer removed"

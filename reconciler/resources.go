@@ -205,6 +205,9 @@ func (r *run) reconcileResource(id string, vars graph.Vars) {
 		}
 		return ResourceStateSynced
 	}())
+	if n := r.c.recreated.note(r.uid(), id, created, observed.GetUID(), r.now()); n > RecreateLimit {
+		d.State, d.Err, d.WaitingFor = ResourceStateError, keepsDeleted(id, objectName(observed), n), ""
+	}
 }
 
 // getChild reads a managed child from the Reader when it knows it, else from

@@ -167,6 +167,21 @@ func (r *run) reconcileInstance() error {
 	if metadata.Suspended(r.inst.GetAnnotations()) {
 		return r.suspend()
 	}
+	if msg, err := r.nestingTooDeep(); err != nil || msg != "" {
+		// Reconciling would create the next level down: refuse.
+		r.state, r.message = InstanceStateFailed, msg
+		if err != nil {
+			r.noteErr(err)
+			r.state, r.message = InstanceStateError, "checking the nesting depth: "+err.Error()
+		}
+		if _, serr := r.writeStatus(); serr != nil {
+			r.log.V(1).Info("status write failed", "error", serr.Error())
+		}
+		if err != nil {
+			return err
+		}
+		return requeue.None(errors.New(msg))
+	}
 	if !r.opts.Observe {
 		inv, err := r.graphInventory()
 		if err != nil {

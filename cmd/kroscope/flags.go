@@ -36,6 +36,7 @@ func addEngineFlags(fs *pflag.FlagSet, o *engine.Options) {
 	fs.StringVar(&o.MetricsBindAddress, "metrics-bind-address", "", "serve Prometheus metrics at this address, e.g. :8078 (default off)")
 	fs.StringVar(&o.ReconcileConfig.DeletionPolicy, "deletion-policy", reconciler.DeletionPolicyDelete, "what happens to children when an instance is deleted: Delete or Orphan")
 	fs.DurationVar(&o.ShutdownGrace, "shutdown-grace", engine.ShutdownGrace, "after ctrl-C, SIGTERM or --timeout: how long reconciles (cancelled at once) and graphs get to stop before kroscope exits anyway")
+	fs.IntVar(&o.ReconcileConfig.MaxNestingDepth, reconciler.MaxNestingDepthFlag, reconciler.DefaultMaxNestingDepth, "refuse (FAILED) an instance with more instances than this above it: graphs that create instances of each other")
 	fs.DurationVar(&o.ReconcileConfig.DeletionGraceTimeDuration, "deletion-grace-time", 0, "report a child that is still there this long after its deletion (0: the reconciler's default)")
 }
 

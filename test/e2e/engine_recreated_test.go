@@ -1,0 +1,109 @@
+package e2e
+
+import (
+	"context"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/kroscope/kroscope/engine"
+	"github.com/kroscope/kroscope/engine/state"
+	"github.com/kroscope/kroscope/reconciler"
+)
+
+const recreatedRGD = `apiVersion: kro.run/v1alpha1
+kind: ResourceGraphDefinition
+metadata:
+  name: engrecr
+spec:
+  schema:
+    apiVersion: v1alpha1
+    kind: EngRecr
+    spec: {}
+  resources:
+  - id: cm
+    template:
+      apiVersion: v1
+      kind: ConfigMap
+      metadata:
+        name: ${schema.metadata.name}-cm
+      data:
+        k: v
+`
+
+// TestChildDeletedOnEveryPass: a child that something deletes as soon as
+// it appears makes the instance ERROR, naming the resource id, the object
+// and that something keeps deleting it, within a bounded number of passes;
+// once the deleter stops the instance is ACTIVE again.
+func TestChildDeletedOnEveryPass(t *testing.T) {
+	r := newEngRig(t)
+	file := r.writeFile("recr.yaml", recreatedRGD)
+	run := r.start(func(o *engine.Options) {
+		o.RGDPaths = []string{file}
+		o.RequeueInterval = 500 * time.Millisecond
+		o.ReconcileConfig.DefaultRequeueDuration = 500 * time.Millisecond
+	})
+	gvr := run.graphServed("engrecr")
+	key := state.InstanceKey{Resource: gvr.GroupResource().String(), Namespace: r.ns, Name: "one"}
+
+	// The deleter removes the ConfigMap whenever it appears.
+	cms := r.dyn.Resource(schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}).Namespace(r.ns)
+	ctx, stopDeleter := context.WithCancel(context.Background())
+	defer stopDeleter()
+	var deletes atomic.Int64
+	deleterDone := make(chan struct{})
+	go func() {
+		defer close(deleterDone)
+		tick := time.NewTicker(5 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-tick.C:
+				if err := cms.Delete(ctx, "one-cm", metav1.DeleteOptions{}); err == nil {
+					deletes.Add(1)
+				} else if !apierrors.IsNotFound(err) && ctx.Err() == nil {
+					t.Errorf("deleter: %v", err)
+					return
+				}
+			}
+		}
+	}()
+
+	r.createInstance(gvr, "EngRecr", "one", nil)
+	var msg string
+	var reconciles int64
+	run.waitFor(time.Minute, "instance ERROR: something keeps deleting cm", func(s *state.Snapshot) bool {
+		for _, in := range s.Instances {
+			if in.Key == key && in.State == reconciler.InstanceStateError {
+				msg, reconciles = in.Message, in.Reconciles
+				return strings.Contains(in.Message, "something keeps deleting it")
+			}
+		}
+		return false
+	})
+	for _, want := range []string{"resource cm", "one-cm"} {
+		if !strings.Contains(msg, want) {
+			t.Errorf("message %q does not name %q", msg, want)
+		}
+	}
+	// Bounded: the limit's passes plus the in-between passes that still
+	// saw the deleted object in the cache, with room for watch lag.
+	if limit := int64(4*reconciler.RecreateLimit + 4); reconciles > limit {
+		t.Errorf("ERROR after %d reconciles, want at most %d", reconciles, limit)
+	}
+	t.Logf("ERROR after %d reconciles, %d deletes: %s", reconciles, deletes.Load(), msg)
+
+	stopDeleter()
+	<-deleterDone
+	run.allInState(key.Resource, 1, reconciler.InstanceStateActive, time.Minute)
+	if _, err := cms.Get(context.Background(), "one-cm", metav1.GetOptions{}); err != nil {
+		t.Fatalf("the ConfigMap after recovery: %v", err)
+	}
+}
