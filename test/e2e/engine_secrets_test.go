@@ -23,7 +23,8 @@ import (
 )
 
 // plantedRGD reads a planted Secret: "made" copies its token into a Secret
-// whose readyWhen returns the Secret's data (not a bool), and "convert"
+// whose readyWhen returns the Secret's token (a string, not a bool; dyn() gets it
+// past the type check), and "convert"
 // turns the token into an int (a CEL conversion error).
 const plantedRGD = `apiVersion: kro.run/v1alpha1
 kind: ResourceGraphDefinition
@@ -42,14 +43,14 @@ spec:
         name: planted
   - id: made
     readyWhen:
-    - ${made.data}
+    - ${dyn(string(made.data.token))}
     template:
       apiVersion: v1
       kind: Secret
       metadata:
         name: ${schema.metadata.name}-made
       stringData:
-        token: ${string(base64.decode(creds.data.token))}
+        token: ${string(creds.data.token)}
   - id: convert
     template:
       apiVersion: v1
@@ -57,7 +58,7 @@ spec:
       metadata:
         name: ${schema.metadata.name}-convert
       data:
-        n: ${string(int(string(base64.decode(creds.data.token))))}
+        n: ${string(int(string(creds.data.token)))}
 `
 
 // TestPlantedSecretTokenLeaksNowhere plants a token in a Secret that a
