@@ -8,14 +8,13 @@
 package graph
 
 import (
-	celcommon "k8s.io/apiserver/pkg/cel/common"
-
 	"sync"
 
 	"github.com/google/cel-go/cel"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
+	celcommon "k8s.io/apiserver/pkg/cel/common"
 )
 
 // API group, version and kinds of the graph definitions kroscope reads.

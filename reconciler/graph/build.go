@@ -1,8 +1,6 @@
 package graph
 
 import (
-	celcommon "k8s.io/apiserver/pkg/cel/common"
-
 	"fmt"
 	"regexp"
 	"strings"
@@ -14,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation"
 	apiservercel "k8s.io/apiserver/pkg/cel"
+	celcommon "k8s.io/apiserver/pkg/cel/common"
 	"k8s.io/kube-openapi/pkg/validation/spec"
 )
 

@@ -1,8 +1,6 @@
 package graph
 
 import (
-	celcommon "k8s.io/apiserver/pkg/cel/common"
-
 	"context"
 	"errors"
 	"fmt"
@@ -14,6 +12,7 @@ import (
 	"github.com/google/cel-go/common/types/traits"
 	"github.com/kroscope/kroscope/reconciler/graph/cellib"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	celcommon "k8s.io/apiserver/pkg/cel/common"
 )
 
 // Vars are the values expressions read: "schema" → the instance object

@@ -1,9 +1,6 @@
 package graph
 
 import (
-	celcommon "k8s.io/apiserver/pkg/cel/common"
-	celopenapi "k8s.io/apiserver/pkg/cel/openapi"
-
 	"github.com/google/cel-go/cel"
 	"github.com/google/cel-go/common/types"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -65,9 +62,9 @@ func (bd *build) resourceTypes(order []*Resource) map[string]*apiservercel.DeclT
 		out[r.ID] = t.MaybeAssignTypeName("@" + r.ID)
 		if !r.IsList() {
 			if bd.valueSchemas == nil {
-				bd.valueSchemas = map[string]celcommon.Schema{}
+				bd.valueSchemas = map[string]common.Schema{}
 			}
-			bd.valueSchemas[r.ID] = &celopenapi.Schema{Schema: s}
+			bd.valueSchemas[r.ID] = &openapi.Schema{Schema: s}
 		}
 	}
 	return out
