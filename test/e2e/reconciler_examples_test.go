@@ -17,8 +17,8 @@ import (
 	"github.com/kroscope/kroscope/test/kroexamples"
 )
 
-// TestReconcilerKroExamples reconciles every kro example graph to ACTIVE on
-// the real API server, writing Deployment and Job status where readiness
+// TestReconcilerKroExamples reconciles every kro example graph, stored
+// through kro's real RGD CRD, to ACTIVE on the real API server, writing Deployment and Job status where readiness
 // needs a controller the test server lacks, then compares the children with
 // kro's own *-assert.yaml files, applies instance-update.yaml where there is
 // one and compares *-update-assert.yaml, and finally deletes the instance.
@@ -35,7 +35,9 @@ func runExample(t *testing.T, dir, rgdFile string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := newRig(t, string(data))
+	// Stored through kro's CRD and read back, as on a cluster where kro
+	// runs, and typed from the API server's OpenAPI, as the engine serves it.
+	r := newRig(t, string(data), func(c *rigConfig) { c.storeThroughKroCRD = true })
 	instFile := filepath.Join(dir, "instance.yaml")
 	if _, err := os.Stat(instFile); err != nil {
 		instFile = filepath.Join(dir, "valid-instance.yaml")

@@ -1,7 +1,9 @@
 package e2e
 
 import (
+	"bufio"
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"reflect"
@@ -18,16 +20,19 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
+	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/yaml"
 
+	"github.com/kroscope/kroscope/engine"
 	"github.com/kroscope/kroscope/reconciler"
 	"github.com/kroscope/kroscope/reconciler/client"
 	"github.com/kroscope/kroscope/reconciler/graph"
 	"github.com/kroscope/kroscope/reconciler/metadata"
 	"github.com/kroscope/kroscope/test/envtest"
+	"github.com/kroscope/kroscope/test/krocrds"
 )
 
 // rig is one graph served by a reconciler.Controller on the test API server.
@@ -61,6 +66,10 @@ type rigConfig struct {
 	graphOpts []graph.Option
 	// graphUID, when set, is the graph's UID (as if read from a cluster).
 	graphUID types.UID
+	// storeThroughKroCRD stores the graph through kro's real RGD CRD and
+	// builds what the API server gives back (kro's defaults filled in, its
+	// UID as the graph id), typed as the engine types cluster graphs.
+	storeThroughKroCRD bool
 	// crdMod, when set, changes the instance CRD before it is installed.
 	crdMod func(*apiextensionsv1.CustomResourceDefinition)
 }
@@ -92,7 +101,12 @@ func newRig(t testing.TB, rgdYAML string, mods ...func(*rigConfig)) *rig {
 	if err != nil || len(rgds) != 1 {
 		t.Fatalf("parsing the graph: %v (%d definitions)", err, len(rgds))
 	}
-	g, err := graph.NewBuilder(append([]graph.Option{graph.WithRESTMapper(cs.RESTMapper())}, rc.graphOpts...)...).Build(rgds[0])
+	opts := append([]graph.Option{graph.WithRESTMapper(cs.RESTMapper())}, rc.graphOpts...)
+	if rc.storeThroughKroCRD {
+		rgds[0] = storeThroughKroCRD(t, env, rgdYAML)
+		opts = append(engine.GraphOptions(cs, graph.NewCachedSchemaResolver(cs.Discovery(), 0), false), rc.graphOpts...)
+	}
+	g, err := graph.NewBuilder(opts...).Build(rgds[0])
 	if err != nil {
 		t.Fatalf("building the graph: %v", err)
 	}
@@ -356,4 +370,39 @@ func assertSubset(want, got any, path string) error {
 		return nil
 	}
 	return fmt.Errorf("%s: want %v, got %v", path, want, got)
+}
+
+// storeThroughKroCRD creates the graph through kro's RGD CRD, as a user
+// applies it to a cluster where kro runs, and reads it back as kroscope
+// serves it; the object is deleted at cleanup.
+func storeThroughKroCRD(t testing.TB, env *envtest.Env, rgdYAML string) *graph.ResourceGraphDefinition {
+	t.Helper()
+	env.InstallCRDs(t, krocrds.RGD(t))
+	// Read as kubectl apply reads a file (its YAML document reader ends the
+	// last line with a newline, which a literal block at the very end of a
+	// file keeps), so the stored graph holds what a user's apply stores.
+	doc, err := utilyaml.NewYAMLReader(bufio.NewReader(strings.NewReader(rgdYAML))).Read()
+	if err != nil {
+		t.Fatal(err)
+	}
+	js, err := yaml.YAMLToJSON(doc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	obj := map[string]any{}
+	if err := json.Unmarshal(js, &obj); err != nil {
+		t.Fatal(err)
+	}
+	ri := dynamic.NewForConfigOrDie(env.Config).Resource(graph.GroupVersionResource)
+	ctx := context.Background()
+	u, err := ri.Create(ctx, &unstructured.Unstructured{Object: obj}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatalf("storing the graph through kro's CRD: %v", err)
+	}
+	t.Cleanup(func() { _ = ri.Delete(context.Background(), u.GetName(), metav1.DeleteOptions{}) })
+	rgd, err := graph.FromUnstructured(u)
+	if err != nil {
+		t.Fatalf("reading the stored graph back: %v", err)
+	}
+	return rgd
 }
