@@ -25,9 +25,12 @@ func TestDemoUIInTmux(t *testing.T) {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}
 	session := fmt.Sprintf("kroscope-demo-test-%d", os.Getpid())
+	// A tmux server of its own (-L): a person's tmux on the same machine,
+	// and their kill-server, neither see nor stop it.
+	socket := []string{"-L", session}
 	tmux := func(args ...string) string {
 		t.Helper()
-		out, err := exec.Command("tmux", args...).CombinedOutput()
+		out, err := exec.Command("tmux", append(socket, args...)...).CombinedOutput()
 		if err != nil {
 			t.Fatalf("tmux %v: %v\n%s", args, err, out)
 		}
@@ -40,7 +43,7 @@ func TestDemoUIInTmux(t *testing.T) {
 		t.Fatal(err)
 	}
 	tmux("new-session", "-d", "-s", session, "-x", "160", "-y", "45", bin+" demo --no-mouse --config "+cfg)
-	t.Cleanup(func() { _ = exec.Command("tmux", "kill-session", "-t", session).Run() })
+	t.Cleanup(func() { _ = exec.Command("tmux", append(socket, "kill-server")...).Run() })
 	screen := func() string { return tmux("capture-pane", "-p", "-t", session) }
 	waitFor := func(what string, cond func(string) bool) string {
 		t.Helper()
@@ -88,7 +91,7 @@ func TestDemoUIInTmux(t *testing.T) {
 	})
 	keys("q")
 	deadline := time.Now().Add(30 * time.Second)
-	for exec.Command("tmux", "has-session", "-t", session).Run() == nil {
+	for exec.Command("tmux", append(socket, "has-session", "-t", session)...).Run() == nil {
 		if time.Now().After(deadline) {
 			t.Fatalf("kroscope did not quit on q; screen:\n%s", screen())
 		}
