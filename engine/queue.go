@@ -297,7 +297,7 @@ func (e *Engine) routeWatchEvent(ev watch.Event) {
 	if ev.Type == "delete" {
 		// Before the instance is woken: its reconcile must not be served
 		// the object that is gone.
-		e.reader.Forget(ev.Spec.GVR, ev.Namespace, ev.Name)
+		e.reader.Gone(ev.Spec.GVR, ev.Namespace, ev.Name, ev.UID)
 	}
 	e.routeChild(ev.Spec.GVR, ev.Labels)
 	if ev.OldLabels != nil && ev.OldLabels[metadata.InstanceIDLabel] != ev.Labels[metadata.InstanceIDLabel] {

@@ -3,6 +3,7 @@ package engine
 import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/kroscope/kroscope/engine/objcache"
 	"github.com/kroscope/kroscope/engine/watch"
@@ -102,6 +103,12 @@ func (r *reader) Wrote(gvr schema.GroupVersionResource, obj *unstructured.Unstru
 
 func (r *reader) Forget(gvr schema.GroupVersionResource, namespace, name string) {
 	r.cache.Forget(key(gvr, namespace, name))
+}
+
+// Gone forgets an object the watch saw deleted, and keeps a late record of
+// it (an API call that returned before the deletion) from being served.
+func (r *reader) Gone(gvr schema.GroupVersionResource, namespace, name string, uid types.UID) {
+	r.cache.Gone(key(gvr, namespace, name), uid)
 }
 
 // Stale distrusts what is known of an object until it is read again (a

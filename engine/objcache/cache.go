@@ -14,9 +14,11 @@ package objcache
 
 import (
 	"sync"
+	"time"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 )
 
 // Key names an object.
@@ -36,14 +38,27 @@ type entry struct {
 	replaced map[string]bool
 }
 
+// GoneTTL is how long an object the watch saw deleted is remembered as
+// gone. It only has to outlast the gap between an API call returning and
+// its result being recorded (a busy reconciler may record a create after
+// the watch already delivered the object's deletion); a few minutes is
+// ample and keeps the set small.
+const GoneTTL = 5 * time.Minute
+
 // Cache is safe for concurrent use.
 type Cache struct {
 	mu sync.Mutex
 	m  map[Key]*entry
+	// gone holds the UIDs of objects the watch saw deleted, and when: a
+	// version of one recorded afterwards is already dead and must not be
+	// served (absence would look like "the watch has not seen the create").
+	gone      map[types.UID]time.Time
+	lastSweep time.Time
+	now       func() time.Time
 }
 
 // New returns an empty cache.
-func New() *Cache { return &Cache{m: map[Key]*entry{}} }
+func New() *Cache { return &Cache{m: map[Key]*entry{}, gone: map[types.UID]time.Time{}, now: time.Now} }
 
 // Get returns a copy of the remembered object when the watch's view of it
 // (exists, at resourceVersion rv) shows it is current: the watch is at
@@ -95,6 +110,12 @@ func (c *Cache) Wrote(k Key, obj *unstructured.Unstructured, replaces string) {
 func (c *Cache) put(k Key, obj *unstructured.Unstructured, replaces *string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if _, dead := c.gone[obj.GetUID()]; dead && obj.GetUID() != "" {
+		// The watch already saw this object deleted: remembering it would
+		// serve a dead object as current. Whatever was known is stale too.
+		delete(c.m, k)
+		return
+	}
 	e := &entry{obj: obj.DeepCopy(), replaced: map[string]bool{}}
 	if old := c.m[k]; old != nil && old.obj != nil && old.obj.GetUID() == obj.GetUID() {
 		for v := range old.replaced {
@@ -116,6 +137,28 @@ func (c *Cache) Forget(k Key) {
 	c.mu.Unlock()
 }
 
+// Gone drops k because the watch saw the object with uid deleted, and
+// remembers uid so that a late record of that object (an API call that
+// returned before the deletion but is recorded after it) is not kept.
+func (c *Cache) Gone(k Key, uid types.UID) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	delete(c.m, k)
+	if uid == "" {
+		return
+	}
+	now := c.now()
+	c.gone[uid] = now
+	if now.Sub(c.lastSweep) >= GoneTTL {
+		for u, at := range c.gone {
+			if now.Sub(at) >= GoneTTL {
+				delete(c.gone, u)
+			}
+		}
+		c.lastSweep = now
+	}
+}
+
 // Has reports whether k is remembered.
 func (c *Cache) Has(k Key) bool {
 	c.mu.Lock()
@@ -128,4 +171,11 @@ func (c *Cache) Len() int {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return len(c.m)
+}
+
+// GoneLen is the number of deleted objects still remembered as gone.
+func (c *Cache) GoneLen() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.gone)
 }

@@ -1,7 +1,9 @@
 package objcache
 
 import (
+	"fmt"
 	"testing"
+	"time"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -133,5 +135,48 @@ func TestServedObjectsAreCopies(t *testing.T) {
 	again, _ := c.Get(k, true, "5")
 	if value(again) != "v" {
 		t.Fatalf("the cache shares memory with its callers: %q", value(again))
+	}
+}
+
+// The race CI found: the reconciler creates a child, something deletes it
+// at once, and the watch delivers both events before the reconciler records
+// what its create returned. The watch then shows no object, which for a
+// freshly written one reads as "not caught up yet": without the gone set
+// the dead object would be served as current and never recreated.
+func TestRecordAfterTheWatchSawTheDeletionIsNotServed(t *testing.T) {
+	c := New()
+	c.Gone(k, "u1")                            // the watch: added, then deleted
+	c.Wrote(k, obj("u1", "5", "dead"), Absent) // the reconciler records its create late
+	if got, ok := c.Get(k, false, ""); ok {
+		t.Fatalf("served %q, an object the watch saw deleted", value(got))
+	}
+	if c.Has(k) {
+		t.Fatal("kept an entry for a deleted object")
+	}
+	c.Read(k, obj("u1", "6", "dead")) // a late GET result: same object, also dead
+	if _, ok := c.Get(k, true, "6"); ok {
+		t.Fatal("served a late read of a deleted object")
+	}
+	// A new object of the same name is a different UID: remembered as usual.
+	c.Wrote(k, obj("u2", "9", "new"), Absent)
+	if got, ok := c.Get(k, false, ""); !ok || value(got) != "new" {
+		t.Fatalf("the recreated object: %v %v", ok, got)
+	}
+}
+
+func TestGoneUIDsExpire(t *testing.T) {
+	c := New()
+	now := time.Unix(1000, 0)
+	c.now = func() time.Time { return now }
+	for i := range 100 {
+		c.Gone(k, types.UID(fmt.Sprint("u", i)))
+	}
+	if c.GoneLen() != 100 {
+		t.Fatalf("gone: %d", c.GoneLen())
+	}
+	now = now.Add(GoneTTL)
+	c.Gone(k, "last")
+	if c.GoneLen() != 1 {
+		t.Fatalf("after the TTL, gone holds %d UIDs, want only the newest", c.GoneLen())
 	}
 }

@@ -8,6 +8,7 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/metadata"
 	"k8s.io/client-go/metadata/metadatainformer"
 	"k8s.io/client-go/tools/cache"
@@ -19,7 +20,10 @@ type Event struct {
 	Spec      Spec   // the watch that saw it
 	Namespace string
 	Name      string
-	Labels    map[string]string
+	// UID is the object's; a deletion's UID tells a late record of the dead
+	// object from a new object of the same name.
+	UID    types.UID
+	Labels map[string]string
 	// OldLabels are the labels before an update (nil otherwise), so an object
 	// leaving a selector is still routed.
 	OldLabels map[string]string
@@ -154,7 +158,7 @@ func (m *Manager) start(s Spec) *entry {
 		if acc == nil {
 			return
 		}
-		m.handler(Event{Type: typ, Spec: s, Namespace: acc.GetNamespace(), Name: acc.GetName(), Labels: acc.GetLabels(), OldLabels: old})
+		m.handler(Event{Type: typ, Spec: s, Namespace: acc.GetNamespace(), Name: acc.GetName(), UID: acc.GetUID(), Labels: acc.GetLabels(), OldLabels: old})
 	}
 	_, _ = inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc: func(obj any) { emit("add", obj, nil) },
