@@ -9,8 +9,9 @@ package krocrds
 import (
 	"os"
 	"path/filepath"
-	"runtime"
 	"testing"
+
+	"github.com/kroscope/kroscope/test/shareddata"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"sigs.k8s.io/yaml"
@@ -25,28 +26,14 @@ const RGDFile = "kro.run_resourcegraphdefinitions.yaml"
 // GraphRevisionFile is the GraphRevision CRD's file name in the folder.
 const GraphRevisionFile = "internal.kro.run_graphrevisions.yaml"
 
-// Dir returns the CRD folder, or "" when it does not exist.
-func Dir() string {
-	dir := os.Getenv(Env)
-	if dir == "" {
-		_, file, _, _ := runtime.Caller(0)
-		dir = filepath.Join(filepath.Dir(file), "..", "..", "..", "shared", "testdata", "kro-crds")
-	}
-	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
-		return ""
-	}
-	return dir
-}
+// Dir returns the folder, or "" when it does not exist.
+func Dir() string { return shareddata.Dir("kro-crds", Env) }
 
-// Require returns the CRD folder, skipping the test with a message when it
-// is absent (as in a clone without ../shared).
+// Require returns the folder, skipping the test with a message when it is
+// absent (as in a clone without ../shared).
 func Require(t testing.TB) string {
 	t.Helper()
-	dir := Dir()
-	if dir == "" {
-		t.Skipf("kro's CRDs not found: set %s or check out ../shared/testdata/kro-crds beside the repository", Env)
-	}
-	return dir
+	return shareddata.Require(t, "kro-crds", Env, "kro's CRDs")
 }
 
 // RGD returns kro's ResourceGraphDefinition CRD, skipping like Require.

@@ -4,38 +4,24 @@
 package kroexamples
 
 import (
-	"os"
 	"path/filepath"
-	"runtime"
 	"slices"
 	"testing"
+
+	"github.com/kroscope/kroscope/test/shareddata"
 )
 
 // Env overrides where the examples are read from.
 const Env = "KROSCOPE_KRO_EXAMPLES"
 
-// Dir returns the examples folder, or "" when it does not exist.
-func Dir() string {
-	dir := os.Getenv(Env)
-	if dir == "" {
-		_, file, _, _ := runtime.Caller(0)
-		dir = filepath.Join(filepath.Dir(file), "..", "..", "..", "shared", "testdata", "kro-examples")
-	}
-	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
-		return ""
-	}
-	return dir
-}
+// Dir returns the folder, or "" when it does not exist.
+func Dir() string { return shareddata.Dir("kro-examples", Env) }
 
-// Require returns the examples folder, skipping the test with a message
-// when it is absent (as in a clone without ../shared).
+// Require returns the folder, skipping the test with a message when it is
+// absent (as in a clone without ../shared).
 func Require(t testing.TB) string {
 	t.Helper()
-	dir := Dir()
-	if dir == "" {
-		t.Skipf("kro examples not found: set %s or check out ../shared/testdata/kro-examples beside the repository", Env)
-	}
-	return dir
+	return shareddata.Require(t, "kro-examples", Env, "kro examples")
 }
 
 // RGDFiles returns every example's graph file (rg.yaml or rgd.yaml, not the
