@@ -15,4 +15,4 @@ FROM gcr.io/distroless/static-debian12:nonroot
 COPY --from=build /out/kroscope /kroscope
 USER 65532:65532
 ENTRYPOINT ["/kroscope"]
-CMD ["run", "--cluster-rgds", "--log-format=json", "--health-probe-bind-address=:8081", "--metrics-bind-address=:8078"]
+CMD ["run", "--cluster-rgds", "--log-format=json", "--output=json", "--health-probe-bind-address=:8081", "--metrics-bind-address=:8078"]
