@@ -8,7 +8,6 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -180,5 +179,3 @@ func rgdObject(t *testing.T, doc string) *unstructured.Unstructured {
 	}
 	return &unstructured.Unstructured{Object: obj}
 }
-
-func oneLine(s string) string { return strings.ReplaceAll(s, "\n", " | ") }
