@@ -109,6 +109,11 @@ func TestRunInAPod(t *testing.T) {
 		Subjects: []rbacv1.Subject{{Kind: "ServiceAccount", Name: serviceAccount, Namespace: namespace}}}, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
+	// Other tests check that Secrets are not granted by default.
+	t.Cleanup(func() {
+		_ = kube.RbacV1().ClusterRoleBindings().Delete(context.Background(), ext.Name, metav1.DeleteOptions{})
+		_ = kube.RbacV1().ClusterRoles().Delete(context.Background(), ext.Name, metav1.DeleteOptions{})
+	})
 	const secretValue = "pl4nted-P0D-t0ken-8kq"
 	if _, err := kube.CoreV1().Secrets(ns).Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "planted"},
 		StringData: map[string]string{"token": secretValue}}, metav1.CreateOptions{}); err != nil {
@@ -119,7 +124,8 @@ func TestRunInAPod(t *testing.T) {
 		if _, err := admin.Resource(rgdGVR).Create(ctx, rgd, metav1.CreateOptions{}); err != nil {
 			t.Fatal(err)
 		}
-		t.Cleanup(func() { _ = admin.Resource(rgdGVR).Delete(ctx, rgd.GetName(), metav1.DeleteOptions{}) })
+		// Background: ctx is cancelled when the test returns, before cleanups.
+		t.Cleanup(func() { _ = admin.Resource(rgdGVR).Delete(context.Background(), rgd.GetName(), metav1.DeleteOptions{}) })
 	}
 
 	// The Pod's files: the binary, and the ServiceAccount's mount.
