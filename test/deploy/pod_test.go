@@ -254,6 +254,7 @@ exec setpriv --reuid 65532 --regid 65532 --clear-groups "$@"`
 		})
 	}
 
+	termAt := time.Now()
 	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}
@@ -263,6 +264,7 @@ exec setpriv --reuid 65532 --regid 65532 --clear-groups "$@"`
 		if err != nil {
 			t.Fatalf("after SIGTERM kroscope exited with %v, want 0\n%s", err, output())
 		}
+		t.Logf("exited 0 %s after SIGTERM", time.Since(termAt).Round(time.Millisecond))
 	case <-time.After(2 * time.Minute):
 		t.Fatalf("kroscope did not exit within 2 minutes of SIGTERM\n%s", output())
 	}
