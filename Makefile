@@ -5,7 +5,7 @@ GO        ?= go
 RACE_PKGS := ./reconciler/... ./engine/... ./test/...
 GOTEST_FLAGS ?= -count=1 -timeout 40m
 
-.PHONY: all build test unit assets lint demo bench validate-tape clean
+.PHONY: all build test unit assets lint demo bench validate-tape image clean
 
 all: build
 
@@ -52,6 +52,25 @@ $(VHS):
 
 validate-tape: $(VHS)
 	$(VHS) validate demo.tape
+
+# The in-cluster image (Dockerfile: golang build stage, distroless/static
+# nonroot). With docker or podman it is built as $(IMAGE); without either,
+# ko builds it from .ko.yaml and pushes it to $(KO_DOCKER_REPO) (kind.local
+# loads it into the current kind cluster). Nothing is pushed otherwise:
+# see README, "Run it in the cluster".
+IMAGE          ?= kroscope:dev
+VERSION        ?= $(shell git describe --tags --always --dirty 2>/dev/null)
+KO_DOCKER_REPO ?= kind.local
+image:
+	@if command -v docker >/dev/null 2>&1 && docker info >/dev/null 2>&1; then \
+		echo "docker build -t $(IMAGE)"; docker build --build-arg VERSION=$(VERSION) -t $(IMAGE) . ; \
+	elif command -v podman >/dev/null 2>&1; then \
+		echo "podman build -t $(IMAGE)"; podman build --build-arg VERSION=$(VERSION) -t $(IMAGE) . ; \
+	elif command -v ko >/dev/null 2>&1; then \
+		echo "ko build (KO_DOCKER_REPO=$(KO_DOCKER_REPO))"; VERSION=$(VERSION) KO_DOCKER_REPO=$(KO_DOCKER_REPO) ko build --bare ./cmd/kroscope ; \
+	else \
+		echo "make image needs a running docker or podman, or ko (go install github.com/google/ko@latest)"; exit 1; \
+	fi
 
 clean:
 	rm -rf bin/kroscope

@@ -30,6 +30,7 @@ import (
 	"github.com/kroscope/kroscope/engine/logsink"
 	"github.com/kroscope/kroscope/engine/metrics"
 	"github.com/kroscope/kroscope/engine/objcache"
+	"github.com/kroscope/kroscope/engine/probes"
 	"github.com/kroscope/kroscope/engine/readonly"
 	"github.com/kroscope/kroscope/engine/source"
 	"github.com/kroscope/kroscope/engine/state"
@@ -101,6 +102,9 @@ type Options struct {
 	AllowAdoption   bool
 	// MetricsBindAddress serves /metrics when set (e.g. ":8078").
 	MetricsBindAddress string
+	// HealthProbeBindAddress serves /healthz and /readyz when set (e.g.
+	// ":8081"): see Healthy and Ready.
+	HealthProbeBindAddress string
 	// TakeOver reconciles even though kro's controller has written to the
 	// cluster before this process started (a kro that was stopped); a kro
 	// that is running (lease, Deployment, new writes) is still not fought.
@@ -161,6 +165,8 @@ type Engine struct {
 	flying   map[item]struct{}
 	// streaks counts each item's rounds of immediate requeues in a row.
 	streaks map[item]int
+
+	health health // heartbeat and progress, for Healthy
 }
 
 // New checks o and prepares an engine; Run starts it.
@@ -349,6 +355,15 @@ func (e *Engine) Run(ctx context.Context) error {
 		}
 		e.log.Info("serving metrics", "address", addr.String())
 	}
+	e.startHealth(time.Now())
+	go e.counters(ctx) // also the heartbeat, so it runs from the start
+	if e.o.HealthProbeBindAddress != "" && e.o.HealthProbeBindAddress != "0" {
+		addr, err := probes.Serve(ctx, e.o.HealthProbeBindAddress, func() error { return e.Healthy(time.Now()) }, e.Ready)
+		if err != nil {
+			return e.fatal("cannot serve health probes", err, "choose another --health-probe-bind-address")
+		}
+		e.log.Info("serving health probes", "address", addr.String())
+	}
 
 	e.store.SetStartup(state.Startup{Phase: "connecting"})
 	clusterRGDs := false
@@ -384,7 +399,6 @@ func (e *Engine) Run(ctx context.Context) error {
 			}
 		}()
 	}
-	go e.counters(ctx)
 
 	// kro's controller: checked before anything is written, then watched.
 	e.startKroDetection(ctx, clusterRGDs)
@@ -578,6 +592,7 @@ func (e *Engine) counters(ctx context.Context) {
 			return
 		case now := <-t.C:
 			n := e.reconciles.Load()
+			e.heartbeat(now, n)
 			samples = append(samples, sample{now, n})
 			if len(samples) > window {
 				samples = samples[1:]

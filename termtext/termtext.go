@@ -61,6 +61,10 @@ func needsEscape(r rune, line bool) bool {
 	return false
 }
 
+// Unsafe reports whether Escape rewrites r: a control character other
+// than newline and tab, or a bidirectional override.
+func Unsafe(r rune) bool { return needsEscape(r, false) }
+
 // Writer returns a writer that escapes what is written to w (see Escape).
 func Writer(w io.Writer) io.Writer {
 	if _, ok := w.(escaper); ok {

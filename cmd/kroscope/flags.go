@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"os"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -34,6 +35,7 @@ func addEngineFlags(fs *pflag.FlagSet, o *engine.Options) {
 	fs.DurationVar(&o.KroPollInterval, "kro-poll-interval", engine.DefaultKroPollInterval, "how often kro's Lease and Deployment are checked (negative: never look for kro)")
 	fs.BoolVar(&o.AllowAdoption, "allow-adoption", false, "adopt existing objects that carry no ownership labels")
 	fs.StringVar(&o.MetricsBindAddress, "metrics-bind-address", "", "serve Prometheus metrics at this address, e.g. :8078 (default off)")
+	fs.StringVar(&o.HealthProbeBindAddress, "health-probe-bind-address", "", "serve /healthz (engine alive, not wedged) and /readyz (watches synced, graphs loaded; a replica not holding the Lease is ready too) at this address, e.g. :8081 (default off)")
 	fs.StringVar(&o.ReconcileConfig.DeletionPolicy, "deletion-policy", reconciler.DeletionPolicyDelete, "what happens to children when an instance is deleted: Delete or Orphan")
 	fs.DurationVar(&o.ShutdownGrace, "shutdown-grace", engine.ShutdownGrace, "after ctrl-C, SIGTERM or --timeout: how long reconciles (cancelled at once) and graphs get to stop before kroscope exits anyway")
 	fs.IntVar(&o.ReconcileConfig.MaxNestingDepth, reconciler.MaxNestingDepthFlag, reconciler.DefaultMaxNestingDepth, "refuse (FAILED) an instance with more instances than this above it: graphs that create instances of each other")
@@ -74,11 +76,12 @@ func connectEngine(cmd *cobra.Command, o *engine.Options) error {
 		return err
 	}
 	o.ClientSet = set
-	raw, err := kubeFlags.ToRawKubeConfigLoader().RawConfig()
-	ctxName := raw.CurrentContext
-	if err == nil && kubeFlags.Context != nil && *kubeFlags.Context != "" {
-		ctxName = *kubeFlags.Context
+	raw, _ := kubeFlags.ToRawKubeConfigLoader().RawConfig()
+	contextFlag := ""
+	if kubeFlags.Context != nil {
+		contextFlag = *kubeFlags.Context
 	}
+	ctxName := clusterContext(raw, contextFlag, cfg.Host, os.Getenv)
 	if f := cmd.Flags().Lookup("namespace"); f != nil && f.Changed {
 		o.Namespace = f.Value.String()
 	}

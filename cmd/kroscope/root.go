@@ -11,7 +11,6 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
-	"k8s.io/klog/v2"
 
 	"github.com/kroscope/kroscope/engine"
 	"github.com/kroscope/kroscope/engine/logsink"
@@ -36,7 +35,7 @@ func init() {
 		// Logs go to the UI's log pane only: nothing may write to the
 		// terminal under the UI.
 		o.Log = logsink.New(logsink.Options{})
-		klog.SetLogger(o.Log.WithName("client-go"))
+		routeLibraryLogs(o.Log)
 		if err := connectEngine(cmd, &o); err != nil {
 			return tui.Run(ctx, tui.FatalBackend("Cannot connect to a cluster", err.Error(),
 				"Check --kubeconfig/--context (or $KUBECONFIG), or try `kroscope demo`, which needs no cluster."), ui)

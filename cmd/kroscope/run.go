@@ -3,16 +3,13 @@ package main
 import (
 	"context"
 	"fmt"
-	"io"
 	"os"
 	"os/signal"
 	"syscall"
 
 	"github.com/spf13/cobra"
-	"k8s.io/klog/v2"
 
 	"github.com/kroscope/kroscope/engine"
-	"github.com/kroscope/kroscope/engine/logsink"
 	"github.com/kroscope/kroscope/termtext"
 )
 
@@ -21,6 +18,7 @@ func init() {
 		o         engine.Options
 		h         engine.HeadlessOptions
 		logFile   string
+		logFormat string
 		verbosity int
 	)
 	cmd := &cobra.Command{
@@ -35,7 +33,7 @@ FAILED or --timeout passes: handy for scripts and CI.`,
   kroscope run --rgd graphs/ --exit-when active --timeout 2m -o json`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			var logOut io.Writer = termtext.Writer(cmd.ErrOrStderr())
+			logOut := cmd.ErrOrStderr()
 			if logFile != "" {
 				f, err := os.OpenFile(logFile, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 				if err != nil {
@@ -44,11 +42,16 @@ FAILED or --timeout passes: handy for scripts and CI.`,
 				defer f.Close()
 				logOut = f
 			}
-			o.Log = logsink.New(logsink.Options{Writer: logOut, Verbosity: verbosity})
-			klog.SetLogger(o.Log.WithName("client-go"))
+			log, err := newRunLogger(logOut, logFormat, verbosity)
+			if err != nil {
+				return err
+			}
+			o.Log = log
+			routeLibraryLogs(o.Log)
 			if err := connectEngine(cmd, &o); err != nil {
 				return err
 			}
+			o.Log.Info("connecting", "cluster", o.Cluster.Context, "server", o.Cluster.Server, "namespace", o.Namespace)
 			e, err := engine.New(o)
 			if err != nil {
 				return err
@@ -65,5 +68,6 @@ FAILED or --timeout passes: handy for scripts and CI.`,
 	fs.DurationVar(&h.Timeout, "timeout", 0, "give up (exit code 2) when --exit-when has not happened by then")
 	fs.StringVar(&logFile, "log-file", "", "write logs to this file instead of stderr")
 	fs.IntVar(&verbosity, "log-level", 0, "log verbosity (0 info, 1 debug)")
+	fs.StringVar(&logFormat, "log-format", LogFormatText, "logs as text lines or json (one object per line, for a Pod's log collector)")
 	rootCmd.AddCommand(cmd)
 }

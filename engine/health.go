@@ -1,0 +1,90 @@
+package engine
+
+import (
+	"fmt"
+	"sync/atomic"
+	"time"
+)
+
+// Liveness and readiness, as the probes of a Pod (kroscope run
+// --health-probe-bind-address) ask for them.
+const (
+	// StallAfter is how long the engine's heartbeat (the counters loop,
+	// every 500ms, through the engine's lock and the state store's) may be
+	// silent before the engine counts as wedged: a deadlock, not a slow
+	// API server, which delays reconciles but not the heartbeat.
+	StallAfter = 30 * time.Second
+	// WedgedAfter is how long every worker may be busy without one
+	// reconcile finishing. Each reconcile's API calls and CEL evaluations
+	// are bounded, so minutes without progress mean workers are stuck.
+	WedgedAfter = 5 * time.Minute
+)
+
+// health is what the counters loop records for Healthy.
+type health struct {
+	// beat is the last heartbeat (UnixNano); progress the last time the
+	// reconcile count moved or a worker was free.
+	beat, progress atomic.Int64
+	lastCount      atomic.Int64
+}
+
+// startHealth marks the start of Run: the heartbeat counts from now.
+func (e *Engine) startHealth(now time.Time) {
+	e.health.beat.Store(now.UnixNano())
+	e.health.progress.Store(now.UnixNano())
+}
+
+// heartbeat runs on every counters tick. It takes the engine's lock, so a
+// deadlock on it stops the heartbeat, and Healthy says so.
+func (e *Engine) heartbeat(now time.Time, reconciles int64) {
+	e.mu.RLock()
+	workers := e.o.Workers
+	e.mu.RUnlock()
+	if reconciles != e.health.lastCount.Swap(reconciles) || e.busy.Load() < int64(workers) {
+		e.health.progress.Store(now.UnixNano())
+	}
+	e.health.beat.Store(now.UnixNano())
+}
+
+// Healthy reports whether the engine is alive: Run has not failed, its
+// heartbeat is recent and its workers are not all stuck. It is what
+// /healthz serves (a failing liveness probe restarts the Pod).
+func (e *Engine) Healthy(now time.Time) error {
+	if f := e.store.Snapshot().Fatal; f != nil {
+		return fmt.Errorf("engine stopped: %s", f.Title)
+	}
+	if !e.running.Load() {
+		return nil // not started yet: nothing can be wedged
+	}
+	if beat := time.Unix(0, e.health.beat.Load()); now.Sub(beat) > StallAfter {
+		return fmt.Errorf("engine loop stalled: no heartbeat for %s", now.Sub(beat).Round(time.Second))
+	}
+	if p := time.Unix(0, e.health.progress.Load()); now.Sub(p) > WedgedAfter {
+		return fmt.Errorf("workers wedged: all %d busy and no reconcile finished for %s", e.o.Workers, now.Sub(p).Round(time.Second))
+	}
+	return nil
+}
+
+// Ready reports whether the engine serves: startup is over (every initial
+// graph is served or has failed) and every watch has synced. Holding the
+// Lease is not required: a standby replica is healthy and waiting, and
+// takes over from its synced caches. It is what /readyz serves.
+func (e *Engine) Ready() error {
+	snap := e.store.Snapshot()
+	if snap.Fatal != nil {
+		return fmt.Errorf("engine stopped: %s", snap.Fatal.Title)
+	}
+	if !snap.Startup.Done {
+		phase := snap.Startup.Phase
+		if phase == "" {
+			phase = "starting"
+		}
+		return fmt.Errorf("starting: %s", phase)
+	}
+	for _, w := range snap.Watches {
+		if !w.Synced {
+			return fmt.Errorf("watch %s not synced", w.Name)
+		}
+	}
+	return nil
+}
