@@ -125,6 +125,30 @@ func TestEngineAttachedTUIRequeueAndHandover(t *testing.T) {
 		t.Errorf("the requeue note does not name the holder: %q", s.Mode.RequeueNote)
 	}
 
+	// --attach=false: observe only; requeue and delete are refused, naming
+	// the holder, and nothing is written.
+	obs := r.start(func(o *engine.Options) {
+		o.RGDPaths = []string{rgd}
+		o.DisableLease, o.CampaignIfFree, o.Attach = false, true, false
+		o.LeaseNamespace, o.LeaseName, o.LeaseDuration, o.Identity = r.ns, leaseName, leaseDuration, "laptop-observer"
+	})
+	obs.waitFor(2*time.Minute, "the --attach=false engine observing replica-a", func(s *state.Snapshot) bool {
+		in := s.Instance(key)
+		return !s.Mode.Attached && !s.Mode.Reconciling && s.Mode.Holder == "replica-a" && in != nil && in.State == reconciler.InstanceStateActive
+	})
+	if err := obs.e.Requeue(key); err == nil || !strings.Contains(err.Error(), "--attach=false") || !strings.Contains(err.Error(), "replica-a") {
+		t.Errorf("requeue with --attach=false: err = %v, want a refusal naming --attach=false and the holder", err)
+	}
+	if err := obs.e.Delete(context.Background(), key); err == nil || !strings.Contains(err.Error(), "--attach=false") {
+		t.Errorf("delete with --attach=false: err = %v, want a refusal", err)
+	}
+	if err := obs.stop(); err != nil {
+		t.Fatal(err)
+	}
+	if n := obs.writes.Load(); n != 0 {
+		t.Errorf("the --attach=false engine wrote %d times", n)
+	}
+
 	// The holder dies without releasing the Lease.
 	killed := time.Now()
 	a.kill(t)
@@ -149,6 +173,10 @@ func TestEngineAttachedTUIRequeueAndHandover(t *testing.T) {
 	patches, deletes, others := rec.writes(r.ns, gvr.Resource, "web")
 	if patches != 2 || deletes != 1 || len(others) != 0 {
 		t.Errorf("the attached engine wrote %d requeue patches and %d deletes (want 2 and 1), and %d other writes: %v", patches, deletes, len(others), others)
+	}
+	// The TUI never campaigned: it read the Lease once, then watched it.
+	if n := rec.leaseReads(leaseName); n != 1 {
+		t.Errorf("the attached engine read the Lease by name %d times, want once (a campaigning engine polls it)", n)
 	}
 	t.Logf("attached engine: %d requests, writes: %d requeue patches, %d delete, %d other", rec.count(), patches, deletes, len(others))
 }
@@ -309,6 +337,16 @@ type requestLog struct {
 	mu   sync.Mutex
 	n    int
 	seen []string // writes: "METHOD path body"
+	// leaseGets counts GETs of one Lease by name: a candidate in the
+	// election reads it every retry period; a follower reads it once (to
+	// see it is held) and then watches it.
+	leaseGets map[string]int
+}
+
+func (l *requestLog) leaseReads(name string) int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.leaseGets[name]
 }
 
 func (l *requestLog) count() int {
@@ -361,6 +399,12 @@ func (c *recorder) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	c.log.mu.Lock()
 	c.log.n++
+	if dir, name := filepath.Split(req.URL.Path); req.Method == http.MethodGet && strings.HasSuffix(dir, "/leases/") {
+		if c.log.leaseGets == nil {
+			c.log.leaseGets = map[string]int{}
+		}
+		c.log.leaseGets[name]++
+	}
 	if entry != "" {
 		c.log.seen = append(c.log.seen, entry)
 	}
