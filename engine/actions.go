@@ -8,6 +8,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/kroscope/kroscope/engine/readonly"
 	"github.com/kroscope/kroscope/engine/state"
 )
 
@@ -23,7 +24,10 @@ func (e *Engine) servedFor(key state.InstanceKey) (*served, error) {
 	return s, nil
 }
 
-// Requeue reconciles an instance now, bypassing any backoff.
+// Requeue reconciles an instance now, bypassing any backoff. Attached
+// (another kroscope holds the Lease, or kro reconciles) it writes
+// RequeueAnnotation on the instance instead, for the reconciler that owns
+// it; observing without --attach it is refused.
 func (e *Engine) Requeue(key state.InstanceKey) error {
 	s, err := e.servedFor(key)
 	if err != nil {
@@ -36,10 +40,22 @@ func (e *Engine) Requeue(key state.InstanceKey) error {
 	if _, ok, _ := s.inf.GetIndexer().GetByKey(k); !ok {
 		return fmt.Errorf("instance %s no longer exists", key)
 	}
+	attached, refused := e.userRoute()
+	switch {
+	case refused != "":
+		return fmt.Errorf("not requeueing %s: %s", key, refused)
+	case attached:
+		return e.touchRequeue(s, key)
+	}
+	e.requeueLocal(s, key)
+	return nil
+}
+
+// requeueLocal puts the instance at the head of this engine's queue.
+func (e *Engine) requeueLocal(s *served, key state.InstanceKey) {
 	it := item{gvr: s.gvr, namespace: key.Namespace, name: key.Name}
 	e.queue.Forget(it)
 	e.queue.Add(it)
-	return nil
 }
 
 // RequeueAll requeues every known instance that filter accepts (nil: all)
@@ -67,11 +83,14 @@ func (e *Engine) Delete(ctx context.Context, key state.InstanceKey) error {
 	if err != nil {
 		return err
 	}
-	if !e.gate.Open() {
-		if e.o.Observe {
-			return fmt.Errorf("not deleting %s: kroscope runs read-only (--observe)", key)
-		}
-		return fmt.Errorf("not deleting %s: observing while %s holds the lease", key, e.mode().Holder)
+	attached, refused := e.userRoute()
+	switch {
+	case refused != "":
+		return fmt.Errorf("not deleting %s: %s", key, refused)
+	case attached:
+		ctx = readonly.UserWrite(ctx) // the user's own action passes the closed gate
+	case !e.gate.Open():
+		return fmt.Errorf("not deleting %s: observing until this kroscope holds the lease", key)
 	}
 	err = e.set.Dynamic().Resource(s.gvr).Namespace(key.Namespace).Delete(ctx, key.Name, metav1.DeleteOptions{})
 	if apierrors.IsNotFound(err) {

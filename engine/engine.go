@@ -93,6 +93,18 @@ type Options struct {
 	LeaseDuration time.Duration
 	// DisableLease makes the engine write without a lease (the demo).
 	DisableLease bool
+	// CampaignIfFree campaigns for the Lease only when, at start, nobody
+	// else holds it (no holder, or one that stopped renewing it): the local
+	// TUI does not take the Lease from the in-cluster replicas, it follows
+	// the holder (and never writes the Lease) for the rest of its run.
+	// `kroscope run` leaves it false and always campaigns.
+	CampaignIfFree bool
+	// Attach forwards the user's requeue and delete to the cluster while
+	// another kroscope holds the Lease or kro's controller reconciles:
+	// requeue writes RequeueAnnotation on the instance (for the holder's
+	// watch), delete is an API delete. Without it an observing engine
+	// refuses both.
+	Attach bool
 	// Log receives the engine's logs; they are also mirrored into the
 	// state's log pane.
 	Log logr.Logger
@@ -148,6 +160,11 @@ type Engine struct {
 	runs    map[string]*graphRun
 	holder  string
 	leading bool
+	// following: CampaignIfFree found the Lease held by another live
+	// kroscope, so this engine follows it instead of campaigning;
+	// holderExpired is the followed holder's renewal overdue.
+	following     bool
+	holderExpired bool
 	// kro is why kro's controller counts as active ("" when it does not);
 	// detector collects the evidence (nil without a real cluster).
 	kro         string
@@ -326,6 +343,9 @@ func (e *Engine) mode() state.Mode {
 	if e.kro != "" {
 		m.Kro = krodetect.Headline(e.kro, e.o.TakeOver)
 	}
+	m.Attached = e.attachedLocked()
+	m.HolderExpired = e.following && e.holderExpired
+	m.RequeueNote = e.requeueNoteLocked()
 	return m
 }
 
@@ -402,6 +422,7 @@ func (e *Engine) Run(ctx context.Context) error {
 
 	// kro's controller: checked before anything is written, then watched.
 	e.startKroDetection(ctx, clusterRGDs)
+	e.decideCampaign(ctx)
 	if !e.o.Observe && !e.o.DisableLease && e.base.Kubernetes() == nil {
 		e.log.Info("no typed client for the lease: observing")
 	}
@@ -512,6 +533,8 @@ func modeWord(m state.Mode) string {
 		return "observe (kro reconciles this cluster)"
 	case m.Reconciling:
 		return "reconcile"
+	case m.Attached:
+		return "attached to " + m.Holder
 	}
 	return "observe (lease held elsewhere)"
 }
@@ -571,7 +594,18 @@ func (e *Engine) applyGate() {
 // recovered runs when the API server is reachable again: instances that
 // failed during the outage are retried now instead of after their backoff.
 func (e *Engine) recovered() {
-	n, _ := e.RequeueAll(func(in *state.Instance) bool { return in.State == reconciler.InstanceStateError })
+	// Locally only: an attached engine must not write requeue annotations
+	// on its own.
+	n := 0
+	for _, in := range e.store.Snapshot().Instances {
+		if in.State != reconciler.InstanceStateError {
+			continue
+		}
+		if s, err := e.servedFor(in.Key); err == nil {
+			e.requeueLocal(s, in.Key)
+			n++
+		}
+	}
 	e.log.Info("API server reachable again; retrying failed instances", "instances", n)
 }
 

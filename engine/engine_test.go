@@ -52,11 +52,17 @@ func TestNeedsReconcile(t *testing.T) {
 		{"inventory written", obj(1, map[string]string{"team": "a", "applyset.kubernetes.io/id": "applyset-x-v1"},
 			map[string]string{"applyset.kubernetes.io/contains-group-kinds": "ConfigMap", "internal.kro.run/applyset-inventory-hash": "sha256:x"}, false), false},
 		{"suspended", obj(1, map[string]string{"team": "a"}, map[string]string{"kro.run/reconcile": "suspended"}, false), true},
+		{"requeue asked", obj(1, map[string]string{"team": "a"}, map[string]string{RequeueAnnotation: "2026-12-01T12:00:00.1Z"}, false), true},
 	}
 	for _, c := range cases {
 		if got := needsReconcile(base, c.cur); got != c.want {
 			t.Errorf("%s: needsReconcile = %v, want %v", c.name, got, c.want)
 		}
+	}
+	asked := obj(1, nil, map[string]string{RequeueAnnotation: "2026-12-01T12:00:00.1Z"}, false)
+	again := obj(1, nil, map[string]string{RequeueAnnotation: "2026-12-01T12:00:05.2Z"}, false)
+	if !requeueAsked(base, asked) || !requeueAsked(asked, again) || requeueAsked(asked, asked) {
+		t.Errorf("requeueAsked does not follow the %s annotation's value", RequeueAnnotation)
 	}
 }
 

@@ -458,7 +458,11 @@ func (s *served) instanceHandler(mon *watch.Monitor) cache.ResourceEventHandler 
 			e.noteWrites(instanceWhat(s.resource, u), u)
 			e.noteInstance(s, u, o)
 			if needsReconcile(o, u) {
-				e.queue.Add(item{gvr: s.gvr, namespace: u.GetNamespace(), name: u.GetName()})
+				it := item{gvr: s.gvr, namespace: u.GetNamespace(), name: u.GetName()}
+				if requeueAsked(o, u) {
+					e.queue.Forget(it) // a user asked for it: no backoff
+				}
+				e.queue.Add(it)
 			}
 		},
 		DeleteFunc: func(obj any) {

@@ -52,8 +52,17 @@ func (m *Model) requeue() tea.Cmd {
 		m.setFlash(fmt.Sprintf("requeue %s: %v", name(in), err), true)
 		return nil
 	}
-	m.setFlash("requeued "+name(in), false)
+	m.setFlash("requeued "+name(in)+m.requeueNote(), false)
 	return nil
+}
+
+// requeueNote says how a requeue reached the reconciler when this
+// kroscope is attached (the engine's words, read after the call).
+func (m *Model) requeueNote() string {
+	if snap := m.c.b.Snapshot(); snap != nil && snap.Mode.RequeueNote != "" {
+		return ": " + snap.Mode.RequeueNote
+	}
+	return ""
 }
 
 func (m *Model) requeueAll() tea.Cmd {
@@ -63,7 +72,7 @@ func (m *Model) requeueAll() tea.Cmd {
 		m.setFlash(fmt.Sprintf("requeue all: %v", err), true)
 		return nil
 	}
-	m.setFlash(fmt.Sprintf("requeued %d instance(s)", n), false)
+	m.setFlash(fmt.Sprintf("requeued %d instance(s)", n)+m.requeueNote(), false)
 	return nil
 }
 

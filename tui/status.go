@@ -52,6 +52,11 @@ func statusLine(c *common, s *state.Snapshot, w int) string {
 			mode = th.Warn.Render(th.G.Dot + " observing (--observe)")
 		} else if s.Mode.Kro != "" {
 			mode = th.Warn.Render(th.G.Dot + " observing (kro reconciles)")
+		} else if s.Mode.Attached {
+			if s.Mode.HolderExpired {
+				who += ", lease expired"
+			}
+			mode = th.Warn.Render(th.G.Dot + " attached to " + who)
 		} else {
 			mode = th.Warn.Render(th.G.Dot + " observing, lease held by " + who)
 			if narrow {

@@ -21,12 +21,14 @@ import (
 // terminal UI over it.
 func init() {
 	var (
-		o  engine.Options
-		ui tui.Options
+		o         engine.Options
+		ui        tui.Options
+		takeLease bool
 	)
 	rootCmd.Example = `  kroscope --rgd examples/webapp/          # serve a graph from files on the current context
   kroscope --context kind-kind -n team-a   # the cluster's graphs, one namespace
   kroscope --observe                       # watch where kro itself reconciles; write nothing
+  kroscope --attach=false                  # beside an in-cluster kroscope: observe only, no requeue or delete
   kroscope demo                            # no cluster needed`
 	rootCmd.Args = cobra.NoArgs
 	rootCmd.RunE = func(cmd *cobra.Command, _ []string) error {
@@ -40,6 +42,9 @@ func init() {
 			return tui.Run(ctx, tui.FatalBackend("Cannot connect to a cluster", err.Error(),
 				"Check --kubeconfig/--context (or $KUBECONFIG), or try `kroscope demo`, which needs no cluster."), ui)
 		}
+		// A local TUI does not take the Lease from a kroscope that holds
+		// it (the in-cluster replicas): it attaches, unless --take-lease.
+		o.CampaignIfFree = !takeLease
 		e, err := engine.New(o)
 		if err != nil {
 			return tui.Run(ctx, tui.FatalBackend("Cannot start the engine", err.Error(),
@@ -48,7 +53,17 @@ func init() {
 		return runEngineWithUI(ctx, e, ui)
 	}
 	addEngineFlags(rootCmd.Flags(), &o)
+	addAttachFlags(rootCmd.Flags(), &o, &takeLease)
 	addUIFlags(rootCmd.Flags(), &ui)
+}
+
+// addAttachFlags registers how the TUI shares the cluster with a kroscope
+// that holds the Lease (`kroscope run` in the cluster).
+func addAttachFlags(fs *pflag.FlagSet, o *engine.Options, takeLease *bool) {
+	fs.BoolVar(&o.Attach, "attach", true, "while another kroscope holds the Lease (or kro reconciles), requeue by writing the "+engine.RequeueAnnotation+
+		" annotation on the instance and delete through the API; false: observe only (requeue and delete refused)")
+	fs.BoolVar(takeLease, "take-lease", false, "campaign for the Lease even when another kroscope holds it (it takes over once the holder stops renewing); "+
+		"by default the TUI campaigns only when the Lease is free or expired, and otherwise attaches to its holder")
 }
 
 // addUIFlags registers the terminal UI's flags on fs.

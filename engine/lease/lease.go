@@ -6,11 +6,17 @@ package lease
 import (
 	"context"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/go-logr/logr"
+	coordinationv1 "k8s.io/api/coordination/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/leaderelection"
 	"k8s.io/client-go/tools/leaderelection/resourcelock"
 )
@@ -89,4 +95,136 @@ func Run(ctx context.Context, c Config) error {
 		le.Run(ctx) // returns when the lease is lost or ctx ends
 	}
 	return nil
+}
+
+// Holder is what a process that does not campaign knows of the Lease.
+type Holder struct {
+	// Identity is spec.holderIdentity ("" when nobody holds it).
+	Identity string
+	// Expired is true when the holder has not renewed within the lease
+	// duration: it went away without releasing the Lease.
+	Expired bool
+}
+
+// Free reports whether the Lease may be taken without fighting anyone:
+// nobody holds it, self holds it (a restart), or its holder has not renewed
+// it within its duration. A missing Lease is free. The renew time is the
+// holder's clock, so a large clock skew can mistake a live holder for an
+// expired one: only a process that asked to campaign when free uses this.
+func Free(ctx context.Context, client kubernetes.Interface, namespace, name, self string, now time.Time) (bool, Holder, error) {
+	l, err := client.CoordinationV1().Leases(namespace).Get(ctx, name, metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		return true, Holder{}, nil
+	}
+	if err != nil {
+		return false, Holder{}, fmt.Errorf("lease %s/%s: %w", namespace, name, err)
+	}
+	h := holderOf(l, now)
+	return h.Identity == "" || h.Identity == self || h.Expired, h, nil
+}
+
+func holderOf(l *coordinationv1.Lease, now time.Time) Holder {
+	h := Holder{}
+	if l.Spec.HolderIdentity != nil {
+		h.Identity = *l.Spec.HolderIdentity
+	}
+	if h.Identity != "" && l.Spec.LeaseDurationSeconds != nil {
+		renewed := l.Spec.RenewTime
+		if renewed == nil {
+			renewed = l.Spec.AcquireTime
+		}
+		if renewed != nil {
+			h.Expired = now.After(renewed.Add(time.Duration(*l.Spec.LeaseDurationSeconds) * time.Second))
+		}
+	}
+	return h
+}
+
+// Follow watches the Lease without ever writing it and calls onChange with
+// its holder whenever the holder or its expiry changes, until ctx is done.
+// Expiry is judged by the local clock from when this process last saw the
+// Lease renewed (as client-go's election does), so clock skew does not
+// matter once the Lease has been seen to change.
+func Follow(ctx context.Context, client kubernetes.Interface, namespace, name string, log logr.Logger, onChange func(Holder)) {
+	var (
+		mu       sync.Mutex
+		last     Holder
+		reported bool
+		record   string    // resourceVersion last seen
+		seenAt   time.Time // when it changed, local clock
+		duration time.Duration
+		identity string
+	)
+	report := func() {
+		h := Holder{Identity: identity}
+		if identity != "" && duration > 0 && !seenAt.IsZero() {
+			h.Expired = time.Since(seenAt) > duration
+		}
+		if reported && h == last {
+			return
+		}
+		last, reported = h, true
+		onChange(h)
+	}
+	observe := func(obj any, deleted bool) {
+		l, ok := obj.(*coordinationv1.Lease)
+		if !ok {
+			if d, isTomb := obj.(cache.DeletedFinalStateUnknown); isTomb {
+				l, ok = d.Obj.(*coordinationv1.Lease)
+			}
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		switch {
+		case deleted || !ok:
+			identity, duration, seenAt, record = "", 0, time.Time{}, ""
+		default:
+			h := holderOf(l, time.Now())
+			duration = 0
+			if l.Spec.LeaseDurationSeconds != nil {
+				duration = time.Duration(*l.Spec.LeaseDurationSeconds) * time.Second
+			}
+			if l.ResourceVersion != record {
+				first := record == ""
+				record = l.ResourceVersion
+				seenAt = time.Now()
+				if first && h.Expired {
+					// First sight of a Lease nobody has renewed for
+					// longer than its duration (by its own record).
+					seenAt = seenAt.Add(-duration - time.Second)
+				}
+			}
+			identity = h.Identity
+		}
+		report()
+	}
+	factory := informers.NewSharedInformerFactoryWithOptions(client, 0,
+		informers.WithNamespace(namespace),
+		informers.WithTweakListOptions(func(o *metav1.ListOptions) {
+			o.FieldSelector = fields.OneTermEqualSelector("metadata.name", name).String()
+		}))
+	inf := factory.Coordination().V1().Leases().Informer()
+	if _, err := inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc:    func(obj any) { observe(obj, false) },
+		UpdateFunc: func(_, obj any) { observe(obj, false) },
+		DeleteFunc: func(obj any) { observe(obj, true) },
+	}); err != nil {
+		log.Error(err, "following the lease", "lease", namespace+"/"+name)
+		return
+	}
+	factory.Start(ctx.Done())
+	// Expiry is a matter of time passing, not of events.
+	t := time.NewTicker(time.Second)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			factory.Shutdown()
+			return
+		case <-t.C:
+			mu.Lock()
+			report()
+			mu.Unlock()
+		}
+	}
 }

@@ -53,6 +53,30 @@ func IsReadOnly(err error) bool {
 	return errors.As(err, &e)
 }
 
+// userWriteKey marks a context whose request is a user's own action.
+type userWriteKey struct{}
+
+// UserWrite returns a context whose PATCH and DELETE requests pass a closed
+// gate: an attached kroscope observes, but the user's requeue (an
+// annotation patch) and delete still reach the cluster. Nothing else the
+// engine does runs under such a context, so every other write stays refused.
+func UserWrite(ctx context.Context) context.Context {
+	return context.WithValue(ctx, userWriteKey{}, true)
+}
+
+// userAllowed reports whether ctx carries UserWrite and verb is one of the
+// two user writes (HTTP method or client verb, any case).
+func userAllowed(ctx context.Context, verb string) bool {
+	if ctx == nil || ctx.Value(userWriteKey{}) == nil {
+		return false
+	}
+	switch verb {
+	case http.MethodPatch, http.MethodDelete, "patch", "delete":
+		return true
+	}
+	return false
+}
+
 // readVerbs are the HTTP methods that never change anything (LIST and WATCH
 // are GETs).
 var readVerbs = map[string]bool{http.MethodGet: true, http.MethodHead: true, http.MethodOptions: true}
@@ -68,7 +92,7 @@ type roundTripper struct {
 }
 
 func (r *roundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
-	if !readVerbs[req.Method] && !r.gate.Open() {
+	if !readVerbs[req.Method] && !r.gate.Open() && !userAllowed(req.Context(), req.Method) {
 		return nil, &Error{Verb: req.Method, What: req.URL.Path}
 	}
 	return r.next.RoundTrip(req)
@@ -113,64 +137,64 @@ type dynResource struct {
 	what string
 }
 
-func (d *dynResource) check(verb, name string) error {
-	if d.g.Open() {
+func (d *dynResource) check(ctx context.Context, verb, name string) error {
+	if d.g.Open() || userAllowed(ctx, verb) {
 		return nil
 	}
 	return &Error{Verb: verb, What: d.what + " " + name}
 }
 
 func (d *dynResource) Create(ctx context.Context, obj *unstructured.Unstructured, o metav1.CreateOptions, sub ...string) (*unstructured.Unstructured, error) {
-	if err := d.check("create", obj.GetName()); err != nil {
+	if err := d.check(ctx, "create", obj.GetName()); err != nil {
 		return nil, err
 	}
 	return d.ResourceInterface.Create(ctx, obj, o, sub...)
 }
 
 func (d *dynResource) Update(ctx context.Context, obj *unstructured.Unstructured, o metav1.UpdateOptions, sub ...string) (*unstructured.Unstructured, error) {
-	if err := d.check("update", obj.GetName()); err != nil {
+	if err := d.check(ctx, "update", obj.GetName()); err != nil {
 		return nil, err
 	}
 	return d.ResourceInterface.Update(ctx, obj, o, sub...)
 }
 
 func (d *dynResource) UpdateStatus(ctx context.Context, obj *unstructured.Unstructured, o metav1.UpdateOptions) (*unstructured.Unstructured, error) {
-	if err := d.check("update status", obj.GetName()); err != nil {
+	if err := d.check(ctx, "update status", obj.GetName()); err != nil {
 		return nil, err
 	}
 	return d.ResourceInterface.UpdateStatus(ctx, obj, o)
 }
 
 func (d *dynResource) Delete(ctx context.Context, name string, o metav1.DeleteOptions, sub ...string) error {
-	if err := d.check("delete", name); err != nil {
+	if err := d.check(ctx, "delete", name); err != nil {
 		return err
 	}
 	return d.ResourceInterface.Delete(ctx, name, o, sub...)
 }
 
 func (d *dynResource) DeleteCollection(ctx context.Context, o metav1.DeleteOptions, lo metav1.ListOptions) error {
-	if err := d.check("deletecollection", ""); err != nil {
+	if err := d.check(ctx, "deletecollection", ""); err != nil {
 		return err
 	}
 	return d.ResourceInterface.DeleteCollection(ctx, o, lo)
 }
 
 func (d *dynResource) Patch(ctx context.Context, name string, pt types.PatchType, data []byte, o metav1.PatchOptions, sub ...string) (*unstructured.Unstructured, error) {
-	if err := d.check("patch", name); err != nil {
+	if err := d.check(ctx, "patch", name); err != nil {
 		return nil, err
 	}
 	return d.ResourceInterface.Patch(ctx, name, pt, data, o, sub...)
 }
 
 func (d *dynResource) Apply(ctx context.Context, name string, obj *unstructured.Unstructured, o metav1.ApplyOptions, sub ...string) (*unstructured.Unstructured, error) {
-	if err := d.check("apply", name); err != nil {
+	if err := d.check(ctx, "apply", name); err != nil {
 		return nil, err
 	}
 	return d.ResourceInterface.Apply(ctx, name, obj, o, sub...)
 }
 
 func (d *dynResource) ApplyStatus(ctx context.Context, name string, obj *unstructured.Unstructured, o metav1.ApplyOptions) (*unstructured.Unstructured, error) {
-	if err := d.check("apply status", name); err != nil {
+	if err := d.check(ctx, "apply status", name); err != nil {
 		return nil, err
 	}
 	return d.ResourceInterface.ApplyStatus(ctx, name, obj, o)
@@ -204,29 +228,29 @@ type metaResource struct {
 	what string
 }
 
-func (m *metaResource) check(verb, name string) error {
-	if m.g.Open() {
+func (m *metaResource) check(ctx context.Context, verb, name string) error {
+	if m.g.Open() || userAllowed(ctx, verb) {
 		return nil
 	}
 	return &Error{Verb: verb, What: m.what + " " + name}
 }
 
 func (m *metaResource) Delete(ctx context.Context, name string, o metav1.DeleteOptions, sub ...string) error {
-	if err := m.check("delete", name); err != nil {
+	if err := m.check(ctx, "delete", name); err != nil {
 		return err
 	}
 	return m.ResourceInterface.Delete(ctx, name, o, sub...)
 }
 
 func (m *metaResource) DeleteCollection(ctx context.Context, o metav1.DeleteOptions, lo metav1.ListOptions) error {
-	if err := m.check("deletecollection", ""); err != nil {
+	if err := m.check(ctx, "deletecollection", ""); err != nil {
 		return err
 	}
 	return m.ResourceInterface.DeleteCollection(ctx, o, lo)
 }
 
 func (m *metaResource) Patch(ctx context.Context, name string, pt types.PatchType, data []byte, o metav1.PatchOptions, sub ...string) (*metav1.PartialObjectMetadata, error) {
-	if err := m.check("patch", name); err != nil {
+	if err := m.check(ctx, "patch", name); err != nil {
 		return nil, err
 	}
 	return m.ResourceInterface.Patch(ctx, name, pt, data, o, sub...)

@@ -65,3 +65,47 @@ func TestDynamicWrapper(t *testing.T) {
 		t.Fatalf("delete with open gate: %v", err)
 	}
 }
+
+// A user's own requeue (PATCH) and delete pass a closed gate under
+// UserWrite; every other write, and any write without it, is refused.
+func TestUserWritePassesOnlyPatchAndDelete(t *testing.T) {
+	var hits atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { hits.Add(1) }))
+	defer srv.Close()
+	c := &http.Client{Transport: RoundTripper(NewGate(false), http.DefaultTransport)}
+	user := UserWrite(context.Background())
+	for _, tc := range []struct {
+		method string
+		ctx    context.Context
+		pass   bool
+	}{
+		{http.MethodPatch, user, true}, {http.MethodDelete, user, true},
+		{http.MethodPost, user, false}, {http.MethodPut, user, false},
+		{http.MethodPatch, context.Background(), false}, {http.MethodDelete, context.Background(), false},
+	} {
+		before := hits.Load()
+		req, _ := http.NewRequestWithContext(tc.ctx, tc.method, srv.URL+"/apis/x/v1/namespaces/ns/things/a", nil)
+		resp, err := c.Do(req)
+		if resp != nil {
+			resp.Body.Close()
+		}
+		passed := hits.Load() > before
+		if passed != tc.pass || (!tc.pass && !IsReadOnly(err)) {
+			t.Errorf("%s (user write %v): reached the server %v (err %v), want %v", tc.method, tc.ctx == user, passed, err, tc.pass)
+		}
+	}
+
+	gvr := schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}
+	cm := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "ConfigMap", "metadata": map[string]any{"name": "a", "namespace": "ns"}}}
+	fake := dynamicfake.NewSimpleDynamicClientWithCustomListKinds(runtime.NewScheme(), map[schema.GroupVersionResource]string{gvr: "ConfigMapList"}, cm)
+	d := Dynamic(fake, NewGate(false)).Resource(gvr).Namespace("ns")
+	if _, err := d.Patch(user, "a", "application/merge-patch+json", []byte(`{"metadata":{"annotations":{"k":"v"}}}`), metav1.PatchOptions{}); err != nil {
+		t.Errorf("user patch through the dynamic wrapper: %v", err)
+	}
+	if _, err := d.Update(user, cm, metav1.UpdateOptions{}); !IsReadOnly(err) {
+		t.Errorf("user update through the dynamic wrapper: err = %v, want refused", err)
+	}
+	if err := d.Delete(user, "a", metav1.DeleteOptions{}); err != nil {
+		t.Errorf("user delete through the dynamic wrapper: %v", err)
+	}
+}

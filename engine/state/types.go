@@ -259,6 +259,15 @@ type Mode struct {
 	// kroscope observes instead of fighting it. TakeOver is --take-over.
 	Kro      string
 	TakeOver bool
+	// Attached: another kroscope holds the Lease (or kro reconciles) and
+	// this process forwards the user's requeue and delete to the cluster
+	// (--attach). HolderExpired: the followed holder stopped renewing the
+	// Lease (it went away; a standby should take over within its duration).
+	Attached      bool
+	HolderExpired bool
+	// RequeueNote says what a requeue does here when it is not a local
+	// reconcile ("" while this process reconciles), for the flash.
+	RequeueNote string
 }
 
 // Startup reports progress before the engine is ready.

@@ -52,9 +52,10 @@ type kroRig struct {
 
 // newKroRig skips when kro's binary or CRDs are missing, then installs
 // kro's CRDs and starts kro's controller with leader election in the test
-// namespace (so its Lease is visible). Cleanups registered after this run
-// while kro is still up, so kro can remove its finalizers.
-func newKroRig(t *testing.T) *kroRig {
+// namespace (so its Lease is visible); kroArgs are added to kro's flags.
+// Cleanups registered after this run while kro is still up, so kro can
+// remove its finalizers.
+func newKroRig(t *testing.T, kroArgs ...string) *kroRig {
 	t.Helper()
 	krocontroller.Require(t)
 	crds := krocontroller.CRDs(t)
@@ -62,7 +63,7 @@ func newKroRig(t *testing.T) *kroRig {
 	env.InstallCRDs(t, crds...)
 	r := &kroRig{t: t, env: env, dyn: dynamic.NewForConfigOrDie(env.Config), ns: env.Namespace(t)}
 	r.ext = apiextensionsclient.NewForConfigOrDie(env.Config)
-	r.kro = krocontroller.New(t, env.Config, krocontroller.Options{LeaderElectionNamespace: r.ns})
+	r.kro = krocontroller.New(t, env.Config, krocontroller.Options{LeaderElectionNamespace: r.ns, Args: kroArgs})
 	r.kro.Start()
 	return r
 }
