@@ -67,6 +67,10 @@ func (e *Engine) Delete(ctx context.Context, key state.InstanceKey) error {
 	if err != nil {
 		return err
 	}
+	// Refused before any call when the user may not delete these.
+	if err := e.refuse("deleting", key, func(k state.KindAccess) state.Permission { return k.Delete }); err != nil {
+		return err
+	}
 	if !e.gate.Open() {
 		if e.o.Observe {
 			return fmt.Errorf("not deleting %s: kroscope runs read-only (--observe)", key)

@@ -335,6 +335,7 @@ func (e *Engine) Run(ctx context.Context) error {
 	defer cancel()
 	e.ctx = ctx
 	e.group = watch.NewGroup(e.store)
+	e.group.OnAccess(func(w state.Watch, granted bool) { e.noteAccess(ctx, w, granted) })
 	e.watches = watch.NewManager(ctx, e.set.Metadata(), e.group, e.routeWatchEvent)
 	if d := e.set.Discovery(); d != nil && d.RESTClient() != nil {
 		go e.group.Probe(ctx, 2*time.Second, func(ctx context.Context) error {
