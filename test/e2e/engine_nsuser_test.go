@@ -9,14 +9,20 @@ import (
 	"testing"
 	"time"
 
+	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/colorprofile"
+	"github.com/charmbracelet/x/exp/teatest/v2"
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/rest"
 
 	"github.com/kroscope/kroscope/engine"
 	"github.com/kroscope/kroscope/engine/state"
+	"github.com/kroscope/kroscope/tui"
 )
 
 // nsUserGraph is examples/webapp with a kind of its own, so that no other
@@ -213,6 +219,24 @@ func TestEngineNamespaceScopedUser(t *testing.T) {
 		t.Errorf("the refused delete sent %d DELETE requests", n)
 	}
 
+	// The TUI over jane2's engine: the header says what she may do and
+	// what is refused; ctrl+d flashes the reason and opens no dialog.
+	m := tui.NewModel(jane2.e, tui.Options{ConfigPath: "-", Theme: "dark", ASCII: true, NoColor: true})
+	tm := teatest.NewTestModel(t, m, teatest.WithInitialTermSize(200, 40),
+		teatest.WithProgramOptions(tea.WithColorProfile(colorprofile.Ascii)))
+	t.Cleanup(func() { _ = tm.Quit() })
+	screenUntil(t, tm, "the header with jane2's capabilities", func(s string) bool {
+		return strings.Contains(s, "jane2 can observe; cannot requeue, delete, edit") &&
+			strings.Contains(s, "no access: ingresses.networking.k8s.io in "+r.ns) && strings.Contains(s, "/blog")
+	})
+	tm.Send(tea.KeyPressMsg{Code: 'd', Mod: tea.ModCtrl})
+	screenUntil(t, tm, "the denied delete's reason", func(s string) bool {
+		return strings.Contains(s, "not allowed: user jane2 may not delete "+resource)
+	})
+	if n := jane2.deletes.Load(); n != 0 {
+		t.Errorf("the TUI's denied delete sent %d DELETE requests", n)
+	}
+
 	// The forbidden list is retried in the background (client-go's
 	// backoff) but said once.
 	time.Sleep(15 * time.Second)
@@ -237,4 +261,64 @@ func TestEngineNamespaceScopedUser(t *testing.T) {
 		}
 		return logCount(s, "access granted: watching ingresses.networking.k8s.io in "+r.ns) == 1
 	})
+	screenUntil(t, tm, "the no-access note gone", func(s string) bool {
+		return strings.Contains(s, "/blog") && !strings.Contains(s, "no access:")
+	})
+
+	// The README's least RBAC, row by row: watching needs get/list/watch
+	// on the instance kind and its children's kinds (jane2 above);
+	// requeue adds patch on the instance kind, delete adds delete. jane3
+	// has exactly these.
+	bindUser(t, r, "jane3", []rbacv1.PolicyRule{
+		{APIGroups: []string{gvr.Group}, Resources: []string{gvr.Resource}, Verbs: []string{"get", "list", "watch", "patch", "delete"}},
+		{APIGroups: []string{""}, Resources: []string{"configmaps", "services"}, Verbs: read},
+		{APIGroups: []string{"apps"}, Resources: []string{"deployments"}, Verbs: read},
+		{APIGroups: []string{"networking.k8s.io"}, Resources: []string{"ingresses"}, Verbs: read},
+	})
+	jane3 := r.startAs("jane3", observe)
+	jane3.graphServed(graphName)
+	snap = jane3.waitFor(2*time.Minute, "jane3 sees both instances and her capabilities", func(s *state.Snapshot) bool {
+		for _, w := range want.Instances {
+			if in := s.Instance(w.Key); in == nil || in.State != w.State || resourceStates(in) != resourceStates(w) {
+				return false
+			}
+		}
+		return len(s.Capabilities.Kinds) == 1
+	})
+	for _, w := range snap.Watches {
+		if !w.Healthy {
+			t.Errorf("jane3's watch %s is not healthy: %s", w.Name, w.Err)
+		}
+	}
+	if s := snap.Capabilities.Summary(); s != "can observe, requeue, delete; cannot edit" {
+		t.Errorf("jane3's summary: %q", s)
+	}
+	// What the capabilities promise, the API server grants: the requeue
+	// annotation (a patch) and the delete, as jane3.
+	cfg3 := rest.CopyConfig(r.cfg)
+	cfg3.Impersonate = rest.ImpersonationConfig{UserName: "jane3"}
+	dyn3 := dynamic.NewForConfigOrDie(cfg3)
+	if _, err := dyn3.Resource(gvr).Namespace(r.ns).Patch(context.Background(), "blog", types.MergePatchType,
+		[]byte(`{"metadata":{"annotations":{"kroscope.dev/requeue":"now"}}}`), metav1.PatchOptions{}); err != nil {
+		t.Errorf("jane3 may requeue (patch), but: %v", err)
+	}
+	if err := dyn3.Resource(gvr).Namespace(r.ns).Delete(context.Background(), "shop", metav1.DeleteOptions{}); err != nil {
+		t.Errorf("jane3 may delete, but: %v", err)
+	}
+	jane3.waitFor(2*time.Minute, "shop deleted (the admin engine tears it down)", func(s *state.Snapshot) bool {
+		return s.Instance(state.InstanceKey{Resource: resource, Namespace: r.ns, Name: "shop"}) == nil
+	})
+	if _, err := dyn3.Resource(gvr).Namespace(r.ns).Update(context.Background(), r.createdCopy(t, gvr, "blog"), metav1.UpdateOptions{}); err == nil {
+		t.Errorf("jane3 may not edit (update), but the update passed")
+	}
+}
+
+// createdCopy reads an instance of the rig's namespace as the admin.
+func (r *engRig) createdCopy(t *testing.T, gvr schema.GroupVersionResource, name string) *unstructured.Unstructured {
+	t.Helper()
+	u, err := r.dyn.Resource(gvr).Namespace(r.ns).Get(context.Background(), name, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return u
 }
