@@ -151,3 +151,36 @@ func (e *Engine) noteAccess(ctx context.Context, w state.Watch, granted bool) {
 	}
 	e.log.Info("no access: "+w.NoAccess()+" (forbidden; retried quietly in the background)", "watch", w.Name, "error", w.Err)
 }
+
+// checkLeaseAccess asks, before campaigning, whether this user may take
+// the Lease (get, create, update it). One who may not (a Role in another
+// namespace) would otherwise retry the election every few seconds for
+// ever: it observes instead, said once in the log and on the header.
+func (e *Engine) checkLeaseAccess(ctx context.Context) {
+	if e.o.Observe || e.o.DisableLease || e.base.Config() == nil || e.base.Kubernetes() == nil {
+		return
+	}
+	e.accessUser(ctx)
+	for _, verb := range []string{"get", "create", "update"} {
+		r, err := e.base.Kubernetes().AuthorizationV1().SelfSubjectAccessReviews().Create(ctx, &authorizationv1.SelfSubjectAccessReview{
+			Spec: authorizationv1.SelfSubjectAccessReviewSpec{ResourceAttributes: &authorizationv1.ResourceAttributes{
+				Namespace: e.o.LeaseNamespace, Verb: verb, Group: "coordination.k8s.io", Resource: "leases", Name: e.o.LeaseName,
+			}},
+		}, metav1.CreateOptions{})
+		if err != nil {
+			return // not checked: the election says what it meets
+		}
+		if r.Status.Allowed && !r.Status.Denied {
+			continue
+		}
+		lease := e.o.LeaseNamespace + "/" + e.o.LeaseName
+		why := deniedWhy(e.store.Snapshot().Capabilities.User, verb, "the lease "+lease, "", "")
+		why = strings.TrimSuffix(why, " in all namespaces")
+		e.mu.Lock()
+		e.leaseDenied = why
+		e.mu.Unlock()
+		e.store.SetLeaseDenied(why)
+		e.log.Info("not taking the lease: "+why+"; observing (a Lease in a namespace you may write, --lease-namespace, lets you reconcile there)", "lease", lease)
+		return
+	}
+}

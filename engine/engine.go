@@ -149,6 +149,9 @@ type Engine struct {
 	kro         string
 	detector    *krodetect.Detector
 	leaseCancel context.CancelFunc // the running lease campaign, or nil
+	// leaseDenied says why this user may not take the Lease ("" when it
+	// may, or it was not checked): no campaign is run then.
+	leaseDenied string
 	kroView     kroView
 
 	busy       atomic.Int64
@@ -392,6 +395,7 @@ func (e *Engine) Run(ctx context.Context) error {
 	if !e.o.Observe && !e.o.DisableLease && e.base.Kubernetes() == nil {
 		e.log.Info("no typed client for the lease: observing")
 	}
+	e.checkLeaseAccess(ctx)
 	e.campaign()
 	if clusterRGDs {
 		go e.watchGraphRevisions(ctx)

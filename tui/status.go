@@ -124,6 +124,9 @@ func accessLine(c *common, snap *state.Snapshot, w int) string {
 		}
 		parts = append(parts, who+" "+sum)
 	}
+	if caps.Lease != "" {
+		parts = append(parts, "observing: "+caps.Lease)
+	}
 	var denied []string
 	for _, wt := range snap.Watches {
 		if wt.Forbidden {

@@ -32,6 +32,9 @@ type Capabilities struct {
 	// User is who was checked, when the API server said ("" otherwise).
 	User  string
 	Kinds []KindAccess // sorted by Resource
+	// Lease says why this user may not take the Lease that elects the
+	// writer ("" when it may or it was not checked): it only observes.
+	Lease string
 }
 
 // allowed is a KindAccess of a kind whose access is not known.
@@ -132,6 +135,17 @@ func (s *Store) SetAccessUser(user string) {
 		return
 	}
 	s.caps.User = user
+	s.changed()
+}
+
+// SetLeaseDenied records why this user may not take the Lease.
+func (s *Store) SetLeaseDenied(why string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.caps.Lease == why {
+		return
+	}
+	s.caps.Lease = why
 	s.changed()
 }
 

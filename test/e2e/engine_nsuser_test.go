@@ -186,6 +186,32 @@ func TestEngineNamespaceScopedUser(t *testing.T) {
 		t.Errorf("jane's observing engine wrote %d times", n)
 	}
 
+	// Without --observe jane may not take the Lease (kube-system): she
+	// observes, said once, instead of retrying the election for ever.
+	janeRun := r.startAs("jane", func(o *engine.Options) {
+		o.RGDPaths = []string{path}
+		o.DisableLease = false
+	})
+	janeRun.graphServed(graphName)
+	js := janeRun.waitFor(2*time.Minute, "jane (not --observe) sees both instances", func(s *state.Snapshot) bool {
+		for _, w := range want.Instances {
+			if in := s.Instance(w.Key); in == nil || in.State != w.State || resourceStates(in) != resourceStates(w) {
+				return false
+			}
+		}
+		return true
+	})
+	if js.Mode.Reconciling || !strings.Contains(js.Capabilities.Lease, "user jane may not get the lease kube-system/kroscope") {
+		t.Errorf("jane without --observe should observe, saying she may not take the lease: mode %+v, lease %q", js.Mode, js.Capabilities.Lease)
+	}
+	if n := logCount(js, "not taking the lease"); n != 1 {
+		t.Errorf("the denied lease should be logged once, got %d", n)
+	}
+	if n := janeRun.writes.Load(); n != 0 {
+		t.Errorf("jane's engine, observing, wrote %d times", n)
+	}
+	janeRun.stop()
+
 	jane2 := r.startAs("jane2", observe)
 	jane2.graphServed(graphName)
 	snap := jane2.waitFor(2*time.Minute, "jane2 sees both instances, her capabilities and the forbidden ingresses", func(s *state.Snapshot) bool {
