@@ -337,6 +337,25 @@ func TestEngineNamespaceScopedUser(t *testing.T) {
 	if _, err := dyn3.Resource(gvr).Namespace(r.ns).Update(context.Background(), r.createdCopy(t, gvr, "blog"), metav1.UpdateOptions{}); err == nil {
 		t.Errorf("jane3 may not edit (update), but the update passed")
 	}
+
+	// With a Lease in her own namespace jane reconciles it: the admin
+	// engine stops, hers takes the Lease and reconciles a new instance.
+	admin.stop()
+	janeRec := r.startAs("jane", func(o *engine.Options) {
+		o.RGDPaths = []string{path}
+		o.DisableLease = false
+		o.LeaseNamespace = r.ns
+	})
+	janeRec.graphServed(graphName)
+	janeRec.waitFor(2*time.Minute, "jane holds the lease in her namespace", func(s *state.Snapshot) bool { return s.Mode.Reconciling })
+	r.createInstance(gvr, "NsWebApp", "wiki", map[string]any{"replicas": 1})
+	janeRec.waitFor(2*time.Minute, "jane's engine reconciles wiki", func(s *state.Snapshot) bool {
+		in := s.Instance(state.InstanceKey{Resource: resource, Namespace: r.ns, Name: "wiki"})
+		return in != nil && in.Resource("config") != nil && in.Resource("config").State == "SYNCED" && in.State == "IN_PROGRESS"
+	})
+	if _, err := r.env.Kubernetes().CoreV1().ConfigMaps(r.ns).Get(context.Background(), "wiki-config", metav1.GetOptions{}); err != nil {
+		t.Errorf("jane's engine did not create wiki's ConfigMap: %v", err)
+	}
 }
 
 // createdCopy reads an instance of the rig's namespace as the admin.
