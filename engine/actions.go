@@ -45,6 +45,11 @@ func (e *Engine) Requeue(key state.InstanceKey) error {
 	case refused != "":
 		return fmt.Errorf("not requeueing %s: %s", key, refused)
 	case attached:
+		// The annotation is a patch of the instance: refused before the
+		// call when this user may not patch these.
+		if err := e.refuse("requeueing", key, func(k state.KindAccess) state.Permission { return k.Requeue }); err != nil {
+			return err
+		}
 		return e.touchRequeue(s, key)
 	}
 	e.requeueLocal(s, key)
@@ -81,6 +86,10 @@ func (e *Engine) RequeueAll(filter func(*state.Instance) bool) (int, error) {
 func (e *Engine) Delete(ctx context.Context, key state.InstanceKey) error {
 	s, err := e.servedFor(key)
 	if err != nil {
+		return err
+	}
+	// Refused before any call when the user may not delete these.
+	if err := e.refuse("deleting", key, func(k state.KindAccess) state.Permission { return k.Delete }); err != nil {
 		return err
 	}
 	attached, refused := e.userRoute()

@@ -50,19 +50,62 @@ func (e *breakingChangeError) Error() string {
 // or --force-crd (the way to allow it for a graph read from a file).
 // While observing it only waits for the CRD to exist. CRDs are never
 // deleted.
-func (e *Engine) ensureCRD(ctx context.Context, g *graph.Graph, allowBreaking bool) error {
+//
+// A user who may not read CRDs (a Role in a namespace: CRDs are cluster
+// scoped) learns from discovery, which every authenticated user may read,
+// whether the kind is served; what needs the CRD (applying it, the
+// ownership and compatibility checks) is then skipped, and skipped says
+// so.
+func (e *Engine) ensureCRD(ctx context.Context, g *graph.Graph, allowBreaking bool) (skipped string, err error) {
 	want := g.Instance.CRD
 	if want == nil {
-		return fmt.Errorf("graph %s has no generated CRD", g.Name)
+		return "", fmt.Errorf("graph %s has no generated CRD", g.Name)
 	}
 	crds := e.set.Dynamic().Resource(crdGVR)
 	cur, err := crds.Get(ctx, want.Name, metav1.GetOptions{})
 	switch {
 	case apierrors.IsNotFound(err):
 		cur = nil
+	case apierrors.IsForbidden(err):
+		return e.crdByDiscovery(g)
 	case err != nil:
-		return fmt.Errorf("reading CRD %s: %w", want.Name, err)
+		return "", fmt.Errorf("reading CRD %s: %w", want.Name, err)
 	}
+	return "", e.applyCRD(ctx, g, cur, allowBreaking)
+}
+
+// crdByDiscovery stands in for reading the CRD when that is forbidden:
+// the kind is there when discovery lists its resource.
+func (e *Engine) crdByDiscovery(g *graph.Graph) (string, error) {
+	want := g.Instance.CRD
+	gvr := g.Instance.GVR
+	skipped := fmt.Sprintf("cannot read CRD %s (forbidden): the kind is served (discovery); not applying it, not checking its owner or schema compatibility (they need cluster rights)", want.Name)
+	if e.gate.Open() {
+		skipped = fmt.Sprintf("cannot read CRD %s (forbidden): the kind is served (discovery), but this user cannot apply the graph's schema to it; not checking its owner or schema compatibility", want.Name)
+	}
+	d := e.set.Discovery()
+	if d == nil {
+		return "", fmt.Errorf("cannot read CRD %s (forbidden) and there is no discovery client to ask whether the kind is served", want.Name)
+	}
+	list, err := d.ServerResourcesForGroupVersion(gvr.GroupVersion().String())
+	if err != nil && !apierrors.IsNotFound(err) {
+		return "", fmt.Errorf("cannot read CRD %s (forbidden), and discovery of %s failed: %w", want.Name, gvr.GroupVersion(), err)
+	}
+	if list != nil {
+		for _, r := range list.APIResources {
+			if r.Name == gvr.Resource {
+				return skipped, nil
+			}
+		}
+	}
+	d.Invalidate() // the next try asks the API server again
+	return "", fmt.Errorf("cannot read CRD %s (forbidden) and the API server does not serve %s yet (discovery); an admin (or kro) must install it", want.Name, resourceName(gvr))
+}
+
+// applyCRD is ensureCRD once the CRD (cur, nil when absent) could be read.
+func (e *Engine) applyCRD(ctx context.Context, g *graph.Graph, cur *unstructured.Unstructured, allowBreaking bool) error {
+	want := g.Instance.CRD
+	crds := e.set.Dynamic().Resource(crdGVR)
 	if !e.gate.Open() {
 		if cur == nil {
 			return fmt.Errorf("CRD %s does not exist yet (observing: the lease holder or kro creates it)", want.Name)

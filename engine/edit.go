@@ -80,6 +80,9 @@ func (e *Engine) ApplyInstanceEdit(ctx context.Context, key state.InstanceKey, d
 
 // writable refuses edits while this process may not write.
 func (e *Engine) writable(key state.InstanceKey) error {
+	if err := e.refuse("editing", key, func(k state.KindAccess) state.Permission { return k.Edit }); err != nil {
+		return err
+	}
 	if e.gate.Open() {
 		return nil
 	}

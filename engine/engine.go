@@ -170,6 +170,9 @@ type Engine struct {
 	kro         string
 	detector    *krodetect.Detector
 	leaseCancel context.CancelFunc // the running lease campaign, or nil
+	// leaseDenied says why this user may not take the Lease ("" when it
+	// may, or it was not checked): no campaign is run then.
+	leaseDenied string
 	kroView     kroView
 
 	busy       atomic.Int64
@@ -361,6 +364,7 @@ func (e *Engine) Run(ctx context.Context) error {
 	defer cancel()
 	e.ctx = ctx
 	e.group = watch.NewGroup(e.store)
+	e.group.OnAccess(func(w state.Watch, granted bool) { e.noteAccess(ctx, w, granted) })
 	e.watches = watch.NewManager(ctx, e.set.Metadata(), e.group, e.routeWatchEvent)
 	if d := e.set.Discovery(); d != nil && d.RESTClient() != nil {
 		go e.group.Probe(ctx, 2*time.Second, func(ctx context.Context) error {
@@ -426,6 +430,7 @@ func (e *Engine) Run(ctx context.Context) error {
 	if !e.o.Observe && !e.o.DisableLease && e.base.Kubernetes() == nil {
 		e.log.Info("no typed client for the lease: observing")
 	}
+	e.checkLeaseAccess(ctx)
 	e.campaign()
 	if clusterRGDs {
 		go e.watchGraphRevisions(ctx)

@@ -221,8 +221,12 @@ func (e *Engine) runGraph(ctx context.Context, r *graphRun, rgd *graph.ResourceG
 	// The CRD: applied when this process writes, awaited otherwise.
 	lastReason := ""
 	for backoff := time.Second; ; backoff = min(backoff*2, 30*time.Second) {
-		err := e.ensureCRD(ctx, g, r.allowBreaking)
+		skipped, err := e.ensureCRD(ctx, g, r.allowBreaking)
 		if err == nil {
+			if skipped != "" {
+				info.Note = skipped
+				log.Info("instance CRD: " + skipped)
+			}
 			break
 		}
 		if ctx.Err() != nil {
@@ -254,6 +258,8 @@ func (e *Engine) runGraph(ctx context.Context, r *graphRun, rgd *graph.ResourceG
 		}
 	}
 	e.set.RESTMapper().Reset()
+	e.checkAccess(ctx, gvr, g.Instance.Namespaced)
+	defer e.store.ForgetAccess(info.Resource)
 	// KindReady is written together with ControllerReady below: one write.
 	r.mu.Lock()
 	r.outcome.CRDErr, r.outcome.CRDReady = nil, true
@@ -375,7 +381,7 @@ func (s *served) start(ctx context.Context) error {
 	}
 
 	inf := dynamicinformer.NewFilteredDynamicInformer(e.set.Dynamic(), s.gvr, instanceNS, 0, cache.Indexers{}, nil).Informer()
-	mon := e.group.Monitored(inf, s.resource)
+	mon := e.group.MonitoredScope(inf, s.resource, s.resource, instanceNS)
 	if _, err := inf.AddEventHandler(s.instanceHandler(mon)); err != nil {
 		return err
 	}
@@ -384,7 +390,7 @@ func (s *served) start(ctx context.Context) error {
 	e.served[s.gvr] = s
 	e.mu.Unlock()
 	go mon.Run(ctx, time.Second)
-	if !cache.WaitForCacheSync(ctx.Done(), inf.HasSynced) || !e.watches.WaitForSync(ctx, e.servedSpecs(specs)...) {
+	if !cache.WaitForCacheSync(ctx.Done(), watch.SyncedOrForbidden(inf, mon)) || !e.watches.WaitForSync(ctx, e.servedSpecs(specs)...) {
 		return ctx.Err()
 	}
 	return nil

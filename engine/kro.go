@@ -127,7 +127,7 @@ func (e *Engine) campaign() {
 	kube := e.base.Kubernetes()
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	want := !e.o.Observe && !e.o.DisableLease && kube != nil && e.kro == "" && !e.following && e.ctx != nil && e.ctx.Err() == nil
+	want := !e.o.Observe && !e.o.DisableLease && kube != nil && e.kro == "" && !e.following && e.leaseDenied == "" && e.ctx != nil && e.ctx.Err() == nil
 	switch {
 	case want && e.leaseCancel == nil:
 		ctx, cancel := context.WithCancel(e.ctx)

@@ -20,7 +20,12 @@ type action struct {
 	help  string   // the ? help's description
 	short string   // the footer's label; "" keeps the action out of the footer
 	when  func(m *Model) bool
-	do    func(m *Model) tea.Cmd
+	// denied, when set, says why this user may not do it now ("" when
+	// allowed), from the snapshot's capabilities: the footer and help show
+	// the action greyed with the reason, and its key flashes the reason
+	// instead of calling the engine.
+	denied func(m *Model) string
+	do     func(m *Model) tea.Cmd
 }
 
 // pane names an action table: which keys work depends on what has the keyboard.
@@ -100,13 +105,26 @@ func (k *keymap) label(name string) string {
 // available reports whether a can run now.
 func (m *Model) available(a *action) bool { return a.when == nil || a.when(m) }
 
-// dispatch runs the first available action of the tables bound to the key.
+// deniedWhy is why this user may not run a now, or "".
+func (m *Model) deniedWhy(a *action) string {
+	if a.denied == nil {
+		return ""
+	}
+	return a.denied(m)
+}
+
+// dispatch runs the first available action of the tables bound to the
+// key; a denied one flashes why instead.
 func (m *Model) dispatch(msg tea.KeyPressMsg, panes ...pane) (bool, tea.Cmd) {
 	pressed := msg.String()
 	for _, p := range panes {
 		for i := range actionTables[p] {
 			a := &actionTables[p][i]
 			if m.keys().matches(a.name, pressed) && m.available(a) {
+				if why := m.deniedWhy(a); why != "" {
+					m.setFlash("not allowed: "+why, true)
+					return true, nil
+				}
 				return true, a.do(m)
 			}
 		}
@@ -114,8 +132,9 @@ func (m *Model) dispatch(msg tea.KeyPressMsg, panes ...pane) (bool, tea.Cmd) {
 	return false, nil
 }
 
-// hint is one footer or help entry.
-type hint struct{ key, desc string }
+// hint is one footer or help entry; denied, when set, shows it greyed
+// with the reason.
+type hint struct{ key, desc, denied string }
 
 // footerHints are the footer entries of the given tables, in table order.
 func (m *Model) footerHints(panes ...pane) []hint {
@@ -124,7 +143,7 @@ func (m *Model) footerHints(panes ...pane) []hint {
 		for i := range actionTables[p] {
 			a := &actionTables[p][i]
 			if a.short != "" && m.available(a) && len(m.keys().keys[a.name]) > 0 {
-				out = append(out, hint{m.keys().label(a.name), a.short})
+				out = append(out, hint{m.keys().label(a.name), a.short, m.deniedWhy(a)})
 			}
 		}
 	}
@@ -143,7 +162,12 @@ func (m *Model) helpHints(panes ...pane) []hint {
 				continue
 			}
 			seen[a.name] = true
-			out = append(out, hint{m.keys().label(a.name), a.help})
+			h := hint{key: m.keys().label(a.name), desc: a.help}
+			if why := m.deniedWhy(a); why != "" {
+				h.denied = why
+				h.desc += " (not allowed)"
+			}
+			out = append(out, h)
 		}
 	}
 	return out

@@ -346,6 +346,9 @@ func (m *Model) chrome() (above []string, below int) {
 	if k := kroLine(m.c, m.snap, m.w); k != "" {
 		above = append(above, k)
 	}
+	if a := accessLine(m.c, m.snap, m.w); a != "" {
+		above = append(above, a)
+	}
 	return above, 2
 }
 
@@ -446,7 +449,12 @@ func (m *Model) flashLine(base screen) string {
 func (m *Model) footer() string {
 	th := m.c.th
 	panes := m.activePanes()
-	render := func(x hint) string { return th.Key.Render(x.key) + " " + th.KeyDesc.Render(x.desc) }
+	render := func(x hint) string {
+		if x.denied != "" { // greyed: this user may not
+			return th.Dim.Render(x.key + " " + x.desc)
+		}
+		return th.Key.Render(x.key) + " " + th.KeyDesc.Render(x.desc)
+	}
 	var tail []string
 	tailW := 0
 	if len(panes) > 1 {

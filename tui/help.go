@@ -64,7 +64,11 @@ func (s *helpScreen) prepare() {
 			if i >= len(s.hints) {
 				break
 			}
-			line.WriteString(th.Key.Render(fit(s.hints[i].key, kw[c], th.G.Ellipsis)) + " " + th.KeyDesc.Render(fit(s.hints[i].desc, dw[c], th.G.Ellipsis)))
+			if s.hints[i].denied != "" { // greyed: this user may not
+				line.WriteString(th.Dim.Render(fit(s.hints[i].key, kw[c], th.G.Ellipsis) + " " + fit(s.hints[i].desc, dw[c], th.G.Ellipsis)))
+			} else {
+				line.WriteString(th.Key.Render(fit(s.hints[i].key, kw[c], th.G.Ellipsis)) + " " + th.KeyDesc.Render(fit(s.hints[i].desc, dw[c], th.G.Ellipsis)))
+			}
 			if c < cols-1 {
 				line.WriteString("   ")
 			}
@@ -72,7 +76,21 @@ func (s *helpScreen) prepare() {
 		b.WriteString(strings.TrimRight(line.String(), " ") + "\n")
 	}
 	maxW := max(s.w-8, 20)
-	if s.h-rows >= 9+len(navigationRules)+2 {
+	var denied []string
+	for _, x := range s.hints {
+		if x.denied != "" {
+			denied = append(denied, clip("  "+x.key+": "+x.denied, maxW, th.G.Ellipsis))
+		}
+	}
+	extra := 0 // the lines of the not-allowed section
+	if len(denied) > 0 {
+		extra = len(denied) + 2
+		b.WriteString("\n" + th.Bold.Render("Not allowed") + "\n")
+		for _, l := range denied {
+			b.WriteString(th.Dim.Render(l) + "\n")
+		}
+	}
+	if s.h-rows-extra >= 9+len(navigationRules)+2 {
 		b.WriteString("\n" + th.Bold.Render("Navigation") + "\n")
 		for _, r := range navigationRules {
 			b.WriteString(th.Dim.Render(clip("  "+r, maxW, th.G.Ellipsis)) + "\n")

@@ -134,6 +134,9 @@ func (s *instanceScreen) crumb(in *state.Instance) string {
 		if g.Name == in.Graph && g.Kro != nil { // kro's own view of the graph, while kro serves it
 			out += th.Dim.Render("  " + g.Kro.Summary())
 		}
+		if g.Name == in.Graph && g.Note != "" { // what serving it skipped
+			out += th.Dim.Render("  " + g.Note)
+		}
 	}
 	return out
 }
@@ -178,10 +181,10 @@ func instanceActions() []action {
 			}},
 		{name: "timeline", keys: []string{"t"}, help: "rollout timeline", short: "timeline", do: tab(tabTimeline)},
 		{name: "nextError", keys: []string{"e"}, help: "next resource in error", short: "error", do: (*Model).nextError},
-		{name: "requeue", keys: []string{"r"}, help: "requeue (skips the backoff)", short: "requeue", when: hasTarget, do: (*Model).requeue},
-		{name: "delete", keys: []string{"ctrl+d"}, help: "delete (asks, lists what goes)", short: "delete", when: deletable, do: (*Model).askDelete},
+		{name: "requeue", keys: []string{"r"}, help: "requeue (skips the backoff)", short: "requeue", when: hasTarget, denied: mayNotRequeue, do: (*Model).requeue},
+		{name: "delete", keys: []string{"ctrl+d"}, help: "delete (asks, lists what goes)", short: "delete", when: deletable, denied: mayNotDelete, do: (*Model).askDelete},
 		{name: "history", keys: []string{"H"}, help: "state history", short: "history", do: tab(tabHistory)},
-		{name: "edit", keys: []string{"E"}, help: "edit the instance's spec in $EDITOR (applied as kroscope; refused in --observe)", short: "edit", when: deletable, do: (*Model).startEdit},
+		{name: "edit", keys: []string{"E"}, help: "edit the instance's spec in $EDITOR (applied as kroscope; refused in --observe)", short: "edit", when: deletable, denied: mayNotEdit, do: (*Model).startEdit},
 		{name: "up", keys: []string{"up", "k"}, help: "previous node", do: graph(-1)},
 		{name: "down", keys: []string{"down", "j"}, help: "next node", do: graph(1)},
 		{name: "firstNode", keys: []string{"home"}, help: "first node", do: graph(-1 << 30)},

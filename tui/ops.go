@@ -30,6 +30,44 @@ func hasTarget(m *Model) bool { return m.target() != nil }
 // deletable: a deleting instance is not offered for deletion again.
 func deletable(m *Model) bool { in := m.target(); return in != nil && !in.Deleting }
 
+// Capabilities: what this user may do with the target's kind (the
+// engine's access reviews); "" when allowed or unknown.
+func mayNotRequeue(m *Model) string {
+	return targetAccess(m, func(k state.KindAccess) state.Permission { return k.Requeue })
+}
+func mayNotDelete(m *Model) string {
+	return targetAccess(m, func(k state.KindAccess) state.Permission { return k.Delete })
+}
+func mayNotEdit(m *Model) string {
+	return targetAccess(m, func(k state.KindAccess) state.Permission { return k.Edit })
+}
+
+func targetAccess(m *Model, p func(state.KindAccess) state.Permission) string {
+	in := m.target()
+	if in == nil || m.snap == nil {
+		return ""
+	}
+	if perm := p(m.snap.Capabilities.For(in.Key.Resource)); !perm.Allowed {
+		return perm.Why
+	}
+	return ""
+}
+
+// mayNotRequeueAny: requeue-all is denied only when no kind may be requeued.
+func mayNotRequeueAny(m *Model) string {
+	if m.snap == nil || len(m.snap.Capabilities.Kinds) == 0 {
+		return ""
+	}
+	why := ""
+	for _, k := range m.snap.Capabilities.Kinds {
+		if k.Requeue.Allowed {
+			return ""
+		}
+		why = k.Requeue.Why
+	}
+	return why
+}
+
 // open drills into the selected instance on the given tab.
 func (m *Model) open(t detailTab) {
 	in := m.list().selected()

@@ -64,20 +64,28 @@ func statusLine(c *common, s *state.Snapshot, w int) string {
 			}
 		}
 	}
-	synced, healthy := 0, 0
+	synced, healthy, forbidden := 0, 0, 0
 	for _, wt := range s.Watches {
-		if wt.Synced {
+		switch {
+		case wt.Forbidden:
+			forbidden++ // no access, said on the access line
+			continue
+		case wt.Synced:
 			synced++
 		}
 		if wt.Healthy {
 			healthy++
 		}
 	}
-	watches := fmt.Sprintf("watches %d/%d", healthy, len(s.Watches))
-	if synced < len(s.Watches) {
-		watches += fmt.Sprintf(" (%d syncing)", len(s.Watches)-synced)
+	total := len(s.Watches) - forbidden
+	watches := fmt.Sprintf("watches %d/%d", healthy, total)
+	if synced < total {
+		watches += fmt.Sprintf(" (%d syncing)", total-synced)
 	}
-	if healthy < len(s.Watches) {
+	if forbidden > 0 {
+		watches += fmt.Sprintf(" (%d no access)", forbidden)
+	}
+	if healthy < total {
 		watches = th.Loud.Render(" " + th.G.Warn + " " + watches + " ")
 	}
 	queue, rate := fmt.Sprintf("queue %d", s.Engine.QueueDepth), fmt.Sprintf("%.1f rec/s", s.Engine.ReconcilesPerSecond)
@@ -103,12 +111,54 @@ func kroLine(c *common, snap *state.Snapshot, w int) string {
 	return c.th.Warn.Render(fit(" "+c.th.G.Warn+" "+snap.Mode.Kro, w, c.th.G.Ellipsis))
 }
 
+// accessLine says what this user may do when that is less than
+// everything: the capabilities the engine checked, the kinds whose watch
+// the API server refuses, and the graphs served without reading their CRD.
+// "" for a user with full rights (and in the demo).
+func accessLine(c *common, snap *state.Snapshot, w int) string {
+	if snap == nil {
+		return ""
+	}
+	th := c.th
+	var parts []string
+	caps := snap.Capabilities
+	if sum := caps.Summary(); strings.Contains(sum, "cannot") || strings.Contains(sum, "some kinds") {
+		who := caps.User
+		if who == "" {
+			who = "this user"
+		}
+		parts = append(parts, who+" "+sum)
+	}
+	if caps.Lease != "" {
+		parts = append(parts, "observing: "+caps.Lease)
+	}
+	var denied []string
+	for _, wt := range snap.Watches {
+		if wt.Forbidden {
+			denied = append(denied, wt.NoAccess())
+		}
+	}
+	if len(denied) > 0 {
+		parts = append(parts, "no access: "+strings.Join(denied, ", "))
+	}
+	for _, g := range snap.Graphs {
+		if g.Note != "" {
+			parts = append(parts, "CRD checks skipped (no cluster rights)")
+			break
+		}
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return th.Warn.Render(fit(" "+th.G.Warn+" "+strings.Join(parts, " "+th.G.Sep+" "), w, th.G.Ellipsis))
+}
+
 // watchAlarm is the loud line shown while any watch is broken.
 func watchAlarm(c *common, snap *state.Snapshot, w int) string {
 	var bad []string
 	var since time.Time
 	for _, wt := range snap.Watches {
-		if !wt.Healthy {
+		if !wt.Healthy && !wt.Forbidden { // no access is the access line's
 			s := wt.Name
 			if wt.Err != "" {
 				s += ": " + wt.Err

@@ -24,6 +24,7 @@ type Store struct {
 	engine    Engine
 	startup   Startup
 	fatal     *Fatal
+	caps      Capabilities
 	watches   map[string]Watch
 	graphs    map[string]Graph
 	kro       map[string]*KroGraph
@@ -99,13 +100,14 @@ func (s *Store) Snapshot() *Snapshot {
 		})
 	}
 	snap := &Snapshot{
-		Version:   s.version,
-		Cluster:   s.cluster,
-		Mode:      s.mode,
-		Engine:    s.engine,
-		Startup:   s.startup,
-		Fatal:     s.fatal,
-		Instances: make([]*Instance, len(s.sorted)),
+		Version:      s.version,
+		Cluster:      s.cluster,
+		Mode:         s.mode,
+		Engine:       s.engine,
+		Startup:      s.startup,
+		Fatal:        s.fatal,
+		Capabilities: s.caps,
+		Instances:    make([]*Instance, len(s.sorted)),
 	}
 	for i, k := range s.sorted {
 		snap.Instances[i] = s.instances[k]
@@ -285,7 +287,7 @@ func (s *Store) SetWatch(w Watch) {
 	defer s.mu.Unlock()
 	if old, ok := s.watches[w.Name]; ok {
 		if old == w || (old.Healthy == w.Healthy && w.Since.IsZero()) {
-			if old.Synced == w.Synced && old.Err == w.Err {
+			if old.Synced == w.Synced && old.Err == w.Err && old.Forbidden == w.Forbidden {
 				return
 			}
 			w.Since = old.Since

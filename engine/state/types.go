@@ -166,8 +166,11 @@ type Graph struct {
 	Resource string
 	// Err is set when the graph is invalid or its controller failed to start;
 	// such a graph is not served, the others keep running.
-	Err              string
-	Served           bool
+	Err    string
+	Served bool
+	// Note says what serving the graph skipped, e.g. the CRD checks a
+	// user without cluster rights cannot make; "" when nothing was.
+	Note             string
 	TopologicalOrder []string
 	Layers           [][]string
 	Dependencies     map[string][]string
@@ -224,6 +227,24 @@ type Watch struct {
 	// Err is the last watch error while unhealthy.
 	Err   string
 	Since time.Time // when Healthy last changed
+	// Forbidden: the API server refuses this user the list or watch (403).
+	// It is not a broken watch but missing access, shown as "no access:
+	// <Resource> in <Namespace>"; the informer keeps retrying quietly and
+	// the watch turns healthy once access is granted.
+	Forbidden bool
+	// Resource ("plural.group") and Namespace ("" all namespaces) are what
+	// the watch lists, for that note.
+	Resource  string
+	Namespace string
+}
+
+// NoAccess is the note of a forbidden watch: "configmaps in team-a".
+func (w Watch) NoAccess() string {
+	ns := w.Namespace
+	if ns == "" {
+		ns = "all namespaces"
+	}
+	return w.Resource + " in " + ns
 }
 
 // Engine holds the engine's own counters.
@@ -297,16 +318,18 @@ type LogLine struct {
 
 // Snapshot is an immutable view of the whole state at one Version.
 type Snapshot struct {
-	Version   uint64
-	Cluster   Cluster
-	Mode      Mode
-	Engine    Engine
-	Startup   Startup
-	Fatal     *Fatal
-	Watches   []Watch
-	Graphs    []Graph
-	Instances []*Instance // sorted by key
-	Logs      []LogLine   // bounded; oldest first
+	Version uint64
+	Cluster Cluster
+	Mode    Mode
+	Engine  Engine
+	Startup Startup
+	Fatal   *Fatal
+	// Capabilities are what this user may do with each instance kind.
+	Capabilities Capabilities
+	Watches      []Watch
+	Graphs       []Graph
+	Instances    []*Instance // sorted by key
+	Logs         []LogLine   // bounded; oldest first
 }
 
 // Instance returns the instance with the given key, or nil.

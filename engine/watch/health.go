@@ -36,7 +36,14 @@ type Group struct {
 	mu          sync.Mutex
 	monitors    map[*Monitor]bool
 	unreachable bool
+	access      func(w state.Watch, granted bool)
 }
+
+// OnAccess sets f to hear, once each time, that a watch became forbidden
+// (granted false) and that it works again (granted true); set it before
+// any informer runs. A forbidden list is retried by the informer with its
+// backoff, quietly: f is how it is said, once per kind and namespace.
+func (g *Group) OnAccess(f func(w state.Watch, granted bool)) { g.access = f }
 
 // NewGroup returns a group reporting to h.
 func NewGroup(h Health) *Group { return &Group{health: h, monitors: map[*Monitor]bool{}} }
@@ -44,25 +51,43 @@ func NewGroup(h Health) *Group { return &Group{health: h, monitors: map[*Monitor
 // Monitor tracks one informer's health under a display name. Create it with
 // Group.Monitored before the informer runs.
 type Monitor struct {
-	name   string
-	inf    cache.SharedIndexInformer
-	health Health
-	group  *Group
+	name string
+	// resource and namespace are what the informer lists, for the note
+	// of a forbidden watch.
+	resource, namespace string
+	inf                 cache.SharedIndexInformer
+	health              Health
+	group               *Group
 
 	mu      sync.Mutex
 	healthy bool
-	errRV   string // LastSyncResourceVersion when the watch broke
-	events  atomic.Int64
-	errEv   int64 // events count when the watch broke
+	// forbidden: the last failure was a 403; said once until the watch
+	// works again.
+	forbidden bool
+	errRV     string // LastSyncResourceVersion when the watch broke
+	events    atomic.Int64
+	errEv     int64 // events count when the watch broke
 }
 
 // Monitored installs a watch error handler on inf (which must not be running
 // yet) and reports its health under name.
 func (g *Group) Monitored(inf cache.SharedIndexInformer, name string) *Monitor {
-	m := &Monitor{name: name, inf: inf, health: g.health, group: g, healthy: true}
+	return g.MonitoredScope(inf, name, name, "")
+}
+
+// MonitoredScope is Monitored for an informer of resource ("plural.group")
+// in namespace ("" all): a forbidden list is reported as no access to
+// resource in namespace.
+func (g *Group) MonitoredScope(inf cache.SharedIndexInformer, name, resource, namespace string) *Monitor {
+	m := &Monitor{name: name, resource: resource, namespace: namespace, inf: inf, health: g.health, group: g, healthy: true}
 	_ = inf.SetWatchErrorHandler(func(_ *cache.Reflector, err error) { m.failed(err) })
-	g.health.SetWatch(state.Watch{Name: name, Healthy: true})
+	g.health.SetWatch(m.watch(false, true, ""))
 	return m
+}
+
+// watch is the state of this watch.
+func (m *Monitor) watch(synced, healthy bool, err string) state.Watch {
+	return state.Watch{Name: m.name, Synced: synced, Healthy: healthy, Err: err, Resource: m.resource, Namespace: m.namespace}
 }
 
 // Probe checks the API server every interval with probe until ctx is done.
@@ -119,7 +144,40 @@ func (m *Monitor) failed(err error) {
 	if apierrors.IsResourceExpired(err) || apierrors.IsGone(err) || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
 		return
 	}
+	if apierrors.IsForbidden(err) {
+		m.markForbidden(err)
+		return
+	}
 	m.markFailed(err)
+}
+
+// markForbidden records a refused list or watch. The informer retries it
+// with its backoff, so a permission granted later is picked up; the
+// refusal is said once (OnAccess), not at every retry.
+func (m *Monitor) markForbidden(err error) {
+	m.mu.Lock()
+	first := !m.forbidden
+	m.forbidden = true
+	m.healthy = false
+	m.errRV = m.inf.LastSyncResourceVersion()
+	m.errEv = m.events.Load()
+	m.mu.Unlock()
+	w := m.watch(m.inf.HasSynced(), false, err.Error())
+	w.Forbidden = true
+	m.health.SetWatch(w)
+	if first {
+		metrics.WatchErrors.WithLabelValues(m.name).Inc()
+		if f := m.group.access; f != nil {
+			f(w, false)
+		}
+	}
+}
+
+// Forbidden reports whether the API server refuses this watch.
+func (m *Monitor) Forbidden() bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.forbidden
 }
 
 func (m *Monitor) markFailed(err error) {
@@ -129,14 +187,20 @@ func (m *Monitor) markFailed(err error) {
 	m.errRV = m.inf.LastSyncResourceVersion()
 	m.errEv = m.events.Load()
 	m.mu.Unlock()
-	m.health.SetWatch(state.Watch{Name: m.name, Synced: m.inf.HasSynced(), Healthy: false, Err: err.Error()})
+	m.health.SetWatch(m.watch(m.inf.HasSynced(), false, err.Error()))
 }
 
+// markHealthy: the API server is reachable again. A forbidden watch stays
+// forbidden until its informer lists.
 func (m *Monitor) markHealthy() {
 	m.mu.Lock()
+	if m.forbidden {
+		m.mu.Unlock()
+		return
+	}
 	m.healthy = true
 	m.mu.Unlock()
-	m.health.SetWatch(state.Watch{Name: m.name, Synced: m.inf.HasSynced(), Healthy: true})
+	m.health.SetWatch(m.watch(m.inf.HasSynced(), true, ""))
 }
 
 // check marks the watch healthy again once the informer relisted (its last
@@ -146,17 +210,23 @@ func (m *Monitor) check() {
 	if m.healthy {
 		m.mu.Unlock()
 		if m.inf.HasSynced() {
-			m.health.SetWatch(state.Watch{Name: m.name, Synced: true, Healthy: true})
+			m.health.SetWatch(m.watch(true, true, ""))
 		}
 		return
 	}
 	recovered := m.inf.LastSyncResourceVersion() != m.errRV || m.events.Load() != m.errEv
+	granted := recovered && m.forbidden
 	if recovered {
 		m.healthy = true
+		m.forbidden = false
 	}
 	m.mu.Unlock()
 	if recovered {
-		m.health.SetWatch(state.Watch{Name: m.name, Synced: m.inf.HasSynced(), Healthy: true})
+		w := m.watch(m.inf.HasSynced(), true, "")
+		m.health.SetWatch(w)
+		if f := m.group.access; granted && f != nil {
+			f(w, true)
+		}
 	}
 }
 

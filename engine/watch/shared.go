@@ -85,6 +85,7 @@ type entry struct {
 	refs   int
 	cancel context.CancelFunc
 	inf    cache.SharedIndexInformer
+	mon    *Monitor
 }
 
 // NewManager returns a manager whose informers live until ctx is done and
@@ -133,17 +134,25 @@ func (m *Manager) Running() []Spec {
 	return out
 }
 
-// WaitForSync waits until the informers of specs have synced, or ctx ends.
+// WaitForSync waits until the informers of specs have synced or are
+// forbidden (a watch this user may not list cannot sync; it is reported
+// and retried, and must not hold its graph back), or ctx ends.
 func (m *Manager) WaitForSync(ctx context.Context, specs ...Spec) bool {
 	var synced []cache.InformerSynced
 	m.mu.Lock()
 	for _, s := range specs {
 		if e, ok := m.entries[s]; ok {
-			synced = append(synced, e.inf.HasSynced)
+			synced = append(synced, SyncedOrForbidden(e.inf, e.mon))
 		}
 	}
 	m.mu.Unlock()
 	return cache.WaitForCacheSync(ctx.Done(), synced...)
+}
+
+// SyncedOrForbidden is inf's HasSynced, also true while mon reports the
+// watch forbidden.
+func SyncedOrForbidden(inf cache.SharedIndexInformer, mon *Monitor) cache.InformerSynced {
+	return func() bool { return inf.HasSynced() || (mon != nil && mon.Forbidden()) }
 }
 
 func (m *Manager) start(s Spec) *entry {
@@ -151,7 +160,7 @@ func (m *Manager) start(s Spec) *entry {
 		o.LabelSelector = s.LabelSelector
 		o.FieldSelector = s.FieldSelector
 	}).Informer()
-	mon := m.group.Monitored(inf, s.Name())
+	mon := m.group.MonitoredScope(inf, s.Name(), resourceOf(s.GVR), s.Namespace)
 	emit := func(typ string, obj any, old map[string]string) {
 		mon.Event(typ)
 		acc := MetaOf(obj)
@@ -173,7 +182,14 @@ func (m *Manager) start(s Spec) *entry {
 	})
 	ctx, cancel := context.WithCancel(m.ctx)
 	go mon.Run(ctx, m.check)
-	return &entry{cancel: cancel, inf: inf}
+	return &entry{cancel: cancel, inf: inf, mon: mon}
+}
+
+func resourceOf(gvr schema.GroupVersionResource) string {
+	if gvr.Group == "" {
+		return gvr.Resource
+	}
+	return gvr.Resource + "." + gvr.Group
 }
 
 // MetaOf returns the object's metadata, unwrapping a tombstone.

@@ -62,6 +62,8 @@ type engRun struct {
 	// those on Leases (the election itself).
 	writes atomic.Int64
 	reqs   atomic.Int64
+	// deletes counts DELETE requests.
+	deletes atomic.Int64
 }
 
 // start runs an engine on the rig's namespace. Defaults: no lease, no
@@ -71,7 +73,7 @@ func (r *engRig) start(mod func(*engine.Options)) *engRun {
 	run := &engRun{t: r.t, done: make(chan error, 1)}
 	cfg := rest.CopyConfig(r.cfg)
 	cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper {
-		return &engCounter{next: rt, writes: &run.writes, reqs: &run.reqs}
+		return &engCounter{next: rt, writes: &run.writes, reqs: &run.reqs, deletes: &run.deletes}
 	})
 	set, err := client.NewSet(cfg)
 	if err != nil {
@@ -215,21 +217,32 @@ func describeSnapshot(s *state.Snapshot) string {
 
 // engCounter counts requests, and writes other than Lease updates.
 type engCounter struct {
-	next   http.RoundTripper
-	writes *atomic.Int64
-	reqs   *atomic.Int64
+	next    http.RoundTripper
+	writes  *atomic.Int64
+	reqs    *atomic.Int64
+	deletes *atomic.Int64
 }
 
 func (c *engCounter) RoundTrip(req *http.Request) (*http.Response, error) {
 	c.reqs.Add(1)
+	if req.Method == http.MethodDelete && c.deletes != nil {
+		c.deletes.Add(1)
+	}
 	switch req.Method {
 	case http.MethodGet, http.MethodHead, http.MethodOptions:
 	default:
-		if !strings.Contains(req.URL.Path, "/leases/") && !strings.HasSuffix(req.URL.Path, "/leases") {
+		// Access reviews (the capabilities check) are POSTs that store
+		// nothing: not writes.
+		if !strings.Contains(req.URL.Path, "/leases/") && !strings.HasSuffix(req.URL.Path, "/leases") && !isReview(req.URL.Path) {
 			c.writes.Add(1)
 		}
 	}
 	return c.next.RoundTrip(req)
+}
+
+// isReview: a SelfSubjectAccessReview or SelfSubjectReview.
+func isReview(path string) bool {
+	return strings.HasPrefix(path, "/apis/authorization.k8s.io/") || strings.HasPrefix(path, "/apis/authentication.k8s.io/")
 }
 
 // createInstance creates an instance of gvr in the rig's namespace.

@@ -1,0 +1,186 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	authenticationv1 "k8s.io/api/authentication/v1"
+	authorizationv1 "k8s.io/api/authorization/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/kroscope/kroscope/engine/state"
+)
+
+// What each capability needs of an instance kind, in the namespace shown:
+// observing lists and watches, requeue touches the instance (patches the
+// requeue annotation), delete deletes, edit updates its spec.
+var (
+	observeVerbs = []string{"list", "watch"}
+	requeueVerbs = []string{"patch"}
+	deleteVerbs  = []string{"delete"}
+	editVerbs    = []string{"update", "patch"}
+)
+
+// checkAccess asks the API server (SelfSubjectAccessReviews, which every
+// authenticated user may create) what this user may do with gvr's
+// instances in the namespace shown (all namespaces without -n), and
+// records it in the state: the TUI disables what is denied and says why,
+// and Delete and edits refuse it before any call. Without a real cluster
+// (the demo) nothing is checked and everything counts as allowed; a check
+// that fails leaves the kind unchecked (the API server still refuses what
+// it must).
+func (e *Engine) checkAccess(ctx context.Context, gvr schema.GroupVersionResource, namespaced bool) {
+	if e.base.Config() == nil || e.base.Kubernetes() == nil {
+		return
+	}
+	e.accessUser(ctx)
+	kube := e.base.Kubernetes()
+	resource := resourceName(gvr)
+	ns := e.o.Namespace
+	if !namespaced {
+		ns = "" // a cluster-scoped kind has no namespace to narrow to
+	}
+	cache := map[string]state.Permission{}
+	ask := func(verbs []string) (state.Permission, error) {
+		for _, verb := range verbs {
+			p, ok := cache[verb]
+			if !ok {
+				r, err := kube.AuthorizationV1().SelfSubjectAccessReviews().Create(ctx, &authorizationv1.SelfSubjectAccessReview{
+					Spec: authorizationv1.SelfSubjectAccessReviewSpec{ResourceAttributes: &authorizationv1.ResourceAttributes{
+						Namespace: ns, Verb: verb, Group: gvr.Group, Version: gvr.Version, Resource: gvr.Resource,
+					}},
+				}, metav1.CreateOptions{})
+				if err != nil {
+					return state.Permission{}, err
+				}
+				p = state.Permission{Allowed: r.Status.Allowed && !r.Status.Denied}
+				if !p.Allowed {
+					p.Why = deniedWhy(e.store.Snapshot().Capabilities.User, verb, resource, ns, r.Status.Reason)
+				}
+				cache[verb] = p
+			}
+			if !p.Allowed {
+				return p, nil
+			}
+		}
+		return state.Permission{Allowed: true}, nil
+	}
+	k := state.KindAccess{Resource: resource, Namespace: ns}
+	for _, c := range []struct {
+		p     *state.Permission
+		verbs []string
+	}{{&k.Observe, observeVerbs}, {&k.Requeue, requeueVerbs}, {&k.Delete, deleteVerbs}, {&k.Edit, editVerbs}} {
+		p, err := ask(c.verbs)
+		if err != nil {
+			if ctx.Err() == nil {
+				e.log.Error(err, "cannot check this user's access (SelfSubjectAccessReview); keys stay enabled", "resource", resource)
+			}
+			return
+		}
+		*c.p = p
+	}
+	e.store.SetAccess(k)
+	e.log.Info("access to "+resource+" in "+nsWord(ns)+": "+state.Capabilities{Kinds: []state.KindAccess{k}}.Summary(), "user", e.store.Snapshot().Capabilities.User)
+}
+
+// accessUser records who this user is (SelfSubjectReview), once; a server
+// that cannot say leaves it blank.
+func (e *Engine) accessUser(ctx context.Context) {
+	if e.store.Snapshot().Capabilities.User != "" {
+		return
+	}
+	r, err := e.base.Kubernetes().AuthenticationV1().SelfSubjectReviews().Create(ctx, &authenticationv1.SelfSubjectReview{}, metav1.CreateOptions{})
+	if err == nil && r.Status.UserInfo.Username != "" {
+		e.store.SetAccessUser(r.Status.UserInfo.Username)
+	}
+}
+
+// deniedWhy is the reason a key shows disabled: "user jane may not delete
+// webapps.kro.run in team-a".
+func deniedWhy(user, verb, resource, ns, reason string) string {
+	who := "this user"
+	if user != "" {
+		who = "user " + user
+	}
+	s := fmt.Sprintf("%s may not %s %s in %s", who, verb, resource, nsWord(ns))
+	if reason = strings.TrimSpace(reason); reason != "" {
+		s += " (" + reason + ")"
+	}
+	return s
+}
+
+func nsWord(ns string) string {
+	if ns == "" {
+		return "all namespaces"
+	}
+	return ns
+}
+
+// recheckAccess checks every served kind again (a watch that was
+// forbidden works now: permissions changed).
+func (e *Engine) recheckAccess(ctx context.Context) {
+	e.mu.RLock()
+	all := make([]*served, 0, len(e.served))
+	for _, s := range e.served {
+		all = append(all, s)
+	}
+	e.mu.RUnlock()
+	for _, s := range all {
+		e.checkAccess(ctx, s.gvr, s.graph.Instance.Namespaced)
+	}
+}
+
+// refuse returns the error of an action the user may not do, or nil.
+func (e *Engine) refuse(what string, key state.InstanceKey, p func(state.KindAccess) state.Permission) error {
+	if perm := p(e.store.Access(key.Resource)); !perm.Allowed {
+		return fmt.Errorf("not %s %s: %s", what, key, perm.Why)
+	}
+	return nil
+}
+
+// noteAccess says, once each, that a watch is forbidden and that it works
+// again (then the kinds' capabilities are checked again: permissions
+// changed).
+func (e *Engine) noteAccess(ctx context.Context, w state.Watch, granted bool) {
+	if granted {
+		e.log.Info("access granted: watching "+w.NoAccess(), "watch", w.Name)
+		go e.recheckAccess(ctx)
+		return
+	}
+	e.log.Info("no access: "+w.NoAccess()+" (forbidden; retried quietly in the background)", "watch", w.Name, "error", w.Err)
+}
+
+// checkLeaseAccess asks, before campaigning, whether this user may take
+// the Lease (get, create, update it). One who may not (a Role in another
+// namespace) would otherwise retry the election every few seconds for
+// ever: it observes instead, said once in the log and on the header.
+func (e *Engine) checkLeaseAccess(ctx context.Context) {
+	if e.o.Observe || e.o.DisableLease || e.base.Config() == nil || e.base.Kubernetes() == nil {
+		return
+	}
+	e.accessUser(ctx)
+	for _, verb := range []string{"get", "create", "update"} {
+		r, err := e.base.Kubernetes().AuthorizationV1().SelfSubjectAccessReviews().Create(ctx, &authorizationv1.SelfSubjectAccessReview{
+			Spec: authorizationv1.SelfSubjectAccessReviewSpec{ResourceAttributes: &authorizationv1.ResourceAttributes{
+				Namespace: e.o.LeaseNamespace, Verb: verb, Group: "coordination.k8s.io", Resource: "leases", Name: e.o.LeaseName,
+			}},
+		}, metav1.CreateOptions{})
+		if err != nil {
+			return // not checked: the election says what it meets
+		}
+		if r.Status.Allowed && !r.Status.Denied {
+			continue
+		}
+		lease := e.o.LeaseNamespace + "/" + e.o.LeaseName
+		why := deniedWhy(e.store.Snapshot().Capabilities.User, verb, "the lease "+lease, "", "")
+		why = strings.TrimSuffix(why, " in all namespaces")
+		e.mu.Lock()
+		e.leaseDenied = why
+		e.mu.Unlock()
+		e.store.SetLeaseDenied(why)
+		e.log.Info("not taking the lease: "+why+"; observing (a Lease in a namespace you may write, --lease-namespace, lets you reconcile there)", "lease", lease)
+		return
+	}
+}
