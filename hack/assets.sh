@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Builds the kube-apiserver and etcd binaries that envtest needs into
-# bin/k8s/<version>/ and prints that folder (the KUBEBUILDER_ASSETS value).
-# Both come from Go modules (k8s.io/kubernetes and go.etcd.io/etcd, pinned in
+# Builds the kube-apiserver and etcd binaries that envtest needs, and the
+# kubectl the deploy/ tests run, into bin/k8s/<version>/ and prints that
+# folder (the KUBEBUILDER_ASSETS value).
+# All come from Go modules (k8s.io/kubernetes and go.etcd.io/etcd, pinned in
 # hack/k8s/go.mod), so nothing is downloaded from outside the Go module proxy.
 # Idempotent: when both binaries exist it only prints the folder.
 set -euo pipefail
@@ -10,8 +11,13 @@ K8S_VERSION=v1.34.4
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 out="$root/bin/k8s/$K8S_VERSION"
 
-if [[ -x "$out/kube-apiserver" && -x "$out/etcd" ]]; then
-  echo "$out"
+if [[ -x "$out/kube-apiserver" && -x "$out/etcd" && -x "$out/kubectl" ]]; then
+  if [[ ! -x "$out/kubectl" ]]; then
+  echo "building kubectl $K8S_VERSION into $out (first build takes a few minutes)" >&2
+  go build -trimpath -ldflags "$ldflags" -o "$out/kubectl.tmp" ./kubectl
+  mv "$out/kubectl.tmp" "$out/kubectl"
+fi
+echo "$out"
   exit 0
 fi
 
@@ -30,5 +36,10 @@ if [[ ! -x "$out/kube-apiserver" ]]; then
   echo "building kube-apiserver $K8S_VERSION into $out (first build takes ~6 minutes on 2 cores)" >&2
   go build -trimpath -ldflags "$ldflags" -o "$out/kube-apiserver.tmp" ./kube-apiserver
   mv "$out/kube-apiserver.tmp" "$out/kube-apiserver"
+fi
+if [[ ! -x "$out/kubectl" ]]; then
+  echo "building kubectl $K8S_VERSION into $out (first build takes a few minutes)" >&2
+  go build -trimpath -ldflags "$ldflags" -o "$out/kubectl.tmp" ./kubectl
+  mv "$out/kubectl.tmp" "$out/kubectl"
 fi
 echo "$out"
