@@ -82,7 +82,11 @@ func (e *Engine) Ready() error {
 		return fmt.Errorf("starting: %s", phase)
 	}
 	for _, w := range snap.Watches {
-		if !w.Synced {
+		// A forbidden watch never syncs. It is reported (log, header,
+		// metrics) and retried quietly; holding readiness back for it would
+		// leave both replicas unready and stall every rollout over one
+		// missing grant.
+		if !w.Synced && !w.Forbidden {
 			return fmt.Errorf("watch %s not synced", w.Name)
 		}
 	}

@@ -110,6 +110,11 @@ func TestReadyAfterStartupAndSyncedWatches(t *testing.T) {
 	if err := e.Ready(); err != nil {
 		t.Fatalf("started and synced: %v, want ready", err)
 	}
+	// A watch the API server refuses is reported, not waited for.
+	e.store.SetWatch(state.Watch{Name: "secrets (children)", Forbidden: true})
+	if err := e.Ready(); err != nil {
+		t.Fatalf("with a forbidden watch: %v, want ready", err)
+	}
 	e.store.SetFatal(&state.Fatal{Title: "cannot reach the API server"})
 	if err := e.Ready(); err == nil {
 		t.Error("ready after a fatal error")
