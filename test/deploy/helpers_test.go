@@ -33,6 +33,9 @@ const (
 	serviceAccount = "kroscope"
 	saUser         = "system:serviceaccount:" + namespace + ":" + serviceAccount
 	leaseName      = "kroscope"
+	// leaseNamespace is kroscope's default (--lease-namespace), which the
+	// Deployment keeps so that a TUI with default flags attaches.
+	leaseNamespace = "kube-system"
 )
 
 func repoRoot() string {

@@ -230,7 +230,7 @@ exec setpriv --reuid 65532 --regid 65532 --clear-groups "$@"`
 	}
 
 	eventually(t, time.Minute, func() string { return "the Pod does not hold the Lease\n" + output() }, func() bool {
-		l, err := kube.CoordinationV1().Leases(namespace).Get(ctx, leaseName, metav1.GetOptions{})
+		l, err := kube.CoordinationV1().Leases(leaseNamespace).Get(ctx, leaseName, metav1.GetOptions{})
 		return err == nil && l.Spec.HolderIdentity != nil && *l.Spec.HolderIdentity == "kroscope-pod-0"
 	})
 	for _, in := range []struct{ resource, kind, name, state string }{

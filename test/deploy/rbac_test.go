@@ -44,7 +44,7 @@ func startSAEngine(t *testing.T, env *envtest.Env, identity string, logs io.Writ
 	e, err := engine.New(engine.Options{
 		ClientSet:        set,
 		WatchClusterRGDs: true,
-		LeaseNamespace:   namespace,
+		LeaseNamespace:   leaseNamespace,
 		LeaseName:        leaseName,
 		Identity:         identity,
 		// Debug level: some refusals (kro detection) are logged there.
@@ -133,9 +133,9 @@ func TestServiceAccountRBACServesClusterGraphs(t *testing.T) {
 		st, _, _ := unstructured.NestedString(got.Object, "status", "state")
 		return err == nil && st == "Active"
 	})
-	lease, err := kube.CoordinationV1().Leases(namespace).Get(ctxT(t), leaseName, metav1.GetOptions{})
+	lease, err := kube.CoordinationV1().Leases(leaseNamespace).Get(ctxT(t), leaseName, metav1.GetOptions{})
 	if err != nil || lease.Spec.HolderIdentity == nil || *lease.Spec.HolderIdentity != "replica-a" {
-		t.Errorf("Lease %s/%s: %v %+v, want held by replica-a", namespace, leaseName, err, lease.Spec)
+		t.Errorf("Lease %s/%s: %v %+v, want held by replica-a", leaseNamespace, leaseName, err, lease.Spec)
 	}
 	if code := probeCode(t, live.URL+"/readyz"); code != http.StatusOK {
 		t.Errorf("/readyz of the holder = %d, want 200:\n%s", code, snapshot())
@@ -211,8 +211,9 @@ func TestServiceAccountWritesNothingElse(t *testing.T) {
 	_, refused["create a RoleBinding"] = sa.RbacV1().RoleBindings(ns).Create(ctx, &rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Name: "x"},
 		RoleRef: rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "ClusterRole", Name: "admin"}}, metav1.CreateOptions{})
 	_, refused["create a Namespace"] = sa.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "sa-made"}}, metav1.CreateOptions{})
-	_, refused["get another Lease"] = sa.CoordinationV1().Leases(namespace).Get(ctx, "someone-else", metav1.GetOptions{})
-	_, refused["get kube-system's Leases"] = sa.CoordinationV1().Leases("kube-system").List(ctx, metav1.ListOptions{})
+	_, refused["get another Lease"] = sa.CoordinationV1().Leases(leaseNamespace).Get(ctx, "someone-else", metav1.GetOptions{})
+	_, refused["list kube-system's Leases"] = sa.CoordinationV1().Leases(leaseNamespace).List(ctx, metav1.ListOptions{})
+	_, refused["get a Lease in its own namespace"] = sa.CoordinationV1().Leases(namespace).Get(ctx, leaseName, metav1.GetOptions{})
 	saDyn := dynamic.NewForConfigOrDie(saConfig(env))
 	crds := schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"}
 	refused["delete a CRD"] = saDyn.Resource(crds).Delete(ctx, "resourcegraphdefinitions.kro.run", metav1.DeleteOptions{})
