@@ -5,7 +5,7 @@ GO        ?= go
 RACE_PKGS := ./reconciler/... ./engine/... ./test/...
 GOTEST_FLAGS ?= -count=1 -timeout 40m
 
-.PHONY: all build test unit assets lint demo bench validate-tape image clean
+.PHONY: all build test unit assets lint demo dev-cluster bench validate-tape image clean
 
 all: build
 
@@ -36,6 +36,11 @@ lint:
 
 demo:
 	$(GO) run ./cmd/kroscope demo
+
+# A real kube-apiserver + etcd with kro's CRDs, for trying kroscope by hand:
+# prints the KUBECONFIG to export; ctrl-C stops it.
+dev-cluster: assets
+	KUBEBUILDER_ASSETS="$$(bash hack/assets.sh)" $(GO) run ./hack/devcluster
 
 # Benchmarks, not part of `make test`: the engine on the test API server
 # (N=100 and N=500 instances of a three-ConfigMap chain), graph building,

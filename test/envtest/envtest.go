@@ -231,3 +231,14 @@ func (e *Env) RestartAPIServer(t testing.TB, downtime time.Duration) {
 		t.Fatalf("restarting kube-apiserver: %v", err)
 	}
 }
+
+// StartStandalone starts an API server of its own (not the tests' shared
+// one), for programs such as hack/devcluster; the caller stops it with
+// Environment.Stop.
+func StartStandalone() (*Env, error) {
+	dir := AssetsDir()
+	if !haveAssets(dir) {
+		return nil, fmt.Errorf("no kube-apiserver and etcd in %s: run %s", dir, BuildCommand)
+	}
+	return start(dir)
+}
