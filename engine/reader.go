@@ -7,6 +7,7 @@ import (
 
 	"github.com/kroscope/kroscope/engine/objcache"
 	"github.com/kroscope/kroscope/engine/watch"
+	"github.com/kroscope/kroscope/reconciler/graph"
 	"github.com/kroscope/kroscope/reconciler/metadata"
 )
 
@@ -116,4 +117,21 @@ func (r *reader) Gone(gvr schema.GroupVersionResource, namespace, name string, u
 // yet).
 func (r *reader) Stale(gvr schema.GroupVersionResource, namespace, name string) {
 	r.cache.Distrust(key(gvr, namespace, name))
+}
+
+// kept is the value the state store keeps for an object a reconcile
+// observed (the Observation is the engine's once the reconcile is over):
+// the object cache's own copy when it holds this version, so the object
+// is held once, else the observed object without its managedFields (no
+// screen shows them).
+func (r *reader) kept(res *graph.Resource, obj *unstructured.Unstructured) map[string]any {
+	if res != nil && !res.IsList() && obj.GetUID() != "" {
+		if c, ok := r.cache.Current(key(res.GVR, obj.GetNamespace(), obj.GetName()), obj.GetUID(), obj.GetResourceVersion()); ok {
+			return c.Object
+		}
+	}
+	if md, ok := obj.Object["metadata"].(map[string]any); ok {
+		delete(md, "managedFields")
+	}
+	return obj.Object
 }
