@@ -83,6 +83,11 @@ type Active struct {
 	// HeapInuse is the live heap after a GC, once converged.
 	HeapInuse  uint64 `json:"heapInuse"`
 	Goroutines int    `json:"goroutines"`
+	// MeanBusy and MeanQueue are the busy workers and the queue depth,
+	// averaged over the engine's samples (about once a second) while the
+	// instances converged.
+	MeanBusy  float64 `json:"meanBusy"`
+	MeanQueue float64 `json:"meanQueue"`
 }
 
 // Idle is the "idle" message.
@@ -166,8 +171,12 @@ func run() error {
 	}
 
 	var snap *state.Snapshot
+	var samples, busy, queued int
 	if err := wait(e, *timeout, fmt.Sprintf("%d instances ACTIVE", *n), func(s *state.Snapshot) bool {
 		snap = s
+		samples++
+		busy += s.Engine.BusyWorkers
+		queued += s.Engine.QueueDepth
 		k := 0
 		for _, in := range s.Instances {
 			if in.State == reconciler.InstanceStateActive {
@@ -182,7 +191,8 @@ func run() error {
 	if *cpuProf != "" {
 		pprof.StopCPUProfile()
 	}
-	a := Active{Event: "active", ActiveAt: map[string]int64{}, Reconciles: snap.Engine.Reconciles, Workers: snap.Engine.Workers, Counts: counts}
+	a := Active{Event: "active", ActiveAt: map[string]int64{}, Reconciles: snap.Engine.Reconciles, Workers: snap.Engine.Workers, Counts: counts,
+		MeanBusy: float64(busy) / float64(samples), MeanQueue: float64(queued) / float64(samples)}
 	for _, in := range snap.Instances {
 		for _, t := range in.History {
 			if t.To == reconciler.InstanceStateActive {
