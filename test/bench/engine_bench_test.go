@@ -144,6 +144,11 @@ func runChain(b *testing.B, engineBin string, n int) {
 	if d := os.Getenv("BENCH_HEAP_PROFILE"); d != "" {
 		args = append(args, "-heap-profile", d)
 	}
+	// BENCH_SLOWEST=1 prints the five slowest instances with their history.
+	slowest := os.Getenv("BENCH_SLOWEST") != ""
+	if slowest {
+		args = append(args, "-histories")
+	}
 	// BENCH_CPU_PROFILE=DIR saves the engine's CPU profile from the first
 	// create to all ACTIVE, as DIR/cpu-N<n>.pprof.
 	if d := os.Getenv("BENCH_CPU_PROFILE"); d != "" {
@@ -221,7 +226,12 @@ func runChain(b *testing.B, engineBin string, n int) {
 	wg.Wait()
 	createdAll := time.Since(start)
 	var active struct {
-		ActiveAt   map[string]int64
+		ActiveAt  map[string]int64
+		Histories map[string][]struct {
+			To      string
+			At      int64
+			Message string
+		}
 		Reconciles int64
 		Workers    int
 		Counts     counts
@@ -249,6 +259,25 @@ func runChain(b *testing.B, engineBin string, n int) {
 	slices.Sort(lat)
 	if len(lat) != n {
 		b.Fatalf("%d of %d instances have an ACTIVE time", len(lat), n)
+	}
+	if slowest {
+		names := make([]string, 0, len(active.ActiveAt))
+		for name := range active.ActiveAt {
+			names = append(names, name)
+		}
+		took := func(name string) time.Duration {
+			var i int
+			_, _ = fmt.Sscanf(name, "i%04d", &i)
+			return time.Unix(0, active.ActiveAt[name]).Sub(created[i])
+		}
+		slices.SortFunc(names, func(a, b string) int { return int(took(b) - took(a)) })
+		for _, name := range names[:min(5, len(names))] {
+			var h []string
+			for _, t := range active.Histories[name] {
+				h = append(h, fmt.Sprintf("%s@%s %q", t.To, time.Unix(0, t.At).Sub(start).Round(time.Millisecond), t.Message))
+			}
+			b.Logf("slow %s: %s: %s", name, took(name).Round(time.Millisecond), strings.Join(h, "; "))
+		}
 	}
 	total := last.Sub(start)
 	c := active.Counts

@@ -76,10 +76,12 @@ type Active struct {
 	Event string `json:"event"`
 	// ActiveAt is when each instance (by name) first became ACTIVE, in
 	// Unix nanoseconds, from the state's own transition times.
-	ActiveAt   map[string]int64 `json:"activeAt"`
-	Reconciles int64            `json:"reconciles"`
-	Workers    int              `json:"workers"`
-	Counts     Counts           `json:"counts"`
+	ActiveAt map[string]int64 `json:"activeAt"`
+	// Histories are each instance's transitions, with -histories.
+	Histories  map[string][]Transition `json:"histories,omitempty"`
+	Reconciles int64                   `json:"reconciles"`
+	Workers    int                     `json:"workers"`
+	Counts     Counts                  `json:"counts"`
 	// HeapInuse is the live heap after a GC, once converged.
 	HeapInuse  uint64 `json:"heapInuse"`
 	Goroutines int    `json:"goroutines"`
@@ -88,6 +90,13 @@ type Active struct {
 	// instances converged.
 	MeanBusy  float64 `json:"meanBusy"`
 	MeanQueue float64 `json:"meanQueue"`
+}
+
+// Transition is one state change of an instance.
+type Transition struct {
+	To      string `json:"to"`
+	At      int64  `json:"at"` // Unix nanoseconds
+	Message string `json:"message"`
 }
 
 // Idle is the "idle" message.
@@ -115,6 +124,7 @@ func run() error {
 		idle       = flag.Duration("idle", 30*time.Second, "how long to count requests once converged")
 		heapDir    = flag.String("heap-profile", "", "folder for heap profiles (heap-N<n>.pprof once converged)")
 		cpuProf    = flag.String("cpu-profile", "", "file for a CPU profile from the first create to all ACTIVE")
+		histories  = flag.Bool("histories", false, "send every instance's transitions")
 		timeout    = flag.Duration("timeout", 5*time.Minute, "give up waiting for the instances")
 	)
 	flag.Parse()
@@ -198,6 +208,14 @@ func run() error {
 			if t.To == reconciler.InstanceStateActive {
 				a.ActiveAt[in.Key.Name] = t.At.UnixNano()
 				break
+			}
+		}
+		if *histories {
+			if a.Histories == nil {
+				a.Histories = map[string][]Transition{}
+			}
+			for _, t := range in.History {
+				a.Histories[in.Key.Name] = append(a.Histories[in.Key.Name], Transition{To: t.To, At: t.At.UnixNano(), Message: t.Message})
 			}
 		}
 	}
