@@ -42,7 +42,12 @@ func (e *Engine) observer(s *served) reconciler.Observer {
 			}
 			return
 		}
-		e.store.UpdateInstance(key, func(in *state.Instance) {
+		// UpdateExisting: the informer's add put the instance in the state
+		// before it was queued, and its delete took it out. A reconcile
+		// still running when the API server removed the instance (its
+		// last write answers NotFound) must not bring the row back, where
+		// it would stay for good.
+		e.store.UpdateExisting(key, func(in *state.Instance) {
 			in.Graph = s.graph.Name
 			if o.UID != "" {
 				in.UID = string(o.UID)
