@@ -13,6 +13,8 @@
 package slim
 
 import (
+	"unique"
+
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/tools/cache"
@@ -85,15 +87,47 @@ func Copy(u *unstructured.Unstructured) *unstructured.Unstructured {
 
 // Transform is an informer transform (cache.TransformFunc) that slims the
 // objects an informer stores: unstructured objects lose fieldsV1, other
-// objects (metadata-only ones) lose managedFields.
+// objects (metadata-only ones) lose managedFields; labels share their
+// strings (see Labels).
 func Transform(obj any) (any, error) {
 	switch o := obj.(type) {
 	case *unstructured.Unstructured:
 		Unstructured(o)
+		if md, ok := o.Object["metadata"].(map[string]any); ok {
+			if l, ok := md["labels"].(map[string]any); ok {
+				md["labels"] = labelsAny(l)
+			}
+		}
 	case cache.DeletedFinalStateUnknown:
 		// Already stored slim, or about to be forgotten.
 	case metav1.Object:
 		o.SetManagedFields(nil)
+		o.SetLabels(Labels(o.GetLabels()))
 	}
 	return obj, nil
+}
+
+// Labels returns l with its strings interned: every child carries the same
+// kro.run label keys and graph values, decoded into new strings for each
+// object, so thousands of objects held the same text thousands of times.
+func Labels(l map[string]string) map[string]string {
+	if len(l) == 0 {
+		return l
+	}
+	out := make(map[string]string, len(l))
+	for k, v := range l {
+		out[unique.Make(k).Value()] = unique.Make(v).Value()
+	}
+	return out
+}
+
+func labelsAny(l map[string]any) map[string]any {
+	out := make(map[string]any, len(l))
+	for k, v := range l {
+		if s, ok := v.(string); ok {
+			v = unique.Make(s).Value()
+		}
+		out[unique.Make(k).Value()] = v
+	}
+	return out
 }

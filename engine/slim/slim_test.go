@@ -63,3 +63,16 @@ func TestTransform(t *testing.T) {
 		t.Errorf("metadata: managedFields = %+v, want none", m.ManagedFields)
 	}
 }
+
+func TestTransformKeepsLabels(t *testing.T) {
+	m := &metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{Name: "a", Labels: map[string]string{"kro.run/owned": "true", "app": "x"}}}
+	u := object()
+	_, _ = Transform(m)
+	_, _ = Transform(u)
+	if got := m.GetLabels(); len(got) != 2 || got["kro.run/owned"] != "true" || got["app"] != "x" {
+		t.Errorf("metadata labels = %v", got)
+	}
+	if got := u.GetLabels(); len(got) != 1 || got["l"] != "v" {
+		t.Errorf("unstructured labels = %v", got)
+	}
+}
