@@ -47,8 +47,11 @@ const (
 	// and external references are watched, so this is only a safety net.
 	DefaultRequeueInterval = 30 * time.Second
 	// WorkersPerCPU sets the default worker count: reconciles mostly wait
-	// on the API server, so a few per CPU keep the machine busy.
-	WorkersPerCPU = 4
+	// on the API server (one round trip per write, in order), so many per
+	// CPU keep it busy. With 4 per CPU the engine benchmark's 8 workers were
+	// all busy with a queue of hundreds while the API server had room:
+	// 500 instances took 11.3 s; with 32 workers, 7.9 s, at the same RSS.
+	WorkersPerCPU = 16
 	// ShutdownGrace is the default of Options.ShutdownGrace.
 	ShutdownGrace = 10 * time.Second
 	// DefaultClientQPS is used when the rest.Config leaves QPS unset: -1

@@ -22,6 +22,8 @@ func TestObserverRemembersClearedError(t *testing.T) {
 	e := &Engine{store: state.NewStore()}
 	s := &served{e: e, graph: g, resource: "webapps.kro.run"}
 	obs := e.observer(s)
+	// The informer's add puts the instance in the state before any reconcile.
+	e.store.UpdateInstance(state.InstanceKey{Resource: "webapps.kro.run", Namespace: "demo", Name: "blog"}, func(*state.Instance) {})
 	t0 := time.Date(2026, 1, 2, 12, 0, 0, 0, time.UTC)
 	fail := func(at time.Time) {
 		obs(reconciler.Observation{Namespace: "demo", Name: "blog", Start: at, State: reconciler.InstanceState{State: reconciler.InstanceStateError},

@@ -17,7 +17,9 @@ import (
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/kroscope/kroscope/engine/metrics"
+	"github.com/kroscope/kroscope/engine/objcache"
 	"github.com/kroscope/kroscope/engine/rgdstatus"
+	"github.com/kroscope/kroscope/engine/slim"
 	"github.com/kroscope/kroscope/engine/source"
 	"github.com/kroscope/kroscope/engine/state"
 	"github.com/kroscope/kroscope/engine/watch"
@@ -291,11 +293,18 @@ func (e *Engine) runGraph(ctx context.Context, r *graphRun, rgd *graph.ResourceG
 	}
 	e.mu.Unlock()
 	s.stopped.Store(true)
+	uids := map[string]bool{}
 	for _, in := range e.store.Snapshot().Instances {
 		if in.Key.Resource == info.Resource {
+			uids[in.UID] = true
 			e.store.RemoveInstance(in.Key)
 		}
 	}
+	// What the reconciles read and wrote of the kind's instances and their
+	// children goes too: no watch of the graph is left to remove it.
+	e.reader.cache.ForgetIf(func(k objcache.Key, obj *unstructured.Unstructured) bool {
+		return k.GVR == gvr || (obj != nil && uids[obj.GetLabels()[metadata.InstanceIDLabel]])
+	})
 }
 
 // crdWaitReason says why a graph's CRD is not there yet. While observing,
@@ -381,6 +390,10 @@ func (s *served) start(ctx context.Context) error {
 	}
 
 	inf := dynamicinformer.NewFilteredDynamicInformer(e.set.Dynamic(), s.gvr, instanceNS, 0, cache.Indexers{}, nil).Informer()
+	// Instances are kept without managedFields' field sets (package slim).
+	if err := inf.SetTransform(slim.Transform); err != nil {
+		return err
+	}
 	mon := e.group.MonitoredScope(inf, s.resource, s.resource, instanceNS)
 	if _, err := inf.AddEventHandler(s.instanceHandler(mon)); err != nil {
 		return err
@@ -463,6 +476,9 @@ func (s *served) instanceHandler(mon *watch.Monitor) cache.ResourceEventHandler 
 			}
 			e.noteWrites(instanceWhat(s.resource, u), u)
 			e.noteInstance(s, u, o)
+			// The informer now holds what kroscope last wrote: it serves
+			// the instance, and the written copy is dropped.
+			e.reader.cache.CaughtUp(key(s.gvr, u.GetNamespace(), u.GetName()), u.GetResourceVersion())
 			if needsReconcile(o, u) {
 				it := item{gvr: s.gvr, namespace: u.GetNamespace(), name: u.GetName()}
 				if requeueAsked(o, u) {

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"time"
 
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
 	"github.com/kroscope/kroscope/engine/state"
 	"github.com/kroscope/kroscope/reconciler"
 	"github.com/kroscope/kroscope/reconciler/graph"
@@ -35,12 +37,17 @@ func (e *Engine) observer(s *served) reconciler.Observer {
 					in.Message = o.Message + "; waiting for the API server to remove the instance"
 					in.Reconciles++
 					in.LastReconcile, in.LastDuration = o.Start, o.Duration
-					in.Resources = resources(s.graph, o, in, now)
+					in.Resources = resources(s.graph, o, in, now, e.reader.kept)
 				})
 			}
 			return
 		}
-		e.store.UpdateInstance(key, func(in *state.Instance) {
+		// UpdateExisting: the informer's add put the instance in the state
+		// before it was queued, and its delete took it out. A reconcile
+		// still running when the API server removed the instance (its
+		// last write answers NotFound) must not bring the row back, where
+		// it would stay for good.
+		e.store.UpdateExisting(key, func(in *state.Instance) {
 			in.Graph = s.graph.Name
 			if o.UID != "" {
 				in.UID = string(o.UID)
@@ -64,7 +71,7 @@ func (e *Engine) observer(s *served) reconciler.Observer {
 			in.LastReconcile = o.Start
 			in.LastDuration = o.Duration
 			prev := in.Resources
-			in.Resources = resources(s.graph, o, in, now)
+			in.Resources = resources(s.graph, o, in, now, e.reader.kept)
 			in.LastError = instanceError(in, now)
 			in.Log = state.AppendBounded(in.Log, decisions(prev, in.Resources, in, o.Duration, now)...)
 		})
@@ -73,7 +80,9 @@ func (e *Engine) observer(s *served) reconciler.Observer {
 
 // resources builds the resource list in topological order, keeping the
 // FirstApplied and Ready times of the previous value.
-func resources(g *graph.Graph, o reconciler.Observation, prev *state.Instance, now time.Time) []state.Resource {
+//
+// keep turns an observed object into the value the state keeps.
+func resources(g *graph.Graph, o reconciler.Observation, prev *state.Instance, now time.Time, keep func(*graph.Resource, *unstructured.Unstructured) map[string]any) []state.Resource {
 	out := make([]state.Resource, 0, len(g.TopologicalOrder))
 	for _, id := range g.TopologicalOrder {
 		r := baseResource(g.Resources[id])
@@ -92,7 +101,7 @@ func resources(g *graph.Graph, o reconciler.Observation, prev *state.Instance, n
 				r.Desired = d.Desired.Object
 			}
 			if d.Observed != nil {
-				r.Observed = d.Observed.Object
+				r.Observed = keep(g.Resources[id], d.Observed)
 			}
 		}
 		if rs := o.State.ResourceStates[id]; rs != nil {

@@ -165,7 +165,7 @@ func (e *Engine) noteRetry(s *served, it item) {
 		return
 	}
 	now := time.Now()
-	e.store.UpdateInstance(key, func(in *state.Instance) {
+	e.store.UpdateExisting(key, func(in *state.Instance) {
 		in.LastError = in.LastError.WithRetry(d, now)
 		if in.Resources == nil {
 			return
@@ -237,7 +237,7 @@ func (s *served) reconcile(ctx context.Context, it item) (err error) {
 			err = fmt.Errorf("reconcile panicked: %v", p)
 			s.e.log.Error(err, "reconcile panicked", "instance", it.namespace+"/"+it.name)
 			key := state.InstanceKey{Resource: s.resource, Namespace: it.namespace, Name: it.name}
-			s.e.store.UpdateInstance(key, func(in *state.Instance) {
+			s.e.store.UpdateExisting(key, func(in *state.Instance) {
 				in.State = reconciler.InstanceStateError
 				in.Message = err.Error()
 				in.LastError = state.RememberError(in.LastError, in.Message, "", time.Now())

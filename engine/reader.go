@@ -7,6 +7,7 @@ import (
 
 	"github.com/kroscope/kroscope/engine/objcache"
 	"github.com/kroscope/kroscope/engine/watch"
+	"github.com/kroscope/kroscope/reconciler/graph"
 	"github.com/kroscope/kroscope/reconciler/metadata"
 )
 
@@ -98,7 +99,39 @@ func (r *reader) Read(gvr schema.GroupVersionResource, obj *unstructured.Unstruc
 }
 
 func (r *reader) Wrote(gvr schema.GroupVersionResource, obj *unstructured.Unstructured, replaces string) {
-	r.cache.Wrote(key(gvr, obj.GetNamespace(), obj.GetName()), obj, replaces)
+	k := key(gvr, obj.GetNamespace(), obj.GetName())
+	r.cache.Wrote(k, obj, replaces)
+	// An instance's informer that already shows this version (its event
+	// came before the write's response) serves it: the instance handler's
+	// CaughtUp has run already, so drop the copy here.
+	if rv, ok := r.instanceVersion(gvr, obj.GetNamespace(), obj.GetName()); ok && rv == obj.GetResourceVersion() {
+		r.cache.CaughtUp(k, rv)
+	}
+}
+
+// instanceVersion is the resourceVersion the instance informer of gvr
+// holds for the object; false when gvr is not a served instance kind or
+// the informer does not hold it.
+func (r *reader) instanceVersion(gvr schema.GroupVersionResource, namespace, name string) (string, bool) {
+	r.e.mu.RLock()
+	s := r.e.served[gvr]
+	r.e.mu.RUnlock()
+	if s == nil || s.inf == nil {
+		return "", false
+	}
+	k := name
+	if namespace != "" {
+		k = namespace + "/" + name
+	}
+	item, exists, err := s.inf.GetIndexer().GetByKey(k)
+	if err != nil || !exists {
+		return "", false
+	}
+	m := watch.MetaOf(item)
+	if m == nil {
+		return "", false
+	}
+	return m.GetResourceVersion(), true
 }
 
 func (r *reader) Forget(gvr schema.GroupVersionResource, namespace, name string) {
@@ -116,4 +149,21 @@ func (r *reader) Gone(gvr schema.GroupVersionResource, namespace, name string, u
 // yet).
 func (r *reader) Stale(gvr schema.GroupVersionResource, namespace, name string) {
 	r.cache.Distrust(key(gvr, namespace, name))
+}
+
+// kept is the value the state store keeps for an object a reconcile
+// observed (the Observation is the engine's once the reconcile is over):
+// the object cache's own copy when it holds this version, so the object
+// is held once, else the observed object without its managedFields (no
+// screen shows them).
+func (r *reader) kept(res *graph.Resource, obj *unstructured.Unstructured) map[string]any {
+	if res != nil && !res.IsList() && obj.GetUID() != "" {
+		if c, ok := r.cache.Current(key(res.GVR, obj.GetNamespace(), obj.GetName()), obj.GetUID(), obj.GetResourceVersion()); ok {
+			return c.Object
+		}
+	}
+	if md, ok := obj.Object["metadata"].(map[string]any); ok {
+		delete(md, "managedFields")
+	}
+	return obj.Object
 }

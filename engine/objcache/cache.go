@@ -19,6 +19,8 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/kroscope/kroscope/engine/slim"
 )
 
 // Key names an object.
@@ -116,7 +118,9 @@ func (c *Cache) put(k Key, obj *unstructured.Unstructured, replaces *string) {
 		delete(c.m, k)
 		return
 	}
-	e := &entry{obj: obj.DeepCopy(), replaced: map[string]bool{}}
+	// Kept without managedFields' field sets (package slim): nothing
+	// served from here reads them, and they are most of a small object.
+	e := &entry{obj: slim.Copy(obj), replaced: map[string]bool{}}
 	if old := c.m[k]; old != nil && old.obj != nil && old.obj.GetUID() == obj.GetUID() {
 		for v := range old.replaced {
 			e.replaced[v] = true
@@ -128,6 +132,46 @@ func (c *Cache) put(k Key, obj *unstructured.Unstructured, replaces *string) {
 	}
 	delete(e.replaced, obj.GetResourceVersion())
 	c.m[k] = e
+}
+
+// Current returns the remembered object itself, read-only and shared, when
+// it is the version uid/rv: a reader that keeps what a reconcile observed
+// (the state store) can hold this one copy instead of its own.
+func (c *Cache) Current(k Key, uid types.UID, rv string) (*unstructured.Unstructured, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	e := c.m[k]
+	if e == nil || e.obj == nil || e.obj.GetUID() != uid || e.obj.GetResourceVersion() != rv {
+		return nil, false
+	}
+	return e.obj, true
+}
+
+// CaughtUp drops k when the remembered object is version rv, which a watch
+// holding full objects now shows: the watch serves it from now on, and
+// keeping a second copy would double what every instance costs.
+func (c *Cache) CaughtUp(k Key, rv string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if e := c.m[k]; e != nil && e.obj != nil && e.obj.GetResourceVersion() == rv {
+		delete(c.m, k)
+	}
+}
+
+// ForgetIf drops every entry drop selects (obj is nil for a distrusted
+// entry), and returns how many it dropped: what a stopped graph's
+// instances and children left behind, which no watch event will remove.
+func (c *Cache) ForgetIf(drop func(k Key, obj *unstructured.Unstructured) bool) int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	n := 0
+	for k, e := range c.m {
+		if drop(k, e.obj) {
+			delete(c.m, k)
+			n++
+		}
+	}
+	return n
 }
 
 // Forget drops k (deleted, or seen deleted by the watch).

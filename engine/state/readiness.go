@@ -30,9 +30,8 @@ const InstanceLogLimit = 200
 // value, which Store.UpdateInstance guarantees.
 func AppendBounded(log []LogLine, lines ...LogLine) []LogLine {
 	if len(log)+len(lines) <= InstanceLogLimit {
-		if cap(log) == 0 {
-			log = make([]LogLine, 0, InstanceLogLimit)
-		}
+		// append grows the array as lines come (most instances log a
+		// few): a full-size array per instance would cost 14 KB each.
 		return append(log, lines...)
 	}
 	all := append(log[len(log):len(log):len(log)], log...) // a copy, never log's array

@@ -12,6 +12,8 @@ import (
 	"k8s.io/client-go/metadata"
 	"k8s.io/client-go/metadata/metadatainformer"
 	"k8s.io/client-go/tools/cache"
+
+	"github.com/kroscope/kroscope/engine/slim"
 )
 
 // Event is one change of a watched object, as the metadata informer saw it.
@@ -160,6 +162,9 @@ func (m *Manager) start(s Spec) *entry {
 		o.LabelSelector = s.LabelSelector
 		o.FieldSelector = s.FieldSelector
 	}).Informer()
+	// Nothing reads a watched object's managedFields: they are dropped
+	// before the informer stores it (most of a small object's metadata).
+	_ = inf.SetTransform(slim.Transform)
 	mon := m.group.MonitoredScope(inf, s.Name(), resourceOf(s.GVR), s.Namespace)
 	emit := func(typ string, obj any, old map[string]string) {
 		mon.Event(typ)

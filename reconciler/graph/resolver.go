@@ -64,7 +64,7 @@ func (bd *build) resourceTypes(order []*Resource) map[string]*apiservercel.DeclT
 			if bd.valueSchemas == nil {
 				bd.valueSchemas = map[string]common.Schema{}
 			}
-			bd.valueSchemas[r.ID] = &openapi.Schema{Schema: s}
+			bd.valueSchemas[r.ID] = memoized(&openapi.Schema{Schema: s})
 		}
 	}
 	return out

@@ -4,71 +4,127 @@ package bench
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
-	"net/http"
+	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
-	"github.com/go-logr/logr"
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 
 	"github.com/kroscope/kroscope/engine"
-	"github.com/kroscope/kroscope/engine/state"
-	"github.com/kroscope/kroscope/reconciler"
-	"github.com/kroscope/kroscope/reconciler/client"
 	"github.com/kroscope/kroscope/test/envtest"
 	"github.com/kroscope/kroscope/test/graphs"
 )
 
-// writes counts the engine's write requests: Events, the Lease, and the rest.
-type writes struct {
-	next                        http.RoundTripper
-	other, events, lease, reads atomic.Int64
-}
-
-func (w *writes) RoundTrip(req *http.Request) (*http.Response, error) {
-	switch req.Method {
-	case http.MethodGet, http.MethodHead, http.MethodOptions:
-		w.reads.Add(1)
-	default:
-		switch p := req.URL.Path; {
-		case strings.Contains(p, "/events"):
-			w.events.Add(1)
-		case strings.Contains(p, "/leases"):
-			w.lease.Add(1)
-		default:
-			w.other.Add(1)
-		}
-	}
-	return w.next.RoundTrip(req)
-}
-
-func (w *writes) reset() { w.other.Store(0); w.events.Store(0); w.lease.Store(0); w.reads.Store(0) }
-
 func BenchmarkEngineChain(b *testing.B) {
-	for _, n := range []int{100, 500} {
+	engineBin := buildEngine(b)
+	for _, n := range []int{100, 500, 2000} {
 		b.Run(fmt.Sprintf("N=%d", n), func(b *testing.B) {
 			for range b.N {
-				runChain(b, n)
+				runChain(b, engineBin, n)
 			}
 		})
 	}
 }
 
-func runChain(b *testing.B, n int) {
+// buildEngine builds test/bench/benchengine, which runs the engine in a
+// process of its own: its CPU time and peak RSS are then the engine's
+// alone, read from the operating system when it exits.
+func buildEngine(b *testing.B) string {
+	b.Helper()
+	bin := filepath.Join(b.TempDir(), "benchengine")
+	cmd := exec.Command("go", "build", "-o", bin, "./benchengine")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		b.Fatalf("building benchengine: %v\n%s", err, out)
+	}
+	return bin
+}
+
+// workers is the engine's worker count: BENCH_WORKERS, or its default.
+func workers() int {
+	if w, _ := strconv.Atoi(os.Getenv("BENCH_WORKERS")); w > 0 {
+		return w
+	}
+	return engine.WorkersPerCPU * runtime.NumCPU()
+}
+
+// rawWrites creates n small ConfigMaps with the engine's worker count of
+// concurrent clients (unthrottled, as the engine is) and returns the time
+// it took: the API server's own write rate, the floor for kroscope's writes.
+func rawWrites(b *testing.B, env *envtest.Env, n, concurrency int) time.Duration {
+	b.Helper()
+	ns := env.Namespace(b)
+	cfg := rest.CopyConfig(env.Config)
+	cfg.QPS, cfg.Burst = -1, 0
+	kube, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		b.Fatal(err)
+	}
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	start := time.Now()
+	for range concurrency {
+		wg.Go(func() {
+			for {
+				i := int(next.Add(1)) - 1
+				if i >= n {
+					return
+				}
+				cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("raw%05d", i)}, Data: map[string]string{"k": "v"}}
+				if _, err := kube.CoreV1().ConfigMaps(ns).Create(context.Background(), cm, metav1.CreateOptions{}); err != nil {
+					b.Error(err)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	return time.Since(start)
+}
+
+// engineProc is the running benchengine.
+type engineProc struct {
+	cmd    *exec.Cmd
+	in     io.WriteCloser
+	out    *json.Decoder
+	stderr strings.Builder
+}
+
+func (p *engineProc) next(b *testing.B, into any) {
+	b.Helper()
+	if err := p.out.Decode(into); err != nil {
+		b.Fatalf("reading benchengine: %v (stderr: %s)", err, p.stderr.String())
+	}
+}
+
+type counts struct{ Other, Events, Lease, Reads int64 }
+
+func runChain(b *testing.B, engineBin string, n int) {
 	env := envtest.Start(b)
+	w := workers()
+	raw := rawWrites(b, env, n, w)
+	rawRate := float64(n) / raw.Seconds()
+
 	ns := env.Namespace(b)
 	kind := fmt.Sprintf("BenchChain%d", n)
 	dir := b.TempDir()
@@ -76,36 +132,51 @@ func runChain(b *testing.B, n int) {
 	if err := os.WriteFile(rgd, []byte(graphs.Chain(strings.ToLower(kind), kind)), 0o644); err != nil {
 		b.Fatal(err)
 	}
-	w := &writes{}
-	cfg := rest.CopyConfig(env.Config)
-	cfg.QPS, cfg.Burst = 0, 0 // the engine's defaults
-	cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper { w.next = rt; return w })
-	set, err := client.NewSet(cfg)
+	kubeconfig := filepath.Join(dir, "kubeconfig")
+	writeKubeconfig(b, env.Config, kubeconfig)
+	idleFor := 30 * time.Second
+	if d, err := time.ParseDuration(os.Getenv("BENCH_IDLE")); err == nil {
+		idleFor = d // shorter while experimenting; the target is for 30 s
+	}
+	args := []string{"-api-kubeconfig", kubeconfig, "-rgd", rgd, "-lease-namespace", ns, "-n", strconv.Itoa(n), "-workers", strconv.Itoa(w), "-idle", idleFor.String()}
+	// BENCH_HEAP_PROFILE=DIR saves the engine's heap profile once the
+	// instances are ACTIVE, as DIR/heap-N<n>.pprof.
+	if d := os.Getenv("BENCH_HEAP_PROFILE"); d != "" {
+		args = append(args, "-heap-profile", d)
+	}
+	// BENCH_SLOWEST=1 prints the five slowest instances with their history.
+	slowest := os.Getenv("BENCH_SLOWEST") != ""
+	if slowest {
+		args = append(args, "-histories")
+	}
+	// BENCH_CPU_PROFILE=DIR saves the engine's CPU profile from the first
+	// create to all ACTIVE, as DIR/cpu-N<n>.pprof.
+	if d := os.Getenv("BENCH_CPU_PROFILE"); d != "" {
+		args = append(args, "-cpu-profile", filepath.Join(d, fmt.Sprintf("cpu-N%d.pprof", n)))
+	}
+	p := &engineProc{cmd: exec.Command(engineBin, args...)}
+	p.cmd.Stderr = &p.stderr
+	in, err := p.cmd.StdinPipe()
 	if err != nil {
 		b.Fatal(err)
 	}
-	// kroscope's defaults, with the lease in the benchmark's namespace.
-	// BENCH_WORKERS overrides the worker count, to compare with the default.
-	workers, _ := strconv.Atoi(os.Getenv("BENCH_WORKERS"))
-	e, err := engine.New(engine.Options{ClientSet: set, RGDPaths: []string{rgd}, LeaseNamespace: ns, Log: logr.Discard(), Workers: workers})
+	out, err := p.cmd.StdoutPipe()
 	if err != nil {
 		b.Fatal(err)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- e.Run(ctx) }()
-	defer func() { cancel(); <-done }()
-
-	var g state.Graph
-	wait(b, e, 2*time.Minute, "graph served and lease held", func(s *state.Snapshot) bool {
-		for _, x := range s.Graphs {
-			if x.Served {
-				g = x
-			}
+	p.in, p.out = in, json.NewDecoder(out)
+	if err := p.cmd.Start(); err != nil {
+		b.Fatal(err)
+	}
+	defer func() {
+		if p.cmd.ProcessState == nil {
+			_ = p.cmd.Process.Kill()
+			_ = p.cmd.Wait()
 		}
-		return g.Served && s.Mode.Reconciling
-	})
-	plural, _, _ := strings.Cut(g.Resource, ".")
+	}()
+	var ready struct{ Resource string }
+	p.next(b, &ready)
+	plural, _, _ := strings.Cut(ready.Resource, ".")
 	gvr := schema.GroupVersionResource{Group: "kro.run", Version: "v1alpha1", Resource: plural}
 	dyn := dynamic.NewForConfigOrDie(env.Config)
 
@@ -114,9 +185,13 @@ func runChain(b *testing.B, n int) {
 	// customresource_handler.go: a guard for HA API servers). kroscope has
 	// just created the CRD; real instances arrive later. Start the clock
 	// once the hold is over, so the benchmark measures kroscope.
-	b.Logf("waited %s for the API server's hold on creates of a new CRD", waitCRDAge(b, dyn, g.Resource, 2*time.Second).Round(time.Millisecond))
+	b.Logf("waited %s for the API server's hold on creates of a new CRD", waitCRDAge(b, dyn, ready.Resource, 2*time.Second).Round(time.Millisecond))
 
-	w.reset()
+	if _, err := io.WriteString(p.in, "go\n"); err != nil {
+		b.Fatal(err)
+	}
+	var ack struct{ Event string }
+	p.next(b, &ack)
 	// BENCH_APISERVER_PROFILE=FILE saves a CPU profile of the API server
 	// taken while the instances converge (BENCH_APISERVER_PROFILE_SECONDS,
 	// default 5): where its time goes.
@@ -129,9 +204,7 @@ func runChain(b *testing.B, n int) {
 	var wg sync.WaitGroup
 	next := atomic.Int64{}
 	for range 16 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			for {
 				i := int(next.Add(1)) - 1
 				if i >= n {
@@ -148,87 +221,117 @@ func runChain(b *testing.B, n int) {
 					return
 				}
 			}
-		}()
+		})
 	}
 	wg.Wait()
 	createdAll := time.Since(start)
-	snap := wait(b, e, 5*time.Minute, fmt.Sprintf("%d instances ACTIVE", n), func(s *state.Snapshot) bool {
-		c := 0
-		for _, in := range s.Instances {
-			if in.State == reconciler.InstanceStateActive {
-				c++
-			}
+	var active struct {
+		ActiveAt  map[string]int64
+		Histories map[string][]struct {
+			To      string
+			At      int64
+			Message string
 		}
-		return c == n
-	})
+		Reconciles int64
+		Workers    int
+		Counts     counts
+		HeapInuse  uint64
+		Goroutines int
+		MeanBusy   float64
+		MeanQueue  float64
+	}
+	p.next(b, &active)
 	b.StopTimer()
 
 	var last time.Time
 	lat := make([]time.Duration, 0, n)
-	for _, in := range snap.Instances {
+	for name, at := range active.ActiveAt {
 		var i int
-		if _, err := fmt.Sscanf(in.Key.Name, "i%04d", &i); err != nil {
+		if _, err := fmt.Sscanf(name, "i%04d", &i); err != nil || i >= n {
 			continue
 		}
-		for _, t := range in.History {
-			if t.To == reconciler.InstanceStateActive {
-				lat = append(lat, t.At.Sub(created[i]))
-				if t.At.After(last) {
-					last = t.At
-				}
-				break
-			}
+		t := time.Unix(0, at)
+		lat = append(lat, t.Sub(created[i]))
+		if t.After(last) {
+			last = t
 		}
 	}
 	slices.Sort(lat)
-	if os.Getenv("BENCH_SLOWEST") != "" {
-		type slow struct {
-			in *state.Instance
-			d  time.Duration
+	if len(lat) != n {
+		b.Fatalf("%d of %d instances have an ACTIVE time", len(lat), n)
+	}
+	if slowest {
+		names := make([]string, 0, len(active.ActiveAt))
+		for name := range active.ActiveAt {
+			names = append(names, name)
 		}
-		var all []slow
-		for _, in := range snap.Instances {
+		took := func(name string) time.Duration {
 			var i int
-			if _, err := fmt.Sscanf(in.Key.Name, "i%04d", &i); err != nil {
-				continue
-			}
-			for _, t := range in.History {
-				if t.To == reconciler.InstanceStateActive {
-					all = append(all, slow{in, t.At.Sub(created[i])})
-					break
-				}
-			}
+			_, _ = fmt.Sscanf(name, "i%04d", &i)
+			return time.Unix(0, active.ActiveAt[name]).Sub(created[i])
 		}
-		slices.SortFunc(all, func(a, b slow) int { return int(b.d - a.d) })
-		for _, x := range all[:5] {
+		slices.SortFunc(names, func(a, b string) int { return int(took(b) - took(a)) })
+		for _, name := range names[:min(5, len(names))] {
 			var h []string
-			for _, t := range x.in.History {
-				h = append(h, fmt.Sprintf("%s@%s %q", t.To, t.At.Sub(start).Round(time.Millisecond), t.Message))
+			for _, t := range active.Histories[name] {
+				h = append(h, fmt.Sprintf("%s@%s %q", t.To, time.Unix(0, t.At).Sub(start).Round(time.Millisecond), t.Message))
 			}
-			b.Logf("slow %s: %s, %d reconciles, created at %s: %s", x.in.Key.Name, x.d.Round(time.Millisecond), x.in.Reconciles, created[0].Sub(start), strings.Join(h, "; "))
+			b.Logf("slow %s: %s: %s", name, took(name).Round(time.Millisecond), strings.Join(h, "; "))
 		}
 	}
 	total := last.Sub(start)
-	other, events, reads := w.other.Load(), w.events.Load(), w.reads.Load()
-	perInst := float64(other+events) / float64(n)
+	c := active.Counts
+	perInst := float64(c.Other+c.Events) / float64(n)
 
-	w.reset()
-	idleFor := 30 * time.Second
-	if d, err := time.ParseDuration(os.Getenv("BENCH_IDLE")); err == nil {
-		idleFor = d // shorter while experimenting; the target is for 30 s
+	var idle struct {
+		Counts counts
+		VmHWM  int64
 	}
-	time.Sleep(idleFor)
-	idleOther, idleEvents := w.other.Load(), w.events.Load()
-	idle := idleOther + idleEvents
+	p.next(b, &idle)
+	_ = p.in.Close()
+	if err := p.cmd.Wait(); err != nil {
+		b.Fatalf("benchengine: %v (stderr: %s)", err, p.stderr.String())
+	}
+	ps := p.cmd.ProcessState
+	cpu := ps.UserTime() + ps.SystemTime()
+	maxRSS := int64(0)
+	if ru, ok := ps.SysUsage().(*syscall.Rusage); ok {
+		maxRSS = int64(ru.Maxrss) // KiB on Linux
+	}
+	idleWrites := idle.Counts.Other + idle.Counts.Events
+	// The floor: the writes kroscope made, at the API server's raw rate.
+	floor := time.Duration(float64(c.Other+c.Events) / rawRate * float64(time.Second))
 
 	b.ReportMetric(total.Seconds(), "s-to-all-active")
 	b.ReportMetric(lat[len(lat)/2].Seconds()*1000, "p50-ms")
 	b.ReportMetric(lat[len(lat)*99/100].Seconds()*1000, "p99-ms")
 	b.ReportMetric(perInst, "writes/instance")
-	b.ReportMetric(float64(idle), fmt.Sprintf("idle-writes/%s", idleFor))
-	b.Logf("N=%d: all ACTIVE in %s (creates took %s); creation→ACTIVE p50 %s p99 %s; writes/instance %.2f (%.2f without Events: %d objects+status, %d Events); writes in %s idle: %d (%d objects+status, %d Events; lease renewals not counted: %d); reconciles %d, workers %d, reads/instance %.1f",
+	b.ReportMetric(float64(c.Reads)/float64(n), "reads/instance")
+	b.ReportMetric(float64(idleWrites), fmt.Sprintf("idle-writes/%s", idleFor))
+	b.ReportMetric(cpu.Seconds(), "kroscope-cpu-s")
+	b.ReportMetric(float64(maxRSS)/1024, "kroscope-peak-rss-MiB")
+	b.ReportMetric(rawRate, "raw-writes/s")
+	b.ReportMetric(total.Seconds()/floor.Seconds(), "x-floor")
+	b.Logf("N=%d: all ACTIVE in %s (creates took %s); creation→ACTIVE p50 %s p99 %s; writes/instance %.2f (%.2f without Events: %d objects+status, %d Events); writes in %s idle: %d (%d objects+status, %d Events; lease renewals not counted: %d); reconciles %d, workers %d (%.1f busy, queue %.0f on average), reads/instance %.1f",
 		n, total.Round(time.Millisecond), createdAll.Round(time.Millisecond), lat[len(lat)/2].Round(time.Millisecond), lat[len(lat)*99/100].Round(time.Millisecond),
-		perInst, float64(other)/float64(n), other, events, idleFor, idle, idleOther, idleEvents, w.lease.Load(), snap.Engine.Reconciles, snap.Engine.Workers, float64(reads)/float64(n))
+		perInst, float64(c.Other)/float64(n), c.Other, c.Events, idleFor, idleWrites, idle.Counts.Other, idle.Counts.Events, idle.Counts.Lease, active.Reconciles, active.Workers, active.MeanBusy, active.MeanQueue, float64(c.Reads)/float64(n))
+	b.Logf("N=%d: kroscope (own process) CPU %.1f s (user %.1f, sys %.1f), peak RSS %.1f MiB (ru_maxrss; VmHWM %.1f MiB), heap in use once ACTIVE %.1f MiB, %d goroutines",
+		n, cpu.Seconds(), ps.UserTime().Seconds(), ps.SystemTime().Seconds(), float64(maxRSS)/1024, float64(idle.VmHWM)/1024, float64(active.HeapInuse)/(1<<20), active.Goroutines)
+	b.Logf("N=%d: raw write rate %.0f creates/s (%d ConfigMaps, %d clients, %s); kroscope writes needed / raw write rate = %d / %.0f/s = %s floor; all ACTIVE in %.2f× the floor",
+		n, rawRate, n, w, raw.Round(time.Millisecond), c.Other+c.Events, rawRate, floor.Round(time.Millisecond), total.Seconds()/floor.Seconds())
+}
+
+// writeKubeconfig saves cfg (the test API server's admin) for benchengine.
+func writeKubeconfig(b *testing.B, cfg *rest.Config, path string) {
+	b.Helper()
+	kc := clientcmdapi.NewConfig()
+	kc.Clusters["envtest"] = &clientcmdapi.Cluster{Server: cfg.Host, CertificateAuthorityData: cfg.CAData, InsecureSkipTLSVerify: cfg.Insecure}
+	kc.AuthInfos["admin"] = &clientcmdapi.AuthInfo{ClientCertificateData: cfg.CertData, ClientKeyData: cfg.KeyData, Token: cfg.BearerToken, Username: cfg.Username, Password: cfg.Password}
+	kc.Contexts["envtest"] = &clientcmdapi.Context{Cluster: "envtest", AuthInfo: "admin"}
+	kc.CurrentContext = "envtest"
+	if err := clientcmd.WriteToFile(*kc, path); err != nil {
+		b.Fatal(err)
+	}
 }
 
 // waitCRDAge waits until the CRD named crd has been Established for age,
@@ -288,22 +391,4 @@ func withNegotiator(cfg *rest.Config) *rest.Config {
 	c := rest.CopyConfig(cfg)
 	c.NegotiatedSerializer = scheme.Codecs.WithoutConversion()
 	return c
-}
-
-// wait polls the engine's state every 50 ms until cond holds. The times
-// reported come from the state's own transition timestamps, so polling
-// (rather than taking a snapshot on every change, which costs the machine
-// CPU the API server needs) does not blur them.
-func wait(b *testing.B, e *engine.Engine, timeout time.Duration, what string, cond func(*state.Snapshot) bool) *state.Snapshot {
-	b.Helper()
-	deadline := time.Now().Add(timeout)
-	for {
-		if s := e.Snapshot(); cond(s) {
-			return s
-		}
-		if time.Now().After(deadline) {
-			b.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
 }

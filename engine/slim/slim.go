@@ -1,0 +1,133 @@
+// Package slim drops the parts of API objects kroscope keeps but never
+// reads, so that what it holds for every object of a watch costs as little
+// as the object allows.
+//
+// The big part is managedFields: each entry's fieldsV1 lists every field
+// its manager set, one nested map per field, often more than the object's
+// own data. kroscope reads only who wrote an object and how (manager,
+// operation, subresource, time: kro detection, the apply-conflict check);
+// the field sets it needs (whether kroscope's manager set an instance
+// label) it reads from lists fetched for that purpose, never from what it
+// keeps. So kept objects carry their managedFields without fieldsV1, and
+// metadata-only watches drop managedFields altogether.
+package slim
+
+import (
+	"unique"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/client-go/tools/cache"
+)
+
+// Unstructured removes fieldsV1 from every managedFields entry of u, in
+// place (u must be the caller's own copy).
+func Unstructured(u *unstructured.Unstructured) {
+	md, _ := u.Object["metadata"].(map[string]any)
+	entries, _ := md["managedFields"].([]any)
+	for i, e := range entries {
+		m, ok := e.(map[string]any)
+		if !ok {
+			continue
+		}
+		if _, has := m["fieldsV1"]; !has {
+			continue
+		}
+		c := make(map[string]any, len(m))
+		for k, v := range m {
+			if k != "fieldsV1" {
+				c[k] = v
+			}
+		}
+		entries[i] = c
+	}
+}
+
+// Copy is a deep copy of u without fieldsV1, made without copying fieldsV1
+// first.
+func Copy(u *unstructured.Unstructured) *unstructured.Unstructured {
+	md, _ := u.Object["metadata"].(map[string]any)
+	mf, has := md["managedFields"]
+	if !has {
+		return u.DeepCopy()
+	}
+	// Copy everything but managedFields, then add the slim entries.
+	top := make(map[string]any, len(u.Object))
+	for k, v := range u.Object {
+		if k != "metadata" {
+			top[k] = v
+		}
+	}
+	meta := make(map[string]any, len(md))
+	for k, v := range md {
+		if k != "managedFields" {
+			meta[k] = v
+		}
+	}
+	top["metadata"] = meta
+	out := (&unstructured.Unstructured{Object: top}).DeepCopy()
+	entries, _ := mf.([]any)
+	slimEntries := make([]any, 0, len(entries))
+	for _, e := range entries {
+		m, ok := e.(map[string]any)
+		if !ok {
+			continue
+		}
+		c := make(map[string]any, len(m))
+		for k, v := range m {
+			if k != "fieldsV1" {
+				c[k] = v // strings (manager, operation, time, ...)
+			}
+		}
+		slimEntries = append(slimEntries, c)
+	}
+	out.Object["metadata"].(map[string]any)["managedFields"] = slimEntries
+	return out
+}
+
+// Transform is an informer transform (cache.TransformFunc) that slims the
+// objects an informer stores: unstructured objects lose fieldsV1, other
+// objects (metadata-only ones) lose managedFields; labels share their
+// strings (see Labels).
+func Transform(obj any) (any, error) {
+	switch o := obj.(type) {
+	case *unstructured.Unstructured:
+		Unstructured(o)
+		if md, ok := o.Object["metadata"].(map[string]any); ok {
+			if l, ok := md["labels"].(map[string]any); ok {
+				md["labels"] = labelsAny(l)
+			}
+		}
+	case cache.DeletedFinalStateUnknown:
+		// Already stored slim, or about to be forgotten.
+	case metav1.Object:
+		o.SetManagedFields(nil)
+		o.SetLabels(Labels(o.GetLabels()))
+	}
+	return obj, nil
+}
+
+// Labels returns l with its strings interned: every child carries the same
+// kro.run label keys and graph values, decoded into new strings for each
+// object, so thousands of objects held the same text thousands of times.
+func Labels(l map[string]string) map[string]string {
+	if len(l) == 0 {
+		return l
+	}
+	out := make(map[string]string, len(l))
+	for k, v := range l {
+		out[unique.Make(k).Value()] = unique.Make(v).Value()
+	}
+	return out
+}
+
+func labelsAny(l map[string]any) map[string]any {
+	out := make(map[string]any, len(l))
+	for k, v := range l {
+		if s, ok := v.(string); ok {
+			v = unique.Make(s).Value()
+		}
+		out[unique.Make(k).Value()] = v
+	}
+	return out
+}

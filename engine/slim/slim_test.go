@@ -1,0 +1,78 @@
+package slim
+
+import (
+	"testing"
+
+	"k8s.io/apimachinery/pkg/api/equality"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+)
+
+func object() *unstructured.Unstructured {
+	u := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "v1", "kind": "ConfigMap",
+		"metadata": map[string]any{"name": "a", "labels": map[string]any{"l": "v"}, "managedFields": []any{
+			map[string]any{"manager": "kroscope", "operation": "Apply", "subresource": "status", "time": "2026-01-01T00:00:00Z",
+				"fieldsType": "FieldsV1", "fieldsV1": map[string]any{"f:data": map[string]any{}}},
+		}},
+		"data": map[string]any{"k": "v"},
+	}}
+	return u
+}
+
+func TestCopyDropsOnlyFieldSets(t *testing.T) {
+	in := object()
+	before := in.DeepCopy()
+	out := Copy(in)
+	if !equality.Semantic.DeepEqual(in.Object, before.Object) {
+		t.Fatal("Copy changed its input")
+	}
+	mf := out.GetManagedFields()
+	if len(mf) != 1 || mf[0].FieldsV1 != nil {
+		t.Fatalf("managedFields = %+v, want one entry without fieldsV1", mf)
+	}
+	if mf[0].Manager != "kroscope" || mf[0].Operation != "Apply" || mf[0].Subresource != "status" || mf[0].Time == nil {
+		t.Errorf("entry lost who wrote it: %+v", mf[0])
+	}
+	// Apart from fieldsV1 the copy is the object, and shares nothing with it.
+	Unstructured(before)
+	if !equality.Semantic.DeepEqual(out.Object, before.Object) {
+		t.Errorf("Copy = %v, want %v", out.Object, before.Object)
+	}
+	out.Object["data"].(map[string]any)["k"] = "changed"
+	out.GetLabels()
+	out.Object["metadata"].(map[string]any)["labels"].(map[string]any)["l"] = "changed"
+	if in.Object["data"].(map[string]any)["k"] != "v" || in.GetLabels()["l"] != "v" {
+		t.Error("Copy shares maps with its input")
+	}
+}
+
+func TestTransform(t *testing.T) {
+	u := object()
+	if _, err := Transform(u); err != nil {
+		t.Fatal(err)
+	}
+	if mf := u.GetManagedFields(); len(mf) != 1 || mf[0].FieldsV1 != nil || mf[0].Manager != "kroscope" {
+		t.Errorf("unstructured: managedFields = %+v, want the entry without fieldsV1", mf)
+	}
+	m := &metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{Name: "a", ManagedFields: []metav1.ManagedFieldsEntry{{Manager: "x"}}}}
+	if _, err := Transform(m); err != nil {
+		t.Fatal(err)
+	}
+	if m.ManagedFields != nil {
+		t.Errorf("metadata: managedFields = %+v, want none", m.ManagedFields)
+	}
+}
+
+func TestTransformKeepsLabels(t *testing.T) {
+	m := &metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{Name: "a", Labels: map[string]string{"kro.run/owned": "true", "app": "x"}}}
+	u := object()
+	_, _ = Transform(m)
+	_, _ = Transform(u)
+	if got := m.GetLabels(); len(got) != 2 || got["kro.run/owned"] != "true" || got["app"] != "x" {
+		t.Errorf("metadata labels = %v", got)
+	}
+	if got := u.GetLabels(); len(got) != 1 || got["l"] != "v" {
+		t.Errorf("unstructured labels = %v", got)
+	}
+}
