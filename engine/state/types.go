@@ -234,6 +234,9 @@ type Engine struct {
 	Reconciles          int64
 	ReconcilesPerSecond float64
 	APIErrors           int64
+	// HeapInUse and RSS are the process's memory in bytes (RSS 0 where
+	// the system does not tell), for the UI's debug header.
+	HeapInUse, RSS uint64
 }
 
 // Cluster says where kroscope is connected.
