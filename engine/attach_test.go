@@ -7,6 +7,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/util/workqueue"
 
+	"github.com/kroscope/kroscope/engine/objcache"
 	"github.com/kroscope/kroscope/engine/state"
 	"github.com/kroscope/kroscope/engine/watch"
 )
@@ -21,6 +22,7 @@ func TestRequeueAnnotationForgetsBackoff(t *testing.T) {
 	q := workqueue.NewTypedRateLimitingQueueWithConfig[item](lim, workqueue.TypedRateLimitingQueueConfig[item]{Name: "test"})
 	defer q.ShutDown()
 	e := &Engine{store: state.NewStore(), limiter: lim, queue: q}
+	e.reader = &reader{e: e, cache: objcache.New()}
 	gvr := schema.GroupVersionResource{Group: "kro.run", Version: "v1alpha1", Resource: "webapps"}
 	s := &served{e: e, gvr: gvr, resource: "webapps.kro.run"}
 	h := s.instanceHandler(&watch.Monitor{})

@@ -643,14 +643,7 @@ func (e *Engine) counters(ctx context.Context) {
 			if first := samples[0]; len(samples) > 1 {
 				rps = float64(n-first.n) / now.Sub(first.at).Seconds()
 			}
-			e.store.SetEngine(state.Engine{
-				Workers:             e.o.Workers,
-				BusyWorkers:         int(e.busy.Load()),
-				QueueDepth:          e.queue.Len(),
-				Reconciles:          n,
-				ReconcilesPerSecond: rps,
-				APIErrors:           e.apiErrors.Load(),
-			})
+			e.store.SetEngine(e.queueStats(n, rps))
 		}
 	}
 }

@@ -80,6 +80,7 @@ type Model struct {
 	w, h     int
 	bodyTop  int // the first line under the status lines (for mouse clicks)
 	quitting bool
+	debug    bool // the debug overlay: memory and queue figures under the status line
 }
 
 func (m *Model) init() {
@@ -349,6 +350,9 @@ func (m *Model) chrome() (above []string, below int) {
 	if a := accessLine(m.c, m.snap, m.w); a != "" {
 		above = append(above, a)
 	}
+	if m.debug {
+		above = append(above, debugLine(m.c, m.snap, m.w))
+	}
 	return above, 2
 }
 
@@ -494,6 +498,11 @@ func globalActions() []action {
 			do: func(m *Model) tea.Cmd { m.push(newHelpScreen(m)); return nil }},
 		{name: "quit", keys: []string{"q"}, help: "quit", short: "quit", do: (*Model).quit},
 		{name: "forceQuit", keys: []string{"ctrl+c"}, help: "quit from anywhere", do: (*Model).quit},
+		// The debug overlay: memory and queue figures under the status
+		// line. A diagnostic aid, documented in the README and kept out of
+		// the ? help (no help text) so the help's rules still fit 80×24.
+		{name: "debug", keys: []string{"ctrl+g"},
+			do: func(m *Model) tea.Cmd { m.debug = !m.debug; return nil }},
 		{name: "command", keys: []string{":"}, help: "command: :kind NAME, :ns NAME, :graph NAME, :q (tab completes, up/down: history)", do: (*Model).openCommand},
 	}
 }

@@ -72,32 +72,42 @@ func fillStore(s *state.Store, n, r int) []state.InstanceKey {
 	return keys
 }
 
-// BenchmarkView1000x10 measures one frame of the instances screen at
-// 200×50 over 1,000 instances × 10 resources, after one instance changed
+// benchSizes are the store sizes the UI benchmarks run at: instances × 10
+// resources each.
+var benchSizes = []int{1000, 10000}
+
+func sizeName(n int) string { return fmt.Sprintf("%dx10", n) }
+
+// BenchmarkView measures one frame of the instances screen at 200×50 over
+// 1,000 and 10,000 instances × 10 resources, after one instance changed
 // (snapshot taken, row re-rendered): the per-frame cost while reconciling.
-func BenchmarkView1000x10(b *testing.B) {
-	for _, scr := range []string{"instances", "instance"} {
-		b.Run(scr, func(b *testing.B) {
-			s := state.NewStore()
-			keys := fillStore(s, 1000, 10)
-			m := newModel(&storeBackend{Store: s}, Options{Theme: "dark", ConfigPath: "-", Now: func() time.Time { return fixedNow }})
-			m.Update(tea.WindowSizeMsg{Width: 200, Height: 50})
-			if scr == "instance" {
-				press(m, "j", "enter")
-			}
-			m.Frame()
-			b.ReportAllocs()
-			b.ResetTimer()
-			for i := range b.N {
-				k := keys[(i*7)%40]
-				s.UpdateInstance(k, func(in *state.Instance) { in.Message = "changed " + strconv.Itoa(i) })
-				m.refresh()
-				m.sync()
-				if len(m.Frame()) == 0 {
-					b.Fatal("empty frame")
-				}
-			}
-		})
+func BenchmarkView(b *testing.B) {
+	for _, n := range benchSizes {
+		for _, scr := range []string{"instances", "instance"} {
+			b.Run(sizeName(n)+"/"+scr, func(b *testing.B) { benchView(b, n, scr) })
+		}
+	}
+}
+
+func benchView(b *testing.B, n int, scr string) {
+	s := state.NewStore()
+	keys := fillStore(s, n, 10)
+	m := newModel(&storeBackend{Store: s}, Options{Theme: "dark", ConfigPath: "-", Now: func() time.Time { return fixedNow }})
+	m.Update(tea.WindowSizeMsg{Width: 200, Height: 50})
+	if scr == "instance" {
+		press(m, "j", "enter")
+	}
+	m.Frame()
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := range b.N {
+		k := keys[(i*7)%40]
+		s.UpdateInstance(k, func(in *state.Instance) { in.Message = "changed " + strconv.Itoa(i) })
+		m.refresh()
+		m.sync()
+		if len(m.Frame()) == 0 {
+			b.Fatal("empty frame")
+		}
 	}
 }
 
@@ -105,12 +115,18 @@ func BenchmarkView1000x10(b *testing.B) {
 // run on goroutines, messages processed one at a time, a frame rendered
 // after each) while a writer changes a real state.Store 200 times a
 // second. It reports the time from each write to the first frame that
-// shows it.
+// shows it, at 1,000 and 10,000 instances × 10 resources.
 func BenchmarkChangeToFrame(b *testing.B) {
+	for _, n := range benchSizes {
+		b.Run(sizeName(n), func(b *testing.B) { benchChangeToFrame(b, n) })
+	}
+}
+
+func benchChangeToFrame(b *testing.B, n int) {
 	const rate, seconds = 200, 3
 	for range b.N {
 		s := state.NewStore()
-		keys := fillStore(s, 1000, 10)
+		keys := fillStore(s, n, 10)
 		m := newModel(&storeBackend{Store: s}, Options{Theme: "dark", ConfigPath: "-"})
 		m.Update(tea.WindowSizeMsg{Width: 200, Height: 50})
 		msgs := make(chan tea.Msg, 1024)
@@ -195,20 +211,26 @@ func BenchmarkChangeToFrame(b *testing.B) {
 	}
 }
 
-// BenchmarkMemory1000x10 reports the live heap with 1,000 instances × 10
-// resources in a real store, a snapshot, and the model after rendering each
-// screen.
-func BenchmarkMemory1000x10(b *testing.B) {
+// BenchmarkMemory reports the live heap with 1,000 and 10,000 instances ×
+// 10 resources in a real store, a snapshot, and the model after rendering
+// each screen.
+func BenchmarkMemory(b *testing.B) {
+	for _, n := range benchSizes {
+		b.Run(sizeName(n), func(b *testing.B) { benchMemory(b, n) })
+	}
+}
+
+func benchMemory(b *testing.B, n int) {
 	for range b.N {
 		runtime.GC()
 		var before, after runtime.MemStats
 		runtime.ReadMemStats(&before)
 		s := state.NewStore()
-		fillStore(s, 1000, 10)
+		fillStore(s, n, 10)
 		m := newModel(&storeBackend{Store: s}, Options{Theme: "dark", ConfigPath: "-", Now: func() time.Time { return fixedNow }})
 		m.Update(tea.WindowSizeMsg{Width: 200, Height: 50})
 		m.Frame()
-		for i := 0; i < 1000; i += 45 { // scroll through every row once
+		for i := 0; i < n; i += 45 { // scroll through every row once
 			press(m, "pgdown")
 			m.Frame()
 		}
@@ -224,25 +246,29 @@ func BenchmarkMemory1000x10(b *testing.B) {
 	}
 }
 
-// BenchmarkViewOnly1000x10 is View alone (what Bubble Tea calls per frame)
-// once Update has computed the panes: joining their lines.
-func BenchmarkViewOnly1000x10(b *testing.B) {
-	for _, scr := range []string{"instances", "instance"} {
-		b.Run(scr, func(b *testing.B) {
-			s := state.NewStore()
-			fillStore(s, 1000, 10)
-			m := newModel(&storeBackend{Store: s}, Options{Theme: "dark", ConfigPath: "-", Now: func() time.Time { return fixedNow }})
-			m.Update(tea.WindowSizeMsg{Width: 200, Height: 50})
-			if scr == "instance" {
-				press(m, "j", "enter")
-			}
-			b.ReportAllocs()
-			b.ResetTimer()
-			for range b.N {
-				if len(m.View().Content) == 0 {
-					b.Fatal("empty frame")
-				}
-			}
-		})
+// BenchmarkViewOnly is View alone (what Bubble Tea calls per frame) once
+// Update has computed the panes: joining their lines.
+func BenchmarkViewOnly(b *testing.B) {
+	for _, n := range benchSizes {
+		for _, scr := range []string{"instances", "instance"} {
+			b.Run(sizeName(n)+"/"+scr, func(b *testing.B) { benchViewOnly(b, n, scr) })
+		}
+	}
+}
+
+func benchViewOnly(b *testing.B, n int, scr string) {
+	s := state.NewStore()
+	fillStore(s, n, 10)
+	m := newModel(&storeBackend{Store: s}, Options{Theme: "dark", ConfigPath: "-", Now: func() time.Time { return fixedNow }})
+	m.Update(tea.WindowSizeMsg{Width: 200, Height: 50})
+	if scr == "instance" {
+		press(m, "j", "enter")
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for range b.N {
+		if len(m.View().Content) == 0 {
+			b.Fatal("empty frame")
+		}
 	}
 }

@@ -77,8 +77,11 @@ func (q query) match(in *state.Instance) bool {
 	if !graphMatch(q.graphs, in) {
 		return false
 	}
+	if len(q.words) == 0 {
+		return true
+	}
+	hay := strings.ToLower(in.Key.Namespace + "/" + in.Key.Name + " " + in.Kind + " " + in.Message)
 	for _, w := range q.words {
-		hay := strings.ToLower(in.Key.Namespace + "/" + in.Key.Name + " " + in.Kind + " " + in.Message)
 		if !strings.Contains(hay, w) {
 			return false
 		}
@@ -97,6 +100,8 @@ type instancesScreen struct {
 
 	rows    []*state.Instance
 	rowsFor rowsKey
+	order   sortedRows // every instance in the table's order
+	tally   phaseTally // the rows' phases, for the counts line
 	cursor  int
 	offset  int
 	selKey  state.InstanceKey
@@ -253,35 +258,16 @@ func (p *instancesScreen) rebuildRows() {
 	if p.rows != nil && key == p.rowsFor {
 		return
 	}
+	p.order.update(p.snap, p.sortBy, p.desc)
 	q := parseQuery(p.query)
-	rows := make([]*state.Instance, 0, len(p.snap.Instances))
-	for _, in := range p.snap.Instances {
-		if q.match(in) {
-			rows = append(rows, in)
+	rows := make([]*state.Instance, 0, len(p.order.all))
+	for _, it := range p.order.all {
+		if q.match(it.in) {
+			rows = append(rows, it.in)
 		}
 	}
-	by, desc := p.sortBy, p.desc
-	slices.SortStableFunc(rows, func(a, b *state.Instance) int {
-		c := 0
-		switch by {
-		case sortState:
-			c = rank(a) - rank(b) // worst first
-		case sortKind:
-			c = strings.Compare(a.Kind, b.Kind)
-		case sortAge:
-			c = b.Created.Compare(a.Created) // youngest first, as AGE grows
-		case sortLast:
-			c = b.LastReconcile.Compare(a.LastReconcile) // most recent first
-		}
-		if c == 0 {
-			c = compareNames(a.Key, b.Key)
-		}
-		if desc {
-			c = -c
-		}
-		return c
-	})
 	p.rows, p.rowsFor = rows, key
+	p.tally = tally(rows)
 	p.cursor = clamp(p.cursor, 0, len(rows)-1)
 	if p.moved {
 		for i, in := range rows {
@@ -499,21 +485,7 @@ func (p *instancesScreen) tableHeader(c columns) string {
 // in the words the rows use.
 func (p *instancesScreen) counts() string {
 	th := p.c.th
-	n := map[state.Phase]int{}
-	var order []state.Phase
-	for _, in := range p.rows {
-		ph := in.Phase()
-		if n[ph] == 0 {
-			order = append(order, ph)
-		}
-		n[ph]++
-	}
-	slices.SortFunc(order, func(a, b state.Phase) int {
-		if a.Class() != b.Class() {
-			return int(a.Class()) - int(b.Class())
-		}
-		return strings.Compare(string(a), string(b))
-	})
+	n, order := p.tally.n, p.tally.order
 	parts := []string{fmt.Sprintf("%d instances", len(p.rows))}
 	if p.query != "" {
 		parts[0] = fmt.Sprintf("%d/%d instances", len(p.rows), len(p.snap.Instances))

@@ -53,7 +53,7 @@ type Cluster struct {
 	mu      sync.Mutex
 	rv      int64
 	kinds   map[schema.GroupVersionResource]*kindInfo
-	objects map[schema.GroupVersionResource]map[types.NamespacedName]*unstructured.Unstructured
+	objects map[schema.GroupVersionResource]map[types.NamespacedName]*stored
 
 	// events is the log of past watch events, oldest first; logFloor is the
 	// resourceVersion at or below which history has been dropped.
@@ -91,7 +91,7 @@ func New(opts Options) *Cluster {
 	}
 	c := &Cluster{
 		kinds:         map[schema.GroupVersionResource]*kindInfo{},
-		objects:       map[schema.GroupVersionResource]map[types.NamespacedName]*unstructured.Unstructured{},
+		objects:       map[schema.GroupVersionResource]map[types.NamespacedName]*stored{},
 		eventCap:      capacity,
 		watchers:      map[*watcher]struct{}{},
 		mapper:        newRESTMapper(),
@@ -201,11 +201,14 @@ func (c *Cluster) get(gvr schema.GroupVersionResource, ns, name string) (*unstru
 	if ns, err = c.scopeLocked(k, ns); err != nil {
 		return nil, err
 	}
-	obj, ok := c.objects[gvr][types.NamespacedName{Namespace: ns, Name: name}]
+	obj, ok, err := c.lookupLocked(k, types.NamespacedName{Namespace: ns, Name: name})
+	if err != nil {
+		return nil, err
+	}
 	if !ok {
 		return nil, apierrors.NewNotFound(gvr.GroupResource(), name)
 	}
-	return obj.DeepCopy(), nil
+	return obj, nil
 }
 
 func (c *Cluster) list(gvr schema.GroupVersionResource, ns string, opts metav1.ListOptions) (*unstructured.UnstructuredList, error) {
@@ -226,21 +229,30 @@ func (c *Cluster) list(gvr schema.GroupVersionResource, ns string, opts metav1.L
 	list.SetAPIVersion(k.gvk.GroupVersion().String())
 	list.SetKind(k.listKind)
 	list.SetResourceVersion(strconv.FormatInt(c.rv, 10))
-	for key, obj := range c.objects[gvr] {
+	var found []*stored
+	for key, s := range c.objects[gvr] {
 		if ns != "" && key.Namespace != ns {
 			continue
 		}
-		if sel.matches(obj) {
-			list.Items = append(list.Items, *obj.DeepCopy())
+		if sel.matches(&s.objMeta) {
+			found = append(found, s)
 		}
 	}
-	sort.Slice(list.Items, func(i, j int) bool {
-		a, b := list.Items[i], list.Items[j]
-		if a.GetNamespace() != b.GetNamespace() {
-			return a.GetNamespace() < b.GetNamespace()
+	sort.Slice(found, func(i, j int) bool {
+		a, b := found[i], found[j]
+		if a.namespace != b.namespace {
+			return a.namespace < b.namespace
 		}
-		return a.GetName() < b.GetName()
+		return a.name < b.name
 	})
+	list.Items = make([]unstructured.Unstructured, 0, len(found))
+	for _, s := range found {
+		obj, err := s.decode()
+		if err != nil {
+			return nil, err
+		}
+		list.Items = append(list.Items, *obj)
+	}
 	return list, nil
 }
 
@@ -302,7 +314,10 @@ func (c *Cluster) update(gvr schema.GroupVersionResource, ns string, obj *unstru
 	if err := c.checkTypeLocked(k, obj, ns); err != nil {
 		return nil, err
 	}
-	old, ok := c.objects[gvr][key(obj)]
+	old, ok, err := c.lookupLocked(k, key(obj))
+	if err != nil {
+		return nil, err
+	}
 	if !ok {
 		return nil, apierrors.NewNotFound(gvr.GroupResource(), obj.GetName())
 	}
@@ -359,11 +374,14 @@ func (c *Cluster) apply(gvr schema.GroupVersionResource, ns, name string, applie
 	if err != nil {
 		return nil, err
 	}
-	old, exists := c.objects[gvr][key(applied)]
+	old, exists, err := c.lookupLocked(k, key(applied))
+	if err != nil {
+		return nil, err
+	}
 	live := &unstructured.Unstructured{}
 	live.SetGroupVersionKind(k.gvk)
 	if exists {
-		live = old.DeepCopy()
+		live = old.DeepCopy() // the field manager may not change old: replaceLocked compares with it
 	} else if sub != "" {
 		return nil, apierrors.NewNotFound(gvr.GroupResource(), name)
 	}
@@ -405,7 +423,10 @@ func (c *Cluster) patch(gvr schema.GroupVersionResource, ns, name string, pt typ
 	if ns, err = c.scopeLocked(k, ns); err != nil {
 		return nil, err
 	}
-	old, ok := c.objects[gvr][types.NamespacedName{Namespace: ns, Name: name}]
+	old, ok, err := c.lookupLocked(k, types.NamespacedName{Namespace: ns, Name: name})
+	if err != nil {
+		return nil, err
+	}
 	if !ok {
 		return nil, apierrors.NewNotFound(gvr.GroupResource(), name)
 	}
@@ -437,7 +458,10 @@ func (c *Cluster) delete(gvr schema.GroupVersionResource, ns, name string, opts 
 	if ns, err = c.scopeLocked(k, ns); err != nil {
 		return err
 	}
-	old, ok := c.objects[gvr][types.NamespacedName{Namespace: ns, Name: name}]
+	old, ok, err := c.lookupLocked(k, types.NamespacedName{Namespace: ns, Name: name})
+	if err != nil {
+		return err
+	}
 	if !ok {
 		return apierrors.NewNotFound(gvr.GroupResource(), name)
 	}
@@ -449,22 +473,25 @@ func (c *Cluster) delete(gvr schema.GroupVersionResource, ns, name string, opts 
 			return apierrors.NewConflict(gvr.GroupResource(), name, fmt.Errorf("precondition failed: ResourceVersion in precondition: %s, ResourceVersion in object meta: %s", *p.ResourceVersion, old.GetResourceVersion()))
 		}
 	}
-	c.writes["delete"]++
 	if len(old.GetFinalizers()) == 0 {
-		c.removeLocked(k, old)
+		if err := c.removeLocked(k, old); err != nil {
+			return err
+		}
+		c.writes["delete"]++
 		return nil
 	}
+	c.writes["delete"]++
 	if old.GetDeletionTimestamp() != nil {
 		return nil // already deleting: nothing changes
 	}
-	obj := old.DeepCopy()
+	before := metaOf(old)
+	obj := old // a decoded copy: ours to change
 	now := metav1.NewTime(c.now())
 	obj.SetDeletionTimestamp(&now)
 	zero := int64(0)
 	obj.SetDeletionGracePeriodSeconds(&zero)
 	obj.SetGeneration(obj.GetGeneration() + 1)
-	c.storeLocked(k, old, obj)
-	return nil
+	return c.storeLocked(k, &before, obj)
 }
 
 // insertLocked stores a new object with the metadata the API server sets.
@@ -490,8 +517,10 @@ func (c *Cluster) insertLocked(k *kindInfo, obj *unstructured.Unstructured) (*un
 			return nil, err
 		}
 	}
-	c.storeLocked(k, nil, obj)
-	return obj.DeepCopy(), nil
+	if err := c.storeLocked(k, nil, obj); err != nil {
+		return nil, err
+	}
+	return obj, nil // stored encoded: obj is the caller's
 }
 
 // replaceLocked stores an updated object, keeping what the request may not
@@ -543,74 +572,103 @@ func (c *Cluster) replaceLocked(k *kindInfo, old, obj *unstructured.Unstructured
 	if equalObjects(old, obj) {
 		// A no-op write changes nothing, not even the resourceVersion, and
 		// sends no event: as on a real server.
-		return old.DeepCopy(), nil
+		return old, nil
 	}
 	if obj.GetDeletionTimestamp() != nil && len(obj.GetFinalizers()) == 0 {
-		c.removeLocked(k, old)
-		out := obj.DeepCopy()
-		out.SetResourceVersion(strconv.FormatInt(c.rv, 10))
-		return out, nil
+		if err := c.removeLocked(k, old); err != nil {
+			return nil, err
+		}
+		obj.SetResourceVersion(strconv.FormatInt(c.rv, 10))
+		return obj, nil
 	}
-	c.storeLocked(k, old, obj)
-	return obj.DeepCopy(), nil
+	before := metaOf(old)
+	if err := c.storeLocked(k, &before, obj); err != nil {
+		return nil, err
+	}
+	return obj, nil
 }
 
-// storeLocked writes obj with a new resourceVersion and tells the watchers.
-func (c *Cluster) storeLocked(k *kindInfo, old, obj *unstructured.Unstructured) {
-	c.rv++
-	obj.SetResourceVersion(strconv.FormatInt(c.rv, 10))
-	if c.objects[k.gvr] == nil {
-		c.objects[k.gvr] = map[types.NamespacedName]*unstructured.Unstructured{}
+// storeLocked writes obj with a new resourceVersion and tells the watchers;
+// old is the metadata of the version it replaces (nil for a new object).
+// obj stays the caller's: the store keeps it encoded.
+func (c *Cluster) storeLocked(k *kindInfo, old *objMeta, obj *unstructured.Unstructured) error {
+	obj.SetResourceVersion(strconv.FormatInt(c.rv+1, 10))
+	s, err := encode(obj)
+	if err != nil {
+		obj.SetResourceVersion("")
+		return err
 	}
-	c.objects[k.gvr][key(obj)] = obj
+	c.rv++
+	if c.objects[k.gvr] == nil {
+		c.objects[k.gvr] = map[types.NamespacedName]*stored{}
+	}
+	c.objects[k.gvr][key(obj)] = s
 	typ := watch.Modified
 	if old == nil {
 		typ = watch.Added
 	}
-	c.recordLocked(event{rv: c.rv, gvr: k.gvr, typ: typ, obj: obj, old: old})
+	c.recordLocked(event{rv: c.rv, gvr: k.gvr, typ: typ, obj: s, old: old})
+	return nil
 }
 
-// removeLocked deletes obj for good, then garbage-collects objects whose
-// every owner reference pointed at it (background propagation).
-func (c *Cluster) removeLocked(k *kindInfo, obj *unstructured.Unstructured) {
+// removeLocked deletes obj (a decoded copy, which it changes) for good, then
+// garbage-collects objects whose every owner reference pointed at it
+// (background propagation).
+func (c *Cluster) removeLocked(k *kindInfo, obj *unstructured.Unstructured) error {
+	before := metaOf(obj)
+	obj.SetResourceVersion(strconv.FormatInt(c.rv+1, 10))
+	gone, err := encode(obj)
+	if err != nil {
+		return err
+	}
 	delete(c.objects[k.gvr], key(obj))
 	c.rv++
-	gone := obj.DeepCopy()
-	gone.SetResourceVersion(strconv.FormatInt(c.rv, 10))
-	c.recordLocked(event{rv: c.rv, gvr: k.gvr, typ: watch.Deleted, obj: gone, old: obj})
-	c.collectOrphansLocked(obj.GetUID())
+	c.recordLocked(event{rv: c.rv, gvr: k.gvr, typ: watch.Deleted, obj: gone, old: &before})
+	c.collectOrphansLocked(before.uid)
+	return nil
 }
 
+// collectOrphansLocked deletes (or marks deleting, while finalizers remain)
+// the objects whose only owner was uid. It reads owners from the stored
+// metadata, so only the orphans are decoded.
 func (c *Cluster) collectOrphansLocked(uid types.UID) {
+	type orphan struct {
+		k *kindInfo
+		s *stored
+	}
+	var orphans []orphan
 	for gvr, objs := range c.objects {
-		for _, o := range objs {
-			refs := o.GetOwnerReferences()
-			if len(refs) == 0 {
+		for _, s := range objs {
+			if len(s.owners) == 0 {
 				continue
 			}
 			owned, alive := false, false
-			for _, r := range refs {
-				if r.UID == uid {
+			for _, o := range s.owners {
+				if o == uid {
 					owned = true
 				} else {
 					alive = true
 				}
 			}
-			if !owned || alive {
-				continue
+			if owned && !alive {
+				orphans = append(orphans, orphan{c.kinds[gvr], s})
 			}
-			k := c.kinds[gvr]
-			if len(o.GetFinalizers()) > 0 {
-				if o.GetDeletionTimestamp() == nil {
-					d := o.DeepCopy()
-					now := metav1.NewTime(c.now())
-					d.SetDeletionTimestamp(&now)
-					c.storeLocked(k, o, d)
-				}
-				continue
-			}
-			c.removeLocked(k, o)
 		}
+	}
+	for _, o := range orphans {
+		obj, err := o.s.decode()
+		if err != nil {
+			continue // cannot happen: the cluster encoded it; leave it rather than fail the owner's delete
+		}
+		if len(obj.GetFinalizers()) > 0 {
+			if obj.GetDeletionTimestamp() == nil {
+				now := metav1.NewTime(c.now())
+				obj.SetDeletionTimestamp(&now)
+				_ = c.storeLocked(o.k, &o.s.objMeta, obj) // an encoding error leaves the orphan as it was
+			}
+			continue
+		}
+		_ = c.removeLocked(o.k, obj)
 	}
 }
 

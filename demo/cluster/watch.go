@@ -16,13 +16,15 @@ import (
 )
 
 // event is one change, kept in the log so watches can resume from a
-// resourceVersion. obj and old are never mutated once recorded.
+// resourceVersion. obj is the version the event carries (shared with the
+// store while it is current); old is the metadata of the version before, for
+// selectors (nil for ADDED).
 type event struct {
 	rv  int64
 	gvr schema.GroupVersionResource
 	typ watch.EventType
-	obj *unstructured.Unstructured
-	old *unstructured.Unstructured // nil for ADDED
+	obj *stored
+	old *objMeta
 }
 
 // selector is a parsed label and field selector.
@@ -47,12 +49,12 @@ func parseSelectors(opts metav1.ListOptions) (selector, error) {
 	return s, nil
 }
 
-func (s selector) matches(obj *unstructured.Unstructured) bool {
-	if obj == nil {
+func (s selector) matches(m *objMeta) bool {
+	if m == nil {
 		return false
 	}
-	return s.labels.Matches(labels.Set(obj.GetLabels())) &&
-		s.fields.Matches(fields.Set{"metadata.name": obj.GetName(), "metadata.namespace": obj.GetNamespace()})
+	return s.labels.Matches(labels.Set(m.labels)) &&
+		s.fields.Matches(fields.Set{"metadata.name": m.name, "metadata.namespace": m.namespace})
 }
 
 // recordLocked appends e to the log and hands it to every watcher.
@@ -89,14 +91,10 @@ func (c *Cluster) watch(gvr schema.GroupVersionResource, ns string, opts metav1.
 	initial := opts.ResourceVersion == "" || opts.ResourceVersion == "0" ||
 		(opts.SendInitialEvents != nil && *opts.SendInitialEvents)
 	if initial {
-		list := []*unstructured.Unstructured{}
-		for key, obj := range c.objects[gvr] {
+		for key, s := range c.objects[gvr] {
 			if ns == "" || key.Namespace == ns {
-				list = append(list, obj)
+				w.offer(event{rv: c.rv, gvr: gvr, typ: watch.Added, obj: s})
 			}
-		}
-		for _, obj := range list {
-			w.offer(event{rv: c.rv, gvr: gvr, typ: watch.Added, obj: obj})
 		}
 		if opts.SendInitialEvents != nil && *opts.SendInitialEvents {
 			bm := &unstructured.Unstructured{}
@@ -134,7 +132,7 @@ type watcher struct {
 
 	mu      sync.Mutex
 	cond    *sync.Cond
-	queue   []watch.Event
+	queue   []queued
 	stopped bool
 	out     chan watch.Event
 	done    chan struct{} // closed by Stop
@@ -151,10 +149,10 @@ func newWatcher(c *Cluster, gvr schema.GroupVersionResource, ns string, sel sele
 // object into or out of the selector into ADDED or DELETED as the API
 // server does.
 func (w *watcher) offer(e event) {
-	if e.gvr != w.gvr || (w.ns != "" && e.obj.GetNamespace() != w.ns) {
+	if e.gvr != w.gvr || (w.ns != "" && e.obj.namespace != w.ns) {
 		return
 	}
-	now, before := w.sel.matches(e.obj), w.sel.matches(e.old)
+	now, before := w.sel.matches(&e.obj.objMeta), w.sel.matches(e.old)
 	typ := e.typ
 	switch e.typ {
 	case watch.Modified:
@@ -176,17 +174,39 @@ func (w *watcher) offer(e event) {
 			return
 		}
 	}
-	w.push(watch.Event{Type: typ, Object: w.transform(e.obj.DeepCopy())})
+	w.enqueue(queued{typ: typ, obj: e.obj})
 }
 
-func (w *watcher) push(e watch.Event) {
+// queued is one event waiting for delivery: a stored version (decoded only
+// when it is sent, so a backlog holds no copies) or a ready event.
+type queued struct {
+	typ   watch.EventType
+	obj   *stored
+	ready watch.Event
+}
+
+func (w *watcher) push(e watch.Event) { w.enqueue(queued{ready: e}) }
+
+func (w *watcher) enqueue(q queued) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.stopped {
 		return
 	}
-	w.queue = append(w.queue, e)
+	w.queue = append(w.queue, q)
 	w.cond.Signal()
+}
+
+// event turns q into the watch event the client receives.
+func (w *watcher) event(q queued) watch.Event {
+	if q.obj == nil {
+		return q.ready
+	}
+	obj, err := q.obj.decode()
+	if err != nil {
+		return watch.Event{Type: watch.Error, Object: &apierrors.NewInternalError(err).ErrStatus}
+	}
+	return watch.Event{Type: q.typ, Object: w.transform(obj)}
 }
 
 func (w *watcher) run() {
@@ -200,12 +220,12 @@ func (w *watcher) run() {
 			w.mu.Unlock()
 			return
 		}
-		e := w.queue[0]
-		w.queue[0] = watch.Event{}
+		q := w.queue[0]
+		w.queue[0] = queued{}
 		w.queue = w.queue[1:]
 		w.mu.Unlock()
 		select {
-		case w.out <- e:
+		case w.out <- w.event(q):
 		case <-w.done:
 			return
 		}

@@ -105,6 +105,9 @@ func (s *Simulator) Run(ctx context.Context) error {
 	synced := []cache.InformerSynced{}
 	for gvr := range simulated {
 		inf := factory.ForResource(gvr).Informer()
+		if err := inf.SetTransform(dropManagedFields); err != nil {
+			return fmt.Errorf("watching %s: %w", gvr.Resource, err)
+		}
 		if _, err := inf.AddEventHandler(s.handler(gvr)); err != nil {
 			return fmt.Errorf("watching %s: %w", gvr.Resource, err)
 		}
@@ -130,6 +133,16 @@ func (s *Simulator) Run(ctx context.Context) error {
 	s.queue.ShutDown()
 	wg.Wait()
 	return nil
+}
+
+// dropManagedFields is the simulator's informer transform: it never reads
+// managedFields, often the larger half of an object, so its cache (a copy of
+// every simulated object) does not keep them.
+func dropManagedFields(obj any) (any, error) {
+	if u, ok := obj.(*unstructured.Unstructured); ok {
+		unstructured.RemoveNestedField(u.Object, "metadata", "managedFields")
+	}
+	return obj, nil
 }
 
 func (s *Simulator) handler(gvr schema.GroupVersionResource) cache.ResourceEventHandler {

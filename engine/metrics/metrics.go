@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	// Imported for its side effect: it installs controller-runtime's
 	// workqueue metrics provider, so the engine's named queue reports
@@ -52,6 +53,16 @@ var (
 		Name: "kroscope_api_errors_total",
 		Help: "API requests that failed with a transport error, 429 or 5xx.",
 	})
+	// QueueDepth is how many instances wait in the work queue.
+	QueueDepth = prometheus.NewGauge(prometheus.GaugeOpts{
+		Name: "kroscope_queue_depth",
+		Help: "Instances waiting in the work queue.",
+	})
+	// InFlight is how many reconciles are running.
+	InFlight = prometheus.NewGauge(prometheus.GaugeOpts{
+		Name: "kroscope_reconciles_in_flight",
+		Help: "Reconciles running now.",
+	})
 	// Graphs is the number of graphs served.
 	Graphs = prometheus.NewGauge(prometheus.GaugeOpts{
 		Name: "kroscope_graphs_served",
@@ -60,7 +71,12 @@ var (
 )
 
 func init() {
-	ctrlmetrics.Registry.MustRegister(ReconcileTotal, ReconcileDuration, WatchEvents, WatchErrors, Watches, APIErrors, Graphs)
+	ctrlmetrics.Registry.MustRegister(ReconcileTotal, ReconcileDuration, WatchEvents, WatchErrors, Watches, APIErrors, Graphs, QueueDepth, InFlight)
+	// The process's own memory and CPU (go_memstats_*, go_*, process_*).
+	// Registering is refused only when they already are (controller-runtime
+	// registers the same collectors when its manager package is linked in).
+	_ = ctrlmetrics.Registry.Register(collectors.NewGoCollector())
+	_ = ctrlmetrics.Registry.Register(collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 }
 
 // Serve serves the registry at addr (/metrics) until ctx is done. It

@@ -9,6 +9,7 @@ package state
 
 import (
 	"fmt"
+	"sort"
 	"strings"
 	"time"
 )
@@ -255,6 +256,9 @@ type Engine struct {
 	Reconciles          int64
 	ReconcilesPerSecond float64
 	APIErrors           int64
+	// HeapInUse and RSS are the process's memory in bytes (RSS 0 where
+	// the system does not tell), for the UI's debug header.
+	HeapInUse, RSS uint64
 }
 
 // Cluster says where kroscope is connected.
@@ -334,6 +338,13 @@ type Snapshot struct {
 
 // Instance returns the instance with the given key, or nil.
 func (s *Snapshot) Instance(k InstanceKey) *Instance {
+	// The store keeps Instances in key order: a binary search finds one
+	// among 10,000 at once (the open instance's screen looks it up on
+	// every frame). A snapshot built by hand may be unordered: scan then.
+	i := sort.Search(len(s.Instances), func(i int) bool { return !s.Instances[i].Key.Less(k) })
+	if i < len(s.Instances) && s.Instances[i].Key == k {
+		return s.Instances[i]
+	}
 	for _, in := range s.Instances {
 		if in.Key == k {
 			return in
