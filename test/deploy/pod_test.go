@@ -181,7 +181,7 @@ exec setpriv --reuid 65532 --regid 65532 --clear-groups "$@"`
 	cmd.Env = []string{
 		"KUBERNETES_SERVICE_HOST=" + server.Hostname(), "KUBERNETES_SERVICE_PORT=" + server.Port(),
 		"POD_SA_FILES=" + mount, "HOME=/home/nonroot", "PATH=/usr/sbin:/usr/bin:/sbin:/bin",
-		"GOMEMLIMIT=268435456", // the limit's 256Mi, as resourceFieldRef passes it
+		"GOMEMLIMIT=536870912", // the limit's 512Mi, as resourceFieldRef passes it
 	}
 	var stdout, stderr syncBuffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
