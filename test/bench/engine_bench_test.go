@@ -49,11 +49,14 @@ func BenchmarkEngineChain(b *testing.B) {
 
 // buildEngine builds test/bench/benchengine, which runs the engine in a
 // process of its own: its CPU time and peak RSS are then the engine's
-// alone, read from the operating system when it exits.
+// alone, read from the operating system when it exits. It is built as
+// kroscope ships (make build, the image): without cgo, a static binary, so
+// no dynamic loader maps and relocates shared libraries into its RSS.
 func buildEngine(b *testing.B) string {
 	b.Helper()
 	bin := filepath.Join(b.TempDir(), "benchengine")
 	cmd := exec.Command("go", "build", "-o", bin, "./benchengine")
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
 	if out, err := cmd.CombinedOutput(); err != nil {
 		b.Fatalf("building benchengine: %v\n%s", err, out)
 	}
