@@ -273,21 +273,21 @@ func maxTime(a, b time.Time) time.Time {
 
 // watchGraphRevisions follows kro's GraphRevisions when the cluster has
 // them, to show which revision kro serves and whether one failed.
+// Until the API server serves them (kro's CRDs may be installed after
+// kroscope starts, and discovery lags a freshly created CRD) it asks again,
+// from every second up to every graphRevisionRetryMax (kro before v0.9.1
+// has no GraphRevisions at all).
 func (e *Engine) watchGraphRevisions(ctx context.Context) {
 	d := e.set.Discovery()
 	if d == nil {
 		return
 	}
-	list, err := d.ServerResourcesForGroupVersion(graphRevisionGVR.GroupVersion().String())
-	if err != nil || list == nil {
-		return
-	}
-	found := false
-	for _, r := range list.APIResources {
-		found = found || r.Name == graphRevisionGVR.Resource
-	}
-	if !found {
-		return
+	for wait := time.Second; !e.servesGraphRevisions(d); wait = min(2*wait, graphRevisionRetryMax) {
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(wait):
+		}
 	}
 	inf := dynamicinformer.NewFilteredDynamicInformer(e.set.Dynamic(), graphRevisionGVR, "", 0, cache.Indexers{}, nil).Informer()
 	mon := e.group.Monitored(inf, graphRevisionGVR.Resource+"."+graphRevisionGVR.Group)
@@ -336,6 +336,26 @@ func (e *Engine) watchGraphRevisions(ctx context.Context) {
 		DeleteFunc: func(obj any) { mon.Event("delete"); put(obj, true) },
 	})
 	mon.Run(ctx, time.Second)
+}
+
+// graphRevisionRetryMax bounds how seldom kroscope asks discovery whether
+// GraphRevisions are served yet.
+const graphRevisionRetryMax = time.Minute
+
+// servesGraphRevisions reports whether discovery lists kro's GraphRevisions.
+func (e *Engine) servesGraphRevisions(d interface {
+	ServerResourcesForGroupVersion(string) (*metav1.APIResourceList, error)
+}) bool {
+	list, err := d.ServerResourcesForGroupVersion(graphRevisionGVR.GroupVersion().String())
+	if err != nil || list == nil {
+		return false
+	}
+	for _, r := range list.APIResources {
+		if r.Name == graphRevisionGVR.Resource {
+			return true
+		}
+	}
+	return false
 }
 
 // kroFinalizer is the finalizer kro puts on every RGD it serves.

@@ -162,23 +162,37 @@ func TestEngineMetrics(t *testing.T) {
 	gvr := run.graphServed("engmetrics")
 	r.createInstance(gvr, "EngMetrics", "m", nil)
 	run.allInState(gvr.Resource+"."+gvr.Group, 1, reconciler.InstanceStateActive, time.Minute)
-	resp, err := http.Get("http://" + addr + "/metrics")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	body, _ := io.ReadAll(resp.Body)
 	res := gvr.Resource + "." + gvr.Group
-	for _, want := range []string{
+	want := []string{
 		`kroscope_reconcile_total{resource="` + res + `",result="success"}`,
 		`kroscope_reconcile_duration_seconds_bucket{resource="` + res + `"`,
 		`workqueue_adds_total{controller="kroscope",name="kroscope"`,
 		`kroscope_watch_events_total{type="add",watch="configmaps (children)"}`,
 		`kroscope_graphs_served`,
-	} {
-		if !strings.Contains(string(body), want) {
-			t.Errorf("metrics lack %s", want)
+	}
+	// The state store shows ACTIVE while the reconcile that got there is
+	// still returning; its metrics are counted when it has: scrape until
+	// they show (a generous bound: the machine may be busy).
+	var missing []string
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+		resp, err := http.Get("http://" + addr + "/metrics")
+		if err != nil {
+			t.Fatal(err)
 		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		missing = missing[:0]
+		for _, w := range want {
+			if !strings.Contains(string(body), w) {
+				missing = append(missing, w)
+			}
+		}
+		if len(missing) == 0 || time.Now().After(deadline) {
+			break
+		}
+	}
+	for _, w := range missing {
+		t.Errorf("metrics lack %s", w)
 	}
 }
 
