@@ -95,3 +95,16 @@ func TestDeniedKeysDoNotCallTheEngine(t *testing.T) {
 		t.Errorf("requeue with full rights: %v", req)
 	}
 }
+
+// A user who may not read the Lease does not know who holds it: the status
+// line says so instead of "held by nobody".
+func TestLeaseUnknownWithoutAccess(t *testing.T) {
+	snap := restricted()
+	snap.Mode = state.Mode{}
+	snap.Capabilities.Lease = "user jane may not get the lease kube-system/kroscope"
+	m, _ := newTestModel(t, snap, Options{}, 160, 30)
+	out := plain(m.View().Content)
+	if !strings.Contains(out, "observing (no access to the lease)") || strings.Contains(out, "held by nobody") {
+		t.Errorf("status line:\n%s", out)
+	}
+}

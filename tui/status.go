@@ -57,6 +57,13 @@ func statusLine(c *common, s *state.Snapshot, w int) string {
 				who += ", lease expired"
 			}
 			mode = th.Warn.Render(th.G.Dot + " attached to " + who)
+		} else if s.Mode.Holder == "" && s.Capabilities.Lease != "" {
+			// This user may not read the Lease: who holds it is unknown,
+			// not "nobody".
+			mode = th.Warn.Render(th.G.Dot + " observing (no access to the lease)")
+			if narrow {
+				mode = th.Warn.Render(th.G.Dot + " observing")
+			}
 		} else {
 			mode = th.Warn.Render(th.G.Dot + " observing, lease held by " + who)
 			if narrow {
