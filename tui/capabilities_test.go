@@ -108,3 +108,18 @@ func TestLeaseUnknownWithoutAccess(t *testing.T) {
 		t.Errorf("status line:\n%s", out)
 	}
 }
+
+// At 80×24 the help with a not-allowed section still fits the terminal:
+// its reasons fold into one line naming the keys.
+func TestHelpWithDeniedKeysFits80x24(t *testing.T) {
+	m, _ := newTestModel(t, restricted(), Options{}, 80, 24)
+	press(m, "?")
+	out := plain(m.View().Content)
+	lines := strings.Split(strings.TrimRight(out, "\n"), "\n")
+	if len(lines) > 24 {
+		t.Fatalf("help is %d lines high at 80×24:\n%s", len(lines), out)
+	}
+	if !strings.Contains(out, "╯") || !strings.Contains(out, "Not allowed") || !strings.Contains(out, "pressing one says why") {
+		t.Errorf("help at 80×24 lacks its bottom border or the not-allowed line:\n%s", out)
+	}
+}

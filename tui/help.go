@@ -43,7 +43,19 @@ func (s *helpScreen) prepare() {
 	// As many columns as the height needs (the box's frame, title and notes
 	// take 9 lines); each column as wide as its own keys, the descriptions
 	// sharing what is left.
-	availRows := max(s.h-9, 4)
+	maxW := max(s.w-8, 20)
+	var denied, deniedKeys []string
+	for _, x := range s.hints {
+		if x.denied != "" {
+			denied = append(denied, clip("  "+x.key+": "+x.denied, maxW, th.G.Ellipsis))
+			deniedKeys = append(deniedKeys, x.key)
+		}
+	}
+	extra := 0 // the lines of the not-allowed section
+	if len(denied) > 0 {
+		extra = len(denied) + 2
+	}
+	availRows := max(s.h-9-extra, 4)
 	cols := clamp((len(s.hints)+availRows-1)/availRows, 1, 3)
 	rows := (len(s.hints) + cols - 1) / cols
 	share := (s.w - 8 - 3*(cols-1)) / cols
@@ -75,16 +87,12 @@ func (s *helpScreen) prepare() {
 		}
 		b.WriteString(strings.TrimRight(line.String(), " ") + "\n")
 	}
-	maxW := max(s.w-8, 20)
-	var denied []string
-	for _, x := range s.hints {
-		if x.denied != "" {
-			denied = append(denied, clip("  "+x.key+": "+x.denied, maxW, th.G.Ellipsis))
-		}
+	if len(denied) > 0 && rows+extra > s.h-9 {
+		// No room for a line per key: name them; pressing one says why.
+		denied = []string{clip("  "+strings.Join(deniedKeys, ", ")+" (pressing one says why)", maxW, th.G.Ellipsis)}
+		extra = 3
 	}
-	extra := 0 // the lines of the not-allowed section
 	if len(denied) > 0 {
-		extra = len(denied) + 2
 		b.WriteString("\n" + th.Bold.Render("Not allowed") + "\n")
 		for _, l := range denied {
 			b.WriteString(th.Dim.Render(l) + "\n")
