@@ -83,14 +83,14 @@ func TestDeniedKeysDoNotCallTheEngine(t *testing.T) {
 	if strings.Contains(out, "Cancel") {
 		t.Errorf("a denied delete must not open the dialog:\n%s", out)
 	}
-	press(m, "r", "R", "enter", "r", "ctrl+d")
+	pressRun(t, m, "r", "R", "enter", "r", "ctrl+d")
 	req, all, del := f.calls()
 	if len(req) != 0 || all != 0 || len(del) != 0 {
 		t.Errorf("denied keys called the engine: requeue %v, requeue all %d, delete %v", req, all, del)
 	}
 	// With full rights the same keys work.
 	m2, f2 := newTestModel(t, fixture(), Options{}, 160, 30)
-	press(m2, "r")
+	pressRun(t, m2, "r")
 	if req, _, _ := f2.calls(); len(req) != 1 {
 		t.Errorf("requeue with full rights: %v", req)
 	}

@@ -18,6 +18,9 @@ type fakeBackend struct {
 	reqAll    int
 	deleted   []state.InstanceKey
 	deleteErr error
+	// hold, when set, makes Requeue wait until it is closed (a slow API
+	// server behind an attached requeue).
+	hold chan struct{}
 }
 
 func newFake(s *state.Snapshot) *fakeBackend {
@@ -33,6 +36,9 @@ func (f *fakeBackend) Snapshot() *state.Snapshot {
 func (f *fakeBackend) Subscribe() (<-chan struct{}, func()) { return f.ch, func() {} }
 
 func (f *fakeBackend) Requeue(k state.InstanceKey) error {
+	if f.hold != nil {
+		<-f.hold
+	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.snap.Instance(k) == nil {

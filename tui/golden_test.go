@@ -233,3 +233,35 @@ func TestGoldenColour(t *testing.T) {
 		})
 	}
 }
+
+// pressRun presses keys and runs the commands they return, feeding back
+// their results (resultMsg): for actions that call the engine off the UI
+// loop. Other commands (ticks) are not waited for.
+func pressRun(t *testing.T, m *Model, keys ...string) {
+	t.Helper()
+	for _, k := range keys {
+		_, cmd := m.Update(keyMsg(k))
+		runResults(t, m, cmd)
+	}
+}
+
+func runResults(t *testing.T, m *Model, cmd tea.Cmd) {
+	t.Helper()
+	if cmd == nil {
+		return
+	}
+	done := make(chan tea.Msg, 1)
+	go func() { done <- cmd() }()
+	select {
+	case msg := <-done:
+		switch msg := msg.(type) {
+		case tea.BatchMsg:
+			for _, c := range msg {
+				runResults(t, m, c)
+			}
+		case resultMsg:
+			m.Update(msg)
+		}
+	case <-time.After(200 * time.Millisecond): // a tick: not an action's result
+	}
+}

@@ -80,24 +80,29 @@ func (m *Model) open(t detailTab) {
 	m.push(s)
 }
 
+// requeue and requeueAll call the engine in a command, off the UI loop:
+// attached, a requeue is a PATCH to the API server (one per instance for
+// requeue all), and the keys must keep answering meanwhile.
 func (m *Model) requeue() tea.Cmd {
 	in := m.target()
 	if in == nil {
 		m.setFlash("nothing selected to requeue", true)
 		return nil
 	}
-	if err := m.c.b.Requeue(in.Key); err != nil {
-		m.setFlash(fmt.Sprintf("requeue %s: %v", name(in), err), true)
-		return nil
+	b, key, label := m.c.b, in.Key, name(in)
+	m.setFlash("requeueing "+label+m.c.th.G.Ellipsis, false)
+	return func() tea.Msg {
+		if err := b.Requeue(key); err != nil {
+			return resultMsg{err: fmt.Errorf("requeue %s: %w", label, err)}
+		}
+		return resultMsg{text: "requeued " + label + requeueNote(b)}
 	}
-	m.setFlash("requeued "+name(in)+m.requeueNote(), false)
-	return nil
 }
 
 // requeueNote says how a requeue reached the reconciler when this
 // kroscope is attached (the engine's words, read after the call).
-func (m *Model) requeueNote() string {
-	if snap := m.c.b.Snapshot(); snap != nil && snap.Mode.RequeueNote != "" {
+func requeueNote(b Backend) string {
+	if snap := b.Snapshot(); snap != nil && snap.Mode.RequeueNote != "" {
 		return ": " + snap.Mode.RequeueNote
 	}
 	return ""
@@ -105,13 +110,15 @@ func (m *Model) requeueNote() string {
 
 func (m *Model) requeueAll() tea.Cmd {
 	q := parseQuery(m.list().query)
-	n, err := m.c.b.RequeueAll(q.match)
-	if err != nil {
-		m.setFlash(fmt.Sprintf("requeue all: %v", err), true)
-		return nil
+	b := m.c.b
+	m.setFlash("requeueing the instances shown"+m.c.th.G.Ellipsis, false)
+	return func() tea.Msg {
+		n, err := b.RequeueAll(q.match)
+		if err != nil {
+			return resultMsg{err: fmt.Errorf("requeue all: %w", err)}
+		}
+		return resultMsg{text: fmt.Sprintf("requeued %d instance(s)", n) + requeueNote(b)}
 	}
-	m.setFlash(fmt.Sprintf("requeued %d instance(s)", n)+m.requeueNote(), false)
-	return nil
 }
 
 // deletePlan lists what deleting the instance removes, in order: its
