@@ -39,28 +39,7 @@ func BenchmarkKeyToFrame(b *testing.B) {
 func benchKeyToFrame(b *testing.B, n int) {
 	const rate, seconds, keyEvery = 200, 4, 20 * time.Millisecond
 	for range b.N {
-		s := state.NewStore()
-		keys := fillStore(s, n, 10)
-		m := newModel(&storeBackend{Store: s}, Options{Theme: "dark", ConfigPath: "-"})
-		m.Update(tea.WindowSizeMsg{Width: 200, Height: 50})
-		msgs := make(chan tea.Msg, 4096)
-		var run func(tea.Cmd)
-		run = func(c tea.Cmd) {
-			if c == nil {
-				return
-			}
-			go func() {
-				switch msg := c().(type) {
-				case nil:
-				case tea.BatchMsg:
-					for _, c := range msg {
-						run(c)
-					}
-				default:
-					msgs <- msg
-				}
-			}()
-		}
+		m, s, keys, msgs, run := benchLoop(n, 4096)
 		run(m.Init())
 		m.View()
 		stop := make(chan struct{})

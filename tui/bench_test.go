@@ -125,28 +125,7 @@ func BenchmarkChangeToFrame(b *testing.B) {
 func benchChangeToFrame(b *testing.B, n int) {
 	const rate, seconds = 200, 3
 	for range b.N {
-		s := state.NewStore()
-		keys := fillStore(s, n, 10)
-		m := newModel(&storeBackend{Store: s}, Options{Theme: "dark", ConfigPath: "-"})
-		m.Update(tea.WindowSizeMsg{Width: 200, Height: 50})
-		msgs := make(chan tea.Msg, 1024)
-		var run func(tea.Cmd)
-		run = func(c tea.Cmd) {
-			if c == nil {
-				return
-			}
-			go func() {
-				switch msg := c().(type) {
-				case nil:
-				case tea.BatchMsg:
-					for _, c := range msg {
-						run(c)
-					}
-				default:
-					msgs <- msg
-				}
-			}()
-		}
+		m, s, keys, msgs, run := benchLoop(n, 1024)
 		run(m.Init())
 		var mu sync.Mutex
 		written := map[int]time.Time{}
@@ -271,4 +250,32 @@ func benchViewOnly(b *testing.B, n int, scr string) {
 			b.Fatal("empty frame")
 		}
 	}
+}
+
+// benchLoop is a model over a store of n instances × 10 resources, at
+// 200×50, with the commands it returns run as Bubble Tea would: each in a
+// goroutine, their messages sent to msgs.
+func benchLoop(n, buffer int) (m *Model, s *state.Store, keys []state.InstanceKey, msgs chan tea.Msg, run func(tea.Cmd)) {
+	s = state.NewStore()
+	keys = fillStore(s, n, 10)
+	m = newModel(&storeBackend{Store: s}, Options{Theme: "dark", ConfigPath: "-"})
+	m.Update(tea.WindowSizeMsg{Width: 200, Height: 50})
+	msgs = make(chan tea.Msg, buffer)
+	run = func(c tea.Cmd) {
+		if c == nil {
+			return
+		}
+		go func() {
+			switch msg := c().(type) {
+			case nil:
+			case tea.BatchMsg:
+				for _, c := range msg {
+					run(c)
+				}
+			default:
+				msgs <- msg
+			}
+		}()
+	}
+	return m, s, keys, msgs, run
 }

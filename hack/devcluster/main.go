@@ -14,8 +14,6 @@ import (
 	"syscall"
 
 	"k8s.io/client-go/rest"
-	"k8s.io/client-go/tools/clientcmd"
-	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 	ctrlenvtest "sigs.k8s.io/controller-runtime/pkg/envtest"
 
 	"github.com/kroscope/kroscope/test/envtest"
@@ -64,15 +62,10 @@ func run(out, crds string) error {
 	return nil
 }
 
-// writeKubeconfig writes an admin kubeconfig (context "dev-cluster").
+// writeKubeconfig writes an admin kubeconfig.
 func writeKubeconfig(path string, cfg *rest.Config) error {
-	c := clientcmdapi.NewConfig()
-	c.Clusters["dev-cluster"] = &clientcmdapi.Cluster{Server: cfg.Host, CertificateAuthorityData: cfg.CAData}
-	c.AuthInfos["admin"] = &clientcmdapi.AuthInfo{Token: cfg.BearerToken}
-	c.Contexts["dev-cluster"] = &clientcmdapi.Context{Cluster: "dev-cluster", AuthInfo: "admin"}
-	c.CurrentContext = "dev-cluster"
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return err
 	}
-	return clientcmd.WriteToFile(*c, path)
+	return envtest.WriteKubeconfig(cfg, path)
 }

@@ -28,8 +28,6 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
-	"k8s.io/client-go/tools/clientcmd"
-	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 
 	"github.com/kroscope/kroscope/engine"
 	"github.com/kroscope/kroscope/test/envtest"
@@ -327,12 +325,7 @@ func runChain(b *testing.B, engineBin string, n int) {
 // writeKubeconfig saves cfg (the test API server's admin) for benchengine.
 func writeKubeconfig(b *testing.B, cfg *rest.Config, path string) {
 	b.Helper()
-	kc := clientcmdapi.NewConfig()
-	kc.Clusters["envtest"] = &clientcmdapi.Cluster{Server: cfg.Host, CertificateAuthorityData: cfg.CAData, InsecureSkipTLSVerify: cfg.Insecure}
-	kc.AuthInfos["admin"] = &clientcmdapi.AuthInfo{ClientCertificateData: cfg.CertData, ClientKeyData: cfg.KeyData, Token: cfg.BearerToken, Username: cfg.Username, Password: cfg.Password}
-	kc.Contexts["envtest"] = &clientcmdapi.Context{Cluster: "envtest", AuthInfo: "admin"}
-	kc.CurrentContext = "envtest"
-	if err := clientcmd.WriteToFile(*kc, path); err != nil {
+	if err := envtest.WriteKubeconfig(cfg, path); err != nil {
 		b.Fatal(err)
 	}
 }

@@ -20,8 +20,6 @@ import (
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/restmapper"
-	"k8s.io/client-go/tools/clientcmd"
-	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 	"sigs.k8s.io/yaml"
 
 	"github.com/kroscope/kroscope/test/envtest"
@@ -124,19 +122,7 @@ func saConfig(env *envtest.Env) *rest.Config {
 }
 
 // kubeconfig writes a kubeconfig for the admin of the test API server.
-func kubeconfig(t *testing.T, cfg *rest.Config) string {
-	t.Helper()
-	c := clientcmdapi.NewConfig()
-	c.Clusters["envtest"] = &clientcmdapi.Cluster{Server: cfg.Host, CertificateAuthorityData: cfg.CAData}
-	c.AuthInfos["admin"] = &clientcmdapi.AuthInfo{ClientCertificateData: cfg.CertData, ClientKeyData: cfg.KeyData, Token: cfg.BearerToken}
-	c.Contexts["envtest"] = &clientcmdapi.Context{Cluster: "envtest", AuthInfo: "admin"}
-	c.CurrentContext = "envtest"
-	p := filepath.Join(t.TempDir(), "kubeconfig")
-	if err := clientcmd.WriteToFile(*c, p); err != nil {
-		t.Fatal(err)
-	}
-	return p
-}
+func kubeconfig(t *testing.T, cfg *rest.Config) string { return envtest.Kubeconfig(t, cfg) }
 
 func ctxT(t *testing.T) context.Context {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)

@@ -28,6 +28,7 @@ import (
 	"github.com/kroscope/kroscope/engine/state"
 	"github.com/kroscope/kroscope/reconciler"
 	"github.com/kroscope/kroscope/reconciler/client"
+	"github.com/kroscope/kroscope/test/envtest"
 	"github.com/kroscope/kroscope/test/graphs"
 )
 
@@ -370,7 +371,7 @@ func (l *requestLog) writes(ns, resource, name string) (patches, deletes int, ot
 			patches++
 		case method == http.MethodDelete && strings.HasSuffix(p, path):
 			deletes++
-		case method == http.MethodPost && isReview(p):
+		case method == http.MethodPost && envtest.IsAccessReview(p):
 			// Access reviews (what this user may do) store nothing.
 		default:
 			others = append(others, w)

@@ -17,7 +17,6 @@ import (
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
-	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 
 	"github.com/kroscope/kroscope/engine"
 	"github.com/kroscope/kroscope/engine/state"
@@ -123,19 +122,7 @@ func TestEngineSurvivesAPIServerRestart(t *testing.T) {
 }
 
 // kubeconfig writes a kubeconfig file for cfg.
-func kubeconfig(t *testing.T, cfg *rest.Config) string {
-	t.Helper()
-	c := clientcmdapi.NewConfig()
-	c.Clusters["envtest"] = &clientcmdapi.Cluster{Server: cfg.Host, CertificateAuthorityData: cfg.CAData}
-	c.AuthInfos["admin"] = &clientcmdapi.AuthInfo{ClientCertificateData: cfg.CertData, ClientKeyData: cfg.KeyData, Token: cfg.BearerToken}
-	c.Contexts["envtest"] = &clientcmdapi.Context{Cluster: "envtest", AuthInfo: "admin"}
-	c.CurrentContext = "envtest"
-	p := filepath.Join(t.TempDir(), "kubeconfig")
-	if err := clientcmd.WriteToFile(*c, p); err != nil {
-		t.Fatal(err)
-	}
-	return p
-}
+func kubeconfig(t *testing.T, cfg *rest.Config) string { return envtest.Kubeconfig(t, cfg) }
 
 // TestEngineHelperProcess is not a test: it is the engine run in a child
 // process (so it can be SIGKILLed) by the tests below.

@@ -233,16 +233,11 @@ func (c *engCounter) RoundTrip(req *http.Request) (*http.Response, error) {
 	default:
 		// Access reviews (the capabilities check) are POSTs that store
 		// nothing: not writes.
-		if !strings.Contains(req.URL.Path, "/leases/") && !strings.HasSuffix(req.URL.Path, "/leases") && !isReview(req.URL.Path) {
+		if !strings.Contains(req.URL.Path, "/leases/") && !strings.HasSuffix(req.URL.Path, "/leases") && !envtest.IsAccessReview(req.URL.Path) {
 			c.writes.Add(1)
 		}
 	}
 	return c.next.RoundTrip(req)
-}
-
-// isReview: a SelfSubjectAccessReview or SelfSubjectReview.
-func isReview(path string) bool {
-	return strings.HasPrefix(path, "/apis/authorization.k8s.io/") || strings.HasPrefix(path, "/apis/authentication.k8s.io/")
 }
 
 // createInstance creates an instance of gvr in the rig's namespace.

@@ -427,7 +427,7 @@ func (c *counter) RoundTrip(req *http.Request) (*http.Response, error) {
 	default:
 		// Access reviews (the capabilities check) are POSTs that store
 		// nothing: not writes.
-		if !strings.Contains(req.URL.Path, "/leases") && !isReview(req.URL.Path) {
+		if !strings.Contains(req.URL.Path, "/leases") && !envtest.IsAccessReview(req.URL.Path) {
 			if c.run.writes.Add(1) <= 10 {
 				old := *c.run.writeLog.Load()
 				next := append(append([]string(nil), old...), req.Method+" "+req.URL.Path)
@@ -436,9 +436,4 @@ func (c *counter) RoundTrip(req *http.Request) (*http.Response, error) {
 		}
 	}
 	return c.next.RoundTrip(req)
-}
-
-// isReview: a SelfSubjectAccessReview or SelfSubjectReview.
-func isReview(path string) bool {
-	return strings.HasPrefix(path, "/apis/authorization.k8s.io/") || strings.HasPrefix(path, "/apis/authentication.k8s.io/")
 }

@@ -10,6 +10,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"github.com/kroscope/kroscope/test/envtest"
 	"io"
 	"os"
 	"os/exec"
@@ -24,8 +25,6 @@ import (
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/client-go/rest"
-	"k8s.io/client-go/tools/clientcmd"
-	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 
 	"github.com/kroscope/kroscope/test/krocrds"
 )
@@ -235,19 +234,7 @@ func (c *Controller) WaitForLog(ctx context.Context, substr string) error {
 	}
 }
 
-func writeKubeconfig(t testing.TB, cfg *rest.Config) string {
-	t.Helper()
-	c := clientcmdapi.NewConfig()
-	c.Clusters["envtest"] = &clientcmdapi.Cluster{Server: cfg.Host, CertificateAuthorityData: cfg.CAData}
-	c.AuthInfos["admin"] = &clientcmdapi.AuthInfo{ClientCertificateData: cfg.CertData, ClientKeyData: cfg.KeyData, Token: cfg.BearerToken}
-	c.Contexts["envtest"] = &clientcmdapi.Context{Cluster: "envtest", AuthInfo: "admin"}
-	c.CurrentContext = "envtest"
-	p := filepath.Join(t.TempDir(), "kubeconfig")
-	if err := clientcmd.WriteToFile(*c, p); err != nil {
-		t.Fatal(err)
-	}
-	return p
-}
+func writeKubeconfig(t testing.TB, cfg *rest.Config) string { return envtest.Kubeconfig(t, cfg) }
 
 // tail keeps the last max lines written to it.
 type tail struct {
