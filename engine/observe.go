@@ -6,6 +6,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
+	"github.com/kroscope/kroscope/engine/packed"
 	"github.com/kroscope/kroscope/engine/state"
 	"github.com/kroscope/kroscope/reconciler"
 	"github.com/kroscope/kroscope/reconciler/graph"
@@ -82,7 +83,7 @@ func (e *Engine) observer(s *served) reconciler.Observer {
 // FirstApplied and Ready times of the previous value.
 //
 // keep turns an observed object into the value the state keeps.
-func resources(g *graph.Graph, o reconciler.Observation, prev *state.Instance, now time.Time, keep func(*graph.Resource, *unstructured.Unstructured) map[string]any) []state.Resource {
+func resources(g *graph.Graph, o reconciler.Observation, prev *state.Instance, now time.Time, keep func(*graph.Resource, *unstructured.Unstructured) packed.Object) []state.Resource {
 	out := make([]state.Resource, 0, len(g.TopologicalOrder))
 	for _, id := range g.TopologicalOrder {
 		r := baseResource(g.Resources[id])
@@ -98,7 +99,7 @@ func resources(g *graph.Graph, o reconciler.Observation, prev *state.Instance, n
 			r.WaitingFor = d.WaitingFor
 			r.ReadyChecks = readyChecks(d.ReadyChecks)
 			if d.Desired != nil {
-				r.Desired = d.Desired.Object
+				r.Desired = pack(d.Desired.Object, prevDesired(prev, id))
 			}
 			if d.Observed != nil {
 				r.Observed = keep(g.Resources[id], d.Observed)
@@ -118,7 +119,7 @@ func resources(g *graph.Graph, o reconciler.Observation, prev *state.Instance, n
 			lastErr = old.LastError
 		}
 		r.LastError = state.RememberError(lastErr, r.Err, "", now)
-		if r.FirstApplied.IsZero() && (r.Observed != nil || appliedStates[r.State]) {
+		if r.FirstApplied.IsZero() && (!r.Observed.IsZero() || appliedStates[r.State]) {
 			r.FirstApplied = now
 		}
 		if r.Ready.IsZero() && !r.FirstApplied.IsZero() && r.State == reconciler.ResourceStateSynced {
@@ -127,6 +128,28 @@ func resources(g *graph.Graph, o reconciler.Observation, prev *state.Instance, n
 		out = append(out, r)
 	}
 	return out
+}
+
+// pack encodes obj for the state, reusing prev's bytes when they are the
+// same (a converged reconcile renders what it rendered before): the state
+// then keeps one copy per version, not one per reconcile. An object that
+// cannot be encoded (none can: it was rendered as JSON) is kept as none.
+func pack(obj map[string]any, prev packed.Object) packed.Object {
+	p, err := packed.Pack(obj)
+	if err != nil {
+		return packed.Object{}
+	}
+	if p.Equal(prev) {
+		return prev
+	}
+	return p
+}
+
+func prevDesired(prev *state.Instance, id string) packed.Object {
+	if old := prev.Resource(id); old != nil {
+		return old.Desired
+	}
+	return packed.Object{}
 }
 
 // operandWidth bounds an operand's value on screen: a whole status object

@@ -6,6 +6,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/kroscope/kroscope/engine/objcache"
+	"github.com/kroscope/kroscope/engine/packed"
 	"github.com/kroscope/kroscope/engine/watch"
 	"github.com/kroscope/kroscope/reconciler/graph"
 	"github.com/kroscope/kroscope/reconciler/metadata"
@@ -153,17 +154,36 @@ func (r *reader) Stale(gvr schema.GroupVersionResource, namespace, name string) 
 
 // kept is the value the state store keeps for an object a reconcile
 // observed (the Observation is the engine's once the reconcile is over):
-// the object cache's own copy when it holds this version, so the object
-// is held once, else the observed object without its managedFields (no
-// screen shows them).
-func (r *reader) kept(res *graph.Resource, obj *unstructured.Unstructured) map[string]any {
+// the object cache's own encoding when it holds this version, so the
+// object is held once, else the observed object encoded without its
+// managedFields (no screen shows them).
+func (r *reader) kept(res *graph.Resource, obj *unstructured.Unstructured) packed.Object {
 	if res != nil && !res.IsList() && obj.GetUID() != "" {
 		if c, ok := r.cache.Current(key(res.GVR, obj.GetNamespace(), obj.GetName()), obj.GetUID(), obj.GetResourceVersion()); ok {
-			return c.Object
+			return c
 		}
 	}
+	view := obj.Object
 	if md, ok := obj.Object["metadata"].(map[string]any); ok {
-		delete(md, "managedFields")
+		if _, has := md["managedFields"]; has {
+			// A shallow copy without them: obj is the reconcile's, and
+			// what is encoded here is the state's own.
+			view = make(map[string]any, len(obj.Object))
+			for k, v := range obj.Object {
+				view[k] = v
+			}
+			m := make(map[string]any, len(md))
+			for k, v := range md {
+				if k != "managedFields" {
+					m[k] = v
+				}
+			}
+			view["metadata"] = m
+		}
 	}
-	return obj.Object
+	p, err := packed.Pack(view)
+	if err != nil {
+		return packed.Object{}
+	}
+	return p
 }

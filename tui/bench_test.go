@@ -50,7 +50,7 @@ func fillStore(s *state.Store, n, r int) []state.InstanceKey {
 			if j > 2 {
 				deps = append(deps, "res0")
 			}
-			obj := benchObject(ns, name+"-"+id, i)
+			obj := pk(benchObject(ns, name+"-"+id, i))
 			res[j] = state.Resource{ID: id, APIVersion: "apps/v1", Kind: "Deployment", Name: name + "-" + id, Namespace: ns,
 				Dependencies: deps, State: benchStates[(i+j)%len(benchStates)], Desired: obj, Observed: obj,
 				FirstApplied: fixedNow.Add(time.Duration(j) * time.Second), Ready: fixedNow.Add(time.Duration(j+1) * time.Second)}

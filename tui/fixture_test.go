@@ -3,6 +3,7 @@ package tui
 import (
 	"context"
 	"errors"
+	"github.com/kroscope/kroscope/engine/packed"
 	"sync"
 	"time"
 
@@ -87,17 +88,17 @@ const webapps = "webapps.kro.run"
 func webappResources(ns, name string) []state.Resource {
 	return []state.Resource{
 		{ID: "config", APIVersion: "v1", Kind: "ConfigMap", Name: name + "-config", Namespace: ns, State: "SYNCED",
-			Desired:      map[string]any{"apiVersion": "v1", "kind": "ConfigMap", "metadata": map[string]any{"name": name + "-config", "namespace": ns}, "data": map[string]any{"LOG_LEVEL": "info"}},
-			Observed:     map[string]any{"apiVersion": "v1", "kind": "ConfigMap", "metadata": map[string]any{"name": name + "-config", "namespace": ns, "uid": "c-1", "managedFields": []any{"noise"}}, "data": map[string]any{"LOG_LEVEL": "info"}},
+			Desired:      pk(map[string]any{"apiVersion": "v1", "kind": "ConfigMap", "metadata": map[string]any{"name": name + "-config", "namespace": ns}, "data": map[string]any{"LOG_LEVEL": "info"}}),
+			Observed:     pk(map[string]any{"apiVersion": "v1", "kind": "ConfigMap", "metadata": map[string]any{"name": name + "-config", "namespace": ns, "uid": "c-1", "managedFields": []any{"noise"}}, "data": map[string]any{"LOG_LEVEL": "info"}}),
 			FirstApplied: at(-120), Ready: at(-119.8)},
 		{ID: "secret", APIVersion: "v1", Kind: "Secret", Name: name + "-creds", Namespace: ns, State: "SYNCED",
-			Desired:      map[string]any{"apiVersion": "v1", "kind": "Secret", "metadata": map[string]any{"name": name + "-creds", "namespace": ns}, "stringData": map[string]any{"password": "hunter2"}},
-			Observed:     map[string]any{"apiVersion": "v1", "kind": "Secret", "metadata": map[string]any{"name": name + "-creds", "namespace": ns}, "data": map[string]any{"password": "aHVudGVyMg=="}},
+			Desired:      pk(map[string]any{"apiVersion": "v1", "kind": "Secret", "metadata": map[string]any{"name": name + "-creds", "namespace": ns}, "stringData": map[string]any{"password": "hunter2"}}),
+			Observed:     pk(map[string]any{"apiVersion": "v1", "kind": "Secret", "metadata": map[string]any{"name": name + "-creds", "namespace": ns}, "data": map[string]any{"password": "aHVudGVyMg=="}}),
 			FirstApplied: at(-120), Ready: at(-119.5)},
 		{ID: "deployment", APIVersion: "apps/v1", Kind: "Deployment", Name: name, Namespace: ns, State: "SYNCED",
 			Dependencies: []string{"config", "secret"}, ReadyWhen: []string{"${deployment.status.availableReplicas == deployment.spec.replicas}"},
-			Desired:      map[string]any{"apiVersion": "apps/v1", "kind": "Deployment", "metadata": map[string]any{"name": name, "namespace": ns}, "spec": map[string]any{"replicas": int64(2)}},
-			Observed:     map[string]any{"apiVersion": "apps/v1", "kind": "Deployment", "metadata": map[string]any{"name": name, "namespace": ns}, "spec": map[string]any{"replicas": int64(2)}, "status": map[string]any{"availableReplicas": int64(2)}},
+			Desired:      pk(map[string]any{"apiVersion": "apps/v1", "kind": "Deployment", "metadata": map[string]any{"name": name, "namespace": ns}, "spec": map[string]any{"replicas": int64(2)}}),
+			Observed:     pk(map[string]any{"apiVersion": "apps/v1", "kind": "Deployment", "metadata": map[string]any{"name": name, "namespace": ns}, "spec": map[string]any{"replicas": int64(2)}, "status": map[string]any{"availableReplicas": int64(2)}}),
 			FirstApplied: at(-119.4), Ready: at(-95)},
 		{ID: "service", APIVersion: "v1", Kind: "Service", Name: name, Namespace: ns, State: "SYNCED", Dependencies: []string{"deployment"},
 			FirstApplied: at(-95), Ready: at(-94.5)},
@@ -180,4 +181,13 @@ func fixture() *state.Snapshot {
 			{At: at(-2), Level: "info", Message: "waiting", KV: "instance=team-a/blog resource=deployment"},
 		},
 	}
+}
+
+// pk packs a test object as the state keeps it.
+func pk(m map[string]any) packed.Object {
+	p, err := packed.Pack(m)
+	if err != nil {
+		panic(err)
+	}
+	return p
 }

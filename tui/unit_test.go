@@ -104,7 +104,7 @@ func TestSecretMaskedUntilRevealed(t *testing.T) {
 		t.Fatalf("revealed view hides the data:\n%s", s)
 	}
 	// The original object is not modified by masking.
-	if r.Desired["stringData"].(map[string]any)["password"] != "hunter2" {
+	if r.Desired.Map()["stringData"].(map[string]any)["password"] != "hunter2" {
 		t.Fatal("masking modified the snapshot")
 	}
 }
@@ -514,15 +514,16 @@ func TestSecretMaskedWhereverItAppears(t *testing.T) {
 			"data":     map[string]any{"token": token}}
 	}
 	list := &state.Resource{ID: "secrets", APIVersion: "v1", Kind: "Secret", Name: "secrets",
-		Desired:  map[string]any{"kind": "List", "items": []any{map[string]any{"metadata": map[string]any{"name": "a"}, "stringData": map[string]any{"token": token}}}},
-		Observed: map[string]any{"apiVersion": "v1", "kind": "List", "items": []any{secret("a"), secret("b")}}}
+		Desired:  pk(map[string]any{"kind": "List", "items": []any{map[string]any{"metadata": map[string]any{"name": "a"}, "stringData": map[string]any{"token": token}}}}),
+		Observed: pk(map[string]any{"apiVersion": "v1", "kind": "List", "items": []any{secret("a"), secret("b")}})}
 	// A ConfigMap (not a Secret) that carries a Secret inside, e.g. a
 	// custom resource embedding one, or a copied last-applied annotation.
 	holder := &state.Resource{ID: "holder", APIVersion: "example.com/v1", Kind: "Holder", Name: "h",
-		Observed: map[string]any{"apiVersion": "example.com/v1", "kind": "Holder", "metadata": map[string]any{"name": "h"},
-			"spec": map[string]any{"template": secret("inner")}}}
-	single := &state.Resource{ID: "one", APIVersion: "v1", Kind: "Secret", Name: "one", Desired: secret("one"), Observed: secret("one")}
-	single.Observed["data"] = map[string]any{"token": "b3RoZXI="} // a diff to show
+		Observed: pk(map[string]any{"apiVersion": "example.com/v1", "kind": "Holder", "metadata": map[string]any{"name": "h"},
+			"spec": map[string]any{"template": secret("inner")}})}
+	observedOne := secret("one")
+	observedOne["data"] = map[string]any{"token": "b3RoZXI="} // a diff to show
+	single := &state.Resource{ID: "one", APIVersion: "v1", Kind: "Secret", Name: "one", Desired: pk(secret("one")), Observed: pk(observedOne)}
 	for _, r := range []*state.Resource{list, holder, single} {
 		for _, mode := range []yamlMode{yamlDesired, yamlObserved, yamlDiff} {
 			s := strings.Join(yamlView(th, r, mode, false), "\n")
@@ -540,7 +541,7 @@ func TestSecretMaskedWhereverItAppears(t *testing.T) {
 	if s := strings.Join(yamlView(th, single, yamlObserved, true), "\n"); !strings.Contains(s, token) {
 		t.Errorf("revealed view hides the data:\n%s", s)
 	}
-	if list.Observed["items"].([]any)[0].(map[string]any)["data"].(map[string]any)["token"] != token {
+	if list.Observed.Map()["items"].([]any)[0].(map[string]any)["data"].(map[string]any)["token"] != token {
 		t.Error("masking modified the snapshot")
 	}
 }

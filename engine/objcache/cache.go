@@ -8,11 +8,17 @@
 // shows its resourceVersion, or one that the remembered object is known
 // to have replaced (the watch is behind our own write). Anything else (a
 // change by someone else, an object the watch lost) is a miss, and the
-// reconciler reads from the API server, which records the new version. resourceVersions are compared only
-// for equality, as the API conventions require.
+// reconciler reads from the API server, which records the new version.
+// resourceVersions are compared only for equality, as the API conventions
+// require.
+//
+// Objects are kept encoded (package packed) and decoded for each reader:
+// the cache holds every child of every instance, and a decoded map tree
+// costs several times its encoding.
 package objcache
 
 import (
+	"slices"
 	"sync"
 	"time"
 
@@ -20,6 +26,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/kroscope/kroscope/engine/packed"
 	"github.com/kroscope/kroscope/engine/slim"
 )
 
@@ -34,11 +41,21 @@ type Key struct {
 const Absent = ""
 
 type entry struct {
-	obj *unstructured.Unstructured
+	obj *kept // nil: distrusted
 	// replaced are resourceVersions (Absent included) older than obj's:
-	// a watch showing one of them has not caught up with obj yet.
-	replaced map[string]bool
+	// a watch showing one of them has not caught up with obj yet. Rarely
+	// more than two, so a slice.
+	replaced []string
 }
+
+// kept is a remembered object: encoded, with what the cache compares.
+type kept struct {
+	packed packed.Object
+	uid    types.UID
+	rv     string
+}
+
+func (e *entry) replacedBy(rv string) bool { return slices.Contains(e.replaced, rv) }
 
 // GoneTTL is how long an object the watch saw deleted is remembered as
 // gone. It only has to outlast the gap between an API call returning and
@@ -79,13 +96,17 @@ func (c *Cache) Get(k Key, exists bool, rv string) (*unstructured.Unstructured, 
 		rv = Absent
 	}
 	switch {
-	case exists && rv == e.obj.GetResourceVersion():
+	case exists && rv == e.obj.rv:
 		e.replaced = nil // caught up: older versions can no longer show
-	case e.replaced[rv]:
+	case e.replacedBy(rv):
 	default:
 		return nil, false
 	}
-	return e.obj.DeepCopy(), true
+	m, err := e.obj.packed.Unpack()
+	if err != nil {
+		return nil, false // cannot happen for what put encoded; a miss is safe
+	}
+	return &unstructured.Unstructured{Object: m}, true
 }
 
 // Distrust marks k as changed in a way the watch may not show yet (a write
@@ -110,41 +131,54 @@ func (c *Cache) Wrote(k Key, obj *unstructured.Unstructured, replaces string) {
 // put records obj. Every version remembered before is older than obj: the
 // caller records in the order it talks to the API server.
 func (c *Cache) put(k Key, obj *unstructured.Unstructured, replaces *string) {
+	// Kept without managedFields' field sets (package slim): nothing
+	// served from here reads them, and they are most of a small object.
+	// Encoded before taking the lock, which every reconcile's reads share.
+	p, err := packed.Pack(slim.View(obj).Object)
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if err != nil {
+		// Not encodable (cannot happen for what the API server returned):
+		// whatever was known is older, so forget it and let reads ask.
+		delete(c.m, k)
+		return
+	}
 	if _, dead := c.gone[obj.GetUID()]; dead && obj.GetUID() != "" {
 		// The watch already saw this object deleted: remembering it would
 		// serve a dead object as current. Whatever was known is stale too.
 		delete(c.m, k)
 		return
 	}
-	// Kept without managedFields' field sets (package slim): nothing
-	// served from here reads them, and they are most of a small object.
-	e := &entry{obj: slim.Copy(obj), replaced: map[string]bool{}}
-	if old := c.m[k]; old != nil && old.obj != nil && old.obj.GetUID() == obj.GetUID() {
-		for v := range old.replaced {
-			e.replaced[v] = true
+	rv := obj.GetResourceVersion()
+	e := &entry{obj: &kept{packed: p, uid: obj.GetUID(), rv: rv}}
+	add := func(v string) {
+		if v != rv && !e.replacedBy(v) {
+			e.replaced = append(e.replaced, v)
 		}
-		e.replaced[old.obj.GetResourceVersion()] = true
+	}
+	if old := c.m[k]; old != nil && old.obj != nil && old.obj.uid == e.obj.uid {
+		for _, v := range old.replaced {
+			add(v)
+		}
+		add(old.obj.rv)
 	}
 	if replaces != nil {
-		e.replaced[*replaces] = true
+		add(*replaces)
 	}
-	delete(e.replaced, obj.GetResourceVersion())
 	c.m[k] = e
 }
 
-// Current returns the remembered object itself, read-only and shared, when
-// it is the version uid/rv: a reader that keeps what a reconcile observed
-// (the state store) can hold this one copy instead of its own.
-func (c *Cache) Current(k Key, uid types.UID, rv string) (*unstructured.Unstructured, bool) {
+// Current returns the remembered object's encoding (immutable, shared)
+// when it is the version uid/rv: a reader that keeps what a reconcile
+// observed (the state store) can hold these same bytes instead of its own.
+func (c *Cache) Current(k Key, uid types.UID, rv string) (packed.Object, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	e := c.m[k]
-	if e == nil || e.obj == nil || e.obj.GetUID() != uid || e.obj.GetResourceVersion() != rv {
-		return nil, false
+	if e == nil || e.obj == nil || e.obj.uid != uid || e.obj.rv != rv {
+		return packed.Object{}, false
 	}
-	return e.obj, true
+	return e.obj.packed, true
 }
 
 // CaughtUp drops k when the remembered object is version rv, which a watch
@@ -153,7 +187,7 @@ func (c *Cache) Current(k Key, uid types.UID, rv string) (*unstructured.Unstruct
 func (c *Cache) CaughtUp(k Key, rv string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if e := c.m[k]; e != nil && e.obj != nil && e.obj.GetResourceVersion() == rv {
+	if e := c.m[k]; e != nil && e.obj != nil && e.obj.rv == rv {
 		delete(c.m, k)
 	}
 }
@@ -161,12 +195,20 @@ func (c *Cache) CaughtUp(k Key, rv string) {
 // ForgetIf drops every entry drop selects (obj is nil for a distrusted
 // entry), and returns how many it dropped: what a stopped graph's
 // instances and children left behind, which no watch event will remove.
+// Each object is decoded for drop: this runs when a graph stops, not per
+// reconcile.
 func (c *Cache) ForgetIf(drop func(k Key, obj *unstructured.Unstructured) bool) int {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	n := 0
 	for k, e := range c.m {
-		if drop(k, e.obj) {
+		var obj *unstructured.Unstructured
+		if e.obj != nil {
+			if m, err := e.obj.packed.Unpack(); err == nil {
+				obj = &unstructured.Unstructured{Object: m}
+			}
+		}
+		if drop(k, obj) {
 			delete(c.m, k)
 			n++
 		}

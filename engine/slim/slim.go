@@ -43,46 +43,43 @@ func Unstructured(u *unstructured.Unstructured) {
 	}
 }
 
-// Copy is a deep copy of u without fieldsV1, made without copying fieldsV1
-// first.
-func Copy(u *unstructured.Unstructured) *unstructured.Unstructured {
+// View is u without fieldsV1, sharing everything else with u: for a
+// caller that reads or encodes it at once and keeps neither (u must not
+// change meanwhile).
+func View(u *unstructured.Unstructured) *unstructured.Unstructured {
 	md, _ := u.Object["metadata"].(map[string]any)
-	mf, has := md["managedFields"]
+	entries, has := md["managedFields"].([]any)
 	if !has {
-		return u.DeepCopy()
+		return u
 	}
-	// Copy everything but managedFields, then add the slim entries.
 	top := make(map[string]any, len(u.Object))
 	for k, v := range u.Object {
-		if k != "metadata" {
-			top[k] = v
-		}
+		top[k] = v
 	}
 	meta := make(map[string]any, len(md))
 	for k, v := range md {
-		if k != "managedFields" {
-			meta[k] = v
-		}
+		meta[k] = v
 	}
-	top["metadata"] = meta
-	out := (&unstructured.Unstructured{Object: top}).DeepCopy()
-	entries, _ := mf.([]any)
 	slimEntries := make([]any, 0, len(entries))
 	for _, e := range entries {
 		m, ok := e.(map[string]any)
 		if !ok {
 			continue
 		}
-		c := make(map[string]any, len(m))
-		for k, v := range m {
-			if k != "fieldsV1" {
-				c[k] = v // strings (manager, operation, time, ...)
+		if _, has := m["fieldsV1"]; has {
+			c := make(map[string]any, len(m))
+			for k, v := range m {
+				if k != "fieldsV1" {
+					c[k] = v
+				}
 			}
+			m = c
 		}
-		slimEntries = append(slimEntries, c)
+		slimEntries = append(slimEntries, m)
 	}
-	out.Object["metadata"].(map[string]any)["managedFields"] = slimEntries
-	return out
+	meta["managedFields"] = slimEntries
+	top["metadata"] = meta
+	return &unstructured.Unstructured{Object: top}
 }
 
 // Transform is an informer transform (cache.TransformFunc) that slims the

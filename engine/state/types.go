@@ -12,6 +12,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/kroscope/kroscope/engine/packed"
 )
 
 // InstanceKey identifies one instance across every graph kroscope serves.
@@ -70,9 +72,10 @@ type Resource struct {
 	ReadyChecks []ReadyCheck
 
 	// Desired is the rendered object kroscope applies; Observed is what the
-	// API server returned. Either may be nil.
-	Desired  map[string]any
-	Observed map[string]any
+	// API server returned. Either may be zero. Kept encoded: every child of
+	// every instance has them, a screen shows one (Map decodes it).
+	Desired  packed.Object
+	Observed packed.Object
 
 	// FirstApplied is when kroscope first applied (or found) the object in
 	// this engine's lifetime; Ready is when it first became ready after that.

@@ -1,0 +1,59 @@
+package packed
+
+import (
+	"reflect"
+	"testing"
+)
+
+func TestPackRoundTripKeepsNumbersAndShapes(t *testing.T) {
+	in := map[string]any{
+		"apiVersion": "v1", "kind": "ConfigMap",
+		"metadata": map[string]any{"name": "a", "labels": map[string]any{"x": "y"}},
+		"spec":     map[string]any{"replicas": int64(3), "ratio": 0.5, "on": true, "none": nil, "list": []any{"a", int64(1), map[string]any{"k": "v"}}},
+	}
+	o, err := Pack(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o.IsZero() || o.Len() == 0 {
+		t.Fatal("packed object is empty")
+	}
+	out := o.Map()
+	if !reflect.DeepEqual(in, out) {
+		t.Fatalf("round trip changed the object:\n in %#v\nout %#v", in, out)
+	}
+	// Each decode is the caller's own copy.
+	out["kind"] = "Changed"
+	if o.Map()["kind"] != "ConfigMap" {
+		t.Fatal("changing a decoded copy changed the packed object")
+	}
+}
+
+func TestZeroObject(t *testing.T) {
+	o, err := Pack(nil)
+	if err != nil || !o.IsZero() || o.Map() != nil {
+		t.Fatalf("Pack(nil) = %v, %v; want the zero Object decoding to nil", o, err)
+	}
+	if (Object{}).Map() != nil {
+		t.Fatal("zero Object decodes to a map")
+	}
+}
+
+// The point of the package: an object packed is much smaller than its map
+// tree (measured here by the allocations a decode makes).
+func TestPackedIsSmallerThanItsMapTree(t *testing.T) {
+	in := map[string]any{"apiVersion": "v1", "kind": "ConfigMap",
+		"metadata": map[string]any{"name": "i0001-a", "namespace": "default", "uid": "6a1f2b3c-0000-4000-8000-000000000001", "resourceVersion": "12345",
+			"labels": map[string]any{"kro.run/instance-id": "6a1f2b3c-0000-4000-8000-000000000002", "kro.run/node-id": "a", "kro.run/owned": "true"}},
+		"data": map[string]any{"value": "one"}}
+	o, _ := Pack(in)
+	var m map[string]any
+	allocs := testing.AllocsPerRun(10, func() { m = o.Map() })
+	_ = m
+	if o.Len() > 400 {
+		t.Fatalf("packed ConfigMap is %d bytes; want a few hundred", o.Len())
+	}
+	if allocs < 10 {
+		t.Fatalf("decoding made %.0f allocations: the map tree should cost many more objects than the packed bytes", allocs)
+	}
+}
