@@ -6,7 +6,6 @@ import (
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/kroscope/kroscope/engine/lease"
@@ -137,6 +136,6 @@ func (e *Engine) touchRequeue(s *served, key state.InstanceKey) error {
 }
 
 // requeueAsked: someone (an attached kroscope) wrote a new requeue time.
-func requeueAsked(old, cur *unstructured.Unstructured) bool {
+func requeueAsked(old, cur metav1.Object) bool {
 	return old.GetAnnotations()[RequeueAnnotation] != cur.GetAnnotations()[RequeueAnnotation]
 }

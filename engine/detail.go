@@ -39,11 +39,10 @@ func (e *Engine) InstanceDetail(ctx context.Context, key state.InstanceKey) (sta
 	if err != nil || !ok {
 		return d, fmt.Errorf("instance %s is not in the cache (deleted?)", key)
 	}
-	u, ok := obj.(*unstructured.Unstructured)
+	u, ok := instanceObject(obj)
 	if !ok {
 		return d, fmt.Errorf("instance %s: unexpected cached type %T", key, obj)
 	}
-	u = u.DeepCopy()
 	unstructured.RemoveNestedField(u.Object, "metadata", "managedFields")
 	d.Object = u.Object
 	d.Conditions = conditionsOf(u)

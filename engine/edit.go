@@ -106,7 +106,7 @@ func (e *Engine) cachedInstance(key state.InstanceKey) (*unstructured.Unstructur
 	if err != nil || !ok {
 		return nil, fmt.Errorf("instance %s is not in the cache (deleted?)", key)
 	}
-	u, ok := obj.(*unstructured.Unstructured)
+	u, ok := instanceObject(obj)
 	if !ok {
 		return nil, fmt.Errorf("instance %s: unexpected cached type %T", key, obj)
 	}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -19,7 +20,6 @@ import (
 	"github.com/kroscope/kroscope/engine/metrics"
 	"github.com/kroscope/kroscope/engine/objcache"
 	"github.com/kroscope/kroscope/engine/rgdstatus"
-	"github.com/kroscope/kroscope/engine/slim"
 	"github.com/kroscope/kroscope/engine/source"
 	"github.com/kroscope/kroscope/engine/state"
 	"github.com/kroscope/kroscope/engine/watch"
@@ -390,8 +390,8 @@ func (s *served) start(ctx context.Context) error {
 	}
 
 	inf := dynamicinformer.NewFilteredDynamicInformer(e.set.Dynamic(), s.gvr, instanceNS, 0, cache.Indexers{}, nil).Informer()
-	// Instances are kept without managedFields' field sets (package slim).
-	if err := inf.SetTransform(slim.Transform); err != nil {
+	// Instances are kept slim and mostly encoded (storeInstance).
+	if err := inf.SetTransform(storeInstance); err != nil {
 		return err
 	}
 	mon := e.group.MonitoredScope(inf, s.resource, s.resource, instanceNS)
@@ -458,9 +458,9 @@ func (s *served) instanceHandler(mon *watch.Monitor) cache.ResourceEventHandler 
 				return
 			}
 			mon.Event("add")
-			if u, ok := obj.(*unstructured.Unstructured); ok {
+			if u, gvk, ok := instanceMeta(obj); ok {
 				e.noteWrites(instanceWhat(s.resource, u), u)
-				e.noteInstance(s, u, nil)
+				e.noteInstance(s, u, gvk, nil)
 				e.queue.Add(item{gvr: s.gvr, namespace: u.GetNamespace(), name: u.GetName()})
 			}
 		},
@@ -469,13 +469,13 @@ func (s *served) instanceHandler(mon *watch.Monitor) cache.ResourceEventHandler 
 				return
 			}
 			mon.Event("update")
-			o, ok1 := oldObj.(*unstructured.Unstructured)
-			u, ok2 := obj.(*unstructured.Unstructured)
+			o, _, ok1 := instanceMeta(oldObj)
+			u, gvk, ok2 := instanceMeta(obj)
 			if !ok1 || !ok2 {
 				return
 			}
 			e.noteWrites(instanceWhat(s.resource, u), u)
-			e.noteInstance(s, u, o)
+			e.noteInstance(s, u, gvk, o)
 			// The informer now holds what kroscope last wrote: it serves
 			// the instance, and the written copy is dropped.
 			e.reader.cache.CaughtUp(key(s.gvr, u.GetNamespace(), u.GetName()), u.GetResourceVersion())
@@ -519,7 +519,7 @@ var ownAnnotations = map[string]bool{
 // needsReconcile: a spec change (generation), a label or annotation change
 // by someone else, or deletion. The instance's own status writes do not
 // count, so a status write never loops back into a reconcile.
-func needsReconcile(old, cur *unstructured.Unstructured) bool {
+func needsReconcile(old, cur metav1.Object) bool {
 	if old.GetGeneration() != cur.GetGeneration() {
 		return true
 	}
@@ -550,14 +550,14 @@ func sameMap(a, b map[string]string, ignore map[string]bool) bool {
 
 // noteInstance records an instance's identity in the state when it is new
 // or its generation or deletion changed.
-func (e *Engine) noteInstance(s *served, u, old *unstructured.Unstructured) {
+func (e *Engine) noteInstance(s *served, u metav1.Object, gvk schema.GroupVersionKind, old metav1.Object) {
 	if old != nil && old.GetGeneration() == u.GetGeneration() && (old.GetDeletionTimestamp() == nil) == (u.GetDeletionTimestamp() == nil) {
 		return
 	}
 	key := state.InstanceKey{Resource: s.resource, Namespace: u.GetNamespace(), Name: u.GetName()}
 	e.store.UpdateInstance(key, func(in *state.Instance) {
-		in.APIVersion = u.GetAPIVersion()
-		in.Kind = u.GetKind()
+		in.APIVersion = gvk.GroupVersion().String()
+		in.Kind = gvk.Kind
 		in.Graph = s.graph.Name
 		in.UID = string(u.GetUID())
 		in.Generation = u.GetGeneration()

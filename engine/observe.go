@@ -98,11 +98,13 @@ func resources(g *graph.Graph, o reconciler.Observation, prev *state.Instance, n
 			}
 			r.WaitingFor = d.WaitingFor
 			r.ReadyChecks = readyChecks(d.ReadyChecks)
-			if d.Desired != nil {
-				r.Desired = pack(d.Desired.Object, prevDesired(prev, id))
-			}
+			var observed map[string]any
 			if d.Observed != nil {
 				r.Observed = keep(g.Resources[id], d.Observed)
+				observed = d.Observed.Object
+			}
+			if d.Desired != nil {
+				r.Desired = pack(d.Desired.Object, observed, prevDesired(prev, id))
 			}
 		}
 		if rs := o.State.ResourceStates[id]; rs != nil {
@@ -130,12 +132,14 @@ func resources(g *graph.Graph, o reconciler.Observation, prev *state.Instance, n
 	return out
 }
 
-// pack encodes obj for the state, reusing prev's bytes when they are the
-// same (a converged reconcile renders what it rendered before): the state
-// then keeps one copy per version, not one per reconcile. An object that
-// cannot be encoded (none can: it was rendered as JSON) is kept as none.
-func pack(obj map[string]any, prev packed.Object) packed.Object {
-	p, err := packed.Pack(obj)
+// pack encodes the desired object obj for the state, relative to the
+// observed one when there is one (mostly the same fields: the delta is a
+// few paths), reusing prev's bytes when they are the same (a converged
+// reconcile renders what it rendered before): the state then keeps one
+// copy per version, not one per reconcile. An object that cannot be
+// encoded (none can: it was rendered as JSON) is kept as none.
+func pack(obj, observed map[string]any, prev packed.Object) packed.Object {
+	p, err := packed.PackAgainst(obj, observed)
 	if err != nil {
 		return packed.Object{}
 	}

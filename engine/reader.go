@@ -44,13 +44,13 @@ func (r *reader) Instance(gvr schema.GroupVersionResource, namespace, name strin
 	if err != nil {
 		return nil, false
 	}
-	u, _ := item.(*unstructured.Unstructured)
-	if exists && u == nil {
+	m := watch.MetaOf(item)
+	if exists && m == nil {
 		return nil, false
 	}
 	rv := ""
-	if u != nil {
-		rv = u.GetResourceVersion()
+	if m != nil {
+		rv = m.GetResourceVersion()
 	}
 	ck := key(gvr, namespace, name)
 	known := r.cache.Has(ck)
@@ -62,7 +62,7 @@ func (r *reader) Instance(gvr schema.GroupVersionResource, namespace, name strin
 		// even be older than one kroscope read), or no object: ask.
 		return nil, false
 	}
-	return u.DeepCopy(), true
+	return instanceObject(item)
 }
 
 // Child answers from the object last returned for it, while the children's

@@ -132,7 +132,7 @@ func toYAML(obj map[string]any) string {
 // yamlView renders the desired or observed object, or their unified diff.
 func yamlView(th *theme.Theme, r *state.Resource, mode yamlMode, reveal bool) []string {
 	mask := "********"
-	desired, observed := r.Desired.Map(), withoutNoise(r.Observed.Map())
+	desired, observed := r.DesiredObject(), withoutNoise(r.ObservedObject())
 	// Secrets are masked wherever they appear (a List's items, a nested
 	// object, the last-applied annotation), so in the diff too; x reveals
 	// the selected Secret only.

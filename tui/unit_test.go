@@ -104,7 +104,7 @@ func TestSecretMaskedUntilRevealed(t *testing.T) {
 		t.Fatalf("revealed view hides the data:\n%s", s)
 	}
 	// The original object is not modified by masking.
-	if r.Desired.Map()["stringData"].(map[string]any)["password"] != "hunter2" {
+	if r.DesiredObject()["stringData"].(map[string]any)["password"] != "hunter2" {
 		t.Fatal("masking modified the snapshot")
 	}
 }
@@ -541,7 +541,7 @@ func TestSecretMaskedWhereverItAppears(t *testing.T) {
 	if s := strings.Join(yamlView(th, single, yamlObserved, true), "\n"); !strings.Contains(s, token) {
 		t.Errorf("revealed view hides the data:\n%s", s)
 	}
-	if list.Observed.Map()["items"].([]any)[0].(map[string]any)["data"].(map[string]any)["token"] != token {
+	if list.ObservedObject()["items"].([]any)[0].(map[string]any)["data"].(map[string]any)["token"] != token {
 		t.Error("masking modified the snapshot")
 	}
 }

@@ -11,12 +11,18 @@
 package packed
 
 import (
+	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/runtime/serializer/cbor/direct"
 )
 
 // Object is one encoded object. The zero Object is "no object". An Object
 // is immutable: copies share its bytes.
-type Object struct{ data []byte }
+type Object struct {
+	data []byte
+	// relative is set for an Object packed against another (PackAgainst):
+	// data is a delta, and only UnpackAgainst that other object decodes it.
+	relative bool
+}
 
 // Pack encodes obj; a nil obj gives the zero Object.
 func Pack(obj map[string]any) (Object, error) {
@@ -60,4 +66,115 @@ func (o Object) Map() map[string]any {
 }
 
 // Equal reports whether a and b hold the same encoding.
-func (a Object) Equal(b Object) bool { return string(a.data) == string(b.data) }
+func (a Object) Equal(b Object) bool {
+	return a.relative == b.relative && string(a.data) == string(b.data)
+}
+
+// Relative reports whether o was packed against another object.
+func (o Object) Relative() bool { return o.relative }
+
+// delta is what PackAgainst encodes: obj without the subtrees it shares
+// with base, and the paths (map keys only) of those subtrees.
+type delta struct {
+	Rest map[string]any `json:"r"`
+	Same [][]string     `json:"s"`
+}
+
+// PackAgainst encodes obj relative to base: every map entry whose value
+// equals base's at the same path is recorded as that path only. What
+// kroscope applied is mostly what the API server returned (the returned
+// object has more), so a desired object packed against the observed one
+// shrinks to a list of a few paths. UnpackAgainst with the same base
+// decodes it. Without a base, or when the delta would not be smaller, obj
+// is packed whole.
+func PackAgainst(obj, base map[string]any) (Object, error) {
+	whole, err := Pack(obj)
+	if err != nil || obj == nil || base == nil {
+		return whole, err
+	}
+	d := delta{}
+	d.Rest = split(obj, base, nil, &d.Same)
+	data, err := direct.Marshal(d)
+	if err != nil || len(data) >= whole.Len() {
+		return whole, nil
+	}
+	return Object{data: data, relative: true}, nil
+}
+
+// split returns obj without the entries equal to base's, appending their
+// paths (under prefix) to same.
+func split(obj, base map[string]any, prefix []string, same *[][]string) map[string]any {
+	rest := make(map[string]any, len(obj))
+	for k, v := range obj {
+		bv, ok := base[k]
+		if !ok {
+			rest[k] = v
+			continue
+		}
+		path := append(append(make([]string, 0, len(prefix)+1), prefix...), k)
+		if equality.Semantic.DeepEqual(v, bv) {
+			*same = append(*same, path)
+			continue
+		}
+		vm, ok1 := v.(map[string]any)
+		bm, ok2 := bv.(map[string]any)
+		if ok1 && ok2 {
+			rest[k] = split(vm, bm, path, same)
+			continue
+		}
+		rest[k] = v
+	}
+	return rest
+}
+
+// UnpackAgainst decodes o, packed against base's object by PackAgainst (or
+// packed whole: then base is not needed). nil when o is zero, or relative
+// and base cannot be decoded.
+func (o Object) UnpackAgainst(base Object) (map[string]any, error) {
+	if !o.relative {
+		return o.Unpack()
+	}
+	var d delta
+	if err := direct.Unmarshal(o.data, &d); err != nil {
+		return nil, err
+	}
+	b, err := base.Unpack()
+	if err != nil {
+		return nil, err
+	}
+	out := d.Rest
+	if out == nil {
+		out = map[string]any{}
+	}
+	for _, path := range d.Same {
+		v, ok := lookup(b, path)
+		if !ok {
+			continue // base is not the object o was packed against
+		}
+		m := out
+		for _, k := range path[:len(path)-1] {
+			next, ok := m[k].(map[string]any)
+			if !ok {
+				next = map[string]any{}
+				m[k] = next
+			}
+			m = next
+		}
+		m[path[len(path)-1]] = v
+	}
+	return out, nil
+}
+
+func lookup(m map[string]any, path []string) (any, bool) {
+	var cur any = m
+	for _, k := range path {
+		mm, ok := cur.(map[string]any)
+		if !ok {
+			return nil, false
+		}
+		if cur, ok = mm[k]; !ok {
+			return nil, false
+		}
+	}
+	return cur, true
+}

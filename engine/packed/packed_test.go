@@ -57,3 +57,48 @@ func TestPackedIsSmallerThanItsMapTree(t *testing.T) {
 		t.Fatalf("decoding made %.0f allocations: the map tree should cost many more objects than the packed bytes", allocs)
 	}
 }
+
+func TestPackAgainstKeepsOnlyWhatDiffers(t *testing.T) {
+	labels := func() map[string]any {
+		return map[string]any{"kro.run/instance-id": "6a1f2b3c-0000-4000-8000-000000000002", "kro.run/resource-graph-definition-id": "6a1f2b3c-0000-4000-8000-000000000003",
+			"kro.run/instance-name": "i0001", "kro.run/node-id": "a", "kro.run/owned": "true"}
+	}
+	desired := map[string]any{"apiVersion": "v1", "kind": "ConfigMap",
+		"metadata": map[string]any{"name": "a", "labels": labels()},
+		"data":     map[string]any{"k": "want", "same": "s", "nested": map[string]any{"n": int64(1)}},
+		"list":     []any{"a", "b"},
+		"new":      "only desired"}
+	observed := map[string]any{"apiVersion": "v1", "kind": "ConfigMap",
+		"metadata": map[string]any{"name": "a", "uid": "u", "resourceVersion": "5", "labels": labels()},
+		"data":     map[string]any{"k": "live", "same": "s", "nested": map[string]any{"n": int64(1)}},
+		"list":     []any{"a"}}
+	base, _ := Pack(observed)
+	rel, err := PackAgainst(desired, observed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	whole, _ := Pack(desired)
+	if !rel.Relative() || rel.Len() >= whole.Len() {
+		t.Fatalf("relative packing is %d bytes, whole %d: want smaller", rel.Len(), whole.Len())
+	}
+	got, err := rel.UnpackAgainst(base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(got, desired) {
+		t.Fatalf("UnpackAgainst =\n%#v\nwant\n%#v", got, desired)
+	}
+	// A delta that would not be smaller is not made.
+	if tiny, _ := PackAgainst(map[string]any{"a": "b"}, map[string]any{"a": "b"}); tiny.Relative() {
+		t.Error("a one-entry object was packed as a delta, which is larger")
+	}
+	// An object packed whole needs no base.
+	if got, _ := whole.UnpackAgainst(Object{}); !reflect.DeepEqual(got, desired) {
+		t.Fatalf("whole object unpacked against nothing = %#v", got)
+	}
+	// Without its base the relative object cannot be rebuilt: an error,
+	// not a wrong object.
+	if got, err := rel.UnpackAgainst(Object{}); err == nil && reflect.DeepEqual(got, desired) {
+		t.Fatal("relative object decoded without its base")
+	}
+}

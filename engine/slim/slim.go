@@ -83,9 +83,9 @@ func View(u *unstructured.Unstructured) *unstructured.Unstructured {
 }
 
 // Transform is an informer transform (cache.TransformFunc) that slims the
-// objects an informer stores: unstructured objects lose fieldsV1, other
-// objects (metadata-only ones) lose managedFields; labels share their
-// strings (see Labels).
+// objects an informer stores: unstructured objects lose fieldsV1,
+// metadata-only ones keep only what Meta keeps, other objects lose
+// managedFields; labels share their strings (see Labels).
 func Transform(obj any) (any, error) {
 	switch o := obj.(type) {
 	case *unstructured.Unstructured:
@@ -97,11 +97,32 @@ func Transform(obj any) (any, error) {
 		}
 	case cache.DeletedFinalStateUnknown:
 		// Already stored slim, or about to be forgotten.
+	case *metav1.PartialObjectMetadata:
+		return Meta(o), nil
 	case metav1.Object:
 		o.SetManagedFields(nil)
 		o.SetLabels(Labels(o.GetLabels()))
 	}
 	return obj, nil
+}
+
+// Meta is what a metadata-only watch keeps of an object: its identity, its
+// version and its labels. The engine reads nothing else from these
+// watches (which instance a child belongs to, and whether the object it
+// remembers is still current); annotations, owner references, finalizers
+// and managedFields were most of every watched object's cost, held for
+// every child of every instance.
+func Meta(o *metav1.PartialObjectMetadata) *metav1.PartialObjectMetadata {
+	return &metav1.PartialObjectMetadata{
+		TypeMeta: o.TypeMeta,
+		ObjectMeta: metav1.ObjectMeta{
+			Name:            o.Name,
+			Namespace:       o.Namespace,
+			UID:             o.UID,
+			ResourceVersion: o.ResourceVersion,
+			Labels:          Labels(o.Labels),
+		},
+	}
 }
 
 // Labels returns l with its strings interned: every child carries the same

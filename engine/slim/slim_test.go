@@ -54,19 +54,26 @@ func TestTransform(t *testing.T) {
 	if mf := u.GetManagedFields(); len(mf) != 1 || mf[0].FieldsV1 != nil || mf[0].Manager != "kroscope" {
 		t.Errorf("unstructured: managedFields = %+v, want the entry without fieldsV1", mf)
 	}
-	m := &metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{Name: "a", ManagedFields: []metav1.ManagedFieldsEntry{{Manager: "x"}}}}
-	if _, err := Transform(m); err != nil {
+	m := &metav1.PartialObjectMetadata{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"}, ObjectMeta: metav1.ObjectMeta{
+		Name: "a", Namespace: "ns", UID: "u1", ResourceVersion: "7", Generation: 2, Labels: map[string]string{"l": "v"},
+		Annotations: map[string]string{"big": "annotation"}, Finalizers: []string{"f"},
+		OwnerReferences: []metav1.OwnerReference{{Kind: "X", Name: "x", UID: "o1"}}, ManagedFields: []metav1.ManagedFieldsEntry{{Manager: "x"}}}}
+	out, err := Transform(m)
+	if err != nil {
 		t.Fatal(err)
 	}
-	if m.ManagedFields != nil {
-		t.Errorf("metadata: managedFields = %+v, want none", m.ManagedFields)
+	want := &metav1.PartialObjectMetadata{TypeMeta: m.TypeMeta, ObjectMeta: metav1.ObjectMeta{
+		Name: "a", Namespace: "ns", UID: "u1", ResourceVersion: "7", Labels: map[string]string{"l": "v"}}}
+	if !equality.Semantic.DeepEqual(out, want) {
+		t.Errorf("metadata: kept %+v, want only identity, version and labels: %+v", out, want)
 	}
 }
 
 func TestTransformKeepsLabels(t *testing.T) {
-	m := &metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{Name: "a", Labels: map[string]string{"kro.run/owned": "true", "app": "x"}}}
+	in := &metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{Name: "a", Labels: map[string]string{"kro.run/owned": "true", "app": "x"}}}
 	u := object()
-	_, _ = Transform(m)
+	out, _ := Transform(in)
+	m := out.(*metav1.PartialObjectMetadata)
 	_, _ = Transform(u)
 	if got := m.GetLabels(); len(got) != 2 || got["kro.run/owned"] != "true" || got["app"] != "x" {
 		t.Errorf("metadata labels = %v", got)

@@ -73,7 +73,9 @@ type Resource struct {
 
 	// Desired is the rendered object kroscope applies; Observed is what the
 	// API server returned. Either may be zero. Kept encoded: every child of
-	// every instance has them, a screen shows one (Map decodes it).
+	// every instance has them, a screen shows one. Desired may be packed
+	// against Observed (see packed.PackAgainst): read both with
+	// DesiredObject and ObservedObject.
 	Desired  packed.Object
 	Observed packed.Object
 
@@ -86,6 +88,18 @@ type Resource struct {
 	// LastError is the resource's last error, kept after it clears.
 	LastError *ErrorMemory
 }
+
+// DesiredObject decodes the desired object (nil when there is none).
+func (r *Resource) DesiredObject() map[string]any {
+	m, err := r.Desired.UnpackAgainst(r.Observed)
+	if err != nil {
+		return nil
+	}
+	return m
+}
+
+// ObservedObject decodes the observed object (nil when there is none).
+func (r *Resource) ObservedObject() map[string]any { return r.Observed.Map() }
 
 // Transition is one change of an instance's state.
 type Transition struct {
