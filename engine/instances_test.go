@@ -5,6 +5,9 @@ import (
 
 	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/kroscope/kroscope/engine/packed"
+	"github.com/kroscope/kroscope/engine/state"
 )
 
 func instanceForStore() *unstructured.Unstructured {
@@ -83,5 +86,30 @@ func TestInstanceObjectOfUnstructured(t *testing.T) {
 	}
 	if _, _, ok := instanceMeta("not an object"); ok {
 		t.Fatal("instanceMeta accepted a string")
+	}
+}
+
+// A reconcile that renders what it rendered before, against the same
+// observed object, keeps the encoding it has; anything else is encoded
+// anew, relative to the observed object.
+func TestPackDesiredReusesAnUnchangedEncoding(t *testing.T) {
+	desired := map[string]any{"apiVersion": "v1", "kind": "ConfigMap", "metadata": map[string]any{"name": "a"}, "data": map[string]any{"k": "v"}}
+	observed := map[string]any{"apiVersion": "v1", "kind": "ConfigMap", "metadata": map[string]any{"name": "a", "uid": "u"}, "data": map[string]any{"k": "v"}}
+	obs, _ := packed.Pack(observed)
+	marker, _ := packed.Pack(map[string]any{"marker": "the old encoding"})
+	old := &state.Resource{DesiredHash: "h1", Observed: obs, Desired: marker}
+
+	same := &state.Resource{DesiredHash: "h1", Observed: obs}
+	if got := packDesired(desired, observed, same, old); !got.Equal(marker) {
+		t.Error("same hash and observed bytes: the old encoding was not reused")
+	}
+	changed := &state.Resource{DesiredHash: "h2", Observed: obs}
+	got := packDesired(desired, observed, changed, old)
+	changed.Desired = got
+	if got.Equal(marker) || !equality.Semantic.DeepEqual(changed.DesiredObject(), desired) {
+		t.Errorf("new hash: got %v, want the new desired object", changed.DesiredObject())
+	}
+	if first := packDesired(desired, observed, &state.Resource{Observed: obs}, nil); !first.Equal(got) {
+		t.Error("without a previous value the encoding differs")
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/kroscope/kroscope/engine/state"
 	"github.com/kroscope/kroscope/reconciler"
 	"github.com/kroscope/kroscope/reconciler/graph"
+	"github.com/kroscope/kroscope/reconciler/metadata"
 )
 
 // Resource states that mean the object exists as kroscope wants it, or is
@@ -104,7 +105,8 @@ func resources(g *graph.Graph, o reconciler.Observation, prev *state.Instance, n
 				observed = d.Observed.Object
 			}
 			if d.Desired != nil {
-				r.Desired = pack(d.Desired.Object, observed, prevDesired(prev, id))
+				r.DesiredHash = d.Desired.GetAnnotations()[metadata.DesiredHashAnnotation]
+				r.Desired = packDesired(d.Desired.Object, observed, &r, prev.Resource(id))
 			}
 		}
 		if rs := o.State.ResourceStates[id]; rs != nil {
@@ -132,28 +134,25 @@ func resources(g *graph.Graph, o reconciler.Observation, prev *state.Instance, n
 	return out
 }
 
-// pack encodes the desired object obj for the state, relative to the
-// observed one when there is one (mostly the same fields: the delta is a
-// few paths), reusing prev's bytes when they are the same (a converged
-// reconcile renders what it rendered before): the state then keeps one
-// copy per version, not one per reconcile. An object that cannot be
-// encoded (none can: it was rendered as JSON) is kept as none.
-func pack(obj, observed map[string]any, prev packed.Object) packed.Object {
+// packDesired encodes the desired object obj of r for the state, relative
+// to the observed one when there is one (mostly the same fields: the delta
+// is a few paths). A converged reconcile renders what it rendered before:
+// with the same hash against the same observed bytes, old's encoding is
+// reused without encoding again, and equal bytes are shared, so the state
+// keeps one copy per version, not one per reconcile. An object that cannot
+// be encoded (none can: it was rendered as JSON) is kept as none.
+func packDesired(obj, observed map[string]any, r, old *state.Resource) packed.Object {
+	if old != nil && r.DesiredHash != "" && old.DesiredHash == r.DesiredHash && old.Observed.Equal(r.Observed) && !old.Desired.IsZero() {
+		return old.Desired
+	}
 	p, err := packed.PackAgainst(obj, observed)
 	if err != nil {
 		return packed.Object{}
 	}
-	if p.Equal(prev) {
-		return prev
-	}
-	return p
-}
-
-func prevDesired(prev *state.Instance, id string) packed.Object {
-	if old := prev.Resource(id); old != nil {
+	if old != nil && p.Equal(old.Desired) {
 		return old.Desired
 	}
-	return packed.Object{}
+	return p
 }
 
 // operandWidth bounds an operand's value on screen: a whole status object

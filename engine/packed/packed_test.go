@@ -102,3 +102,25 @@ func TestPackAgainstKeepsOnlyWhatDiffers(t *testing.T) {
 		t.Fatal("relative object decoded without its base")
 	}
 }
+
+func TestJSONEqual(t *testing.T) {
+	cases := []struct {
+		a, b any
+		want bool
+	}{
+		{map[string]any{"a": []any{int64(1), "x", nil, true, 0.5}}, map[string]any{"a": []any{int64(1), "x", nil, true, 0.5}}, true},
+		{map[string]any{"a": int64(1)}, map[string]any{"a": int64(2)}, false},
+		{map[string]any{"a": int64(1)}, map[string]any{"a": 1.0}, false}, // decoded back, an int64 stays one
+		{map[string]any{"a": "x"}, map[string]any{"a": "x", "b": "y"}, false},
+		{map[string]any{"a": "x", "c": "y"}, map[string]any{"a": "x", "b": "y"}, false},
+		{[]any{"a"}, []any{"a", "b"}, false},
+		{nil, nil, true},
+		{nil, map[string]any{}, false},
+		{int32(1), int32(1), false}, // not a decoded JSON value
+	}
+	for _, c := range cases {
+		if got := jsonEqual(c.a, c.b); got != c.want {
+			t.Errorf("jsonEqual(%v, %v) = %v, want %v", c.a, c.b, got, c.want)
+		}
+	}
+}

@@ -78,6 +78,10 @@ type Resource struct {
 	// DesiredObject and ObservedObject.
 	Desired  packed.Object
 	Observed packed.Object
+	// DesiredHash is the reconciler's hash of Desired (its desired-hash
+	// annotation): while it and Observed stay the same, the encoded
+	// Desired is reused rather than encoded again.
+	DesiredHash string
 
 	// FirstApplied is when kroscope first applied (or found) the object in
 	// this engine's lifetime; Ready is when it first became ready after that.
