@@ -11,6 +11,8 @@
 package packed
 
 import (
+	"slices"
+
 	"k8s.io/apimachinery/pkg/runtime/serializer/cbor/direct"
 )
 
@@ -93,6 +95,9 @@ func PackAgainst(obj, base map[string]any) (Object, error) {
 	}
 	d := delta{}
 	d.Rest = split(obj, base, nil, &d.Same)
+	// Sorted, so that the same object packs to the same bytes (maps are
+	// encoded sorted already): Equal then finds an unchanged object.
+	slices.SortFunc(d.Same, slices.Compare)
 	data, err := direct.Marshal(d)
 	if err != nil || len(data) >= whole.Len() {
 		return whole, nil

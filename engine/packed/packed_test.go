@@ -88,6 +88,12 @@ func TestPackAgainstKeepsOnlyWhatDiffers(t *testing.T) {
 	if !reflect.DeepEqual(got, desired) {
 		t.Fatalf("UnpackAgainst =\n%#v\nwant\n%#v", got, desired)
 	}
+	// The same object packs to the same bytes, whatever the maps' order.
+	for range 20 {
+		if again, _ := PackAgainst(desired, observed); !again.Equal(rel) {
+			t.Fatal("packing the same object twice gave different bytes")
+		}
+	}
 	// A delta that would not be smaller is not made.
 	if tiny, _ := PackAgainst(map[string]any{"a": "b"}, map[string]any{"a": "b"}); tiny.Relative() {
 		t.Error("a one-entry object was packed as a delta, which is larger")
