@@ -180,6 +180,11 @@ func (r *run) reconcileResource(id string, vars graph.Vars) {
 			replaces = existing.GetResourceVersion()
 		}
 		r.wrote(gvr, observed, replaces)
+		if _, same := subsetOf(desired.Object, observed.Object, ""); same {
+			// What the API server stored is what the next pass would
+			// compare with: it would find the object SYNCED.
+			r.noteSettledWrite(id)
+		}
 	}
 	d.Observed = observed
 	if created && r.reconciledBefore() {
