@@ -3,7 +3,6 @@ package reconciler
 import (
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"regexp"
@@ -178,8 +177,14 @@ func applyManagers(obj *unstructured.Unstructured, managers []string) []string {
 }
 
 // desiredHash hashes the rendered object (before the hash annotation is set).
+// It is the SHA-256 of the object's JSON as encoding/json writes it.
 func desiredHash(u *unstructured.Unstructured) (string, error) {
-	b, err := json.Marshal(u.Object)
+	bp := jsonBufs.Get().(*[]byte)
+	b, err := appendJSON((*bp)[:0], u.Object)
+	if cap(b) <= 64<<10 { // a rare huge object's buffer is not kept
+		*bp = b
+		defer jsonBufs.Put(bp)
+	}
 	if err != nil {
 		return "", err
 	}

@@ -491,14 +491,15 @@ func (r *run) stampChild(res *graph.Resource, desired *unstructured.Unstructured
 	desired.SetAnnotations(ann)
 
 	if r.inst.GetNamespace() == "" || desired.GetNamespace() == r.inst.GetNamespace() {
-		yes := true
-		desired.SetOwnerReferences([]metav1.OwnerReference{{
-			APIVersion: r.inst.GetAPIVersion(),
-			Kind:       r.inst.GetKind(),
-			Name:       r.inst.GetName(),
-			UID:        r.inst.GetUID(),
-			Controller: &yes,
-		}})
+		// The unstructured form of metav1.OwnerReference{..., Controller:
+		// true}, built directly: SetOwnerReferences converts by reflection.
+		_ = unstructured.SetNestedSlice(desired.Object, []any{map[string]any{
+			"apiVersion": r.inst.GetAPIVersion(),
+			"kind":       r.inst.GetKind(),
+			"name":       r.inst.GetName(),
+			"uid":        string(r.inst.GetUID()),
+			"controller": true,
+		}}, "metadata", "ownerReferences")
 	}
 }
 

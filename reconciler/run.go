@@ -75,6 +75,9 @@ type run struct {
 	// object, as the API server returned it, already holds the desired one
 	// (guarded by mu).
 	settledWrites map[string]bool
+	// asid is the instance's ApplySet ID (applySetID).
+	asidOnce sync.Once
+	asid     string
 	// orphanErrs and otherLeft are deletion's errors for, and count of,
 	// members whose resource is no longer in the graph.
 	orphanErrs []string
@@ -129,11 +132,27 @@ func (r *run) initDetails() {
 }
 
 // schemaVar is the instance as expressions see it: without status.
+// Only what expressions see is copied: the status (often most of an
+// instance) and managedFields are left out before copying, not after.
 func schemaVar(inst *unstructured.Unstructured) map[string]any {
-	obj := runtime.DeepCopyJSON(inst.Object)
-	delete(obj, "status")
-	if md, ok := obj["metadata"].(map[string]any); ok {
-		delete(md, "managedFields")
+	obj := make(map[string]any, len(inst.Object))
+	for k, v := range inst.Object {
+		switch k {
+		case "status":
+			continue
+		case "metadata":
+			if md, ok := v.(map[string]any); ok {
+				cp := make(map[string]any, len(md))
+				for mk, mv := range md {
+					if mk != "managedFields" {
+						cp[mk] = runtime.DeepCopyJSONValue(mv)
+					}
+				}
+				obj[k] = cp
+				continue
+			}
+		}
+		obj[k] = runtime.DeepCopyJSONValue(v)
 	}
 	return obj
 }
