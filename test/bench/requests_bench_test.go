@@ -176,6 +176,30 @@ func BenchmarkRequestCost(b *testing.B) {
 			return do("PATCH", inst+"/"+names[i]+"/status?fieldManager=kroscope", "application/merge-patch+json", subst(patchStatus, i))
 		}, 200, true},
 		{"instance get", func(i int) (int, []byte) { return do("GET", inst+"/"+names[i], "", nil) }, 200, true},
+		{"instance get + put (metadata: one label more)", func(i int) (int, []byte) {
+			_, cur := do("GET", inst+"/"+names[i], "", nil)
+			u := &unstructured.Unstructured{}
+			if err := u.UnmarshalJSON(cur); err != nil {
+				b.Fatal(err)
+			}
+			l := u.GetLabels()
+			l["bench/put"] = "x"
+			u.SetLabels(l)
+			body, _ := u.MarshalJSON()
+			return do("PUT", inst+"/"+names[i]+"?fieldManager=kroscope", "application/json", body)
+		}, 200, true},
+		{"instance metadata merge patch (one label)", func(i int) (int, []byte) {
+			return do("PATCH", inst+"/"+names[i]+"?fieldManager=kroscope", "application/merge-patch+json",
+				[]byte(`{"metadata":{"resourceVersion":"`+rvs[i]+`","labels":{"bench/patch":"x"}}}`))
+		}, 200, true},
+		{"configmap create, kroscope's body (POST)", func(i int) (int, []byte) {
+			body := strings.Replace(string(subst(applyA, i)), names[i]+"-a", names[i]+"-p", 1)
+			return do("POST", cms+"?fieldManager=kroscope", "application/json", []byte(body))
+		}, 201, false},
+		{"configmap server-side apply (create), minimal", func(i int) (int, []byte) {
+			return do("PATCH", cms+"/"+names[i]+"-m?fieldManager=kroscope", "application/apply-patch+yaml",
+				[]byte(`{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"`+names[i]+`-m"},"data":{"k":"v"}}`))
+		}, 201, false},
 		{"instance status put (same status)", func(i int) (int, []byte) {
 			_, cur := do("GET", inst+"/"+names[i], "", nil)
 			return do("PUT", inst+"/"+names[i]+"/status?fieldManager=kroscope", "application/json", cur)
