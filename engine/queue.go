@@ -302,8 +302,7 @@ func (e *Engine) routeWatchEvent(ev watch.Event) {
 }
 
 // wakeForChild queues it for a child event ev (nil: wake it regardless),
-// unless ev is only the echo of what a reconcile of it already got back
-// from the API server. An event that comes while a worker holds it is held
+// unless ev is only the echo of a create by a reconcile of it. An event that comes while a worker holds it is held
 // until that reconcile ends, and checked then: the watch often shows a
 // child before the apply that made it has returned (a metadata-only event
 // decodes faster than the full object), and every new instance was
@@ -345,12 +344,15 @@ func (e *Engine) land(it item) {
 	}
 }
 
-// ownWriteEcho reports whether ev shows exactly the version of the object
-// that the API server returned to a reconcile (its apply, or its read):
-// that reconcile has acted on it already, and waking the instance again
-// would only find what it left. A deletion is never one.
+// ownWriteEcho reports whether ev is a child's add event showing exactly
+// the version that the API server returned to a reconcile (its create):
+// that reconcile has acted on it already (a pass concludes over what it
+// created, or asks for its own next pass), and waking the instance again
+// would only find what it left. Updates are not filtered: a pass that
+// UPDATED a child leaves the instance IN_PROGRESS and counts on the
+// update's event for the pass that sees it SYNCED.
 func (e *Engine) ownWriteEcho(ev watch.Event) bool {
-	if ev.Type == "delete" || ev.ResourceVersion == "" || e.reader == nil || e.reader.cache == nil {
+	if ev.Type != "add" || ev.ResourceVersion == "" || e.reader == nil || e.reader.cache == nil {
 		return false
 	}
 	_, ok := e.reader.cache.Current(key(ev.Spec.GVR, ev.Namespace, ev.Name), ev.UID, ev.ResourceVersion)

@@ -11,10 +11,11 @@ import (
 	"github.com/kroscope/kroscope/engine/watch"
 )
 
-// A child event that shows exactly what a reconcile got back from the API
-// server wakes nobody, whether it comes after that reconcile recorded the
-// object or while the worker still holds the instance (then it is judged
-// when the reconcile ends); any other version, or a deletion, wakes it.
+// A child's add event that shows exactly what a reconcile's create got
+// back from the API server wakes nobody, whether it comes after that
+// reconcile recorded the object or while the worker still holds the
+// instance (then it is judged when the reconcile ends); any other version,
+// an update or a deletion wakes it.
 func TestChildEchoesOfOwnWritesDoNotWake(t *testing.T) {
 	q := &countingQueue{}
 	e := &Engine{queue: q}
@@ -52,9 +53,17 @@ func TestChildEchoesOfOwnWritesDoNotWake(t *testing.T) {
 		t.Errorf("an unconditional wake queued %d, want 1", n)
 	}
 
-	// The watch is faster than the apply's response: held, then dropped.
+	// An update kroscope made still wakes it: the pass that updated a
+	// child waits for that event to see it SYNCED.
+	wrote("11")
+	if n := wake(event("update", "11")); n != 1 {
+		t.Errorf("the event of kroscope's own update queued %d, want 1", n)
+	}
+
+	// The watch is faster than the create's response: held, then dropped.
+	e.reader.Forget(cm, "demo", "blog-a")
 	e.flying = map[item]struct{}{it: {}}
-	if n := wake(event("update", "12")); n != 0 {
+	if n := wake(event("add", "12")); n != 0 {
 		t.Fatalf("an event during the reconcile queued %d at once, want it held", n)
 	}
 	wrote("12")
@@ -66,7 +75,7 @@ func TestChildEchoesOfOwnWritesDoNotWake(t *testing.T) {
 
 	// Held, and not what the reconcile saw: queued when it ends.
 	e.flying = map[item]struct{}{it: {}}
-	wake(event("update", "13"))
+	wake(event("add", "13"))
 	e.land(it)
 	if q.added != before+1 {
 		t.Errorf("a held event of someone else's change queued %d, want 1", q.added-before)
