@@ -58,12 +58,7 @@ func (r *run) apply(res *graph.Resource, ri dynamic.ResourceInterface, desired, 
 	if err != nil {
 		return nil, false, false, fmt.Errorf("hashing the desired object: %w", err)
 	}
-	ann := desired.GetAnnotations()
-	if ann == nil {
-		ann = map[string]string{}
-	}
-	ann[metadata.DesiredHashAnnotation] = hash
-	desired.SetAnnotations(ann)
+	setMetadataStrings(desired, "annotations", map[string]string{metadata.DesiredHashAnnotation: hash})
 
 	if existing != nil && existing.GetAnnotations()[metadata.DesiredHashAnnotation] == hash {
 		if _, same := subsetOf(desired.Object, existing.Object, ""); same {
