@@ -188,6 +188,9 @@ type Engine struct {
 	flying   map[item]struct{}
 	// streaks counts each item's rounds of immediate requeues in a row.
 	streaks map[item]int
+	// held are the child events that came for an item while a worker
+	// held it (see wakeForChild).
+	held map[item][]watch.Event
 
 	health health // heartbeat and progress, for Healthy
 }

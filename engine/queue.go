@@ -64,11 +64,7 @@ func (e *Engine) processNext(ctx context.Context) bool {
 	}
 	e.flying[it] = struct{}{}
 	e.flightMu.Unlock()
-	defer func() {
-		e.flightMu.Lock()
-		delete(e.flying, it)
-		e.flightMu.Unlock()
-	}()
+	defer e.land(it)
 	decision, after, err := passes(ctx, func() error {
 		if s.stopped.Load() {
 			return nil // its graph stopped meanwhile
@@ -299,10 +295,68 @@ func (e *Engine) routeWatchEvent(ev watch.Event) {
 		// the object that is gone.
 		e.reader.Gone(ev.Spec.GVR, ev.Namespace, ev.Name, ev.UID)
 	}
-	e.routeChild(ev.Spec.GVR, ev.Labels)
+	e.routeChild(ev.Spec.GVR, ev.Labels, &ev)
 	if ev.OldLabels != nil && ev.OldLabels[metadata.InstanceIDLabel] != ev.Labels[metadata.InstanceIDLabel] {
-		e.routeChild(ev.Spec.GVR, ev.OldLabels) // it left its instance: tell the old one too
+		e.routeChild(ev.Spec.GVR, ev.OldLabels, nil) // it left its instance: tell the old one too
 	}
+}
+
+// wakeForChild queues it for a child event ev (nil: wake it regardless),
+// unless ev is only the echo of a create by a reconcile of it. An event that comes while a worker holds it is held
+// until that reconcile ends, and checked then: the watch often shows a
+// child before the apply that made it has returned (a metadata-only event
+// decodes faster than the full object), and every new instance was
+// reconciled a second time for its own creates.
+func (e *Engine) wakeForChild(it item, ev *watch.Event) {
+	if ev != nil {
+		if e.ownWriteEcho(*ev) {
+			return
+		}
+		e.flightMu.Lock()
+		if _, held := e.flying[it]; held {
+			if e.held == nil {
+				e.held = map[item][]watch.Event{}
+			}
+			e.held[it] = append(e.held[it], *ev)
+			e.flightMu.Unlock()
+			return
+		}
+		e.flightMu.Unlock()
+	}
+	e.queue.Add(it)
+}
+
+// land ends a worker's hold on it: the child events that came meanwhile
+// queue it again unless the reconcile had seen exactly what they show. It
+// runs before the queue's Done, so a queued item is reconciled after this
+// one, as an Add during the reconcile would be.
+func (e *Engine) land(it item) {
+	e.flightMu.Lock()
+	delete(e.flying, it)
+	evs := e.held[it]
+	delete(e.held, it)
+	e.flightMu.Unlock()
+	for _, ev := range evs {
+		if !e.ownWriteEcho(ev) {
+			e.queue.Add(it)
+			return
+		}
+	}
+}
+
+// ownWriteEcho reports whether ev is a child's add event showing exactly
+// the version that the API server returned to a reconcile (its create):
+// that reconcile has acted on it already (a pass concludes over what it
+// created, or asks for its own next pass), and waking the instance again
+// would only find what it left. Updates are not filtered: a pass that
+// UPDATED a child leaves the instance IN_PROGRESS and counts on the
+// update's event for the pass that sees it SYNCED.
+func (e *Engine) ownWriteEcho(ev watch.Event) bool {
+	if ev.Type != "add" || ev.ResourceVersion == "" || e.reader == nil || e.reader.cache == nil {
+		return false
+	}
+	_, ok := e.reader.cache.Current(key(ev.Spec.GVR, ev.Namespace, ev.Name), ev.UID, ev.ResourceVersion)
+	return ok
 }
 
 // routeSelected wakes every instance of the graphs whose external
@@ -322,10 +376,11 @@ func (e *Engine) routeSelected(ev watch.Event) {
 	}
 }
 
-// routeChild enqueues the instance whose labels the child carries, in every
-// graph that has children of that kind, when the instance's UID matches.
+// routeChild wakes the instance whose labels the child carries, in every
+// graph that has children of that kind, when the instance's UID matches
+// (ev is the child's event, nil to wake it in any case).
 // Must be called with e.mu read-locked.
-func (e *Engine) routeChild(gvr schema.GroupVersionResource, labels map[string]string) {
+func (e *Engine) routeChild(gvr schema.GroupVersionResource, labels map[string]string, ev *watch.Event) {
 	uid := labels[metadata.InstanceIDLabel]
 	name := labels[metadata.InstanceNameLabel]
 	if uid == "" || name == "" {
@@ -345,7 +400,7 @@ func (e *Engine) routeChild(gvr schema.GroupVersionResource, labels map[string]s
 			continue
 		}
 		if m := watch.MetaOf(obj); m != nil && string(m.GetUID()) == uid {
-			e.enqueue(s, ns, name)
+			e.wakeForChild(item{gvr: s.gvr, namespace: ns, name: name}, ev)
 		}
 	}
 }

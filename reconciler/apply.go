@@ -3,7 +3,6 @@ package reconciler
 import (
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"regexp"
@@ -59,12 +58,7 @@ func (r *run) apply(res *graph.Resource, ri dynamic.ResourceInterface, desired, 
 	if err != nil {
 		return nil, false, false, fmt.Errorf("hashing the desired object: %w", err)
 	}
-	ann := desired.GetAnnotations()
-	if ann == nil {
-		ann = map[string]string{}
-	}
-	ann[metadata.DesiredHashAnnotation] = hash
-	desired.SetAnnotations(ann)
+	setMetadataStrings(desired, "annotations", map[string]string{metadata.DesiredHashAnnotation: hash})
 
 	if existing != nil && existing.GetAnnotations()[metadata.DesiredHashAnnotation] == hash {
 		if _, same := subsetOf(desired.Object, existing.Object, ""); same {
@@ -178,8 +172,14 @@ func applyManagers(obj *unstructured.Unstructured, managers []string) []string {
 }
 
 // desiredHash hashes the rendered object (before the hash annotation is set).
+// It is the SHA-256 of the object's JSON as encoding/json writes it.
 func desiredHash(u *unstructured.Unstructured) (string, error) {
-	b, err := json.Marshal(u.Object)
+	bp := jsonBufs.Get().(*[]byte)
+	b, err := appendJSON((*bp)[:0], u.Object)
+	if cap(b) <= 64<<10 { // a rare huge object's buffer is not kept
+		*bp = b
+		defer jsonBufs.Put(bp)
+	}
 	if err != nil {
 		return "", err
 	}

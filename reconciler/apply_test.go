@@ -3,12 +3,15 @@ package reconciler
 import (
 	"errors"
 	"fmt"
+	"maps"
+	"reflect"
 	"slices"
 	"testing"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 )
 
@@ -63,5 +66,32 @@ func TestDesiredHashIsStable(t *testing.T) {
 	b.Object["b"] = int64(2)
 	if hc, _ := desiredHash(b); hc == ha {
 		t.Error("hash did not change with the object")
+	}
+}
+
+// setMetadataStrings leaves what GetLabels, maps.Copy and SetLabels left.
+func TestSetMetadataStringsAsGetCopySet(t *testing.T) {
+	objs := []map[string]any{
+		{"metadata": map[string]any{"name": "a"}},
+		{"metadata": map[string]any{"name": "a", "labels": nil}},
+		{"metadata": map[string]any{"name": "a", "labels": map[string]any{"team": "x", "kro.run/node-id": "old"}}},
+		{"metadata": map[string]any{"name": "a", "labels": map[string]any{"n": int64(1), "team": "x"}}},
+		{"metadata": map[string]any{"name": "a", "labels": "not a map"}},
+		{},
+	}
+	kv := map[string]string{"kro.run/node-id": "b", "kro.run/owned": "true"}
+	for _, o := range objs {
+		want := &unstructured.Unstructured{Object: runtime.DeepCopyJSON(o)}
+		l := want.GetLabels()
+		if l == nil {
+			l = map[string]string{}
+		}
+		maps.Copy(l, kv)
+		want.SetLabels(l)
+		got := &unstructured.Unstructured{Object: runtime.DeepCopyJSON(o)}
+		setMetadataStrings(got, "labels", kv)
+		if !reflect.DeepEqual(got.Object, want.Object) {
+			t.Errorf("%v:\n got %v\nwant %v", o, got.Object, want.Object)
+		}
 	}
 }

@@ -15,43 +15,47 @@ import (
 // stored), so their absence is what applying them leaves. A quantity
 // matches its canonical spelling. Lists must have the same length.
 func subsetOf(desired, observed any, path string) (string, bool) {
+	if diff, ok := subsetAt(desired, observed); !ok {
+		return orRoot(path + diff), false
+	}
+	return "", true
+}
+
+// subsetAt is subsetOf with the path of the difference below this value
+// ("" for the value itself), built only once a difference is found: a
+// converged object is compared on every pass, and building every key's
+// path was most of what the comparison allocated.
+func subsetAt(desired, observed any) (string, bool) {
 	switch d := desired.(type) {
 	case map[string]any:
 		o, ok := observed.(map[string]any)
 		if !ok {
-			if len(d) == 0 && observed == nil {
-				return "", true
-			}
-			return orRoot(path), false
+			return "", len(d) == 0 && observed == nil
 		}
 		for k, dv := range d {
 			ov, present := o[k]
-			p := path + "." + k
 			if !present {
 				if isEmpty(dv) {
 					continue
 				}
-				return p, false
+				return "." + k, false
 			}
-			if sub, ok := subsetOf(dv, ov, p); !ok {
-				return sub, false
+			if sub, ok := subsetAt(dv, ov); !ok {
+				return "." + k + sub, false
 			}
 		}
 		return "", true
 	case []any:
 		o, ok := observed.([]any)
 		if !ok {
-			if len(d) == 0 && observed == nil {
-				return "", true
-			}
-			return orRoot(path), false
+			return "", len(d) == 0 && observed == nil
 		}
 		if len(d) != len(o) {
-			return orRoot(path), false
+			return "", false
 		}
 		for i := range d {
-			if sub, ok := subsetOf(d[i], o[i], fmt.Sprintf("%s[%d]", path, i)); !ok {
-				return sub, false
+			if sub, ok := subsetAt(d[i], o[i]); !ok {
+				return fmt.Sprintf("[%d]", i) + sub, false
 			}
 		}
 		return "", true
@@ -65,12 +69,9 @@ func subsetOf(desired, observed any, path string) (string, bool) {
 		if on, ok := number(observed); ok && dn == on {
 			return "", true
 		}
-		return orRoot(path), false
+		return "", false
 	}
-	if reflect.DeepEqual(desired, observed) {
-		return "", true
-	}
-	return orRoot(path), false
+	return "", reflect.DeepEqual(desired, observed)
 }
 
 // canonicalQuantity reports whether observed is the canonical form of the

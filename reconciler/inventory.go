@@ -78,8 +78,12 @@ func (r *run) needsPrune() bool {
 
 // applySetID is the instance's ApplySet id.
 func (r *run) applySetID() string {
-	gvk := r.inst.GroupVersionKind()
-	return metadata.ApplySetID(r.inst.GetName(), r.inst.GetNamespace(), gvk.Kind, gvk.Group)
+	// The instance's identity does not change within a run: hashed once.
+	r.asidOnce.Do(func() {
+		gvk := r.inst.GroupVersionKind()
+		r.asid = metadata.ApplySetID(r.inst.GetName(), r.inst.GetNamespace(), gvk.Kind, gvk.Group)
+	})
+	return r.asid
 }
 
 // graphInventory is the recorded inventory plus the kind of every resource

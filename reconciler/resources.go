@@ -180,6 +180,11 @@ func (r *run) reconcileResource(id string, vars graph.Vars) {
 			replaces = existing.GetResourceVersion()
 		}
 		r.wrote(gvr, observed, replaces)
+		if _, same := subsetOf(desired.Object, observed.Object, ""); same {
+			// What the API server stored is what the next pass would
+			// compare with: it would find the object SYNCED.
+			r.noteSettledWrite(id)
+		}
 	}
 	d.Observed = observed
 	if created && r.reconciledBefore() {
@@ -467,34 +472,67 @@ func (r *run) resourceClient(gvr schema.GroupVersionResource, ns string) dynamic
 // reference to the instance: a namespaced instance can own children in its
 // own namespace only, a cluster-scoped one any child.
 func (r *run) stampChild(res *graph.Resource, desired *unstructured.Unstructured) {
-	labels := desired.GetLabels()
-	if labels == nil {
-		labels = map[string]string{}
-	}
 	// Only the child labels: the instance labeler's set (its graph's name)
 	// belongs on instances. A child that is itself an instance of another
 	// graph gets that graph's labels from its own controller, and both
 	// applying different values would conflict.
-	maps.Copy(labels, metadata.ChildLabels(r.instanceRef(), res.ID))
+	labels := metadata.ChildLabels(r.instanceRef(), res.ID)
 	labels[metadata.ApplySetPartOfLabel] = r.applySetID()
-	desired.SetLabels(labels)
-	ann := desired.GetAnnotations()
-	if ann == nil {
-		ann = map[string]string{}
-	}
-	ann[metadata.ApplyOrderAnnotation] = strconv.Itoa(r.c.applyOrders[res.ID])
-	desired.SetAnnotations(ann)
+	setMetadataStrings(desired, "labels", labels)
+	setMetadataStrings(desired, "annotations", map[string]string{metadata.ApplyOrderAnnotation: strconv.Itoa(r.c.applyOrders[res.ID])})
 
 	if r.inst.GetNamespace() == "" || desired.GetNamespace() == r.inst.GetNamespace() {
-		yes := true
-		desired.SetOwnerReferences([]metav1.OwnerReference{{
-			APIVersion: r.inst.GetAPIVersion(),
-			Kind:       r.inst.GetKind(),
-			Name:       r.inst.GetName(),
-			UID:        r.inst.GetUID(),
-			Controller: &yes,
-		}})
+		// The unstructured form of metav1.OwnerReference{..., Controller:
+		// true}, built directly: SetOwnerReferences converts by reflection.
+		_ = unstructured.SetNestedSlice(desired.Object, []any{map[string]any{
+			"apiVersion": r.inst.GetAPIVersion(),
+			"kind":       r.inst.GetKind(),
+			"name":       r.inst.GetName(),
+			"uid":        string(r.inst.GetUID()),
+			"controller": true,
+		}}, "metadata", "ownerReferences")
 	}
+}
+
+// setMetadataStrings sets kv in obj's metadata.labels or
+// metadata.annotations (field) as GetLabels, maps.Copy and SetLabels would
+// (or their annotation twins): into the object's own map when it holds
+// only strings, as a rendered template's does, instead of converting it to
+// a map[string]string and back on every pass; anything else (a value that
+// is not a string) goes the converting way, which drops such a map.
+func setMetadataStrings(obj *unstructured.Unstructured, field string, kv map[string]string) {
+	if md, ok := obj.Object["metadata"].(map[string]any); ok {
+		cur, isMap := md[field].(map[string]any)
+		if md[field] == nil {
+			cur, isMap = map[string]any{}, true
+		}
+		if isMap && allStrings(cur) {
+			for k, v := range kv {
+				cur[k] = v
+			}
+			md[field] = cur
+			return
+		}
+	}
+	get, set := obj.GetLabels, obj.SetLabels
+	if field == "annotations" {
+		get, set = obj.GetAnnotations, obj.SetAnnotations
+	}
+	m := get()
+	if m == nil {
+		m = map[string]string{}
+	}
+	maps.Copy(m, kv)
+	set(m)
+}
+
+func allStrings(m map[string]any) bool {
+	for _, v := range m {
+		if _, ok := v.(string); !ok {
+			return false
+		}
+	}
+	return true
 }
 
 // renderFailed records why res could not be rendered: inputs not there

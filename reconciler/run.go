@@ -71,6 +71,13 @@ type run struct {
 	kept    map[types.UID]bool
 	// pruning is set while inventory prune still deletes objects.
 	pruning bool
+	// settledWrites are the resources this pass created or updated whose
+	// object, as the API server returned it, already holds the desired one
+	// (guarded by mu).
+	settledWrites map[string]bool
+	// asid is the instance's ApplySet ID (applySetID).
+	asidOnce sync.Once
+	asid     string
 	// orphanErrs and otherLeft are deletion's errors for, and count of,
 	// members whose resource is no longer in the graph.
 	orphanErrs []string
@@ -125,11 +132,27 @@ func (r *run) initDetails() {
 }
 
 // schemaVar is the instance as expressions see it: without status.
+// Only what expressions see is copied: the status (often most of an
+// instance) and managedFields are left out before copying, not after.
 func schemaVar(inst *unstructured.Unstructured) map[string]any {
-	obj := runtime.DeepCopyJSON(inst.Object)
-	delete(obj, "status")
-	if md, ok := obj["metadata"].(map[string]any); ok {
-		delete(md, "managedFields")
+	obj := make(map[string]any, len(inst.Object))
+	for k, v := range inst.Object {
+		switch k {
+		case "status":
+			continue
+		case "metadata":
+			if md, ok := v.(map[string]any); ok {
+				cp := make(map[string]any, len(md))
+				for mk, mv := range md {
+					if mk != "managedFields" {
+						cp[mk] = runtime.DeepCopyJSONValue(mv)
+					}
+				}
+				obj[k] = cp
+				continue
+			}
+		}
+		obj[k] = runtime.DeepCopyJSONValue(v)
 	}
 	return obj
 }
@@ -204,6 +227,9 @@ func (r *run) reconcileInstance() error {
 	}
 
 	r.state, r.message = r.instanceState()
+	if r.settlingOwnWrites() && r.promoteSettledWrites() {
+		r.state, r.message = r.instanceState()
+	}
 	if !r.opts.Observe && r.settledForPrune() && r.needsPrune() {
 		leaving, err := r.pruneInventory()
 		switch {
@@ -227,10 +253,11 @@ func (r *run) reconcileInstance() error {
 	retErr := r.resultError()
 
 	if r.settlingOwnWrites() {
-		// Only objects this pass created are not settled yet: the next pass
-		// (now) sees them SYNCED, and writes the status then. Writing the
-		// in-between status would cost every new instance a write and an
-		// event the user never needs.
+		// Only objects this pass created are not settled yet, and one of
+		// them came back from the API server different from what was
+		// applied: the next pass (now) compares again, and writes the
+		// status then. Writing the in-between status would cost every new
+		// instance a write and an event the user never needs.
 		return requeue.Now(errors.New(r.message))
 	}
 
@@ -302,6 +329,41 @@ func (r *run) settlingOwnWrites() bool {
 		}
 	}
 	return created
+}
+
+// noteSettledWrite records that the object resource id's apply returned
+// already holds the desired object.
+func (r *run) noteSettledWrite(id string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.settledWrites == nil {
+		r.settledWrites = map[string]bool{}
+	}
+	r.settledWrites[id] = true
+}
+
+// promoteSettledWrites marks the CREATED and UPDATING resources SYNCED when
+// the object every one of their applies returned holds the desired object
+// (and, being marked so, passed readiness on it): the next pass would read
+// back those same objects (the Reader serves what a write returned) and
+// find nothing to do, so this pass concludes for it, without a second
+// reconcile per new instance. It reports whether it promoted them; when
+// one write is not settled it changes nothing.
+func (r *run) promoteSettledWrites() bool {
+	var ids []string
+	for id, d := range r.details {
+		switch d.State {
+		case ResourceStateCreated, ResourceStateUpdating:
+			if !r.settledWrites[id] {
+				return false
+			}
+			ids = append(ids, id)
+		}
+	}
+	for _, id := range ids {
+		r.details[id].State = ResourceStateSynced
+	}
+	return len(ids) > 0
 }
 
 // resultError maps the outcome to the typed error the queue reads.

@@ -299,3 +299,35 @@ func TestSuspendedConditions(t *testing.T) {
 		t.Errorf("status %v", st)
 	}
 }
+
+func TestPromoteSettledWrites(t *testing.T) {
+	cases := []struct {
+		states  map[string]string
+		settled []string
+		want    bool
+	}{
+		{map[string]string{"a": ResourceStateCreated, "b": ResourceStateCreated}, []string{"a", "b"}, true},
+		{map[string]string{"a": ResourceStateSynced, "b": ResourceStateUpdating}, []string{"b"}, true},
+		// b came back different from what was applied: the next pass looks again.
+		{map[string]string{"a": ResourceStateCreated, "b": ResourceStateCreated}, []string{"a"}, false},
+		{map[string]string{"a": ResourceStateSynced, "b": ResourceStateSkipped}, nil, false},
+	}
+	for _, c := range cases {
+		r := unitRun(t, c.states, time.Now())
+		for _, id := range c.settled {
+			r.noteSettledWrite(id)
+		}
+		if got := r.promoteSettledWrites(); got != c.want {
+			t.Errorf("%v settled %v: promoted %v, want %v", c.states, c.settled, got, c.want)
+		}
+		for id, s := range c.states {
+			want := s
+			if c.want && (s == ResourceStateCreated || s == ResourceStateUpdating) {
+				want = ResourceStateSynced
+			}
+			if got := r.details[id].State; got != want {
+				t.Errorf("%v settled %v: %s is %s, want %s", c.states, c.settled, id, got, want)
+			}
+		}
+	}
+}

@@ -306,8 +306,54 @@ func (r *run) writeStatus() (bool, error) {
 	return true, nil
 }
 
-// sameJSON compares as JSON, so int64/float64 noise never counts.
+// sameJSON compares as JSON, so int64/float64 noise never counts: true
+// when both encode to the same JSON text. Maps, lists, strings and
+// booleans are compared directly; any other pair (numbers of two types,
+// say) by their encodings.
 func sameJSON(a, b any) bool {
+	switch x := a.(type) {
+	case map[string]any:
+		y, ok := b.(map[string]any)
+		if !ok {
+			return encodedSame(a, b)
+		}
+		if (x == nil) != (y == nil) || len(x) != len(y) {
+			return false
+		}
+		for k, xv := range x {
+			yv, there := y[k]
+			if !there || !sameJSON(xv, yv) {
+				return false
+			}
+		}
+		return true
+	case []any:
+		y, ok := b.([]any)
+		if !ok {
+			return encodedSame(a, b)
+		}
+		if (x == nil) != (y == nil) || len(x) != len(y) {
+			return false
+		}
+		for i := range x {
+			if !sameJSON(x[i], y[i]) {
+				return false
+			}
+		}
+		return true
+	case string:
+		if y, ok := b.(string); ok && x == y {
+			return true
+		}
+	case bool:
+		if y, ok := b.(bool); ok {
+			return x == y
+		}
+	}
+	return encodedSame(a, b)
+}
+
+func encodedSame(a, b any) bool {
 	x, err1 := json.Marshal(a)
 	y, err2 := json.Marshal(b)
 	return err1 == nil && err2 == nil && string(x) == string(y)

@@ -29,6 +29,8 @@ type Event struct {
 	// OldLabels are the labels before an update (nil otherwise), so an object
 	// leaving a selector is still routed.
 	OldLabels map[string]string
+	// ResourceVersion is the object's version the event shows.
+	ResourceVersion string
 }
 
 // Spec says what a shared informer watches. Equal specs share one informer.
@@ -172,7 +174,7 @@ func (m *Manager) start(s Spec) *entry {
 		if acc == nil {
 			return
 		}
-		m.handler(Event{Type: typ, Spec: s, Namespace: acc.GetNamespace(), Name: acc.GetName(), UID: acc.GetUID(), Labels: acc.GetLabels(), OldLabels: old})
+		m.handler(Event{Type: typ, Spec: s, Namespace: acc.GetNamespace(), Name: acc.GetName(), UID: acc.GetUID(), Labels: acc.GetLabels(), OldLabels: old, ResourceVersion: acc.GetResourceVersion()})
 	}
 	_, _ = inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc: func(obj any) { emit("add", obj, nil) },
