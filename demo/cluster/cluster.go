@@ -28,7 +28,6 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/managedfields"
 	"k8s.io/apimachinery/pkg/watch"
-	"k8s.io/client-go/kubernetes/fake"
 
 	"github.com/kroscope/kroscope/reconciler/client"
 )
@@ -46,6 +45,13 @@ type Options struct {
 	// EventLog bounds how many past watch events are kept so watches can
 	// resume from an older resourceVersion (default 50000).
 	EventLog int
+	// EventLogBytes bounds the encoded size of the objects the logged
+	// events hold (default 16 MiB). A watch from an older resourceVersion
+	// is answered 410 Gone and its client relists, as from a real API
+	// server whose watch cache and etcd history have moved on. Without it,
+	// the log held every superseded version of a rollout's objects: at
+	// 1,000 fanout instances 50,000 versions, four times the store.
+	EventLogBytes int
 }
 
 // Cluster is the in-memory API server. It is safe for concurrent use.
@@ -57,10 +63,12 @@ type Cluster struct {
 
 	// events is the log of past watch events, oldest first; logFloor is the
 	// resourceVersion at or below which history has been dropped.
-	events   []event
-	eventCap int
-	logFloor int64
-	watchers map[*watcher]struct{}
+	events        []event
+	eventCap      int
+	eventCapBytes int
+	logBytes      int // encoded bytes of the logged events' objects
+	logFloor      int64
+	watchers      map[*watcher]struct{}
 
 	mapper        *restMapper
 	typeConverter managedfields.TypeConverter
@@ -89,10 +97,15 @@ func New(opts Options) *Cluster {
 	if capacity <= 0 {
 		capacity = 50000
 	}
+	capBytes := opts.EventLogBytes
+	if capBytes <= 0 {
+		capBytes = 16 << 20
+	}
 	c := &Cluster{
 		kinds:         map[schema.GroupVersionResource]*kindInfo{},
 		objects:       map[schema.GroupVersionResource]map[types.NamespacedName]*stored{},
 		eventCap:      capacity,
+		eventCapBytes: capBytes,
 		watchers:      map[*watcher]struct{}{},
 		mapper:        newRESTMapper(),
 		typeConverter: managedfields.NewDeducedTypeConverter(),
@@ -130,14 +143,14 @@ func (c *Cluster) ClientSet() *client.Set {
 	return client.NewSetFromClients(client.Clients{
 		Dynamic:    dyn,
 		Metadata:   c.Metadata(),
-		Kubernetes: fake.NewClientset(),
+		Kubernetes: c.kubernetes(),
 		Discovery:  c.Discovery(),
 		Mapper:     c.mapper,
 		Impersonate: func(user string) (*client.Set, error) {
 			// The demo has no RBAC: every identity may do everything, so
 			// an impersonated set is the same clients under another name.
 			return client.NewSetFromClients(client.Clients{
-				Dynamic: dyn, Metadata: c.Metadata(), Kubernetes: fake.NewClientset(), Discovery: c.Discovery(), Mapper: c.mapper,
+				Dynamic: dyn, Metadata: c.Metadata(), Kubernetes: c.kubernetes(), Discovery: c.Discovery(), Mapper: c.mapper,
 			}), nil
 		},
 	})
@@ -484,14 +497,13 @@ func (c *Cluster) delete(gvr schema.GroupVersionResource, ns, name string, opts 
 	if old.GetDeletionTimestamp() != nil {
 		return nil // already deleting: nothing changes
 	}
-	before := metaOf(old)
 	obj := old // a decoded copy: ours to change
 	now := metav1.NewTime(c.now())
 	obj.SetDeletionTimestamp(&now)
 	zero := int64(0)
 	obj.SetDeletionGracePeriodSeconds(&zero)
 	obj.SetGeneration(obj.GetGeneration() + 1)
-	return c.storeLocked(k, &before, obj)
+	return c.storeLocked(k, obj)
 }
 
 // insertLocked stores a new object with the metadata the API server sets.
@@ -517,7 +529,7 @@ func (c *Cluster) insertLocked(k *kindInfo, obj *unstructured.Unstructured) (*un
 			return nil, err
 		}
 	}
-	if err := c.storeLocked(k, nil, obj); err != nil {
+	if err := c.storeLocked(k, obj); err != nil {
 		return nil, err
 	}
 	return obj, nil // stored encoded: obj is the caller's
@@ -581,19 +593,19 @@ func (c *Cluster) replaceLocked(k *kindInfo, old, obj *unstructured.Unstructured
 		obj.SetResourceVersion(strconv.FormatInt(c.rv, 10))
 		return obj, nil
 	}
-	before := metaOf(old)
-	if err := c.storeLocked(k, &before, obj); err != nil {
+	if err := c.storeLocked(k, obj); err != nil {
 		return nil, err
 	}
 	return obj, nil
 }
 
-// storeLocked writes obj with a new resourceVersion and tells the watchers;
-// old is the metadata of the version it replaces (nil for a new object).
-// obj stays the caller's: the store keeps it encoded.
-func (c *Cluster) storeLocked(k *kindInfo, old *objMeta, obj *unstructured.Unstructured) error {
+// storeLocked writes obj with a new resourceVersion and tells the watchers
+// (MODIFIED when it replaces a stored version, else ADDED). obj stays the
+// caller's: the store keeps it encoded.
+func (c *Cluster) storeLocked(k *kindInfo, obj *unstructured.Unstructured) error {
+	prev := c.objects[k.gvr][key(obj)]
 	obj.SetResourceVersion(strconv.FormatInt(c.rv+1, 10))
-	s, err := encode(obj)
+	s, err := encode(obj, prev)
 	if err != nil {
 		obj.SetResourceVersion("")
 		return err
@@ -603,28 +615,31 @@ func (c *Cluster) storeLocked(k *kindInfo, old *objMeta, obj *unstructured.Unstr
 		c.objects[k.gvr] = map[types.NamespacedName]*stored{}
 	}
 	c.objects[k.gvr][key(obj)] = s
-	typ := watch.Modified
-	if old == nil {
-		typ = watch.Added
+	e := event{rv: c.rv, gvr: k.gvr, typ: watch.Added, obj: s}
+	if prev != nil {
+		e.typ, e.old = watch.Modified, prev.metaCopy()
 	}
-	c.recordLocked(event{rv: c.rv, gvr: k.gvr, typ: typ, obj: s, old: old})
+	c.recordLocked(e)
 	return nil
 }
 
-// removeLocked deletes obj (a decoded copy, which it changes) for good, then
-// garbage-collects objects whose every owner reference pointed at it
-// (background propagation).
+// removeLocked deletes obj (a decoded copy of the stored version, which it
+// changes) for good, then garbage-collects objects whose every owner
+// reference pointed at it (background propagation).
 func (c *Cluster) removeLocked(k *kindInfo, obj *unstructured.Unstructured) error {
-	before := metaOf(obj)
+	prev := c.objects[k.gvr][key(obj)]
+	if prev == nil {
+		return apierrors.NewNotFound(k.gvr.GroupResource(), obj.GetName()) // cannot happen: callers decoded it from the store
+	}
 	obj.SetResourceVersion(strconv.FormatInt(c.rv+1, 10))
-	gone, err := encode(obj)
+	gone, err := encode(obj, prev)
 	if err != nil {
 		return err
 	}
 	delete(c.objects[k.gvr], key(obj))
 	c.rv++
-	c.recordLocked(event{rv: c.rv, gvr: k.gvr, typ: watch.Deleted, obj: gone, old: &before})
-	c.collectOrphansLocked(before.uid)
+	c.recordLocked(event{rv: c.rv, gvr: k.gvr, typ: watch.Deleted, obj: gone, old: prev.metaCopy()})
+	c.collectOrphansLocked(prev.uid)
 	return nil
 }
 
@@ -664,7 +679,7 @@ func (c *Cluster) collectOrphansLocked(uid types.UID) {
 			if obj.GetDeletionTimestamp() == nil {
 				now := metav1.NewTime(c.now())
 				obj.SetDeletionTimestamp(&now)
-				_ = c.storeLocked(o.k, &o.s.objMeta, obj) // an encoding error leaves the orphan as it was
+				_ = c.storeLocked(o.k, obj) // an encoding error leaves the orphan as it was
 			}
 			continue
 		}

@@ -2,6 +2,8 @@ package cluster
 
 import (
 	"context"
+	"fmt"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -409,6 +411,49 @@ func TestWatchTooOld(t *testing.T) {
 	}
 	if _, err := cms.Watch(ctx, metav1.ListOptions{ResourceVersion: "1"}); !apierrors.IsResourceExpired(err) && !apierrors.IsGone(err) {
 		t.Fatalf("watch from a dropped resourceVersion: %v, want Expired", err)
+	}
+}
+
+// The log is bounded by the encoded size of the versions it holds too: a
+// rollout's superseded versions are dropped, recent ones still replay.
+func TestWatchLogBoundedInBytes(t *testing.T) {
+	ctx := context.Background()
+	c := New(Options{EventLogBytes: 4 << 10})
+	cms := c.Dynamic().Resource(cmGVR).Namespace("default")
+	u := mustYAML(t, `{apiVersion: v1, kind: ConfigMap, metadata: {name: big}}`)
+	if _, err := cms.Create(ctx, u, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	first := c.ResourceVersion()
+	for i := range 40 {
+		patch := fmt.Sprintf(`{"data":{"v":"%d-%s"}}`, i, strings.Repeat("x", 400))
+		if _, err := cms.Patch(ctx, "big", types.MergePatchType, []byte(patch), metav1.PatchOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := cms.Watch(ctx, metav1.ListOptions{ResourceVersion: strconv.FormatInt(first, 10)}); !apierrors.IsResourceExpired(err) && !apierrors.IsGone(err) {
+		t.Fatalf("watch from a version 40 writes of 400 bytes ago with a 4 KiB log: %v, want Expired", err)
+	}
+	recent := c.ResourceVersion() - 2
+	w, err := cms.Watch(ctx, metav1.ListOptions{ResourceVersion: strconv.FormatInt(recent, 10)})
+	if err != nil {
+		t.Fatalf("watch from a recent version: %v", err)
+	}
+	defer w.Stop()
+	for range 2 {
+		select {
+		case e := <-w.ResultChan():
+			if e.Type != watch.Modified {
+				t.Fatalf("replayed %s, want MODIFIED", e.Type)
+			}
+		case <-time.After(5 * time.Second):
+			t.Fatal("the two logged events were not replayed")
+		}
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.logBytes > 4<<10 {
+		t.Errorf("log holds %d bytes, bound 4096", c.logBytes)
 	}
 }
 

@@ -2,6 +2,8 @@ package cluster
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -41,13 +43,32 @@ func metaOf(obj *unstructured.Unstructured) objMeta {
 	return m
 }
 
-// encode stores obj's current content; obj may change afterwards.
-func encode(obj *unstructured.Unstructured) (*stored, error) {
+// metaCopy returns a copy of s's metadata (sharing its maps, which no one
+// changes) that does not keep s's encoded data alive.
+func (s *stored) metaCopy() *objMeta {
+	m := s.objMeta
+	return &m
+}
+
+// encode stores obj's current content; obj may change afterwards. prev is
+// the version it replaces, if any: its labels and owners are shared when
+// they did not change (most writes change status only), so the versions
+// the event log keeps do not each hold a copy.
+func encode(obj *unstructured.Unstructured, prev *stored) (*stored, error) {
 	data, err := direct.Marshal(obj.Object)
 	if err != nil {
 		return nil, apierrors.NewInternalError(fmt.Errorf("demo cluster: encoding %s %s/%s: %w", obj.GetKind(), obj.GetNamespace(), obj.GetName(), err))
 	}
-	return &stored{data: data, objMeta: metaOf(obj)}, nil
+	m := metaOf(obj)
+	if prev != nil {
+		if maps.Equal(m.labels, prev.labels) {
+			m.labels = prev.labels
+		}
+		if slices.Equal(m.owners, prev.owners) {
+			m.owners = prev.owners
+		}
+	}
+	return &stored{data: data, objMeta: m}, nil
 }
 
 // decode returns a fresh copy of the object, the caller's to change.
