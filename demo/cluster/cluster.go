@@ -204,24 +204,26 @@ func (c *Cluster) scopeLocked(k *kindInfo, ns string) (string, error) {
 	return ns, nil
 }
 
+// get decodes outside the lock: stored versions never change, and the
+// lock is the one every write waits on.
 func (c *Cluster) get(gvr schema.GroupVersionResource, ns, name string) (*unstructured.Unstructured, error) {
 	c.mu.Lock()
-	defer c.mu.Unlock()
 	k, err := c.kindLocked(gvr)
+	if err == nil {
+		ns, err = c.scopeLocked(k, ns)
+	}
+	var s *stored
+	if err == nil {
+		s = c.objects[gvr][types.NamespacedName{Namespace: ns, Name: name}]
+	}
+	c.mu.Unlock()
 	if err != nil {
 		return nil, err
 	}
-	if ns, err = c.scopeLocked(k, ns); err != nil {
-		return nil, err
-	}
-	obj, ok, err := c.lookupLocked(k, types.NamespacedName{Namespace: ns, Name: name})
-	if err != nil {
-		return nil, err
-	}
-	if !ok {
+	if s == nil {
 		return nil, apierrors.NewNotFound(gvr.GroupResource(), name)
 	}
-	return obj, nil
+	return s.decode()
 }
 
 func (c *Cluster) list(gvr schema.GroupVersionResource, ns string, opts metav1.ListOptions) (*unstructured.UnstructuredList, error) {
@@ -230,9 +232,9 @@ func (c *Cluster) list(gvr schema.GroupVersionResource, ns string, opts metav1.L
 		return nil, err
 	}
 	c.mu.Lock()
-	defer c.mu.Unlock()
 	k, err := c.kindLocked(gvr)
 	if err != nil {
+		c.mu.Unlock()
 		return nil, err
 	}
 	if !k.namespaced {
@@ -251,6 +253,8 @@ func (c *Cluster) list(gvr schema.GroupVersionResource, ns string, opts metav1.L
 			found = append(found, s)
 		}
 	}
+	// The versions found are immutable: sort and decode them unlocked.
+	c.mu.Unlock()
 	sort.Slice(found, func(i, j int) bool {
 		a, b := found[i], found[j]
 		if a.namespace != b.namespace {
@@ -367,52 +371,48 @@ func (c *Cluster) apply(gvr schema.GroupVersionResource, ns, name string, applie
 	if len(opts.DryRun) > 0 {
 		return nil, apierrors.NewBadRequest("dry run is not supported by the demo cluster")
 	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	k, err := c.kindLocked(gvr)
-	if err != nil {
-		return nil, err
-	}
 	if applied.GetName() == "" {
 		applied.SetName(name)
 	}
 	if applied.GetName() != name {
 		return nil, apierrors.NewBadRequest(fmt.Sprintf("the name of the object (%s) does not match the name on the URL (%s)", applied.GetName(), name))
 	}
-	if err := c.checkTypeLocked(k, applied, ns); err != nil {
-		return nil, err
-	}
 	force := opts.Force != nil && *opts.Force
-	mgr, err := c.managerLocked(k, sub)
-	if err != nil {
-		return nil, err
-	}
-	old, exists, err := c.lookupLocked(k, key(applied))
-	if err != nil {
-		return nil, err
-	}
-	live := &unstructured.Unstructured{}
-	live.SetGroupVersionKind(k.gvk)
-	if exists {
-		live = old.DeepCopy() // the field manager may not change old: replaceLocked compares with it
-	} else if sub != "" {
-		return nil, apierrors.NewNotFound(gvr.GroupResource(), name)
-	}
-	merged, err := mgr.Apply(live, applied, opts.FieldManager, force)
-	if err != nil {
-		return nil, err
-	}
-	var out *unstructured.Unstructured
-	if exists {
-		out, err = c.replaceLocked(k, old, merged.(*unstructured.Unstructured), sub)
-	} else {
-		out, err = c.insertLocked(k, merged.(*unstructured.Unstructured))
-	}
-	if err != nil {
-		return nil, err
-	}
-	c.writes[opts.FieldManager]++
-	return out, nil
+	return c.modify(gvr, ns, name, sub, func(k *kindInfo, mgr *managedfields.FieldManager, cur *stored) (func() (*unstructured.Unstructured, error), error) {
+		a := applied.DeepCopy() // a retry starts from the request again
+		if err := c.checkTypeLocked(k, a, ns); err != nil {
+			return nil, err
+		}
+		live := &unstructured.Unstructured{}
+		live.SetGroupVersionKind(k.gvk)
+		var old *unstructured.Unstructured
+		if cur != nil {
+			var err error
+			if old, err = cur.decode(); err != nil {
+				return nil, err
+			}
+			live = old.DeepCopy() // the field manager may not change old: replaceLocked compares with it
+		} else if sub != "" {
+			return nil, apierrors.NewNotFound(gvr.GroupResource(), name)
+		}
+		merged, err := mgr.Apply(live, a, opts.FieldManager, force)
+		if err != nil {
+			return nil, err
+		}
+		return func() (*unstructured.Unstructured, error) {
+			var out *unstructured.Unstructured
+			var err error
+			if old != nil {
+				out, err = c.replaceLocked(k, old, merged.(*unstructured.Unstructured), sub)
+			} else {
+				out, err = c.insertLocked(k, merged.(*unstructured.Unstructured))
+			}
+			if err == nil {
+				c.writes[opts.FieldManager]++
+			}
+			return out, err
+		}, nil
+	})
 }
 
 // patch applies a JSON merge patch or JSON patch to the stored object.
@@ -427,34 +427,83 @@ func (c *Cluster) patch(gvr schema.GroupVersionResource, ns, name string, pt typ
 	if len(opts.DryRun) > 0 {
 		return nil, apierrors.NewBadRequest("dry run is not supported by the demo cluster")
 	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	k, err := c.kindLocked(gvr)
-	if err != nil {
-		return nil, err
+	return c.modify(gvr, ns, name, sub, func(k *kindInfo, mgr *managedfields.FieldManager, cur *stored) (func() (*unstructured.Unstructured, error), error) {
+		if _, err := c.scopeLocked(k, ns); err != nil {
+			return nil, err
+		}
+		if cur == nil {
+			return nil, apierrors.NewNotFound(gvr.GroupResource(), name)
+		}
+		old, err := cur.decode()
+		if err != nil {
+			return nil, err
+		}
+		patched, err := applyPatch(old, pt, data)
+		if err != nil {
+			return nil, err
+		}
+		if rv := patched.GetResourceVersion(); rv != old.GetResourceVersion() {
+			// A resourceVersion in the patch is a precondition.
+			return nil, conflict(gvr, name)
+		}
+		if patched.GetName() != name || patched.GetNamespace() != old.GetNamespace() {
+			return nil, apierrors.NewBadRequest("a patch may not change the name or namespace")
+		}
+		merged, err := mgr.Update(old.DeepCopy(), patched, managerName(opts.FieldManager))
+		if err != nil {
+			return nil, err
+		}
+		return func() (*unstructured.Unstructured, error) {
+			out, err := c.replaceLocked(k, old, merged.(*unstructured.Unstructured), sub)
+			if err == nil {
+				c.writes[managerName(opts.FieldManager)]++
+			}
+			return out, err
+		}, nil
+	})
+}
+
+// modify is a write whose costly part — decoding the stored version,
+// patching, the field manager's merge — runs outside the lock every request
+// shares: compute gets the version stored at ns/name (nil if none) and
+// returns the commit, which runs under the lock only if that version is
+// still the current one; otherwise compute runs again on the new one (the
+// API server's optimistic concurrency over etcd, done for the client). With
+// the merge under the lock, the engine's workers and the simulator queued
+// on it and kept both cores switching between them, which starved the UI.
+func (c *Cluster) modify(gvr schema.GroupVersionResource, ns, name, sub string,
+	compute func(k *kindInfo, mgr *managedfields.FieldManager, cur *stored) (commit func() (*unstructured.Unstructured, error), err error),
+) (*unstructured.Unstructured, error) {
+	for {
+		c.mu.Lock()
+		k, err := c.kindLocked(gvr)
+		var mgr *managedfields.FieldManager
+		if err == nil {
+			mgr, err = c.managerLocked(k, sub)
+		}
+		if err != nil {
+			c.mu.Unlock()
+			return nil, err
+		}
+		at := types.NamespacedName{Name: name}
+		if k.namespaced {
+			at.Namespace = ns
+		}
+		cur := c.objects[gvr][at]
+		c.mu.Unlock()
+		commit, err := compute(k, mgr, cur)
+		if err != nil {
+			return nil, err
+		}
+		c.mu.Lock()
+		if c.kinds[gvr] != k || c.objects[gvr][at] != cur {
+			c.mu.Unlock()
+			continue // changed meanwhile: compute again on what is stored now
+		}
+		out, err := commit()
+		c.mu.Unlock()
+		return out, err
 	}
-	if ns, err = c.scopeLocked(k, ns); err != nil {
-		return nil, err
-	}
-	old, ok, err := c.lookupLocked(k, types.NamespacedName{Namespace: ns, Name: name})
-	if err != nil {
-		return nil, err
-	}
-	if !ok {
-		return nil, apierrors.NewNotFound(gvr.GroupResource(), name)
-	}
-	patched, err := applyPatch(old, pt, data)
-	if err != nil {
-		return nil, err
-	}
-	if rv := patched.GetResourceVersion(); rv != old.GetResourceVersion() {
-		// A resourceVersion in the patch is a precondition.
-		return nil, conflict(gvr, name)
-	}
-	if patched.GetName() != name || patched.GetNamespace() != old.GetNamespace() {
-		return nil, apierrors.NewBadRequest("a patch may not change the name or namespace")
-	}
-	return c.writeLocked(k, old, patched, opts.FieldManager, sub)
 }
 
 // delete removes an object, or marks it deleting while finalizers remain.

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -576,5 +577,54 @@ func TestDiscoveryFollowsCRDs(t *testing.T) {
 	}
 	if !strings.Contains(strings.Join(names, ","), "webapps,webapps/status") {
 		t.Fatalf("resources after CRD: %v", names)
+	}
+}
+
+// Writes merge outside the lock and commit only onto the version they read:
+// concurrent applies and patches of one object by many managers lose none
+// of them.
+func TestConcurrentWritesLoseNothing(t *testing.T) {
+	ctx := context.Background()
+	c := New(Options{})
+	cms := c.Dynamic().Resource(cmGVR).Namespace("default")
+	if _, err := cms.Create(ctx, mustYAML(t, `{apiVersion: v1, kind: ConfigMap, metadata: {name: shared}}`), metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	const writers = 16
+	var wg sync.WaitGroup
+	errs := make(chan error, 2*writers)
+	for i := range writers {
+		wg.Go(func() {
+			a := mustYAML(t, fmt.Sprintf(`{apiVersion: v1, kind: ConfigMap, metadata: {name: shared, namespace: default}, data: {a%d: "x"}}`, i))
+			if _, err := cms.Apply(ctx, "shared", a, metav1.ApplyOptions{FieldManager: fmt.Sprintf("m%d", i)}); err != nil {
+				errs <- err
+			}
+		})
+		wg.Go(func() {
+			p := fmt.Sprintf(`{"data":{"p%d":"y"}}`, i)
+			if _, err := cms.Patch(ctx, "shared", types.MergePatchType, []byte(p), metav1.PatchOptions{FieldManager: "patcher"}); err != nil {
+				errs <- err
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	got, err := cms.Get(ctx, "shared", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, _, _ := unstructured.NestedStringMap(got.Object, "data")
+	for i := range writers {
+		for _, k := range []string{fmt.Sprintf("a%d", i), fmt.Sprintf("p%d", i)} {
+			if data[k] == "" {
+				t.Errorf("data.%s lost: %v", k, data)
+			}
+		}
+	}
+	if managers := len(got.GetManagedFields()); managers < writers+1 {
+		t.Errorf("%d managedFields entries, want %d appliers and the patcher", managers, writers)
 	}
 }
