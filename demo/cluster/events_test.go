@@ -53,6 +53,14 @@ func TestEventsAreTheClusters(t *testing.T) {
 	if last, _, _ := unstructured.NestedString(u, "lastTimestamp"); last != now.UTC().Format(time.RFC3339) {
 		t.Errorf("lastTimestamp %q, want %s", last, now.UTC().Format(time.RFC3339))
 	}
+	// The instance screen's query: by involvedObject.uid.
+	for uid, want := range map[string]int{"u-1": 1, "u-2": 0} {
+		sel := metav1.ListOptions{FieldSelector: "involvedObject.uid=" + uid}
+		l, err := c.Dynamic().Resource(eventsGVR).Namespace("default").List(ctx, sel)
+		if err != nil || len(l.Items) != want {
+			t.Errorf("Events with involvedObject.uid=%s: %v, %d listed, want %d", uid, err, len(l.Items), want)
+		}
+	}
 	typed, err := evs.List(ctx, metav1.ListOptions{})
 	if err != nil || len(typed.Items) != 1 || typed.Items[0].Message != "again" {
 		t.Fatalf("typed list: %v %+v", err, typed)

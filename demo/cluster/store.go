@@ -33,6 +33,9 @@ type objMeta struct {
 	uid             types.UID
 	labels          map[string]string
 	owners          []types.UID // owner references' UIDs
+	// fields are the kind's own selectable fields beyond name and
+	// namespace (only core Events have them here).
+	fields map[string]string
 }
 
 func metaOf(obj *unstructured.Unstructured) objMeta {
@@ -40,7 +43,24 @@ func metaOf(obj *unstructured.Unstructured) objMeta {
 	for _, r := range obj.GetOwnerReferences() {
 		m.owners = append(m.owners, r.UID)
 	}
+	if obj.GetAPIVersion() == "v1" && obj.GetKind() == "Event" {
+		m.fields = eventFields(obj)
+	}
 	return m
+}
+
+// eventFields are the field selectors the API server supports on core
+// Events: the instance screen lists an instance's Events by
+// involvedObject.uid.
+func eventFields(obj *unstructured.Unstructured) map[string]string {
+	f := map[string]string{}
+	for _, k := range []string{"kind", "namespace", "name", "uid", "apiVersion", "resourceVersion", "fieldPath"} {
+		f["involvedObject."+k], _, _ = unstructured.NestedString(obj.Object, "involvedObject", k)
+	}
+	f["reason"], _, _ = unstructured.NestedString(obj.Object, "reason")
+	f["type"], _, _ = unstructured.NestedString(obj.Object, "type")
+	f["source"], _, _ = unstructured.NestedString(obj.Object, "source", "component")
+	return f
 }
 
 // metaCopy returns a copy of s's metadata (sharing its maps, which no one

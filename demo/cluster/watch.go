@@ -53,8 +53,17 @@ func (s selector) matches(m *objMeta) bool {
 	if m == nil {
 		return false
 	}
-	return s.labels.Matches(labels.Set(m.labels)) &&
-		s.fields.Matches(fields.Set{"metadata.name": m.name, "metadata.namespace": m.namespace})
+	if !s.labels.Matches(labels.Set(m.labels)) {
+		return false
+	}
+	if s.fields.Empty() {
+		return true
+	}
+	set := fields.Set{"metadata.name": m.name, "metadata.namespace": m.namespace}
+	for k, v := range m.fields {
+		set[k] = v
+	}
+	return s.fields.Matches(set)
 }
 
 // recordLocked appends e to the log and hands it to every watcher.
