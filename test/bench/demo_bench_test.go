@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"runtime/debug"
+	"runtime/metrics"
 	"slices"
 	"strconv"
 	"syscall"
@@ -108,6 +109,10 @@ func demoKeyToFrame(b *testing.B, n int) {
 	// are ACTIVE: it types during the rollout only.
 	rolledOut := make(chan time.Duration, 1)
 	started := make(chan struct{})
+	var peakLive uint64 // written by the goroutine below until it sends on rolledOut
+	samples := []metrics.Sample{{Name: "/gc/heap/live:bytes"}, {Name: "/cpu/classes/gc/total:cpu-seconds"}, {Name: "/cpu/classes/total:cpu-seconds"}}
+	metrics.Read(samples)
+	gc0, cpu0 := samples[1].Value.Float64(), samples[2].Value.Float64()
 	go func() {
 		t0 := time.Now()
 		tick := time.NewTicker(200 * time.Millisecond)
@@ -119,6 +124,8 @@ func demoKeyToFrame(b *testing.B, n int) {
 				return
 			case <-tick.C:
 			}
+			metrics.Read(samples[:1])
+			peakLive = max(peakLive, samples[0].Value.Uint64())
 			snap := e.Snapshot()
 			if len(snap.Instances) > 0 && !once {
 				once = true
@@ -221,11 +228,16 @@ loop:
 	b.ReportMetric(ms(p(1)), "max-ms")
 	b.ReportMetric(ms(workP99), "key-update+view-p99-ms")
 	b.ReportMetric(ms(busy), "longest-message-ms")
+	metrics.Read(samples)
+	gcShare := (samples[1].Value.Float64() - gc0) / (samples[2].Value.Float64() - cpu0) * 100
 	b.ReportMetric(float64(len(lat)), "keys")
+	b.ReportMetric(float64(peakLive)/(1<<20), "peak-live-heap-MiB")
+	b.ReportMetric(gcShare, "gc-cpu-%")
 	b.ReportMetric(took.Seconds(), "s-to-all-active")
 	b.Logf("demo, %d fanout instances (%d objects) rolling out under the TUI: key→frame p50 %s p99 %s max %s over %d keys (%d changed the frame; the model's Update+View of a key p99 %s, of any message at most %s); all ACTIVE after %s",
 		n, n*11, p(0.5).Round(10*time.Microsecond), p(0.99).Round(10*time.Microsecond), p(1).Round(10*time.Microsecond), len(lat), moved,
 		workP99.Round(10*time.Microsecond), busy.Round(10*time.Microsecond), took.Round(100*time.Millisecond))
+	b.Logf("live heap at most %.0f MiB (all of it: demo cluster, engine, UI); the collector took %.0f%% of the process's CPU", float64(peakLive)/(1<<20), gcShare)
 }
 
 // BenchmarkDemoFanoutRSS runs `kroscope demo --headless --examples fanout
