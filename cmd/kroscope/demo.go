@@ -7,6 +7,8 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"runtime"
+	"runtime/debug"
 	"strings"
 	"syscall"
 
@@ -49,7 +51,10 @@ real cluster.
 --fail-rate makes a fraction of child writes fail, so errors and retries show.
 --headless runs without the UI, like 'kroscope run': one line per instance
 state change, and --exit-when/--timeout for scripts (the "broken" example
-fails on purpose, so leave it out to expect success).`,
+fails on purpose, so leave it out to expect success).
+
+The demo sets a soft memory limit of ` + fmt.Sprint(demo.MemoryLimit>>20) + ` MiB (the in-memory cluster
+shares the process) unless GOMEMLIMIT is set.`,
 		Example: `  kroscope demo
   kroscope demo --examples webapp --instances 20 --fail-rate 0.1
   kroscope demo --headless --examples webapp,fanout --exit-when active --timeout 60s`,
@@ -61,6 +66,9 @@ fails on purpose, so leave it out to expect success).`,
 			// client-go logs through klog: a process-wide setting, made
 			// here rather than in runDemo, which tests call repeatedly.
 			klog.SetLogger(log.WithName("client-go"))
+			if os.Getenv("GOMEMLIMIT") == "" {
+				debug.SetMemoryLimit(demo.MemoryLimit) // process-wide too
+			}
 			return runDemo(ctx, f, log, termtext.Writer(cmd.OutOrStdout()))
 		},
 	}
@@ -69,7 +77,7 @@ fails on purpose, so leave it out to expect success).`,
 	fs.IntVar(&f.demo.Instances, "instances", 0, "instances of each example (0: the ones each example lists)")
 	fs.Float64Var(&f.demo.FailRate, "fail-rate", 0, "fraction (0..1) of child writes that fail with an injected 500 or conflict")
 	fs.Int64Var(&f.demo.Seed, "seed", 0, "seed for --fail-rate, to repeat a run (0: random)")
-	fs.IntVar(&f.workers, "workers", 0, fmt.Sprintf("parallel reconciles (0: %d per CPU)", engine.WorkersPerCPU))
+	fs.IntVar(&f.workers, "workers", 0, fmt.Sprintf("parallel reconciles (0: %d per CPU: the in-memory cluster answers at once)", demo.WorkersPerCPU))
 	fs.BoolVar(&f.headless, "headless", false, "no UI: print one line per instance state change, like 'kroscope run'")
 	fs.StringVarP(&f.h.Output, "output", "o", "text", "with --headless: transition lines as text or json")
 	fs.StringVar(&f.h.ExitWhen, "exit-when", "", "with --headless: exit once every instance is ACTIVE (active) or nothing is left to do (idle)")
@@ -96,6 +104,10 @@ func runDemo(ctx context.Context, f demoFlags, log logr.Logger, stdout io.Writer
 		return errors.New("--exit-when and --timeout need --headless")
 	}
 	f.demo.Log = log.WithName("demo")
+	workers := f.workers
+	if workers <= 0 {
+		workers = demo.WorkersPerCPU * runtime.NumCPU()
+	}
 	d, err := demo.New(f.demo)
 	if err != nil {
 		return err
@@ -104,7 +116,7 @@ func runDemo(ctx context.Context, f demoFlags, log logr.Logger, stdout io.Writer
 		ClientSet:        d.ClientSet(),
 		WatchClusterRGDs: true,
 		DisableLease:     true, // one process, one in-memory cluster: nobody to elect against
-		Workers:          f.workers,
+		Workers:          workers,
 		CELLimits:        f.limits,
 		Log:              log,
 		Cluster:          state.Cluster{Context: "demo", Server: "in-memory demo cluster", Demo: true},

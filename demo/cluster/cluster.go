@@ -28,7 +28,6 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/managedfields"
 	"k8s.io/apimachinery/pkg/watch"
-	"k8s.io/client-go/kubernetes/fake"
 
 	"github.com/kroscope/kroscope/reconciler/client"
 )
@@ -46,6 +45,13 @@ type Options struct {
 	// EventLog bounds how many past watch events are kept so watches can
 	// resume from an older resourceVersion (default 50000).
 	EventLog int
+	// EventLogBytes bounds the encoded size of the objects the logged
+	// events hold (default 16 MiB). A watch from an older resourceVersion
+	// is answered 410 Gone and its client relists, as from a real API
+	// server whose watch cache and etcd history have moved on. Without it,
+	// the log held every superseded version of a rollout's objects: at
+	// 1,000 fanout instances 50,000 versions, four times the store.
+	EventLogBytes int
 }
 
 // Cluster is the in-memory API server. It is safe for concurrent use.
@@ -57,10 +63,12 @@ type Cluster struct {
 
 	// events is the log of past watch events, oldest first; logFloor is the
 	// resourceVersion at or below which history has been dropped.
-	events   []event
-	eventCap int
-	logFloor int64
-	watchers map[*watcher]struct{}
+	events        []event
+	eventCap      int
+	eventCapBytes int
+	logBytes      int // encoded bytes of the logged events' objects
+	logFloor      int64
+	watchers      map[*watcher]struct{}
 
 	mapper        *restMapper
 	typeConverter managedfields.TypeConverter
@@ -89,10 +97,15 @@ func New(opts Options) *Cluster {
 	if capacity <= 0 {
 		capacity = 50000
 	}
+	capBytes := opts.EventLogBytes
+	if capBytes <= 0 {
+		capBytes = 16 << 20
+	}
 	c := &Cluster{
 		kinds:         map[schema.GroupVersionResource]*kindInfo{},
 		objects:       map[schema.GroupVersionResource]map[types.NamespacedName]*stored{},
 		eventCap:      capacity,
+		eventCapBytes: capBytes,
 		watchers:      map[*watcher]struct{}{},
 		mapper:        newRESTMapper(),
 		typeConverter: managedfields.NewDeducedTypeConverter(),
@@ -130,14 +143,14 @@ func (c *Cluster) ClientSet() *client.Set {
 	return client.NewSetFromClients(client.Clients{
 		Dynamic:    dyn,
 		Metadata:   c.Metadata(),
-		Kubernetes: fake.NewClientset(),
+		Kubernetes: c.kubernetes(),
 		Discovery:  c.Discovery(),
 		Mapper:     c.mapper,
 		Impersonate: func(user string) (*client.Set, error) {
 			// The demo has no RBAC: every identity may do everything, so
 			// an impersonated set is the same clients under another name.
 			return client.NewSetFromClients(client.Clients{
-				Dynamic: dyn, Metadata: c.Metadata(), Kubernetes: fake.NewClientset(), Discovery: c.Discovery(), Mapper: c.mapper,
+				Dynamic: dyn, Metadata: c.Metadata(), Kubernetes: c.kubernetes(), Discovery: c.Discovery(), Mapper: c.mapper,
 			}), nil
 		},
 	})
@@ -191,24 +204,26 @@ func (c *Cluster) scopeLocked(k *kindInfo, ns string) (string, error) {
 	return ns, nil
 }
 
+// get decodes outside the lock: stored versions never change, and the
+// lock is the one every write waits on.
 func (c *Cluster) get(gvr schema.GroupVersionResource, ns, name string) (*unstructured.Unstructured, error) {
 	c.mu.Lock()
-	defer c.mu.Unlock()
 	k, err := c.kindLocked(gvr)
+	if err == nil {
+		ns, err = c.scopeLocked(k, ns)
+	}
+	var s *stored
+	if err == nil {
+		s = c.objects[gvr][types.NamespacedName{Namespace: ns, Name: name}]
+	}
+	c.mu.Unlock()
 	if err != nil {
 		return nil, err
 	}
-	if ns, err = c.scopeLocked(k, ns); err != nil {
-		return nil, err
-	}
-	obj, ok, err := c.lookupLocked(k, types.NamespacedName{Namespace: ns, Name: name})
-	if err != nil {
-		return nil, err
-	}
-	if !ok {
+	if s == nil {
 		return nil, apierrors.NewNotFound(gvr.GroupResource(), name)
 	}
-	return obj, nil
+	return s.decode()
 }
 
 func (c *Cluster) list(gvr schema.GroupVersionResource, ns string, opts metav1.ListOptions) (*unstructured.UnstructuredList, error) {
@@ -217,9 +232,9 @@ func (c *Cluster) list(gvr schema.GroupVersionResource, ns string, opts metav1.L
 		return nil, err
 	}
 	c.mu.Lock()
-	defer c.mu.Unlock()
 	k, err := c.kindLocked(gvr)
 	if err != nil {
+		c.mu.Unlock()
 		return nil, err
 	}
 	if !k.namespaced {
@@ -238,6 +253,8 @@ func (c *Cluster) list(gvr schema.GroupVersionResource, ns string, opts metav1.L
 			found = append(found, s)
 		}
 	}
+	// The versions found are immutable: sort and decode them unlocked.
+	c.mu.Unlock()
 	sort.Slice(found, func(i, j int) bool {
 		a, b := found[i], found[j]
 		if a.namespace != b.namespace {
@@ -354,52 +371,48 @@ func (c *Cluster) apply(gvr schema.GroupVersionResource, ns, name string, applie
 	if len(opts.DryRun) > 0 {
 		return nil, apierrors.NewBadRequest("dry run is not supported by the demo cluster")
 	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	k, err := c.kindLocked(gvr)
-	if err != nil {
-		return nil, err
-	}
 	if applied.GetName() == "" {
 		applied.SetName(name)
 	}
 	if applied.GetName() != name {
 		return nil, apierrors.NewBadRequest(fmt.Sprintf("the name of the object (%s) does not match the name on the URL (%s)", applied.GetName(), name))
 	}
-	if err := c.checkTypeLocked(k, applied, ns); err != nil {
-		return nil, err
-	}
 	force := opts.Force != nil && *opts.Force
-	mgr, err := c.managerLocked(k, sub)
-	if err != nil {
-		return nil, err
-	}
-	old, exists, err := c.lookupLocked(k, key(applied))
-	if err != nil {
-		return nil, err
-	}
-	live := &unstructured.Unstructured{}
-	live.SetGroupVersionKind(k.gvk)
-	if exists {
-		live = old.DeepCopy() // the field manager may not change old: replaceLocked compares with it
-	} else if sub != "" {
-		return nil, apierrors.NewNotFound(gvr.GroupResource(), name)
-	}
-	merged, err := mgr.Apply(live, applied, opts.FieldManager, force)
-	if err != nil {
-		return nil, err
-	}
-	var out *unstructured.Unstructured
-	if exists {
-		out, err = c.replaceLocked(k, old, merged.(*unstructured.Unstructured), sub)
-	} else {
-		out, err = c.insertLocked(k, merged.(*unstructured.Unstructured))
-	}
-	if err != nil {
-		return nil, err
-	}
-	c.writes[opts.FieldManager]++
-	return out, nil
+	return c.modify(gvr, ns, name, sub, func(k *kindInfo, mgr *managedfields.FieldManager, cur *stored) (func() (*unstructured.Unstructured, error), error) {
+		a := applied.DeepCopy() // a retry starts from the request again
+		if err := c.checkTypeLocked(k, a, ns); err != nil {
+			return nil, err
+		}
+		live := &unstructured.Unstructured{}
+		live.SetGroupVersionKind(k.gvk)
+		var old *unstructured.Unstructured
+		if cur != nil {
+			var err error
+			if old, err = cur.decode(); err != nil {
+				return nil, err
+			}
+			live = old.DeepCopy() // the field manager may not change old: replaceLocked compares with it
+		} else if sub != "" {
+			return nil, apierrors.NewNotFound(gvr.GroupResource(), name)
+		}
+		merged, err := mgr.Apply(live, a, opts.FieldManager, force)
+		if err != nil {
+			return nil, err
+		}
+		return func() (*unstructured.Unstructured, error) {
+			var out *unstructured.Unstructured
+			var err error
+			if old != nil {
+				out, err = c.replaceLocked(k, old, merged.(*unstructured.Unstructured), sub)
+			} else {
+				out, err = c.insertLocked(k, merged.(*unstructured.Unstructured))
+			}
+			if err == nil {
+				c.writes[opts.FieldManager]++
+			}
+			return out, err
+		}, nil
+	})
 }
 
 // patch applies a JSON merge patch or JSON patch to the stored object.
@@ -414,34 +427,83 @@ func (c *Cluster) patch(gvr schema.GroupVersionResource, ns, name string, pt typ
 	if len(opts.DryRun) > 0 {
 		return nil, apierrors.NewBadRequest("dry run is not supported by the demo cluster")
 	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	k, err := c.kindLocked(gvr)
-	if err != nil {
-		return nil, err
+	return c.modify(gvr, ns, name, sub, func(k *kindInfo, mgr *managedfields.FieldManager, cur *stored) (func() (*unstructured.Unstructured, error), error) {
+		if _, err := c.scopeLocked(k, ns); err != nil {
+			return nil, err
+		}
+		if cur == nil {
+			return nil, apierrors.NewNotFound(gvr.GroupResource(), name)
+		}
+		old, err := cur.decode()
+		if err != nil {
+			return nil, err
+		}
+		patched, err := applyPatch(old, pt, data)
+		if err != nil {
+			return nil, err
+		}
+		if rv := patched.GetResourceVersion(); rv != old.GetResourceVersion() {
+			// A resourceVersion in the patch is a precondition.
+			return nil, conflict(gvr, name)
+		}
+		if patched.GetName() != name || patched.GetNamespace() != old.GetNamespace() {
+			return nil, apierrors.NewBadRequest("a patch may not change the name or namespace")
+		}
+		merged, err := mgr.Update(old.DeepCopy(), patched, managerName(opts.FieldManager))
+		if err != nil {
+			return nil, err
+		}
+		return func() (*unstructured.Unstructured, error) {
+			out, err := c.replaceLocked(k, old, merged.(*unstructured.Unstructured), sub)
+			if err == nil {
+				c.writes[managerName(opts.FieldManager)]++
+			}
+			return out, err
+		}, nil
+	})
+}
+
+// modify is a write whose costly part — decoding the stored version,
+// patching, the field manager's merge — runs outside the lock every request
+// shares: compute gets the version stored at ns/name (nil if none) and
+// returns the commit, which runs under the lock only if that version is
+// still the current one; otherwise compute runs again on the new one (the
+// API server's optimistic concurrency over etcd, done for the client). With
+// the merge under the lock, the engine's workers and the simulator queued
+// on it and kept both cores switching between them, which starved the UI.
+func (c *Cluster) modify(gvr schema.GroupVersionResource, ns, name, sub string,
+	compute func(k *kindInfo, mgr *managedfields.FieldManager, cur *stored) (commit func() (*unstructured.Unstructured, error), err error),
+) (*unstructured.Unstructured, error) {
+	for {
+		c.mu.Lock()
+		k, err := c.kindLocked(gvr)
+		var mgr *managedfields.FieldManager
+		if err == nil {
+			mgr, err = c.managerLocked(k, sub)
+		}
+		if err != nil {
+			c.mu.Unlock()
+			return nil, err
+		}
+		at := types.NamespacedName{Name: name}
+		if k.namespaced {
+			at.Namespace = ns
+		}
+		cur := c.objects[gvr][at]
+		c.mu.Unlock()
+		commit, err := compute(k, mgr, cur)
+		if err != nil {
+			return nil, err
+		}
+		c.mu.Lock()
+		if c.kinds[gvr] != k || c.objects[gvr][at] != cur {
+			c.mu.Unlock()
+			continue // changed meanwhile: compute again on what is stored now
+		}
+		out, err := commit()
+		c.mu.Unlock()
+		return out, err
 	}
-	if ns, err = c.scopeLocked(k, ns); err != nil {
-		return nil, err
-	}
-	old, ok, err := c.lookupLocked(k, types.NamespacedName{Namespace: ns, Name: name})
-	if err != nil {
-		return nil, err
-	}
-	if !ok {
-		return nil, apierrors.NewNotFound(gvr.GroupResource(), name)
-	}
-	patched, err := applyPatch(old, pt, data)
-	if err != nil {
-		return nil, err
-	}
-	if rv := patched.GetResourceVersion(); rv != old.GetResourceVersion() {
-		// A resourceVersion in the patch is a precondition.
-		return nil, conflict(gvr, name)
-	}
-	if patched.GetName() != name || patched.GetNamespace() != old.GetNamespace() {
-		return nil, apierrors.NewBadRequest("a patch may not change the name or namespace")
-	}
-	return c.writeLocked(k, old, patched, opts.FieldManager, sub)
 }
 
 // delete removes an object, or marks it deleting while finalizers remain.
@@ -484,14 +546,13 @@ func (c *Cluster) delete(gvr schema.GroupVersionResource, ns, name string, opts 
 	if old.GetDeletionTimestamp() != nil {
 		return nil // already deleting: nothing changes
 	}
-	before := metaOf(old)
 	obj := old // a decoded copy: ours to change
 	now := metav1.NewTime(c.now())
 	obj.SetDeletionTimestamp(&now)
 	zero := int64(0)
 	obj.SetDeletionGracePeriodSeconds(&zero)
 	obj.SetGeneration(obj.GetGeneration() + 1)
-	return c.storeLocked(k, &before, obj)
+	return c.storeLocked(k, obj)
 }
 
 // insertLocked stores a new object with the metadata the API server sets.
@@ -517,7 +578,7 @@ func (c *Cluster) insertLocked(k *kindInfo, obj *unstructured.Unstructured) (*un
 			return nil, err
 		}
 	}
-	if err := c.storeLocked(k, nil, obj); err != nil {
+	if err := c.storeLocked(k, obj); err != nil {
 		return nil, err
 	}
 	return obj, nil // stored encoded: obj is the caller's
@@ -581,19 +642,19 @@ func (c *Cluster) replaceLocked(k *kindInfo, old, obj *unstructured.Unstructured
 		obj.SetResourceVersion(strconv.FormatInt(c.rv, 10))
 		return obj, nil
 	}
-	before := metaOf(old)
-	if err := c.storeLocked(k, &before, obj); err != nil {
+	if err := c.storeLocked(k, obj); err != nil {
 		return nil, err
 	}
 	return obj, nil
 }
 
-// storeLocked writes obj with a new resourceVersion and tells the watchers;
-// old is the metadata of the version it replaces (nil for a new object).
-// obj stays the caller's: the store keeps it encoded.
-func (c *Cluster) storeLocked(k *kindInfo, old *objMeta, obj *unstructured.Unstructured) error {
+// storeLocked writes obj with a new resourceVersion and tells the watchers
+// (MODIFIED when it replaces a stored version, else ADDED). obj stays the
+// caller's: the store keeps it encoded.
+func (c *Cluster) storeLocked(k *kindInfo, obj *unstructured.Unstructured) error {
+	prev := c.objects[k.gvr][key(obj)]
 	obj.SetResourceVersion(strconv.FormatInt(c.rv+1, 10))
-	s, err := encode(obj)
+	s, err := encode(obj, prev)
 	if err != nil {
 		obj.SetResourceVersion("")
 		return err
@@ -603,28 +664,31 @@ func (c *Cluster) storeLocked(k *kindInfo, old *objMeta, obj *unstructured.Unstr
 		c.objects[k.gvr] = map[types.NamespacedName]*stored{}
 	}
 	c.objects[k.gvr][key(obj)] = s
-	typ := watch.Modified
-	if old == nil {
-		typ = watch.Added
+	e := event{rv: c.rv, gvr: k.gvr, typ: watch.Added, obj: s}
+	if prev != nil {
+		e.typ, e.old = watch.Modified, prev.metaCopy()
 	}
-	c.recordLocked(event{rv: c.rv, gvr: k.gvr, typ: typ, obj: s, old: old})
+	c.recordLocked(e)
 	return nil
 }
 
-// removeLocked deletes obj (a decoded copy, which it changes) for good, then
-// garbage-collects objects whose every owner reference pointed at it
-// (background propagation).
+// removeLocked deletes obj (a decoded copy of the stored version, which it
+// changes) for good, then garbage-collects objects whose every owner
+// reference pointed at it (background propagation).
 func (c *Cluster) removeLocked(k *kindInfo, obj *unstructured.Unstructured) error {
-	before := metaOf(obj)
+	prev := c.objects[k.gvr][key(obj)]
+	if prev == nil {
+		return apierrors.NewNotFound(k.gvr.GroupResource(), obj.GetName()) // cannot happen: callers decoded it from the store
+	}
 	obj.SetResourceVersion(strconv.FormatInt(c.rv+1, 10))
-	gone, err := encode(obj)
+	gone, err := encode(obj, prev)
 	if err != nil {
 		return err
 	}
 	delete(c.objects[k.gvr], key(obj))
 	c.rv++
-	c.recordLocked(event{rv: c.rv, gvr: k.gvr, typ: watch.Deleted, obj: gone, old: &before})
-	c.collectOrphansLocked(before.uid)
+	c.recordLocked(event{rv: c.rv, gvr: k.gvr, typ: watch.Deleted, obj: gone, old: prev.metaCopy()})
+	c.collectOrphansLocked(prev.uid)
 	return nil
 }
 
@@ -664,7 +728,7 @@ func (c *Cluster) collectOrphansLocked(uid types.UID) {
 			if obj.GetDeletionTimestamp() == nil {
 				now := metav1.NewTime(c.now())
 				obj.SetDeletionTimestamp(&now)
-				_ = c.storeLocked(o.k, &o.s.objMeta, obj) // an encoding error leaves the orphan as it was
+				_ = c.storeLocked(o.k, obj) // an encoding error leaves the orphan as it was
 			}
 			continue
 		}

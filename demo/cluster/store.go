@@ -2,6 +2,8 @@ package cluster
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -31,6 +33,9 @@ type objMeta struct {
 	uid             types.UID
 	labels          map[string]string
 	owners          []types.UID // owner references' UIDs
+	// fields are the kind's own selectable fields beyond name and
+	// namespace (only core Events have them here).
+	fields map[string]string
 }
 
 func metaOf(obj *unstructured.Unstructured) objMeta {
@@ -38,16 +43,52 @@ func metaOf(obj *unstructured.Unstructured) objMeta {
 	for _, r := range obj.GetOwnerReferences() {
 		m.owners = append(m.owners, r.UID)
 	}
+	if obj.GetAPIVersion() == "v1" && obj.GetKind() == "Event" {
+		m.fields = eventFields(obj)
+	}
 	return m
 }
 
-// encode stores obj's current content; obj may change afterwards.
-func encode(obj *unstructured.Unstructured) (*stored, error) {
+// eventFields are the field selectors the API server supports on core
+// Events: the instance screen lists an instance's Events by
+// involvedObject.uid.
+func eventFields(obj *unstructured.Unstructured) map[string]string {
+	f := map[string]string{}
+	for _, k := range []string{"kind", "namespace", "name", "uid", "apiVersion", "resourceVersion", "fieldPath"} {
+		f["involvedObject."+k], _, _ = unstructured.NestedString(obj.Object, "involvedObject", k)
+	}
+	f["reason"], _, _ = unstructured.NestedString(obj.Object, "reason")
+	f["type"], _, _ = unstructured.NestedString(obj.Object, "type")
+	f["source"], _, _ = unstructured.NestedString(obj.Object, "source", "component")
+	return f
+}
+
+// metaCopy returns a copy of s's metadata (sharing its maps, which no one
+// changes) that does not keep s's encoded data alive.
+func (s *stored) metaCopy() *objMeta {
+	m := s.objMeta
+	return &m
+}
+
+// encode stores obj's current content; obj may change afterwards. prev is
+// the version it replaces, if any: its labels and owners are shared when
+// they did not change (most writes change status only), so the versions
+// the event log keeps do not each hold a copy.
+func encode(obj *unstructured.Unstructured, prev *stored) (*stored, error) {
 	data, err := direct.Marshal(obj.Object)
 	if err != nil {
 		return nil, apierrors.NewInternalError(fmt.Errorf("demo cluster: encoding %s %s/%s: %w", obj.GetKind(), obj.GetNamespace(), obj.GetName(), err))
 	}
-	return &stored{data: data, objMeta: metaOf(obj)}, nil
+	m := metaOf(obj)
+	if prev != nil {
+		if maps.Equal(m.labels, prev.labels) {
+			m.labels = prev.labels
+		}
+		if slices.Equal(m.owners, prev.owners) {
+			m.owners = prev.owners
+		}
+	}
+	return &stored{data: data, objMeta: m}, nil
 }
 
 // decode returns a fresh copy of the object, the caller's to change.

@@ -53,18 +53,32 @@ func (s selector) matches(m *objMeta) bool {
 	if m == nil {
 		return false
 	}
-	return s.labels.Matches(labels.Set(m.labels)) &&
-		s.fields.Matches(fields.Set{"metadata.name": m.name, "metadata.namespace": m.namespace})
+	if !s.labels.Matches(labels.Set(m.labels)) {
+		return false
+	}
+	if s.fields.Empty() {
+		return true
+	}
+	set := fields.Set{"metadata.name": m.name, "metadata.namespace": m.namespace}
+	for k, v := range m.fields {
+		set[k] = v
+	}
+	return s.fields.Matches(set)
 }
 
 // recordLocked appends e to the log and hands it to every watcher.
 func (c *Cluster) recordLocked(e event) {
-	if len(c.events) >= c.eventCap {
-		drop := len(c.events) / 4
+	c.events = append(c.events, e)
+	c.logBytes += len(e.obj.data)
+	if len(c.events) > c.eventCap || c.logBytes > c.eventCapBytes {
+		// Drop the oldest quarter at once, so the copy is rare.
+		drop := max(len(c.events)/4, 1)
+		for _, d := range c.events[:drop] {
+			c.logBytes -= len(d.obj.data)
+		}
 		c.logFloor = c.events[drop-1].rv
 		c.events = append(c.events[:0:0], c.events[drop:]...)
 	}
-	c.events = append(c.events, e)
 	for w := range c.watchers {
 		w.offer(e)
 	}

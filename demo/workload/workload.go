@@ -105,7 +105,7 @@ func (s *Simulator) Run(ctx context.Context) error {
 	synced := []cache.InformerSynced{}
 	for gvr := range simulated {
 		inf := factory.ForResource(gvr).Informer()
-		if err := inf.SetTransform(dropManagedFields); err != nil {
+		if err := inf.SetTransform(slim); err != nil {
 			return fmt.Errorf("watching %s: %w", gvr.Resource, err)
 		}
 		if _, err := inf.AddEventHandler(s.handler(gvr)); err != nil {
@@ -135,15 +135,53 @@ func (s *Simulator) Run(ctx context.Context) error {
 	return nil
 }
 
-// dropManagedFields is the simulator's informer transform: it never reads
-// managedFields, often the larger half of an object, so its cache (a copy of
-// every simulated object) does not keep them.
-func dropManagedFields(obj any) (any, error) {
-	if u, ok := obj.(*unstructured.Unstructured); ok {
-		unstructured.RemoveNestedField(u.Object, "metadata", "managedFields")
+// slim is the simulator's informer transform: its cache (a copy of every
+// simulated object: at 1,000 fanout instances 8,000 of them) keeps only what
+// the step functions read — identity, generation, deletion, the few spec
+// fields below and status — not managedFields or pod templates, most of an
+// object.
+func slim(obj any) (any, error) {
+	u, ok := obj.(*unstructured.Unstructured)
+	if !ok {
+		return obj, nil
 	}
-	return obj, nil
+	out := map[string]any{"apiVersion": u.Object["apiVersion"], "kind": u.Object["kind"]}
+	if md, ok := u.Object["metadata"].(map[string]any); ok {
+		m := make(map[string]any, len(slimMetadata))
+		for _, k := range slimMetadata {
+			if v, ok := md[k]; ok {
+				m[k] = v
+			}
+		}
+		out["metadata"] = m
+	}
+	if spec, ok := u.Object["spec"].(map[string]any); ok {
+		m := map[string]any{}
+		for _, k := range slimSpec {
+			if v, ok := spec[k]; ok {
+				m[k] = v
+			}
+		}
+		out["spec"] = m
+	}
+	if status, ok := u.Object["status"]; ok {
+		out["status"] = status
+	}
+	u.Object = out
+	return u, nil
 }
+
+// slimMetadata and slimSpec are the fields slim keeps: what steps.go reads
+// (and the informer needs), for every simulated kind.
+var (
+	slimMetadata = []string{"name", "namespace", "uid", "resourceVersion", "generation", "deletionTimestamp"}
+	slimSpec     = []string{
+		"replicas",          // Deployment, StatefulSet
+		"completions",       // Job
+		"type", "clusterIP", // Service
+		"accessModes", "resources", // PersistentVolumeClaim
+	}
+)
 
 func (s *Simulator) handler(gvr schema.GroupVersionResource) cache.ResourceEventHandler {
 	enqueue := func(obj any) {

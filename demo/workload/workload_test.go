@@ -2,6 +2,7 @@ package workload
 
 import (
 	"context"
+	"reflect"
 	"testing"
 	"time"
 
@@ -167,5 +168,42 @@ func TestJobServiceIngressPVC(t *testing.T) {
 	time.Sleep(300 * time.Millisecond) // ten steps: enough for a looping simulator to show itself
 	if now := c.Writes()[FieldManager]; now != settled {
 		t.Fatalf("simulator kept writing after everything settled: %d -> %d writes", settled, now)
+	}
+}
+
+// The cache keeps slim objects: every step computes from one what it
+// computes from the full object, and the pod template is gone.
+func TestSlimKeepsWhatStepsRead(t *testing.T) {
+	now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	s := New(nil, Options{Now: func() time.Time { return now }})
+	for gvr, full := range map[schema.GroupVersionResource]string{
+		deployGVR: `{apiVersion: apps/v1, kind: Deployment, metadata: {name: web, namespace: demo, generation: 2, managedFields: [{manager: x}]},
+  spec: {replicas: 3, template: {spec: {containers: [{name: web, image: nginx}]}}},
+  status: {observedGeneration: 2, updatedReplicas: 1, readyReplicas: 1, availableReplicas: 1, conditions: [{type: Available, status: "False", lastTransitionTime: "2026-01-01T00:00:00Z"}]}}`,
+		{Group: "apps", Version: "v1", Resource: "statefulsets"}: `{apiVersion: apps/v1, kind: StatefulSet, metadata: {name: db, namespace: demo, generation: 1},
+  spec: {replicas: 2, serviceName: db, template: {spec: {containers: [{name: db, image: pg}]}}}, status: {observedGeneration: 1, updatedReplicas: 1}}`,
+		jobGVR: `{apiVersion: batch/v1, kind: Job, metadata: {name: report, namespace: demo}, spec: {completions: 2, template: {spec: {containers: [{name: r}]}}},
+  status: {startTime: "2026-01-02T03:00:00Z"}}`,
+		{Version: "v1", Resource: "services"}: `{apiVersion: v1, kind: Service, metadata: {name: api, namespace: demo}, spec: {type: LoadBalancer, ports: [{port: 80}]}}`,
+		{Version: "v1", Resource: "persistentvolumeclaims"}: `{apiVersion: v1, kind: PersistentVolumeClaim, metadata: {name: data, namespace: demo},
+  spec: {accessModes: [ReadWriteMany], resources: {requests: {storage: 5Gi}}}}`,
+	} {
+		u := obj(t, full)
+		wantCh, wantMore, wantAfter := simulated[gvr](s, u.DeepCopy())
+		slimmed, err := slim(u.DeepCopy())
+		if err != nil {
+			t.Fatal(err)
+		}
+		su := slimmed.(*unstructured.Unstructured)
+		gotCh, gotMore, gotAfter := simulated[gvr](s, su)
+		if !reflect.DeepEqual(gotCh, wantCh) || gotMore != wantMore || gotAfter != wantAfter {
+			t.Errorf("%s: on the slim object the step gives %+v %v %v, on the full one %+v %v %v", gvr.Resource, gotCh, gotMore, gotAfter, wantCh, wantMore, wantAfter)
+		}
+		if _, found, _ := unstructured.NestedFieldNoCopy(su.Object, "spec", "template"); found {
+			t.Errorf("%s: the slim object keeps the pod template", gvr.Resource)
+		}
+		if su.GetManagedFields() != nil {
+			t.Errorf("%s: the slim object keeps managedFields", gvr.Resource)
+		}
 	}
 }
