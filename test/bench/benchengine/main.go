@@ -105,6 +105,11 @@ type Idle struct {
 	Counts Counts `json:"counts"`
 	// VmHWM is the peak resident set size in KiB (/proc/self/status).
 	VmHWM int64 `json:"vmHWM"`
+	// PeakAnon and PeakFile are the highest anonymous and file-backed
+	// resident sizes sampled (KiB): the runtime's memory, and the binary's
+	// pages.
+	PeakAnon int64 `json:"peakAnon"`
+	PeakFile int64 `json:"peakFile"`
 }
 
 func main() {
@@ -128,6 +133,9 @@ func run() error {
 		timeout    = flag.Duration("timeout", 5*time.Minute, "give up waiting for the instances")
 	)
 	flag.Parse()
+	rssCtx, stopRSS := context.WithCancel(context.Background())
+	defer stopRSS()
+	rss := startRSSSampler(rssCtx, 20*time.Millisecond)
 	cfg, err := clientcmd.BuildConfigFromFlags("", *kubeconfig)
 	if err != nil {
 		return err
@@ -243,7 +251,8 @@ func run() error {
 	}
 
 	time.Sleep(*idle)
-	return out.Encode(Idle{Event: "idle", Counts: c.take(), VmHWM: vmHWM()})
+	anon, file := rss.peaks()
+	return out.Encode(Idle{Event: "idle", Counts: c.take(), VmHWM: statusKB("VmHWM:"), PeakAnon: anon, PeakFile: file})
 }
 
 func writeProfile(name, path string, debug int) error {
@@ -256,24 +265,6 @@ func writeProfile(name, path string, debug int) error {
 		return err
 	}
 	return f.Close()
-}
-
-// vmHWM reads the peak resident set size (KiB) from /proc/self/status, or
-// -1 where there is none.
-func vmHWM() int64 {
-	data, err := os.ReadFile("/proc/self/status")
-	if err != nil {
-		return -1
-	}
-	for _, l := range strings.Split(string(data), "\n") {
-		if rest, ok := strings.CutPrefix(l, "VmHWM:"); ok {
-			var kb int64
-			if _, err := fmt.Sscanf(strings.TrimSpace(rest), "%d kB", &kb); err == nil {
-				return kb
-			}
-		}
-	}
-	return -1
 }
 
 // wait polls the engine's state every 100 ms until cond holds. The times
