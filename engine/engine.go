@@ -173,6 +173,10 @@ type Engine struct {
 	kro         string
 	detector    *krodetect.Detector
 	leaseCancel context.CancelFunc // the running lease campaign, or nil
+	// leaseDone is closed when the last campaign started has returned,
+	// its lease released: shutdown waits for it, or the process would exit
+	// still holding the lease and the next holder wait out its duration.
+	leaseDone chan struct{}
 	// leaseDenied says why this user may not take the Lease ("" when it
 	// may, or it was not checked): no campaign is run then.
 	leaseDenied string
@@ -519,9 +523,22 @@ func (e *Engine) shutdown(stopWork context.CancelFunc, workers *sync.WaitGroup) 
 			return false
 		}
 	}
-	if wait("reconciles", workers.Wait) {
-		wait("graphs", e.stopAll)
+	if !wait("reconciles", workers.Wait) {
+		return
 	}
+	// The lease goes only once no worker writes any more, so the next
+	// holder never writes beside one of ours.
+	e.mu.Lock()
+	if e.leaseCancel != nil {
+		e.leaseCancel()
+		e.leaseCancel = nil
+	}
+	leaseDone := e.leaseDone
+	e.mu.Unlock()
+	if leaseDone != nil {
+		wait("the lease's release", func() { <-leaseDone })
+	}
+	wait("graphs", e.stopAll)
 }
 
 // inFlight names the instances being reconciled now, sorted.

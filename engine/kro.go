@@ -130,9 +130,14 @@ func (e *Engine) campaign() {
 	want := !e.o.Observe && !e.o.DisableLease && kube != nil && e.kro == "" && !e.following && e.leaseDenied == "" && e.ctx != nil && e.ctx.Err() == nil
 	switch {
 	case want && e.leaseCancel == nil:
-		ctx, cancel := context.WithCancel(e.ctx)
+		// Not ended by the engine's context: shutdown ends it once the
+		// workers have stopped (see shutdown).
+		ctx, cancel := context.WithCancel(context.WithoutCancel(e.ctx))
 		e.leaseCancel = cancel
+		done := make(chan struct{})
+		e.leaseDone = done
 		go func() {
+			defer close(done)
 			err := lease.Run(ctx, lease.Config{
 				Client: kube, Namespace: e.o.LeaseNamespace, Name: e.o.LeaseName, Identity: e.o.Identity,
 				LeaseDuration: e.o.LeaseDuration, Log: e.log,

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"os/signal"
 	"path/filepath"
 	"sync/atomic"
 	"syscall"
@@ -157,7 +158,10 @@ func TestEngineHelperProcess(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_ = engine.RunHeadless(context.Background(), e, os.Stdout, engine.HeadlessOptions{})
+	// SIGTERM ends it as it ends `kroscope run`; SIGKILL, as it comes.
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM)
+	defer stop()
+	_ = engine.RunHeadless(ctx, e, os.Stdout, engine.HeadlessOptions{})
 }
 
 // startChild runs the engine in a child process.

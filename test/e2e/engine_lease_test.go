@@ -62,6 +62,15 @@ func TestEngineLeaseOneWriter(t *testing.T) {
 	if err := a.stop(); err != nil {
 		t.Fatal(err)
 	}
+	// Released before Run returned: a process exits right after, and a
+	// lease it still held would keep b waiting for its whole duration.
+	l, err := r.env.Kubernetes().CoordinationV1().Leases(r.ns).Get(context.Background(), "kroscope-test", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if h := l.Spec.HolderIdentity; h != nil && *h == "engine-a" {
+		t.Fatalf("engine a's Run returned still holding the lease (renewed %v)", l.Spec.RenewTime)
+	}
 	b.waitFor(time.Minute, "engine b holding the lease", func(s *state.Snapshot) bool { return s.Mode.Reconciling && s.Mode.Holder == "engine-b" })
 	t.Logf("engine b took over %s after engine a stopped", time.Since(stopped).Round(time.Millisecond))
 	r.createInstance(gvr, "EngLease", "after", nil)
@@ -160,4 +169,37 @@ func TestEngineLeaseTakeoverAfterSIGKILL(t *testing.T) {
 	t.Logf("engine b took over %s after the holder was SIGKILLed (lease duration 3s)", time.Since(killed).Round(time.Millisecond))
 	r.createInstance(gvr, "EngLeaseKill", "k2", nil)
 	b.allInState(res, 2, reconciler.InstanceStateActive, 2*time.Minute)
+}
+
+// The lease holder gets SIGTERM: by the time its process has exited, the
+// lease is released, so the next holder need not wait out its duration.
+func TestEngineLeaseReleasedOnSIGTERM(t *testing.T) {
+	r := newEngRig(t)
+	rgd := r.writeFile("rgd.yaml", graphs.Chain("engleaseterm", "EngLeaseTerm"))
+	child := r.startChild(kubeconfig(t, r.cfg), rgd, "KROSCOPE_ENGINE_CHILD_LEASE_IDENTITY=engine-child")
+	leases := r.env.Kubernetes().CoordinationV1().Leases(r.ns)
+	deadline := time.Now().Add(2 * time.Minute)
+	for {
+		l, err := leases.Get(context.Background(), "kroscope-test", metav1.GetOptions{})
+		if err == nil && l.Spec.HolderIdentity != nil && *l.Spec.HolderIdentity == "engine-child" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the child never took the lease (last error %v)", err)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if err := child.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := child.Process.Wait(); err != nil {
+		t.Fatal(err)
+	}
+	l, err := leases.Get(context.Background(), "kroscope-test", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if h := l.Spec.HolderIdentity; h != nil && *h == "engine-child" {
+		t.Fatalf("the process exited on SIGTERM still holding the lease (renewed %v)", l.Spec.RenewTime)
+	}
 }
