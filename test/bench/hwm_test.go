@@ -4,10 +4,10 @@ package bench
 
 import (
 	"fmt"
-	"os"
-	"strings"
 	"sync/atomic"
 	"time"
+
+	"github.com/kroscope/kroscope/test/bench/procstatus"
 )
 
 // followHWM follows a child process's peak resident set size (VmHWM in
@@ -23,7 +23,7 @@ func followHWM(pid int) func() int64 {
 	go func() {
 		defer close(done)
 		for {
-			kb, ok := statusKB(path, "VmHWM:")
+			kb, ok := procstatus.KB(path, "VmHWM:")
 			select {
 			case <-stop:
 				return // reaped: the pid may be another process's by now
@@ -37,21 +37,4 @@ func followHWM(pid int) func() int64 {
 		}
 	}()
 	return func() int64 { close(stop); <-done; return last.Load() }
-}
-
-// statusKB reads one "Name: N kB" line of a /proc status file.
-func statusKB(path, name string) (int64, bool) {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return 0, false
-	}
-	for _, l := range strings.Split(string(data), "\n") {
-		if rest, ok := strings.CutPrefix(l, name); ok {
-			var kb int64
-			if _, err := fmt.Sscanf(strings.TrimSpace(rest), "%d kB", &kb); err == nil {
-				return kb, true
-			}
-		}
-	}
-	return 0, false
 }

@@ -2,11 +2,10 @@ package main
 
 import (
 	"context"
-	"fmt"
-	"os"
-	"strings"
 	"sync"
 	"time"
+
+	"github.com/kroscope/kroscope/test/bench/procstatus"
 )
 
 // rssSampler follows the process's resident memory while the instances
@@ -53,19 +52,10 @@ func (s *rssSampler) peaks() (anon, file int64) {
 	return s.peakAnon, s.peakFile
 }
 
-// statusKB reads one "Name: N kB" line of /proc/self/status, or -1.
+// statusKB reads one line of /proc/self/status (KiB), or -1.
 func statusKB(name string) int64 {
-	data, err := os.ReadFile("/proc/self/status")
-	if err != nil {
-		return -1
-	}
-	for _, l := range strings.Split(string(data), "\n") {
-		if rest, ok := strings.CutPrefix(l, name); ok {
-			var kb int64
-			if _, err := fmt.Sscanf(strings.TrimSpace(rest), "%d kB", &kb); err == nil {
-				return kb
-			}
-		}
+	if kb, ok := procstatus.KB("/proc/self/status", name); ok {
+		return kb
 	}
 	return -1
 }
