@@ -9,6 +9,9 @@ import (
 
 	"github.com/spf13/cobra"
 
+	// For its init: long-running commands keep resident only the binary
+	// pages they run.
+	_ "github.com/kroscope/kroscope/internal/residency/early"
 	"github.com/kroscope/kroscope/termtext"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 )

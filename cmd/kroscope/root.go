@@ -50,6 +50,7 @@ func init() {
 			return tui.Run(ctx, tui.FatalBackend("Cannot start the engine", err.Error(),
 				"Check the flags; `kroscope --help` lists them."), ui)
 		}
+		go releaseOnceReady(ctx, e)
 		return runEngineWithUI(ctx, e, ui)
 	}
 	addEngineFlags(rootCmd.Flags(), &o)

@@ -58,6 +58,7 @@ FAILED or --timeout passes: handy for scripts and CI.`,
 			}
 			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
+			go releaseOnceReady(ctx, e)
 			return engine.RunHeadless(ctx, e, termtext.Writer(cmd.OutOrStdout()), h)
 		},
 	}

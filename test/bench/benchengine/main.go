@@ -34,6 +34,9 @@ import (
 
 	"github.com/kroscope/kroscope/engine"
 	"github.com/kroscope/kroscope/engine/state"
+	"github.com/kroscope/kroscope/internal/residency"
+	// As in cmd/kroscope: the binary's pages released while it initialises.
+	_ "github.com/kroscope/kroscope/internal/residency/early"
 	"github.com/kroscope/kroscope/reconciler"
 	"github.com/kroscope/kroscope/reconciler/client"
 )
@@ -168,6 +171,8 @@ func run() error {
 	}); err != nil {
 		return err
 	}
+	// As kroscope's long-running commands do once the engine is ready.
+	residency.Release()
 	if err := out.Encode(map[string]string{"event": "ready", "resource": g.Resource}); err != nil {
 		return err
 	}
