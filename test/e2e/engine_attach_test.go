@@ -17,17 +17,15 @@ import (
 	"testing"
 	"time"
 
-	"github.com/go-logr/logr"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/client-go/rest"
 
 	"github.com/kroscope/kroscope/engine"
 	"github.com/kroscope/kroscope/engine/state"
 	"github.com/kroscope/kroscope/reconciler"
-	"github.com/kroscope/kroscope/reconciler/client"
+	"github.com/kroscope/kroscope/test/engrun"
 	"github.com/kroscope/kroscope/test/envtest"
 	"github.com/kroscope/kroscope/test/graphs"
 )
@@ -68,25 +66,21 @@ func TestEngineAttachedTUIRequeueAndHandover(t *testing.T) {
 	// The TUI's engine, as `kroscope` runs it by default (--attach, no
 	// --take-lease), with every request recorded.
 	rec := &requestLog{}
-	cfg := rest.CopyConfig(r.cfg)
-	cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper { return &recorder{next: rt, log: rec} })
-	set, err := client.NewSet(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tui := &engRun{t: t, done: make(chan error, 1)}
-	tui.e, err = engine.New(engine.Options{
-		ClientSet: set, Namespace: r.ns, RGDPaths: []string{rgd},
-		LeaseNamespace: r.ns, LeaseName: leaseName, LeaseDuration: leaseDuration, Identity: "laptop-tui",
-		CampaignIfFree: true, Attach: true, Log: logr.Discard(),
+	tui := &engRun{t: t}
+	tui.Run = engrun.Start(t, engrun.Config{
+		Rest:      r.cfg,
+		Wrap:      func(rt http.RoundTripper) http.RoundTripper { return &recorder{next: rt, log: rec} },
+		Namespace: r.ns,
+		LogLines:  40,
+		LogPrefix: "TUI engine log: ",
+	}, func(o *engine.Options) {
+		o.RGDPaths = []string{rgd}
+		o.DisableLease = false
+		o.LeaseNamespace, o.LeaseName, o.LeaseDuration, o.Identity = r.ns, leaseName, leaseDuration, "laptop-tui"
+		o.CampaignIfFree, o.Attach = true, true
+		o.ReconcileConfig = reconciler.ReconcileConfig{}
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	tui.cancel = cancel
-	go func() { tui.done <- tui.e.Run(ctx) }()
-	t.Cleanup(func() { _ = tui.stop() })
+	tui.e = tui.E
 
 	res := gvr.Resource + "." + gvr.Group
 	key := state.InstanceKey{Resource: res, Namespace: r.ns, Name: "web"}

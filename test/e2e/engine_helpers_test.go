@@ -11,7 +11,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/go-logr/logr"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -21,8 +20,7 @@ import (
 
 	"github.com/kroscope/kroscope/engine"
 	"github.com/kroscope/kroscope/engine/state"
-	"github.com/kroscope/kroscope/reconciler"
-	"github.com/kroscope/kroscope/reconciler/client"
+	"github.com/kroscope/kroscope/test/engrun"
 	"github.com/kroscope/kroscope/test/envtest"
 )
 
@@ -52,12 +50,12 @@ func (r *engRig) writeFile(name, content string) string {
 	return p
 }
 
-// engRun is one engine running in the test process.
+// engRun is one engine running in the test process, with its requests
+// counted.
 type engRun struct {
-	t      *testing.T
-	e      *engine.Engine
-	cancel context.CancelFunc
-	done   chan error
+	*engrun.Run
+	t *testing.T
+	e *engine.Engine // Run.E
 	// writes counts the non-read requests the engine's clients sent, except
 	// those on Leases (the election itself).
 	writes atomic.Int64
@@ -70,64 +68,23 @@ type engRun struct {
 // cluster graphs, quick requeues. mod adjusts the options.
 func (r *engRig) start(mod func(*engine.Options)) *engRun {
 	r.t.Helper()
-	run := &engRun{t: r.t, done: make(chan error, 1)}
-	cfg := rest.CopyConfig(r.cfg)
-	cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper {
-		return &engCounter{next: rt, writes: &run.writes, reqs: &run.reqs, deletes: &run.deletes}
-	})
-	set, err := client.NewSet(cfg)
-	if err != nil {
-		r.t.Fatal(err)
-	}
-	o := engine.Options{
-		ClientSet:       set,
+	run := &engRun{t: r.t}
+	run.Run = engrun.Start(r.t, engrun.Config{
+		Rest: r.cfg,
+		Wrap: func(rt http.RoundTripper) http.RoundTripper {
+			return &engCounter{next: rt, writes: &run.writes, reqs: &run.reqs, deletes: &run.deletes}
+		},
 		Namespace:       r.ns,
-		DisableLease:    true,
 		RequeueInterval: 5 * time.Second,
-		Log:             logr.Discard(),
-		ReconcileConfig: reconciler.ReconcileConfig{DeletionGraceTimeDuration: time.Minute},
-	}
-	if mod != nil {
-		mod(&o)
-	}
-	e, err := engine.New(o)
-	if err != nil {
-		r.t.Fatalf("engine.New: %v", err)
-	}
-	run.e = e
-	ctx, cancel := context.WithCancel(context.Background())
-	run.cancel = cancel
-	go func() { run.done <- e.Run(ctx) }()
-	r.t.Cleanup(func() {
-		run.stop()
-		// The engine's own log, on failure or with ENG_DEBUG=1.
-		if r.t.Failed() || os.Getenv("ENG_DEBUG") != "" {
-			logs := e.Snapshot().Logs
-			if len(logs) > 40 {
-				logs = logs[len(logs)-40:]
-			}
-			for _, l := range logs {
-				r.t.Logf("engine log: %s %s %s %s", l.At.Format("15:04:05.000"), l.Level, l.Message, l.KV)
-			}
-		}
-	})
+		LogLines:        40,
+		LogPrefix:       "engine log: ",
+	}, mod)
+	run.e = run.E
 	return run
 }
 
 // stop ends the engine (idempotent) and returns Run's error.
-func (run *engRun) stop() error {
-	run.cancel()
-	select {
-	case err, ok := <-run.done:
-		if ok {
-			close(run.done)
-		}
-		return err
-	case <-time.After(time.Minute):
-		run.t.Fatalf("engine did not stop within a minute")
-	}
-	return nil
-}
+func (run *engRun) stop() error { return run.Stop() }
 
 // waitFor polls the engine's state until cond holds.
 func (run *engRun) waitFor(timeout time.Duration, what string, cond func(*state.Snapshot) bool) *state.Snapshot {

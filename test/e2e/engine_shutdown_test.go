@@ -120,11 +120,8 @@ func TestShutdownIsBoundedWhateverWorkersDo(t *testing.T) {
 				time.Sleep(200 * time.Millisecond) // the worker is in readyWhen now
 			}
 			start := time.Now()
-			run.cancel()
-			select {
-			case <-run.done:
-				close(run.done) // for the rig's stop
-			case <-time.After(grace + 5*time.Second):
+			run.Cancel()
+			if stopped, _ := run.Wait(grace + 5*time.Second); !stopped {
 				t.Fatalf("Run still running %v after its context was cancelled (grace %v)", time.Since(start), grace)
 			}
 			took := time.Since(start)

@@ -7,12 +7,10 @@ import (
 	"os"
 	"slices"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
-	"github.com/go-logr/logr"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apiextensionsclient "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -20,14 +18,12 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
-	"k8s.io/client-go/rest"
 	"sigs.k8s.io/yaml"
 
 	"github.com/kroscope/kroscope/engine"
 	"github.com/kroscope/kroscope/engine/state"
-	"github.com/kroscope/kroscope/reconciler"
-	"github.com/kroscope/kroscope/reconciler/client"
 	"github.com/kroscope/kroscope/reconciler/graph"
+	"github.com/kroscope/kroscope/test/engrun"
 	"github.com/kroscope/kroscope/test/envtest"
 	"github.com/kroscope/kroscope/test/krocontroller"
 )
@@ -327,76 +323,37 @@ func (r *kroRig) fakeGC(ns string) {
 // engRun is a kroscope engine in the test process; every request it sends
 // is counted.
 type engRun struct {
-	t      *testing.T
-	e      *engine.Engine
-	cancel context.CancelFunc
-	done   chan error
+	*engrun.Run
+	t *testing.T
+	e *engine.Engine // Run.E
 	// writes counts non-read requests other than Lease ones; reqs all.
 	writes atomic.Int64
 	reqs   atomic.Int64
 	// writeLog names the first writes, for the failure message.
 	writeLog atomic.Pointer[[]string]
-	// stopOnce lets a test stop the engine itself before its cleanup does.
-	stopOnce sync.Once
 }
 
 // startEngine runs a kroscope engine with the rig's admin identity on
 // the rig's namespace; mod adjusts the options.
 func (r *kroRig) startEngine(mod func(*engine.Options)) *engRun {
 	r.t.Helper()
-	run := &engRun{t: r.t, done: make(chan error, 1)}
+	run := &engRun{t: r.t}
 	empty := []string{}
 	run.writeLog.Store(&empty)
-	cfg := rest.CopyConfig(r.env.Config)
-	cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper { return &counter{next: rt, run: run} })
-	set, err := client.NewSet(cfg)
-	if err != nil {
-		r.t.Fatal(err)
-	}
-	o := engine.Options{
-		ClientSet:       set,
+	run.Run = engrun.Start(r.t, engrun.Config{
+		Rest:            r.env.Config,
+		Wrap:            func(rt http.RoundTripper) http.RoundTripper { return &counter{next: rt, run: run} },
 		Namespace:       r.ns,
-		DisableLease:    true,
 		RequeueInterval: 2 * time.Second,
-		Log:             logr.Discard(),
-		ReconcileConfig: reconciler.ReconcileConfig{DeletionGraceTimeDuration: time.Minute},
-	}
-	if mod != nil {
-		mod(&o)
-	}
-	e, err := engine.New(o)
-	if err != nil {
-		r.t.Fatalf("engine.New: %v", err)
-	}
-	run.e = e
-	ctx, cancel := context.WithCancel(context.Background())
-	run.cancel = cancel
-	go func() { run.done <- e.Run(ctx) }()
-	r.t.Cleanup(func() {
-		run.stop()
-		if r.t.Failed() || os.Getenv("ENG_DEBUG") != "" {
-			logs := e.Snapshot().Logs
-			if len(logs) > 60 {
-				logs = logs[len(logs)-60:]
-			}
-			for _, l := range logs {
-				r.t.Logf("kroscope log: %s %s %s %s", l.At.Format("15:04:05.000"), l.Level, l.Message, l.KV)
-			}
-		}
-	})
+		LogLines:        60,
+		LogPrefix:       "kroscope log: ",
+	}, mod)
+	run.e = run.E
 	return run
 }
 
-func (run *engRun) stop() {
-	run.stopOnce.Do(func() {
-		run.cancel()
-		select {
-		case <-run.done:
-		case <-time.After(time.Minute):
-			run.t.Errorf("kroscope's engine did not stop within a minute")
-		}
-	})
-}
+// stop ends the engine; a test may stop it before its cleanup does.
+func (run *engRun) stop() { _ = run.Stop() }
 
 // waitFor polls the engine's state until cond holds.
 func (run *engRun) waitFor(timeout time.Duration, what string, cond func(*state.Snapshot) (bool, string)) *state.Snapshot {
