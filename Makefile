@@ -48,9 +48,10 @@ dev-cluster: assets
 
 # Benchmarks, not part of `make test`: the engine on the test API server
 # (N=100, 500 and 2,000 instances of a three-ConfigMap chain, beside the
-# server's raw write rate), the server's CPU per request kind, the demo
-# (1,000 fanout instances: peak RSS, and key -> frame under the real UI),
-# graph building, and TUI frames (1,000 and 10,000 instances).
+# server's raw write rate, and the 2,000/500 time ratio), the server's CPU
+# per request kind, the demo (1,000 fanout instances: peak RSS, and key ->
+# frame under the real UI), graph building, and TUI frames (1,000 and
+# 10,000 instances).
 bench: assets
 	KUBEBUILDER_ASSETS="$$(bash hack/assets.sh)" $(GO) test -tags bench -run '^$$' -bench . -benchtime 1x -timeout 30m ./test/bench/
 	$(GO) test -run '^$$' -bench . -benchmem ./reconciler/graph/ ./tui/

@@ -35,10 +35,20 @@ import (
 
 func BenchmarkEngineChain(b *testing.B) {
 	engineBin := buildEngine(b)
+	var at500 time.Duration
 	for _, n := range []int{100, 500, 2000} {
 		b.Run(fmt.Sprintf("N=%d", n), func(b *testing.B) {
 			for range b.N {
-				runChain(b, engineBin, n)
+				took := runChain(b, engineBin, n)
+				switch {
+				case n == 500:
+					at500 = took
+				case n == 2000 && at500 > 0:
+					// Flatness: 4× the work should take 4× the time.
+					b.ReportMetric(took.Seconds()/at500.Seconds(), "x-time-at-N=500")
+					b.Logf("N=2000: all ACTIVE in %.2f× the time N=500 took (%s against %s; flat is 4×)",
+						took.Seconds()/at500.Seconds(), took.Round(time.Millisecond), at500.Round(time.Millisecond))
+				}
 			}
 		})
 	}
@@ -119,7 +129,9 @@ func (p *engineProc) next(b *testing.B, into any) {
 
 type counts struct{ Other, Events, Lease, Reads int64 }
 
-func runChain(b *testing.B, engineBin string, n int) {
+// runChain runs one engine benchmark of n instances and returns the time
+// from the first create to the last instance ACTIVE.
+func runChain(b *testing.B, engineBin string, n int) time.Duration {
 	env := envtest.Start(b)
 	w := workers()
 	rawCPU0 := serverCPU(b)
@@ -330,6 +342,7 @@ func runChain(b *testing.B, engineBin string, n int) {
 	b.Logf("N=%d: API server and etcd CPU while converging %.1f s (%.1f ms per instance, its create by the benchmark included; a raw create took %.2f ms)", n, server.Seconds(), server.Seconds()*1000/float64(n), rawCPU.Seconds()*1000/float64(n))
 	b.Logf("N=%d: raw write rate %.0f creates/s (%d ConfigMaps, %d clients, %s); kroscope writes needed / raw write rate = %d / %.0f/s = %s floor; all ACTIVE in %.2f× the floor",
 		n, rawRate, n, w, raw.Round(time.Millisecond), c.Other+c.Events, rawRate, floor.Round(time.Millisecond), total.Seconds()/floor.Seconds())
+	return total
 }
 
 // writeKubeconfig saves cfg (the test API server's admin) for benchengine.
