@@ -1,6 +1,7 @@
 package tui
 
 import (
+	"context"
 	"fmt"
 	"regexp"
 	"runtime"
@@ -13,6 +14,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 
 	"github.com/kroscope/kroscope/engine/state"
+	"github.com/kroscope/kroscope/tui/cmdrunner"
 )
 
 var benchStates = []string{"SYNCED", "SYNCED", "SYNCED", "WAITING_FOR_READINESS", "IN_PROGRESS", "PENDING", "ERROR", "SKIPPED"}
@@ -261,21 +263,5 @@ func benchLoop(n, buffer int) (m *Model, s *state.Store, keys []state.InstanceKe
 	m = newModel(&storeBackend{Store: s}, Options{Theme: "dark", ConfigPath: "-"})
 	m.Update(tea.WindowSizeMsg{Width: 200, Height: 50})
 	msgs = make(chan tea.Msg, buffer)
-	run = func(c tea.Cmd) {
-		if c == nil {
-			return
-		}
-		go func() {
-			switch msg := c().(type) {
-			case nil:
-			case tea.BatchMsg:
-				for _, c := range msg {
-					run(c)
-				}
-			default:
-				msgs <- msg
-			}
-		}()
-	}
-	return m, s, keys, msgs, run
+	return m, s, keys, msgs, cmdrunner.New(context.Background(), msgs)
 }

@@ -25,6 +25,7 @@ import (
 	"github.com/kroscope/kroscope/engine/state"
 	"github.com/kroscope/kroscope/reconciler"
 	"github.com/kroscope/kroscope/tui"
+	"github.com/kroscope/kroscope/tui/cmdrunner"
 )
 
 // demoFanout is how many fanout instances (ten children each) the demo
@@ -76,26 +77,7 @@ func demoKeyToFrame(b *testing.B, n int) {
 
 	m := tui.NewModel(e, tui.Options{Theme: "dark", ConfigPath: "-"})
 	msgs := make(chan tea.Msg, 4096)
-	var run func(tea.Cmd)
-	run = func(c tea.Cmd) {
-		if c == nil {
-			return
-		}
-		go func() {
-			switch msg := c().(type) {
-			case nil:
-			case tea.BatchMsg:
-				for _, c := range msg {
-					run(c)
-				}
-			default:
-				select {
-				case msgs <- msg:
-				case <-ctx.Done():
-				}
-			}
-		}()
-	}
+	run := cmdrunner.New(ctx, msgs)
 	run(m.Init())
 	_, cmd := m.Update(tea.WindowSizeMsg{Width: 200, Height: 50})
 	run(cmd)
