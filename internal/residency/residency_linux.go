@@ -15,8 +15,8 @@ import (
 // and drops the executable's pages from the page cache where no other
 // process maps them. Whatever runs next is faulted back a page at a time:
 // the first second after it is slower by the reads (about 0.2 s in all on
-// the machine this was measured on), and the process's file-backed resident set is then the code
-// it runs, not the 2 MiB folios around it.
+// the machine this was measured on), and the process's file-backed
+// resident set is then the code it runs, not the 2 MiB folios around it.
 func Release() Result {
 	if os.Getenv(OptOut) != "" {
 		return Result{}

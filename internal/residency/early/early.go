@@ -13,7 +13,7 @@ import (
 )
 
 // shortLived are kroscope's subcommands and flags that exit at once: the
-// page reads after a release (0.1-0.2 s) would only slow them, and a shell
+// page reads after a release (about 0.2 s) would only slow them, and a shell
 // runs __complete on every tab. Seen anywhere in the arguments they skip
 // the release; a namespace with one of these names merely skips it too.
 var shortLived = map[string]bool{

@@ -5,6 +5,8 @@ import (
 	"sync"
 	"time"
 
+	utilwait "k8s.io/apimachinery/pkg/util/wait"
+
 	"github.com/kroscope/kroscope/test/bench/procstatus"
 )
 
@@ -21,19 +23,7 @@ type rssSampler struct {
 
 func startRSSSampler(ctx context.Context, every time.Duration) *rssSampler {
 	s := &rssSampler{}
-	s.sample()
-	go func() {
-		t := time.NewTicker(every)
-		defer t.Stop()
-		for {
-			select {
-			case <-ctx.Done():
-				return
-			case <-t.C:
-				s.sample()
-			}
-		}
-	}()
+	go utilwait.UntilWithContext(ctx, func(context.Context) { s.sample() }, every)
 	return s
 }
 
