@@ -12,12 +12,7 @@ root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 out="$root/bin/k8s/$K8S_VERSION"
 
 if [[ -x "$out/kube-apiserver" && -x "$out/etcd" && -x "$out/kubectl" ]]; then
-  if [[ ! -x "$out/kubectl" ]]; then
-  echo "building kubectl $K8S_VERSION into $out (first build takes a few minutes)" >&2
-  go build -trimpath -ldflags "$ldflags" -o "$out/kubectl.tmp" ./kubectl
-  mv "$out/kubectl.tmp" "$out/kubectl"
-fi
-echo "$out"
+  echo "$out"
   exit 0
 fi
 

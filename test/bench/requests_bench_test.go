@@ -288,8 +288,22 @@ func (r *recorder) RoundTrip(req *http.Request) (*http.Response, error) {
 // serverCPU is the user+system CPU of this process's kube-apiserver and
 // etcd children (envtest starts them), from /proc.
 func serverCPU(b *testing.B) time.Duration {
+	c := childCPU(b)
+	return c.apiServer + c.etcd
+}
+
+// serverCPUs is the CPU of envtest's two server processes, apart.
+type serverCPUs struct{ apiServer, etcd time.Duration }
+
+func (c serverCPUs) sub(o serverCPUs) serverCPUs {
+	return serverCPUs{c.apiServer - o.apiServer, c.etcd - o.etcd}
+}
+
+// childCPU reads the user+system CPU of this process's kube-apiserver and
+// etcd children from /proc.
+func childCPU(b *testing.B) serverCPUs {
 	stats, _ := filepath.Glob("/proc/[0-9]*/stat")
-	var ticks int64
+	var api, etcd int64
 	self := strconv.Itoa(os.Getpid())
 	for _, p := range stats {
 		data, err := os.ReadFile(p)
@@ -308,10 +322,15 @@ func serverCPU(b *testing.B) time.Duration {
 		}
 		u, _ := strconv.ParseInt(f[11], 10, 64)
 		st, _ := strconv.ParseInt(f[12], 10, 64)
-		ticks += u + st
+		if comm == "etcd" {
+			etcd += u + st
+		} else {
+			api += u + st
+		}
 	}
-	if ticks == 0 {
-		b.Fatal("no kube-apiserver or etcd child process found in /proc")
+	if api == 0 || etcd == 0 {
+		b.Fatal("no kube-apiserver and etcd child processes found in /proc")
 	}
-	return time.Duration(ticks) * time.Second / 100 // USER_HZ
+	tick := time.Second / 100 // USER_HZ
+	return serverCPUs{time.Duration(api) * tick, time.Duration(etcd) * tick}
 }
