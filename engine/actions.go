@@ -106,6 +106,7 @@ func (e *Engine) Delete(ctx context.Context, key state.InstanceKey) error {
 		return fmt.Errorf("instance %s no longer exists", key)
 	}
 	if err != nil {
+		e.recheckAfterForbidden(s, err)
 		return fmt.Errorf("deleting %s: %w", key, err)
 	}
 	return nil

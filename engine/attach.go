@@ -130,6 +130,7 @@ func (e *Engine) touchRequeue(s *served, key state.InstanceKey) error {
 	_, err := e.set.Dynamic().Resource(s.gvr).Namespace(key.Namespace).Patch(ctx, key.Name, types.MergePatchType, []byte(body),
 		metav1.PatchOptions{FieldManager: RequeueFieldManager})
 	if err != nil {
+		e.recheckAfterForbidden(s, err)
 		return fmt.Errorf("writing the %s annotation on %s: %w", RequeueAnnotation, key, err)
 	}
 	return nil

@@ -4,9 +4,11 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"time"
 
 	authenticationv1 "k8s.io/api/authentication/v1"
 	authorizationv1 "k8s.io/api/authorization/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
@@ -67,6 +69,7 @@ func (e *Engine) checkAccess(ctx context.Context, gvr schema.GroupVersionResourc
 		}
 		return state.Permission{Allowed: true}, nil
 	}
+	prev, checked := e.store.CheckedAccess(resource)
 	k := state.KindAccess{Resource: resource, Namespace: ns}
 	for _, c := range []struct {
 		p     *state.Permission
@@ -82,7 +85,64 @@ func (e *Engine) checkAccess(ctx context.Context, gvr schema.GroupVersionResourc
 		*c.p = p
 	}
 	e.store.SetAccess(k)
-	e.log.Info("access to "+resource+" in "+nsWord(ns)+": "+state.Capabilities{Kinds: []state.KindAccess{k}}.Summary(), "user", e.store.Snapshot().Capabilities.User)
+	// Said when first known and when it changes, not at every re-check.
+	summary := state.Capabilities{Kinds: []state.KindAccess{k}}.Summary()
+	switch {
+	case !checked:
+		e.log.Info("access to "+resource+" in "+nsWord(ns)+": "+summary, "user", e.store.Snapshot().Capabilities.User)
+	case prev != k:
+		e.log.Info("access to "+resource+" in "+nsWord(ns)+" changed: "+summary, "user", e.store.Snapshot().Capabilities.User)
+	}
+}
+
+// DefaultAccessRecheck is how often kinds with a denied permission are
+// asked again: a Role granted while kroscope runs enables its keys within
+// this time, without a restart. Kinds with nothing denied are not asked
+// again (a normal admin's kroscope sends no reviews after start): what was
+// revoked the API server refuses, and that refusal re-checks the kind at
+// once (recheckAfterForbidden).
+const DefaultAccessRecheck = 30 * time.Second
+
+// recheckDeniedAccess re-checks, every AccessRecheck, each served kind
+// this user was denied something on.
+func (e *Engine) recheckDeniedAccess(ctx context.Context) {
+	if e.o.AccessRecheck < 0 || e.base.Config() == nil || e.base.Kubernetes() == nil {
+		return
+	}
+	t := time.NewTicker(e.o.AccessRecheck)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		e.mu.RLock()
+		var denied []*served
+		for _, s := range e.served {
+			if k, ok := e.store.CheckedAccess(s.resource); ok && k.Denies() {
+				denied = append(denied, s)
+			}
+		}
+		e.mu.RUnlock()
+		for _, s := range denied {
+			e.checkAccess(ctx, s.gvr, s.graph.Instance.Namespaced)
+		}
+	}
+}
+
+// recheckAfterForbidden re-checks s's kind, in the background, when the
+// API server refused one of the user's actions on it: the permission the
+// capabilities promised was revoked, and the keys should say so now.
+func (e *Engine) recheckAfterForbidden(s *served, err error) {
+	if !apierrors.IsForbidden(err) {
+		return
+	}
+	ctx := e.ctx
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	go e.checkAccess(ctx, s.gvr, s.graph.Instance.Namespaced)
 }
 
 // accessUser records who this user is (SelfSubjectReview), once; a server

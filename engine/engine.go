@@ -127,6 +127,9 @@ type Options struct {
 	// KroPollInterval is how often kro's Lease and Deployment are checked
 	// (default DefaultKroPollInterval); negative turns detection off.
 	KroPollInterval time.Duration
+	// AccessRecheck is how often kinds this user was denied something on
+	// are asked again (default DefaultAccessRecheck); negative never.
+	AccessRecheck time.Duration
 	// ShutdownGrace bounds the shutdown once Run's context is done: workers
 	// are cancelled at once, and whatever has not stopped by then is left
 	// behind (and named in the log); 0 means the ShutdownGrace constant.
@@ -234,6 +237,9 @@ func New(o Options) (*Engine, error) {
 	}
 	if o.KroPollInterval == 0 {
 		o.KroPollInterval = DefaultKroPollInterval
+	}
+	if o.AccessRecheck == 0 {
+		o.AccessRecheck = DefaultAccessRecheck
 	}
 	e := &Engine{
 		o:      o,
@@ -442,6 +448,7 @@ func (e *Engine) Run(ctx context.Context) error {
 	}
 	e.checkLeaseAccess(ctx)
 	e.campaign()
+	go e.recheckDeniedAccess(ctx)
 	if clusterRGDs {
 		go e.watchGraphRevisions(ctx)
 	}

@@ -164,3 +164,21 @@ func (s *Store) Access(resource string) KindAccess {
 	defer s.mu.Unlock()
 	return s.caps.For(resource)
 }
+
+// CheckedAccess returns resource's recorded access, and false when none
+// was recorded (not checked yet, or the check failed).
+func (s *Store) CheckedAccess(resource string) (KindAccess, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, k := range s.caps.Kinds {
+		if k.Resource == resource {
+			return k, true
+		}
+	}
+	return KindAccess{}, false
+}
+
+// Denies reports whether any of k's permissions is denied.
+func (k KindAccess) Denies() bool {
+	return !k.Observe.Allowed || !k.Requeue.Allowed || !k.Delete.Allowed || !k.Edit.Allowed
+}

@@ -56,3 +56,31 @@ func TestWatchNoAccess(t *testing.T) {
 		t.Error(got)
 	}
 }
+
+func TestCheckedAccessAndDenies(t *testing.T) {
+	s := NewStore()
+	if _, ok := s.CheckedAccess("webapps.kro.run"); ok {
+		t.Error("a kind never checked has no recorded access")
+	}
+	ok := Permission{Allowed: true}
+	all := KindAccess{Resource: "webapps.kro.run", Observe: ok, Requeue: ok, Delete: ok, Edit: ok}
+	if all.Denies() {
+		t.Errorf("everything allowed denies nothing: %+v", all)
+	}
+	for _, deny := range []func(*KindAccess){
+		func(k *KindAccess) { k.Observe = Permission{Why: "no"} },
+		func(k *KindAccess) { k.Requeue = Permission{Why: "no"} },
+		func(k *KindAccess) { k.Delete = Permission{Why: "no"} },
+		func(k *KindAccess) { k.Edit = Permission{Why: "no"} },
+	} {
+		k := all
+		deny(&k)
+		if !k.Denies() {
+			t.Errorf("one permission denied should count: %+v", k)
+		}
+	}
+	s.SetAccess(all)
+	if k, got := s.CheckedAccess("webapps.kro.run"); !got || k != all {
+		t.Errorf("CheckedAccess = %+v, %v; want the recorded access", k, got)
+	}
+}
