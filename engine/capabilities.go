@@ -104,7 +104,7 @@ func (e *Engine) checkAccess(ctx context.Context, gvr schema.GroupVersionResourc
 const DefaultAccessRecheck = 30 * time.Second
 
 // recheckDeniedAccess re-checks, every AccessRecheck, each served kind
-// this user was denied something on.
+// this user was denied something on, and a denied Lease.
 func (e *Engine) recheckDeniedAccess(ctx context.Context) {
 	if e.o.AccessRecheck < 0 || e.base.Config() == nil || e.base.Kubernetes() == nil {
 		return
@@ -128,6 +128,7 @@ func (e *Engine) recheckDeniedAccess(ctx context.Context) {
 		for _, s := range denied {
 			e.checkAccess(ctx, s.gvr, s.graph.Instance.Namespaced)
 		}
+		e.recheckLeaseAccess(ctx)
 	}
 }
 
@@ -215,12 +216,28 @@ func (e *Engine) noteAccess(ctx context.Context, w state.Watch, granted bool) {
 // checkLeaseAccess asks, before campaigning, whether this user may take
 // the Lease (get, create, update it). One who may not (a Role in another
 // namespace) would otherwise retry the election every few seconds for
-// ever: it observes instead, said once in the log and on the header.
+// ever: it observes instead, said once in the log and on the header, and
+// the Lease is asked about again with the kinds (recheckLeaseAccess).
 func (e *Engine) checkLeaseAccess(ctx context.Context) {
 	if e.o.Observe || e.o.DisableLease || e.base.Config() == nil || e.base.Kubernetes() == nil {
 		return
 	}
 	e.accessUser(ctx)
+	why, checked := e.leaseAccessDenied(ctx)
+	if !checked || why == "" {
+		return // not checked: the election says what it meets
+	}
+	e.mu.Lock()
+	e.leaseDenied = why
+	e.mu.Unlock()
+	e.store.SetLeaseDenied(why)
+	e.log.Info("not taking the lease: "+why+"; observing (a Lease in a namespace you may write, --lease-namespace, lets you reconcile there)",
+		"lease", e.o.LeaseNamespace+"/"+e.o.LeaseName)
+}
+
+// leaseAccessDenied says why this user may not take the Lease ("" when it
+// may); checked is false when the API server could not say.
+func (e *Engine) leaseAccessDenied(ctx context.Context) (why string, checked bool) {
 	for _, verb := range []string{"get", "create", "update"} {
 		r, err := e.base.Kubernetes().AuthorizationV1().SelfSubjectAccessReviews().Create(ctx, &authorizationv1.SelfSubjectAccessReview{
 			Spec: authorizationv1.SelfSubjectAccessReviewSpec{ResourceAttributes: &authorizationv1.ResourceAttributes{
@@ -228,19 +245,39 @@ func (e *Engine) checkLeaseAccess(ctx context.Context) {
 			}},
 		}, metav1.CreateOptions{})
 		if err != nil {
-			return // not checked: the election says what it meets
+			return "", false
 		}
 		if r.Status.Allowed && !r.Status.Denied {
 			continue
 		}
-		lease := e.o.LeaseNamespace + "/" + e.o.LeaseName
-		why := deniedWhy(e.store.Snapshot().Capabilities.User, verb, "the lease "+lease, "", "")
-		why = strings.TrimSuffix(why, " in all namespaces")
-		e.mu.Lock()
-		e.leaseDenied = why
-		e.mu.Unlock()
-		e.store.SetLeaseDenied(why)
-		e.log.Info("not taking the lease: "+why+"; observing (a Lease in a namespace you may write, --lease-namespace, lets you reconcile there)", "lease", lease)
+		why := deniedWhy(e.store.Snapshot().Capabilities.User, verb, "the lease "+e.o.LeaseNamespace+"/"+e.o.LeaseName, "", "")
+		return strings.TrimSuffix(why, " in all namespaces"), true
+	}
+	return "", true
+}
+
+// recheckLeaseAccess asks again about a Lease this user was denied: once
+// granted (a Role applied after kroscope started, as happens when the
+// Deployment and its RBAC are applied together), the engine campaigns as
+// it would have at start, instead of observing until restarted.
+func (e *Engine) recheckLeaseAccess(ctx context.Context) {
+	e.mu.RLock()
+	denied := e.leaseDenied
+	e.mu.RUnlock()
+	if denied == "" {
 		return
 	}
+	why, checked := e.leaseAccessDenied(ctx)
+	if !checked || why == denied {
+		return
+	}
+	e.mu.Lock()
+	e.leaseDenied = why
+	e.mu.Unlock()
+	e.store.SetLeaseDenied(why)
+	if why != "" {
+		return // denied still, for another verb
+	}
+	e.log.Info("lease access granted: campaigning", "lease", e.o.LeaseNamespace+"/"+e.o.LeaseName)
+	e.campaign()
 }

@@ -154,3 +154,62 @@ func TestEngineAccessFollowsRBAC(t *testing.T) {
 		t.Error("the refused delete deleted the instance")
 	}
 }
+
+// TestEngineCampaignsOnceLeaseGranted: a reconciling engine started before
+// its Lease RBAC (the Deployment and its Role applied together, the Role a
+// moment late) observes, saying why, and campaigns once the Role arrives:
+// it takes the Lease and reconciles without a restart.
+func TestEngineCampaignsOnceLeaseGranted(t *testing.T) {
+	r := newEngRig(t)
+	rgd := r.writeFile("rgd.yaml", graphs.Chain("englease", "EngLease"))
+	// An admin engine installs the CRD, then stops: lee reconciles alone.
+	first := r.start(func(o *engine.Options) { o.RGDPaths = []string{rgd} })
+	gvr := first.graphServed("englease")
+	if err := first.stop(); err != nil {
+		t.Fatal(err)
+	}
+	all := []string{"*"}
+	rules := []rbacv1.PolicyRule{
+		{APIGroups: []string{gvr.Group}, Resources: []string{gvr.Resource, gvr.Resource + "/status"}, Verbs: all},
+		{APIGroups: []string{""}, Resources: []string{"configmaps", "events"}, Verbs: all},
+		{APIGroups: []string{"events.k8s.io"}, Resources: []string{"events"}, Verbs: all},
+		{APIGroups: []string{"coordination.k8s.io"}, Resources: []string{"leases"}, Verbs: []string{"get", "list", "watch"}},
+	}
+	bindUser(t, r, "lee", rules)
+	const leaseName = "kroscope-lee"
+	lee := r.startAs("lee", func(o *engine.Options) {
+		o.RGDPaths = []string{rgd}
+		o.DisableLease = false
+		o.LeaseNamespace, o.LeaseName, o.Identity = r.ns, leaseName, "lee-replica"
+		o.AccessRecheck = time.Second
+	})
+	lee.graphServed("englease")
+	r.createInstance(gvr, "EngLease", "web", nil)
+	key := state.InstanceKey{Resource: gvr.Resource + "." + gvr.Group, Namespace: r.ns, Name: "web"}
+	lee.waitFor(time.Minute, "lee observing, saying why", func(s *state.Snapshot) bool {
+		return !s.Mode.Reconciling && s.Capabilities.Lease == "user lee may not create the lease "+r.ns+"/"+leaseName && s.Instance(key) != nil
+	})
+	if n := lee.writes.Load(); n != 0 {
+		t.Errorf("lee's engine, observing, wrote %d times", n)
+	}
+
+	withLease := slices.Clone(rules)
+	withLease[len(withLease)-1].Verbs = all
+	roles := r.env.Kubernetes().RbacV1().Roles(r.ns)
+	role, err := roles.Get(context.Background(), "lee", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	role.Rules = withLease
+	if _, err := roles.Update(context.Background(), role, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	r.waitLeaseHolder(leaseName, "lee-replica", time.Minute)
+	snap := lee.waitFor(2*time.Minute, "lee reconciling web to ACTIVE", func(s *state.Snapshot) bool {
+		in := s.Instance(key)
+		return s.Mode.Reconciling && s.Capabilities.Lease == "" && in != nil && in.State == reconciler.InstanceStateActive
+	})
+	if n := logCount(snap, "lease access granted: campaigning"); n != 1 {
+		t.Errorf("the grant should be logged once, got %d lines", n)
+	}
+}
