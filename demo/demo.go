@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"runtime"
 	"slices"
 	"strings"
 	"time"
@@ -26,6 +27,8 @@ import (
 
 	"github.com/kroscope/kroscope/demo/cluster"
 	"github.com/kroscope/kroscope/demo/workload"
+	"github.com/kroscope/kroscope/engine"
+	"github.com/kroscope/kroscope/engine/state"
 	"github.com/kroscope/kroscope/examples"
 	"github.com/kroscope/kroscope/reconciler/client"
 	"github.com/kroscope/kroscope/reconciler/graph"
@@ -147,6 +150,24 @@ func New(o Options) (*Demo, error) {
 
 // ClientSet is what the engine should use (with failure injection).
 func (d *Demo) ClientSet() *client.Set { return d.Cluster.ClientSet() }
+
+// EngineOptions are the options `kroscope demo` runs the engine with on d
+// (its benchmark too): the graphs are read from the cluster, where New
+// stored them, and no Lease is taken (one process, one in-memory cluster:
+// nobody to elect against). workers <= 0 means WorkersPerCPU per CPU.
+func (d *Demo) EngineOptions(workers int, log logr.Logger) engine.Options {
+	if workers <= 0 {
+		workers = WorkersPerCPU * runtime.NumCPU()
+	}
+	return engine.Options{
+		ClientSet:        d.ClientSet(),
+		WatchClusterRGDs: true,
+		DisableLease:     true,
+		Workers:          workers,
+		Log:              log,
+		Cluster:          state.Cluster{Context: "demo", Server: "in-memory demo cluster", Demo: true},
+	}
+}
 
 // Instances returns the instances Run creates (namespace/name of each kind).
 func (d *Demo) Instances() []*unstructured.Unstructured {

@@ -2,11 +2,13 @@ package demo
 
 import (
 	"context"
+	"runtime"
 	"strings"
 	"testing"
 	"testing/fstest"
 	"time"
 
+	"github.com/go-logr/logr"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -105,5 +107,22 @@ func TestRunCreatesInstancesWhenServed(t *testing.T) {
 	cancel()
 	if err := <-done; err != nil {
 		t.Fatalf("Run: %v", err)
+	}
+}
+
+func TestEngineOptions(t *testing.T) {
+	d, err := New(Options{Examples: []string{"webapp"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := d.EngineOptions(0, logr.Discard())
+	if o.Workers != WorkersPerCPU*runtime.NumCPU() {
+		t.Errorf("default workers %d, want %d per CPU", o.Workers, WorkersPerCPU)
+	}
+	if !o.WatchClusterRGDs || !o.DisableLease || o.ClientSet == nil || !o.Cluster.Demo {
+		t.Errorf("the demo reads its graphs from its cluster, takes no lease, and says it is the demo: %+v", o)
+	}
+	if o := d.EngineOptions(3, logr.Discard()); o.Workers != 3 {
+		t.Errorf("explicit workers: %d", o.Workers)
 	}
 }

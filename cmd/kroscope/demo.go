@@ -7,7 +7,6 @@ import (
 	"io"
 	"os"
 	"os/signal"
-	"runtime"
 	"runtime/debug"
 	"strings"
 	"syscall"
@@ -19,7 +18,6 @@ import (
 	"github.com/kroscope/kroscope/demo"
 	"github.com/kroscope/kroscope/engine"
 	"github.com/kroscope/kroscope/engine/logsink"
-	"github.com/kroscope/kroscope/engine/state"
 	"github.com/kroscope/kroscope/examples"
 	"github.com/kroscope/kroscope/reconciler/graph"
 	"github.com/kroscope/kroscope/termtext"
@@ -104,23 +102,13 @@ func runDemo(ctx context.Context, f demoFlags, log logr.Logger, stdout io.Writer
 		return errors.New("--exit-when and --timeout need --headless")
 	}
 	f.demo.Log = log.WithName("demo")
-	workers := f.workers
-	if workers <= 0 {
-		workers = demo.WorkersPerCPU * runtime.NumCPU()
-	}
 	d, err := demo.New(f.demo)
 	if err != nil {
 		return err
 	}
-	e, err := engine.New(engine.Options{
-		ClientSet:        d.ClientSet(),
-		WatchClusterRGDs: true,
-		DisableLease:     true, // one process, one in-memory cluster: nobody to elect against
-		Workers:          workers,
-		CELLimits:        f.limits,
-		Log:              log,
-		Cluster:          state.Cluster{Context: "demo", Server: "in-memory demo cluster", Demo: true},
-	})
+	o := d.EngineOptions(f.workers, log)
+	o.CELLimits = f.limits
+	e, err := engine.New(o)
 	if err != nil {
 		return err
 	}

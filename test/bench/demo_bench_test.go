@@ -9,7 +9,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"runtime/debug"
 	"runtime/metrics"
 	"slices"
@@ -22,7 +21,6 @@ import (
 
 	"github.com/kroscope/kroscope/demo"
 	"github.com/kroscope/kroscope/engine"
-	"github.com/kroscope/kroscope/engine/state"
 	"github.com/kroscope/kroscope/reconciler"
 	"github.com/kroscope/kroscope/tui"
 	"github.com/kroscope/kroscope/tui/cmdrunner"
@@ -59,10 +57,7 @@ func demoKeyToFrame(b *testing.B, n int) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	e, err := engine.New(engine.Options{
-		ClientSet: d.ClientSet(), WatchClusterRGDs: true, DisableLease: true, Log: logr.Discard(), Workers: demoWorkers(),
-		Cluster: state.Cluster{Context: "demo", Server: "in-memory demo cluster", Demo: true},
-	})
+	e, err := engine.New(d.EngineOptions(demoWorkers(), logr.Discard()))
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -264,11 +259,9 @@ func BenchmarkDemoFanoutRSS(b *testing.B) {
 	}
 }
 
-// demoWorkers is BENCH_WORKERS, or the demo's default, as `kroscope demo`
-// runs.
+// demoWorkers is BENCH_WORKERS, or 0: the demo's default, as `kroscope
+// demo` runs.
 func demoWorkers() int {
-	if w, _ := strconv.Atoi(os.Getenv("BENCH_WORKERS")); w > 0 {
-		return w
-	}
-	return demo.WorkersPerCPU * runtime.NumCPU()
+	w, _ := strconv.Atoi(os.Getenv("BENCH_WORKERS"))
+	return max(w, 0)
 }
