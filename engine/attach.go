@@ -76,12 +76,16 @@ func (e *Engine) setFollowed(h lease.Holder) {
 	e.store.SetMode(e.mode())
 }
 
-// attachedLocked: the user's actions go through the cluster (e.mu held).
+// attachedLocked: the user's actions go through the cluster (e.mu held):
+// kro or another kroscope reconciles, or this user may not take (or read)
+// the Lease, so whoever reconciles is elsewhere. The API server then
+// decides, by the user's own RBAC, as for kubectl: a namespace user with
+// delete on the kind deletes, and the holder tears the instance down.
 func (e *Engine) attachedLocked() bool {
 	if !e.o.Attach || e.o.Observe || e.gate.Open() {
 		return false
 	}
-	return e.kro != "" || e.otherHolderLocked()
+	return e.kro != "" || e.otherHolderLocked() || e.leaseDenied != ""
 }
 
 func (e *Engine) otherHolderLocked() bool { return e.holder != "" && e.holder != e.o.Identity }
@@ -92,6 +96,9 @@ func (e *Engine) requeueNoteLocked() string {
 	}
 	if e.kro != "" {
 		return KroRequeueNote
+	}
+	if e.holder == "" {
+		return "wrote the " + RequeueAnnotation + " annotation for the lease holder (who it is, this user may not read)"
 	}
 	return "asked " + e.holder + " through the " + RequeueAnnotation + " annotation"
 }

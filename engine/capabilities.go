@@ -231,6 +231,7 @@ func (e *Engine) checkLeaseAccess(ctx context.Context) {
 	e.leaseDenied = why
 	e.mu.Unlock()
 	e.store.SetLeaseDenied(why)
+	e.store.SetMode(e.mode())
 	e.log.Info("not taking the lease: "+why+"; observing (a Lease in a namespace you may write, --lease-namespace, lets you reconcile there)",
 		"lease", e.o.LeaseNamespace+"/"+e.o.LeaseName)
 }
@@ -275,6 +276,7 @@ func (e *Engine) recheckLeaseAccess(ctx context.Context) {
 	e.leaseDenied = why
 	e.mu.Unlock()
 	e.store.SetLeaseDenied(why)
+	e.store.SetMode(e.mode())
 	if why != "" {
 		return // denied still, for another verb
 	}

@@ -568,6 +568,8 @@ func modeWord(m state.Mode) string {
 		return "observe (kro reconciles this cluster)"
 	case m.Reconciling:
 		return "reconcile"
+	case m.Attached && m.Holder == "":
+		return "attached (lease holder unknown)"
 	case m.Attached:
 		return "attached to " + m.Holder
 	}

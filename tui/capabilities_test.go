@@ -104,8 +104,23 @@ func TestLeaseUnknownWithoutAccess(t *testing.T) {
 	snap.Capabilities.Lease = "user jane may not get the lease kube-system/kroscope"
 	m, _ := newTestModel(t, snap, Options{}, 160, 30)
 	out := plain(m.View().Content)
-	if !strings.Contains(out, "observing (no access to the lease)") || strings.Contains(out, "held by nobody") {
+	if !strings.Contains(out, "observing (no access to the lease)") || strings.Contains(out, "held by nobody") ||
+		!strings.Contains(out, "observing: user jane may not get the lease") {
 		t.Errorf("status line:\n%s", out)
+	}
+	// Attached (the TUI's default), the user's actions go to the API
+	// server: the header says attached, and that only reconciling is out
+	// of reach.
+	snap.Mode.Attached = true
+	m, _ = newTestModel(t, snap, Options{}, 160, 30)
+	out = plain(m.View().Content)
+	if !strings.Contains(out, "attached (no access to the lease)") || strings.Contains(out, "attached to nobody") ||
+		!strings.Contains(out, "not reconciling: user jane may not get the lease") {
+		t.Errorf("attached status line:\n%s", out)
+	}
+	m, _ = newTestModel(t, snap, Options{}, 80, 24)
+	if out := plain(m.View().Content); !strings.Contains(out, "● attached │") && !strings.Contains(out, "* attached |") {
+		t.Errorf("attached status line at 80 columns:\n%s", out)
 	}
 }
 

@@ -52,6 +52,13 @@ func statusLine(c *common, s *state.Snapshot, w int) string {
 			mode = th.Warn.Render(th.G.Dot + " observing (--observe)")
 		} else if s.Mode.Kro != "" {
 			mode = th.Warn.Render(th.G.Dot + " observing (kro reconciles)")
+		} else if s.Mode.Attached && s.Mode.Holder == "" {
+			// This user may not read the Lease: actions go to the API
+			// server, for whoever holds it.
+			mode = th.Warn.Render(th.G.Dot + " attached (no access to the lease)")
+			if narrow {
+				mode = th.Warn.Render(th.G.Dot + " attached")
+			}
 		} else if s.Mode.Attached {
 			if s.Mode.HolderExpired {
 				who += ", lease expired"
@@ -137,7 +144,13 @@ func accessLine(c *common, snap *state.Snapshot, w int) string {
 		parts = append(parts, who+" "+sum)
 	}
 	if caps.Lease != "" {
-		parts = append(parts, "observing: "+caps.Lease)
+		// Attached, the user's actions still reach the API server; only
+		// reconciling is out of reach.
+		word := "observing: "
+		if snap.Mode.Attached {
+			word = "not reconciling: "
+		}
+		parts = append(parts, word+caps.Lease)
 	}
 	var denied []string
 	for _, wt := range snap.Watches {

@@ -305,9 +305,10 @@ type Mode struct {
 	// kroscope observes instead of fighting it. TakeOver is --take-over.
 	Kro      string
 	TakeOver bool
-	// Attached: another kroscope holds the Lease (or kro reconciles) and
-	// this process forwards the user's requeue and delete to the cluster
-	// (--attach). HolderExpired: the followed holder stopped renewing the
+	// Attached: another kroscope holds the Lease (or kro reconciles, or
+	// this user may not take the Lease, so whoever reconciles is
+	// elsewhere) and this process forwards the user's requeue and delete
+	// to the cluster (--attach); Holder is "" when it may not read it. HolderExpired: the followed holder stopped renewing the
 	// Lease (it went away; a standby should take over within its duration).
 	Attached      bool
 	HolderExpired bool

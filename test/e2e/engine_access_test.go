@@ -153,6 +153,31 @@ func TestEngineAccessFollowsRBAC(t *testing.T) {
 	if in := r.instance(gvr, "web"); in.GetDeletionTimestamp() != nil {
 		t.Error("the refused delete deleted the instance")
 	}
+	if err := pat.stop(); err != nil {
+		t.Fatal(err)
+	}
+
+	// quinn may delete these instances but not read the Lease: who holds
+	// it she cannot know, yet someone reconciles. Attached, her delete is
+	// an API delete, as kubectl's would be, and the holder tears down.
+	bindUser(t, r, "quinn", withDelete[:2])
+	quinn := r.startAs("quinn", func(o *engine.Options) {
+		o.RGDPaths = []string{rgd}
+		o.DisableLease = false
+		o.LeaseNamespace, o.LeaseName, o.Identity = r.ns, leaseName, "quinn-tui"
+		o.CampaignIfFree, o.Attach = true, true
+	})
+	quinn.graphServed("engaccess")
+	snap = quinn.waitFor(2*time.Minute, "quinn attached without access to the lease", func(s *state.Snapshot) bool {
+		return s.Mode.Attached && s.Mode.Holder == "" && s.Capabilities.Lease != "" && s.Instance(key) != nil
+	})
+	if !strings.Contains(snap.Mode.RequeueNote, "lease holder") {
+		t.Errorf("the requeue note should say the holder is unknown: %q", snap.Mode.RequeueNote)
+	}
+	if err := quinn.e.Delete(context.Background(), key); err != nil {
+		t.Fatalf("quinn may delete: %v", err)
+	}
+	admin.waitFor(2*time.Minute, "web torn down by the holder", func(s *state.Snapshot) bool { return s.Instance(key) == nil })
 }
 
 // TestEngineCampaignsOnceLeaseGranted: a reconciling engine started before
