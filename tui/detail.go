@@ -65,8 +65,11 @@ func inspect(th *theme.Theme, r *state.Resource, w int, now time.Time) []string 
 		row("includeWhen", e)
 	}
 	if !r.FirstApplied.IsZero() {
-		applied := r.FirstApplied.Format("15:04:05") + " (" + ago(now, r.FirstApplied) + " ago)"
-		row("Applied", applied)
+		// When this engine first applied or found the object: an object
+		// older than the engine (observing, attached, a restart) was not
+		// applied then, so the row does not say "applied".
+		seen := r.FirstApplied.Format("15:04:05") + " (" + ago(now, r.FirstApplied) + " ago)"
+		row("First seen", seen)
 	}
 	if !r.Ready.IsZero() {
 		row("Ready", r.Ready.Format("15:04:05")+" (after "+dur(r.Ready.Sub(r.FirstApplied))+")")
