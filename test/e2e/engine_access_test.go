@@ -47,18 +47,7 @@ func TestEngineAccessFollowsRBAC(t *testing.T) {
 		{APIGroups: []string{"coordination.k8s.io"}, Resources: []string{"leases"}, Verbs: []string{"get", "list", "watch", "create", "update"}},
 	}
 	bindUser(t, r, "pat", rules)
-	setRules := func(rules []rbacv1.PolicyRule) {
-		t.Helper()
-		roles := r.env.Kubernetes().RbacV1().Roles(r.ns)
-		role, err := roles.Get(context.Background(), "pat", metav1.GetOptions{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		role.Rules = rules
-		if _, err := roles.Update(context.Background(), role, metav1.UpdateOptions{}); err != nil {
-			t.Fatal(err)
-		}
-	}
+	setRules := func(rules []rbacv1.PolicyRule) { setRoleRules(t, r, "pat", rules) }
 
 	pat := r.startAs("pat", func(o *engine.Options) {
 		o.RGDPaths = []string{rgd}
@@ -220,15 +209,7 @@ func TestEngineCampaignsOnceLeaseGranted(t *testing.T) {
 
 	withLease := slices.Clone(rules)
 	withLease[len(withLease)-1].Verbs = all
-	roles := r.env.Kubernetes().RbacV1().Roles(r.ns)
-	role, err := roles.Get(context.Background(), "lee", metav1.GetOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	role.Rules = withLease
-	if _, err := roles.Update(context.Background(), role, metav1.UpdateOptions{}); err != nil {
-		t.Fatal(err)
-	}
+	setRoleRules(t, r, "lee", withLease)
 	r.waitLeaseHolder(leaseName, "lee-replica", time.Minute)
 	snap := lee.waitFor(2*time.Minute, "lee reconciling web to ACTIVE", func(s *state.Snapshot) bool {
 		in := s.Instance(key)
@@ -236,5 +217,19 @@ func TestEngineCampaignsOnceLeaseGranted(t *testing.T) {
 	})
 	if n := logCount(snap, "lease access granted: campaigning"); n != 1 {
 		t.Errorf("the grant should be logged once, got %d lines", n)
+	}
+}
+
+// setRoleRules replaces the rules of the Role bindUser made for user.
+func setRoleRules(t *testing.T, r *engRig, user string, rules []rbacv1.PolicyRule) {
+	t.Helper()
+	roles := r.env.Kubernetes().RbacV1().Roles(r.ns)
+	role, err := roles.Get(context.Background(), user, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	role.Rules = rules
+	if _, err := roles.Update(context.Background(), role, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
 	}
 }
