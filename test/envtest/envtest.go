@@ -19,6 +19,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -26,6 +27,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	ctrlenvtest "sigs.k8s.io/controller-runtime/pkg/envtest"
+	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/kroscope/kroscope/reconciler/client"
 )
@@ -99,6 +101,10 @@ func Start(t testing.TB) *Env {
 }
 
 func start(dir string) (*Env, error) {
+	// envtest logs through controller-runtime's logger; left unset, its
+	// first line after 30 s of the process prints a warning with a stack
+	// (the benchmarks start a server per run, minutes in).
+	ctrllog.SetLogger(logr.Discard())
 	env := &ctrlenvtest.Environment{
 		BinaryAssetsDirectory:    dir,
 		ControlPlaneStartTimeout: 2 * time.Minute,
