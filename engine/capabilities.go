@@ -118,15 +118,15 @@ func (e *Engine) recheckDeniedAccess(ctx context.Context) {
 		case <-t.C:
 		}
 		e.mu.RLock()
-		var denied []*served
+		all := make([]*served, 0, len(e.served))
 		for _, s := range e.served {
-			if k, ok := e.store.CheckedAccess(s.resource); ok && k.Denies() {
-				denied = append(denied, s)
-			}
+			all = append(all, s)
 		}
 		e.mu.RUnlock()
-		for _, s := range denied {
-			e.checkAccess(ctx, s.gvr, s.graph.Instance.Namespaced)
+		for _, s := range all {
+			if k, ok := e.store.CheckedAccess(s.resource); ok && k.Denies() {
+				e.checkAccess(ctx, s.gvr, s.graph.Instance.Namespaced)
+			}
 		}
 		e.recheckLeaseAccess(ctx)
 	}
