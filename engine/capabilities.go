@@ -86,13 +86,15 @@ func (e *Engine) checkAccess(ctx context.Context, gvr schema.GroupVersionResourc
 	}
 	e.store.SetAccess(k)
 	// Said when first known and when it changes, not at every re-check.
-	summary := state.Capabilities{Kinds: []state.KindAccess{k}}.Summary()
-	switch {
-	case !checked:
-		e.log.Info("access to "+resource+" in "+nsWord(ns)+": "+summary, "user", e.store.Snapshot().Capabilities.User)
-	case prev != k:
-		e.log.Info("access to "+resource+" in "+nsWord(ns)+" changed: "+summary, "user", e.store.Snapshot().Capabilities.User)
+	if checked && prev == k {
+		return
 	}
+	what := ": "
+	if checked {
+		what = " changed: "
+	}
+	e.log.Info("access to "+resource+" in "+nsWord(ns)+what+state.Capabilities{Kinds: []state.KindAccess{k}}.Summary(),
+		"user", e.store.Snapshot().Capabilities.User)
 }
 
 // DefaultAccessRecheck is how often kinds with a denied permission are
@@ -117,13 +119,7 @@ func (e *Engine) recheckDeniedAccess(ctx context.Context) {
 			return
 		case <-t.C:
 		}
-		e.mu.RLock()
-		all := make([]*served, 0, len(e.served))
-		for _, s := range e.served {
-			all = append(all, s)
-		}
-		e.mu.RUnlock()
-		for _, s := range all {
+		for _, s := range e.servedGraphs() {
 			if k, ok := e.store.CheckedAccess(s.resource); ok && k.Denies() {
 				e.checkAccess(ctx, s.gvr, s.graph.Instance.Namespaced)
 			}
@@ -182,13 +178,7 @@ func nsWord(ns string) string {
 // recheckAccess checks every served kind again (a watch that was
 // forbidden works now: permissions changed).
 func (e *Engine) recheckAccess(ctx context.Context) {
-	e.mu.RLock()
-	all := make([]*served, 0, len(e.served))
-	for _, s := range e.served {
-		all = append(all, s)
-	}
-	e.mu.RUnlock()
-	for _, s := range all {
+	for _, s := range e.servedGraphs() {
 		e.checkAccess(ctx, s.gvr, s.graph.Instance.Namespaced)
 	}
 }
@@ -227,11 +217,7 @@ func (e *Engine) checkLeaseAccess(ctx context.Context) {
 	if !checked || why == "" {
 		return // not checked: the election says what it meets
 	}
-	e.mu.Lock()
-	e.leaseDenied = why
-	e.mu.Unlock()
-	e.store.SetLeaseDenied(why)
-	e.store.SetMode(e.mode())
+	e.setLeaseDenied(why)
 	e.log.Info("not taking the lease: "+why+"; observing (a Lease in a namespace you may write, --lease-namespace, lets you reconcile there)",
 		"lease", e.o.LeaseNamespace+"/"+e.o.LeaseName)
 }
@@ -272,14 +258,20 @@ func (e *Engine) recheckLeaseAccess(ctx context.Context) {
 	if !checked || why == denied {
 		return
 	}
-	e.mu.Lock()
-	e.leaseDenied = why
-	e.mu.Unlock()
-	e.store.SetLeaseDenied(why)
-	e.store.SetMode(e.mode())
+	e.setLeaseDenied(why)
 	if why != "" {
 		return // denied still, for another verb
 	}
 	e.log.Info("lease access granted: campaigning", "lease", e.o.LeaseNamespace+"/"+e.o.LeaseName)
 	e.campaign()
+}
+
+// setLeaseDenied records why this user may not take the Lease ("" once
+// it may): the engine's campaign decision, the header and the mode.
+func (e *Engine) setLeaseDenied(why string) {
+	e.mu.Lock()
+	e.leaseDenied = why
+	e.mu.Unlock()
+	e.store.SetLeaseDenied(why)
+	e.store.SetMode(e.mode())
 }

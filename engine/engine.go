@@ -9,9 +9,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"net/http"
 	"os"
 	"runtime"
+	"slices"
 	"sort"
 	"sync"
 	"sync/atomic"
@@ -583,6 +585,14 @@ func (e *Engine) fatal(title string, cause error, hint string) error {
 	return fmt.Errorf("%s: %w", title, cause)
 }
 
+// servedGraphs returns the graphs served now, copied under the engine's
+// lock so that callers can make API calls without holding it.
+func (e *Engine) servedGraphs() []*served {
+	e.mu.RLock()
+	defer e.mu.RUnlock()
+	return slices.Collect(maps.Values(e.served))
+}
+
 func (e *Engine) setHolder(id string) {
 	e.mu.Lock()
 	e.holder = id
@@ -610,10 +620,7 @@ func (e *Engine) applyGate() {
 	open := !e.o.Observe && (e.o.DisableLease || e.leading) && e.kro == ""
 	changed := e.gate.Open() != open
 	e.gate.Set(open)
-	all := make([]*served, 0, len(e.served))
-	for _, s := range e.served {
-		all = append(all, s)
-	}
+	all := slices.Collect(maps.Values(e.served))
 	e.mu.Unlock()
 	e.store.SetMode(e.mode())
 	if !changed {
