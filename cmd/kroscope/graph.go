@@ -28,7 +28,8 @@ func (e *invalidError) ExitCode() int { return 2 }
 // loadAndBuild loads every definition under paths and builds it, printing
 // each problem to errOut. It returns the graphs that built and an
 // *invalidError when anything was wrong. A graph whose estimated worst-case
-// CEL cost exceeds limits is invalid too: it would fail at run time.
+// CEL cost exceeds limits for any instance is invalid too: it would fail at
+// run time. One that exceeds them only for large inputs gets a warning.
 func loadAndBuild(paths []string, errOut io.Writer, maxFileSize int64, limits graph.Limits, opts ...graph.Option) ([]*graph.Graph, error) {
 	gs, _, err := loadAndBuildDefinitions(paths, errOut, maxFileSize, limits, opts...)
 	return gs, err
@@ -54,8 +55,12 @@ func loadAndBuildDefinitions(paths []string, errOut io.Writer, maxFileSize int64
 	for _, rgd := range rgds {
 		g, err := b.Build(rgd)
 		if err == nil {
-			if errs := graph.EstimateCosts(g, limits); len(errs) > 0 {
-				err = errs
+			rejected, large := graph.EstimateCosts(g, limits)
+			if len(rejected) > 0 {
+				err = rejected
+			}
+			for _, w := range large {
+				fmt.Fprintf(errOut, "warning: %s: %s\n", rgd.Source, w)
 			}
 		}
 		if err != nil {
@@ -193,13 +198,16 @@ func newValidateCmd() *cobra.Command {
 		Long: `validate loads ResourceGraphDefinitions from YAML files and directories and
 checks them as the reconciler would: schema, ids, templates, CEL expressions
 (syntax, types, references), dependency cycles and, where cel-go can estimate
-it, each expression's worst-case cost against --cel-cost-limit. Every problem is printed;
-the exit status is 2 when any definition is invalid.
+it, each expression's worst-case cost against --cel-cost-limit: over the limit
+even for inputs of one element is an error, over it only for inputs of 1000
+elements or characters (kro's own examples have such expressions) a warning.
+Every problem is printed; the exit status is 2 when any definition is invalid.
 
-What kroscope accepts and kro would reject (kroscope's extensions:
-spec.schema.validation, spec.defaultServiceAccounts, the SimpleSchema type
-number, the CEL functions math.* and sets.*) is printed as a warning, naming
-the file, resource id and field; warnings do not change the exit status.`,
+What kroscope accepts and kro would reject is printed as a warning, naming
+the file, resource id and field: kroscope's extensions
+(spec.schema.validation, spec.defaultServiceAccounts, the SimpleSchema type
+number, the CEL functions math.* and sets.*) and the kind ResourceGroup,
+kro's name before v0.2. Warnings do not change the exit status.`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			errOut, out := termtext.Writer(cmd.ErrOrStderr()), termtext.Writer(cmd.OutOrStdout())

@@ -96,3 +96,43 @@ spec:
 		t.Errorf("stderr does not show the escaped name and id:\n%s", stderr)
 	}
 }
+
+// TestValidateWarnsOfCostForLargeInputs: an expression over the limit only
+// when its inputs have 1000 elements (a map over a list of lists) is a
+// warning naming the file, the field and the fix, and the graph is valid.
+func TestValidateWarnsOfCostForLargeInputs(t *testing.T) {
+	file := t.TempDir() + "/teams.yaml"
+	writeFile(t, file, `apiVersion: kro.run/v1alpha1
+kind: ResourceGraphDefinition
+metadata:
+  name: teams
+spec:
+  schema:
+    apiVersion: v1alpha1
+    kind: Teams
+    types:
+      Team:
+        name: string
+        members: "[]string"
+    spec:
+      teams: "[]Team"
+  resources:
+  - id: roster
+    template:
+      apiVersion: v1
+      kind: ConfigMap
+      metadata:
+        name: ${schema.metadata.name}
+      data:
+        roster: ${schema.spec.teams.map(t, t.name + ":" + t.members.map(m, m + "@").join(",")).join(";")}
+`)
+	out, stderr, err := runCmd(t, "validate", file)
+	if err != nil || !strings.Contains(out, "ok  teams") {
+		t.Fatalf("err %v, stdout %q, stderr %q", err, out, stderr)
+	}
+	for _, want := range []string{"warning: " + file + ": teams: resource roster: data.roster: ${schema.spec.teams.map(", "when its inputs have 1000 elements or characters", "maxItems"} {
+		if !strings.Contains(stderr, want) {
+			t.Errorf("stderr lacks %q:\n%s", want, stderr)
+		}
+	}
+}

@@ -39,8 +39,11 @@ type ResourceGraphDefinition struct {
 	// Generation of the cluster object (0 for files).
 	Generation int64
 	// UID of the cluster object ("" for files): kro's graph id.
-	UID  types.UID
-	Spec Spec
+	UID types.UID
+	// OldKind is set when it was written as kind ResourceGroup, kro's name
+	// before v0.2: kroscope reads it, a cluster running kro refuses it.
+	OldKind bool
+	Spec    Spec
 }
 
 // Spec is spec of a ResourceGraphDefinition.

@@ -43,10 +43,14 @@ func NewBuilder(opts ...Option) *Builder {
 }
 
 var (
-	idPattern          = regexp.MustCompile(`^[a-z][a-zA-Z0-9]*$`)
-	kindPattern        = regexp.MustCompile(`^[A-Z][a-zA-Z0-9]{0,62}$`)
-	versionPattern     = regexp.MustCompile(`^v[0-9]+((alpha|beta)[0-9]+)?$`)
-	apiVersionPattern  = regexp.MustCompile(`^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?v[0-9]+((alpha|beta)[0-9]+)?$`)
+	idPattern      = regexp.MustCompile(`^[a-z][a-zA-Z0-9]*$`)
+	kindPattern    = regexp.MustCompile(`^[A-Z][a-zA-Z0-9]{0,62}$`)
+	versionPattern = regexp.MustCompile(`^v[0-9]+((alpha|beta)[0-9]+)?$`)
+	// A template's apiVersion is [group/]version where the version is any
+	// name a CRD may give its versions (a DNS-1035 label: Azure Service
+	// Operator serves v1api20200601, for one); only the instance's own
+	// version (versionPattern) is held to kro's v1, v1alpha1 form.
+	apiVersionPattern  = regexp.MustCompile(`^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?[a-z]([-a-z0-9]{0,61}[a-z0-9])?$`)
 	reservedIDs        = map[string]bool{}
 	reservedLabelHints = []string{"kro.run/", "internal.kro.run/"}
 )

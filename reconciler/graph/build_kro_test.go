@@ -72,3 +72,22 @@ func TestChildPluralsWithoutMapper(t *testing.T) {
 		t.Errorf("instance resource %q, want gateways", got)
 	}
 }
+
+// TestTemplateAPIVersions: a template's version is any name a CRD may give
+// its versions (Azure Service Operator's v1api20200601), not only kro's
+// v1alpha1 form; what cannot be a group/version is still an error.
+func TestTemplateAPIVersions(t *testing.T) {
+	for _, av := range []string{"resources.azure.com/v1api20200601", "example.com/v2beta1", "example.com/stable", "v1", "apps/v1"} {
+		src := strings.Replace(currentKroSchema, "      apiVersion: v1\n      kind: ConfigMap\n", "      apiVersion: "+av+"\n      kind: ConfigMap\n", 1)
+		if _, err := buildYAML(t, src); err != nil {
+			t.Errorf("%s: %v", av, err)
+		}
+	}
+	for _, av := range []string{"apps/v1/beta", "example.com/V1", "example.com/1v", "example.com/v1-", "Apps/v1", "${schema.spec.v}"} {
+		src := strings.Replace(currentKroSchema, "      apiVersion: v1\n      kind: ConfigMap\n", "      apiVersion: \""+av+"\"\n      kind: ConfigMap\n", 1)
+		_, err := buildYAML(t, src)
+		if err == nil || !strings.Contains(err.Error(), "is invalid") {
+			t.Errorf("%s: want an invalid apiVersion error, got %v", av, err)
+		}
+	}
+}

@@ -36,15 +36,18 @@ var kroscopeOnlyFunctions = []string{"math.", "sets."}
 // macroNames maps the functions macros expand to back to what was written.
 var macroNames = map[string]string{"math.@max": "math.greatest", "math.@min": "math.least"}
 
-// KroWarnings lists what kro would reject in rgd, built as g:
-// spec.schema.validation (removed from kro in v0.7.0), the SimpleSchema
-// type number,
+// KroWarnings lists what kro would reject in rgd, built as g: the kind
+// ResourceGroup (renamed in v0.2), spec.schema.validation (removed from
+// kro in v0.7.0), the SimpleSchema type number,
 // spec.defaultServiceAccounts (removed in v0.5.0) and calls of CEL
 // functions kro does not register, found in the compiled expressions.
 func KroWarnings(rgd *ResourceGraphDefinition, g *Graph) []KroWarning {
 	var out []KroWarning
 	add := func(resource, path, format string, args ...any) {
 		out = append(out, KroWarning{RGD: rgd.Name, Source: rgd.Source, Resource: resource, Path: path, Message: fmt.Sprintf(format, args...)})
+	}
+	if rgd.OldKind {
+		add("", "kind", "kro serves no kind %s (its name before v0.2); write kind: %s", LegacyKind, Kind)
 	}
 	for i := range rgd.Spec.Schema.Validation {
 		add("", fmt.Sprintf("spec.schema.validation[%d]", i), "kro has no spec.schema.validation (removed in v0.7.0); write the rule as a validation= marker on a field")

@@ -82,4 +82,19 @@ func TestKroWarnings(t *testing.T) {
 	if ws := KroWarnings(rgds[0], g2); len(ws) != 0 {
 		t.Fatalf("a kro graph got warnings: %v", ws)
 	}
+
+	// The same graph under kro's name before v0.2 loads, with a warning.
+	old := strings.Replace(currentKroSchema, "kind: "+Kind, "kind: "+LegacyKind, 1)
+	rgds, err = Parse([]byte(old), "old.yaml")
+	if err != nil || len(rgds) != 1 {
+		t.Fatalf("kind %s: %d definitions, %v", LegacyKind, len(rgds), err)
+	}
+	g3, err := NewBuilder().Build(rgds[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	ws := KroWarnings(rgds[0], g3)
+	if len(ws) != 1 || !strings.Contains(ws[0].String(), "old.yaml: current: kind: kro serves no kind ResourceGroup (its name before v0.2); write kind: ResourceGraphDefinition") {
+		t.Fatalf("kind %s: warnings %v", LegacyKind, ws)
+	}
 }

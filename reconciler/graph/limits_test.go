@@ -2,10 +2,13 @@ package graph
 
 import (
 	"errors"
+	"fmt"
+	"maps"
 	"math"
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -139,22 +142,116 @@ func TestForEachSizeCheckedBeforeTheListIsBuilt(t *testing.T) {
 // static bound and is left to the run-time limits.
 func TestEstimateCostsRejectsExpensiveGraphs(t *testing.T) {
 	for _, name := range []string{"exponential-readywhen", "string-doubling"} {
-		errs := EstimateCosts(buildRuntime(t, name), DefaultLimits)
-		if len(errs) != 1 {
-			t.Fatalf("%s: %d errors, want 1: %v", name, len(errs), errs)
+		errs, large := EstimateCosts(buildRuntime(t, name), DefaultLimits)
+		if len(errs) != 1 || len(large) != 0 {
+			t.Fatalf("%s: %d errors, want 1: %v; large: %v", name, len(errs), errs, large)
 		}
-		for _, want := range []string{name + ": resource cm: readyWhen[0]: ${", "exceeds the limit of 1000000", "--cel-cost-limit"} {
+		for _, want := range []string{name + ": resource cm: readyWhen[0]: ${", "exceeds the limit of 1000000 even with inputs of one element", "--cel-cost-limit"} {
 			if !strings.Contains(errs.Error(), want) {
 				t.Errorf("%s: %q lacks %q", name, errs, want)
 			}
 		}
-		if errs := EstimateCosts(buildRuntime(t, name), Limits{Cost: 1 << 50}); len(errs) != 0 {
-			t.Errorf("%s: rejected under a raised limit: %v", name, errs)
+		if errs, large := EstimateCosts(buildRuntime(t, name), Limits{Cost: 1 << 50}); len(errs)+len(large) != 0 {
+			t.Errorf("%s: rejected under a raised limit: %v %v", name, errs, large)
 		}
 	}
-	if errs := EstimateCosts(buildRuntime(t, "foreach-huge-count"), DefaultLimits); len(errs) != 0 {
-		t.Errorf("foreach-huge-count: %v", errs)
+	if errs, large := EstimateCosts(buildRuntime(t, "foreach-huge-count"), DefaultLimits); len(errs)+len(large) != 0 {
+		t.Errorf("foreach-huge-count: %v %v", errs, large)
 	}
+}
+
+// TestEstimateCostsLargeOnlyForLargeInputs: an expression that is costly
+// only when its inputs are large (a map over a list of lists, as kro's
+// examples have) is reported as large, not rejected; one whose constants
+// make it costly is rejected.
+func TestEstimateCostsLargeOnlyForLargeInputs(t *testing.T) {
+	g, err := buildYAML(t, costGraph(map[string]string{
+		"nested":   "${schema.spec.groups.map(g, g.name + ': ' + g.members.map(m, m.name).join(', ')).join(';')}",
+		"constant": "${lists.range(1000000).map(i, lists.range(1000).map(j, i * j)).size() > 0 ? 'y' : 'n'}",
+		"cheap":    "${schema.spec.groups.map(g, g.name).join(',')}",
+	}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rejected, large := EstimateCosts(g, DefaultLimits)
+	if len(rejected) != 1 || !strings.Contains(rejected.Error(), "data.constant") {
+		t.Errorf("rejected: %v, want data.constant alone", rejected)
+	}
+	if len(large) != 1 || !strings.Contains(large.Error(), "data.nested") ||
+		!strings.Contains(large.Error(), "when its inputs have 1000 elements or characters") || !strings.Contains(large.Error(), "maxItems") {
+		t.Errorf("large: %v, want data.nested alone, naming the assumed size and the fix", large)
+	}
+}
+
+// TestEstimateCostsStringConversions: a conversion to string has a bounded
+// length, so a name built with one gets an estimate, not "unbounded" (cel-go
+// gives such results no size: 'a' + string(1) was estimated at 2^64/10,
+// and three of them added up past the unbounded mark).
+func TestEstimateCostsStringConversions(t *testing.T) {
+	exprs := map[string]string{
+		"one":   "${'a' + string(1)}",
+		"three": "${'a' + string(1) + string(true) + string(2.5)}",
+		"input": "${schema.metadata.name + '-' + string(schema.spec.count + 1)}",
+		"time":  "${'t' + string(timestamp('2026-01-01T00:00:00Z')) + string(duration('1m'))}",
+	}
+	g, err := buildYAML(t, costGraph(exprs))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// With a limit of 1 every expression is over it: each message carries
+	// its estimate, which must be a real, small one.
+	rejected, large := EstimateCosts(g, Limits{Cost: 1})
+	var all Errors
+	for _, e := range append(rejected, large...) {
+		if strings.HasPrefix(e.Path, "data.") {
+			all = append(all, e)
+		}
+	}
+	if len(all) != len(exprs) {
+		t.Fatalf("%d reports for %d expressions: %v", len(all), len(exprs), all)
+	}
+	for _, e := range all {
+		var cost uint64
+		msg := e.Message
+		if _, err := fmt.Sscanf(msg[strings.Index(msg, "CEL cost ")+len("CEL cost "):], "%d", &cost); err != nil || cost > 1000 {
+			t.Errorf("%s: estimate %d (%v), want a small bound", msg, cost, err)
+		}
+	}
+}
+
+// costGraph is a graph whose one ConfigMap's data holds exprs.
+func costGraph(exprs map[string]string) string {
+	var b strings.Builder
+	b.WriteString(`apiVersion: kro.run/v1alpha1
+kind: ResourceGraphDefinition
+metadata:
+  name: costs
+spec:
+  schema:
+    apiVersion: v1alpha1
+    kind: Costs
+    types:
+      Member:
+        name: string
+      Group:
+        name: string
+        members: "[]Member"
+    spec:
+      count: integer
+      groups: "[]Group"
+  resources:
+  - id: cm
+    template:
+      apiVersion: v1
+      kind: ConfigMap
+      metadata:
+        name: ${schema.metadata.name}
+      data:
+`)
+	for _, k := range slices.Sorted(maps.Keys(exprs)) {
+		fmt.Fprintf(&b, "        %s: %q\n", k, exprs[k])
+	}
+	return b.String()
 }
 
 // TestEstimateCostsAcceptsKroExamples: no example graph is rejected by the
@@ -171,7 +268,7 @@ func TestEstimateCostsAcceptsKroExamples(t *testing.T) {
 			if err != nil {
 				continue
 			}
-			errs := EstimateCosts(g, DefaultLimits)
+			errs, _ := EstimateCosts(g, DefaultLimits)
 			if strings.Contains(file, "runaway") {
 				// The example that shows the limits: rejected on purpose.
 				if len(errs) == 0 {
