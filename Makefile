@@ -5,7 +5,7 @@ GO        ?= go
 RACE_PKGS := ./reconciler/... ./engine/... ./test/...
 GOTEST_FLAGS ?= -count=1 -timeout 40m
 
-.PHONY: all build test unit assets lint demo dev-cluster bench validate-tape image clean
+.PHONY: all build test unit assets lint demo dev-cluster bench validate-tape image clean builtin-schemas
 
 all: build
 
@@ -40,6 +40,12 @@ lint:
 
 demo:
 	$(GO) run ./cmd/kroscope demo
+
+# Writes reconciler/graph/builtinschemas/schemas.json.gz (the built-in
+# kinds' OpenAPI schemas `kroscope validate` type-checks templates with)
+# from the test API server; run it when hack/assets.sh's version changes.
+builtin-schemas: assets
+	KUBEBUILDER_ASSETS="$$(bash hack/assets.sh)" $(GO) test -count=1 -tags generate -run TestGenerate ./reconciler/graph/builtinschemas/
 
 # A real kube-apiserver + etcd with kro's CRDs, for trying kroscope by hand:
 # prints the KUBECONFIG to export; ctrl-C stops it.

@@ -139,6 +139,7 @@ func unjoin(err error) []error {
 
 func newGraphCmd() *cobra.Command {
 	var output string
+	var schemas func() []graph.Option
 	var celOmit bool
 	var limits graph.Limits
 	var maxFileSize int64
@@ -157,7 +158,7 @@ are reported with every problem found, and the exit status is 2.`,
 			default:
 				return fmt.Errorf("unknown output format %q: use text, json or dot", output)
 			}
-			gs, err := loadAndBuild(args, termtext.Writer(cmd.ErrOrStderr()), maxFileSize, limits, graph.WithCELOmit(celOmit))
+			gs, err := loadAndBuild(args, termtext.Writer(cmd.ErrOrStderr()), maxFileSize, limits, append(schemas(), graph.WithCELOmit(celOmit))...)
 			out := termtext.Writer(cmd.OutOrStdout())
 			var werr error
 			switch output {
@@ -182,6 +183,7 @@ are reported with every problem found, and the exit status is 2.`,
 		},
 	}
 	cmd.Flags().StringVarP(&output, "output", "o", "text", "output format: text, json or dot")
+	schemas = addBuiltinSchemasFlag(cmd.Flags())
 	addCELOmitFlag(cmd.Flags(), &celOmit)
 	addCELLimitFlags(cmd.Flags(), &limits)
 	addMaxFileSizeFlag(cmd.Flags(), &maxFileSize)
@@ -189,6 +191,7 @@ are reported with every problem found, and the exit status is 2.`,
 }
 
 func newValidateCmd() *cobra.Command {
+	var schemas func() []graph.Option
 	var celOmit bool
 	var limits graph.Limits
 	var maxFileSize int64
@@ -211,7 +214,7 @@ kro's name before v0.2. Warnings do not change the exit status.`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			errOut, out := termtext.Writer(cmd.ErrOrStderr()), termtext.Writer(cmd.OutOrStdout())
-			gs, rgds, err := loadAndBuildDefinitions(args, errOut, maxFileSize, limits, graph.WithCELOmit(celOmit))
+			gs, rgds, err := loadAndBuildDefinitions(args, errOut, maxFileSize, limits, append(schemas(), graph.WithCELOmit(celOmit))...)
 			for i, g := range gs {
 				warnings := graph.KroWarnings(rgds[i], g)
 				for _, w := range warnings {
@@ -226,6 +229,7 @@ kro's name before v0.2. Warnings do not change the exit status.`,
 			return err
 		},
 	}
+	schemas = addBuiltinSchemasFlag(cmd.Flags())
 	addCELOmitFlag(cmd.Flags(), &celOmit)
 	addCELLimitFlags(cmd.Flags(), &limits)
 	addMaxFileSizeFlag(cmd.Flags(), &maxFileSize)

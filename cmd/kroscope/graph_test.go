@@ -170,3 +170,55 @@ spec:
 		t.Errorf("stdout:\n%s", out)
 	}
 }
+
+// TestValidateTypeChecksBuiltinKinds: without a cluster, validate checks a
+// Deployment's template against the embedded Kubernetes schemas, as kro
+// does on a cluster; --builtin-schemas=false leaves it untyped.
+func TestValidateTypeChecksBuiltinKinds(t *testing.T) {
+	file := t.TempDir() + "/app.yaml"
+	writeFile(t, file, `apiVersion: kro.run/v1alpha1
+kind: ResourceGraphDefinition
+metadata:
+  name: app
+spec:
+  schema:
+    apiVersion: v1alpha1
+    kind: App
+    spec:
+      name: string
+  resources:
+  - id: deployment
+    template:
+      apiVersion: apps/v1
+      kind: Deployment
+      metadata:
+        name: ${schema.spec.name}
+      spec:
+        replicas: ${schema.spec.name}
+        selector:
+          matchLabels: {app: web}
+        template:
+          metadata:
+            labels: {app: web}
+          spec:
+            containers:
+            - name: web
+              image: nginx
+`)
+	_, stderr, err := runCmd(t, "validate", file)
+	var ec interface{ ExitCode() int }
+	if !errors.As(err, &ec) || ec.ExitCode() != 2 {
+		t.Fatalf("err = %v, want exit code 2; stderr:\n%s", err, stderr)
+	}
+	for _, want := range []string{file + ": app: resource deployment: spec.resources[0].template.spec.replicas", "expects integer", "${schema.spec.name} returns string"} {
+		if !strings.Contains(stderr, want) {
+			t.Errorf("stderr lacks %q:\n%s", want, stderr)
+		}
+	}
+	// Flags keep their values between runs of the shared command: put the
+	// default back for the tests after this one.
+	defer runCmd(t, "validate", "--builtin-schemas=true", file)
+	if out, stderr, err := runCmd(t, "validate", "--builtin-schemas=false", file); err != nil || !strings.Contains(out, "ok  app") {
+		t.Errorf("--builtin-schemas=false: err %v, stdout %q, stderr %q", err, out, stderr)
+	}
+}

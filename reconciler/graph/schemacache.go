@@ -28,7 +28,8 @@ import (
 // The schemas it returns are shared: callers must not change them.
 type CachedSchemaResolver struct {
 	discovery discovery.DiscoveryInterface
-	docs      *lru.Cache // GroupVersion string -> *openAPIDoc
+	client    openapi.Client // without discovery: a fixed index
+	docs      *lru.Cache     // GroupVersion string -> *openAPIDoc
 
 	mu              sync.Mutex
 	lastInvalidated time.Time
@@ -54,6 +55,14 @@ func NewCachedSchemaResolver(d discovery.DiscoveryInterface, size int) *CachedSc
 		size = 64
 	}
 	return &CachedSchemaResolver{discovery: d, docs: lru.New(size)}
+}
+
+// NewClientSchemaResolver reads schemas from a fixed OpenAPI v3 index, such
+// as builtinschemas.Client() (no cluster).
+func NewClientSchemaResolver(client openapi.Client, size int) *CachedSchemaResolver {
+	c := NewCachedSchemaResolver(nil, size)
+	c.client = client
+	return c
 }
 
 // Fetches is how many GroupVersion documents were fetched so far.
@@ -95,7 +104,7 @@ func (c *CachedSchemaResolver) groupVersion(gv schema.GroupVersion) (openapi.Gro
 		path = "api/" + gv.Version
 	}
 	for attempt := 0; ; attempt++ {
-		var client openapi.Client
+		client := c.client
 		if c.discovery != nil {
 			client = c.discovery.OpenAPIV3()
 		}
