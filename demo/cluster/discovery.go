@@ -12,6 +12,8 @@ import (
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/openapi"
 	restclient "k8s.io/client-go/rest"
+
+	"github.com/kroscope/kroscope/reconciler/graph/builtinschemas"
 )
 
 // Discovery returns a discovery client that lists what the cluster serves
@@ -22,7 +24,7 @@ type discoveryClient struct{ c *Cluster }
 
 var _ discovery.CachedDiscoveryInterface = discoveryClient{}
 
-var errNoOpenAPI = errors.New("the demo cluster serves no OpenAPI documents")
+var errNoOpenAPI = errors.New("the demo cluster serves no OpenAPI v2 document")
 
 func (d discoveryClient) Fresh() bool                              { return true }
 func (d discoveryClient) Invalidate()                              {}
@@ -30,7 +32,10 @@ func (d discoveryClient) RESTClient() restclient.Interface         { return nil 
 func (d discoveryClient) WithLegacy() discovery.DiscoveryInterface { return d }
 
 func (d discoveryClient) OpenAPISchema() (*openapi_v2.Document, error) { return nil, errNoOpenAPI }
-func (d discoveryClient) OpenAPIV3() openapi.Client                    { return nil }
+
+// OpenAPIV3 serves the built-in kinds' schemas kroscope embeds, so graphs
+// are typed in the demo as on a cluster (instance kinds stay untyped).
+func (d discoveryClient) OpenAPIV3() openapi.Client { return builtinschemas.Client() }
 
 func (d discoveryClient) ServerVersion() (*version.Info, error) {
 	return &version.Info{Major: "1", Minor: "34", GitVersion: "v1.34.4-kroscope-demo", Platform: "in-memory"}, nil

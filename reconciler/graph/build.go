@@ -1,6 +1,7 @@
 package graph
 
 import (
+	"errors"
 	"fmt"
 	"regexp"
 	"strings"
@@ -93,6 +94,9 @@ type build struct {
 	cacheScope string
 	// spec is the instance spec schema, nil when the SimpleSchema is bad.
 	spec *apiextensionsv1.JSONSchemaProps
+	// leftOut are the ids of resources left out for errors of their own:
+	// expressions reading them are not told the id is unknown.
+	leftOut map[string]bool
 	// clusterInstance is set when the instance kind is cluster-scoped:
 	// there is then no instance namespace for children to default to.
 	clusterInstance bool
@@ -112,7 +116,7 @@ func (b *Builder) Build(rgd *ResourceGraphDefinition) (*Graph, error) {
 	if rgd == nil {
 		return nil, Errors{{RGD: "<nil>", Message: "no definition"}}
 	}
-	bd := &build{b: b, rgd: rgd, name: rgd.Name}
+	bd := &build{b: b, rgd: rgd, name: rgd.Name, leftOut: map[string]bool{}}
 	if bd.name == "" {
 		bd.name = rgd.Source
 		bd.errorf("", "metadata.name", "give the definition a name", "metadata.name is empty")
@@ -137,6 +141,9 @@ func (b *Builder) Build(rgd *ResourceGraphDefinition) (*Graph, error) {
 	for i := range rgd.Spec.Resources {
 		r := bd.resource(i)
 		if r == nil {
+			if id := rgd.Spec.Resources[i].ID; idPattern.MatchString(id) {
+				bd.leftOut[id] = true
+			}
 			continue
 		}
 		if _, dup := g.Resources[r.ID]; dup {
@@ -783,6 +790,13 @@ func (bd *build) compile(env *cel.Env, src string) (*compiled, error) {
 		return c.c, c.err
 	}
 	c, err := compile(env, src)
+	if err != nil && len(bd.leftOut) > 0 {
+		msg := err.Error()
+		for id := range bd.leftOut {
+			msg = strings.ReplaceAll(msg, unknownIdentifier(id), leftOutResource(id))
+		}
+		err = errors.New(msg)
+	}
 	if err == nil {
 		c.expr.limits = bd.b.limits
 		for _, ref := range c.expr.References {

@@ -137,7 +137,7 @@ func celIssues(env *cel.Env, src string, iss *cel.Issues) error {
 			if idents[m[1]] && m[1] == cellib.RuntimeVariable {
 				msg = "runtime can only be used in spec.schema.status.conditions"
 			} else if idents[m[1]] {
-				msg = fmt.Sprintf("unknown identifier %q: only schema and resource ids can be read", m[1])
+				msg = unknownIdentifier(m[1])
 			} else {
 				msg = fmt.Sprintf("unknown function %q", m[1])
 			}
@@ -145,6 +145,17 @@ func celIssues(env *cel.Env, src string, iss *cel.Issues) error {
 		msgs = append(msgs, fmt.Sprintf("column %d: %s", e.Location.Column()+1, msg))
 	}
 	return fmt.Errorf("%s", strings.Join(msgs, "; "))
+}
+
+func unknownIdentifier(name string) string {
+	return fmt.Sprintf("unknown identifier %q: only schema and resource ids can be read", name)
+}
+
+// leftOutResource replaces unknownIdentifier for a resource the build left
+// out for errors of its own: its id is not unknown, and the error to fix is
+// the resource's.
+func leftOutResource(id string) string {
+	return fmt.Sprintf("resource %q is left out for its own errors (fix those first)", id)
 }
 
 // parsedIdents returns the identifiers used as variables in src.

@@ -104,6 +104,7 @@ func TestInvalidDefinitions(t *testing.T) {
 		"status-unknown-id":                {"spec.schema.status.x", `unknown identifier "nothere"`},
 		"template-and-externalref":         {"template and externalRef are both set"},
 		"template-apiversion-invalid":      {`apiVersion "apps/v1/beta" is invalid`},
+		"reference-left-out":               {`apiVersion "apps/v1/x" is invalid`, `resource b: spec.resources[1].template.metadata.name: ${a.metadata.name}: column 1: resource "a" is left out for its own errors`},
 		"template-kind-expression":         {"spec.resources[0].template.kind", "expressions are not allowed here"},
 		"template-kind-lowercase":          {`kind "configMap" is invalid`},
 		"type-error-add":                   {"found no matching overload for '_+_' applied to '(int, string)'"},
