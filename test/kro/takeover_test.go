@@ -41,7 +41,7 @@ spec:
     kind: ` + kind + `
     spec:
       greeting: string | default=hello
-      extras: "[]string"
+      extras: "[]string | required=true"
     status:
       available: ${deploy.status.availableReplicas}
   resources:
@@ -369,7 +369,9 @@ func instanceHistory(in *state.Instance) string {
 // no conflict), kroscope's labels now on the children, the RGD status
 // written by kroscope; deleting one instance deletes its children in
 // reverse apply order and removes the finalizer, and leaves the other
-// instance's children alone.
+// instance's children alone. A kroscope restarted after the takeover
+// serves the graph over kro's instance CRD (the graph has a required
+// field, so a CRD requiring spec would be a breaking change to it).
 func TestTakeOverFromKro(t *testing.T) {
 	r := newKroRig(t)
 	rgd := r.storeGraphYAML(takeoverGraph("krotakeover", "KroTakeover"))
@@ -493,6 +495,23 @@ func TestTakeOverFromKro(t *testing.T) {
 		t.Errorf("instance two was deleted too")
 	}
 	t.Logf("kroscope: %d requests, %d writes", run.reqs.Load(), run.writes.Load())
+
+	// kroscope restarted (a new Pod), kro still gone: it now applies its
+	// instance CRD over kro's at once, and must find nothing breaking in
+	// it. The graph has a required field: a CRD that required spec where
+	// kro's does not was refused here ("spec: newly required") and the
+	// graph left unserved.
+	run.stop()
+	again := r.takeoverEngine(true, "kroscope-restarted")
+	again.waitFor(2*time.Minute, "the restarted kroscope to serve the graph and show instance two ACTIVE", func(s *state.Snapshot) (bool, string) {
+		in := s.Instance(state.InstanceKey{Resource: res, Namespace: r.ns, Name: "two"})
+		return s.Mode.Reconciling && in != nil && in.State == reconciler.InstanceStateActive, describe(s)
+	})
+	for _, g := range again.e.Snapshot().Graphs {
+		if g.Err != "" {
+			t.Errorf("graph %s after the restart: %s", g.Name, g.Err)
+		}
+	}
 }
 
 // TestKroTakesOverFromKroscope: kroscope (no kro running) serves a graph

@@ -159,8 +159,10 @@ func New(in Input) (*apiextensionsv1.CustomResourceDefinition, error) {
 				Served:  true,
 				Storage: true,
 				Schema: &apiextensionsv1.CustomResourceValidation{OpenAPIV3Schema: &apiextensionsv1.JSONSchemaProps{
-					Type:     "object",
-					Required: rootRequired(spec),
+					// kro's root requires nothing, not even spec when spec
+					// has required fields: kroscope's CRD must equal kro's,
+					// or taking over kro's CRD would be a breaking change.
+					Type: "object",
 					Properties: map[string]apiextensionsv1.JSONSchemaProps{
 						"apiVersion": {Type: "string"},
 						"kind":       {Type: "string"},
@@ -178,16 +180,6 @@ func New(in Input) (*apiextensionsv1.CustomResourceDefinition, error) {
 		return nil, err
 	}
 	return crd, nil
-}
-
-// rootRequired makes spec required when it has required fields: otherwise
-// an instance without spec passes validation (kro accepts it) and fails
-// later, when its expressions read the missing fields.
-func rootRequired(spec *apiextensionsv1.JSONSchemaProps) []string {
-	if len(spec.Required) > 0 {
-		return []string{"spec"}
-	}
-	return nil
 }
 
 // statusSchema adds state and conditions to the inferred status fields.
