@@ -205,6 +205,16 @@ func (r *run) reconcileInstance() error {
 		}
 		return requeue.None(errors.New(msg))
 	}
+	if msg := r.missingSpec(); msg != "" {
+		// Nothing an expression reads from spec will ever arrive: say so
+		// instead of waiting, and touch no child (a spec deleted later
+		// prunes nothing). Editing the instance wakes it.
+		r.state, r.message = InstanceStateFailed, msg
+		if _, serr := r.writeStatus(); serr != nil {
+			r.log.V(1).Info("status write failed", "error", serr.Error())
+		}
+		return requeue.None(errors.New(msg))
+	}
 	if !r.opts.Observe {
 		inv, err := r.graphInventory()
 		if err != nil {
@@ -274,6 +284,25 @@ func (r *run) reconcileInstance() error {
 		return fmt.Errorf("writing status: %w", err)
 	}
 	return retErr
+}
+
+// missingSpec is the message for an instance that has no spec while the
+// graph requires fields in it, "" otherwise. The API server admits such an
+// instance (the root of kro's instance CRD, and so of kroscope's, requires
+// nothing), and an expression reading spec would wait for ever.
+func (r *run) missingSpec() string {
+	if _, has := r.inst.Object["spec"]; has {
+		return ""
+	}
+	req := r.c.rg.Instance.RequiredSpecFields()
+	if len(req) == 0 {
+		return ""
+	}
+	fields := make([]string, len(req))
+	for i, f := range req {
+		fields[i] = "spec." + f
+	}
+	return fmt.Sprintf("the instance has no spec, and %s requires %s: add a spec that sets them", r.c.rg.Instance.GVK.Kind, strings.Join(fields, ", "))
 }
 
 // instanceState derives the instance state and its one-line message from

@@ -8,6 +8,7 @@
 package graph
 
 import (
+	"slices"
 	"sync"
 
 	"github.com/google/cel-go/cel"
@@ -175,6 +176,18 @@ type Instance struct {
 	Namespaced bool
 	// CRD is the generated CustomResourceDefinition.
 	CRD *apiextensionsv1.CustomResourceDefinition
+}
+
+// RequiredSpecFields lists the fields the instance's spec requires, sorted
+// (none without a CRD schema).
+func (i *Instance) RequiredSpecFields() []string {
+	if i == nil || i.CRD == nil || len(i.CRD.Spec.Versions) == 0 || i.CRD.Spec.Versions[0].Schema == nil ||
+		i.CRD.Spec.Versions[0].Schema.OpenAPIV3Schema == nil {
+		return nil
+	}
+	out := slices.Clone(i.CRD.Spec.Versions[0].Schema.OpenAPIV3Schema.Properties["spec"].Required)
+	slices.Sort(out)
+	return out
 }
 
 // Resource is one node of the graph.

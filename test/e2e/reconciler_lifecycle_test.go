@@ -327,3 +327,57 @@ func TestReconcilerRenamedChildReplacesOld(t *testing.T) {
 		t.Error("the object under the old name was left behind")
 	}
 }
+
+// TestReconcilerInstanceWithoutSpec: the API server admits an instance
+// without spec whose graph requires spec fields (kro's instance CRD
+// requires nothing at the root, and kroscope's equals it). kroscope FAILs
+// it at once, naming the missing fields, and creates nothing; given a spec,
+// it reconciles to ACTIVE.
+func TestReconcilerInstanceWithoutSpec(t *testing.T) {
+	r := newRig(t, `apiVersion: kro.run/v1alpha1
+kind: ResourceGraphDefinition
+metadata:
+  name: rt-nospec
+spec:
+  schema:
+    apiVersion: v1alpha1
+    kind: RtNoSpec
+    spec:
+      name: string | required=true
+      size: integer | required=true
+      note: string | default=hi
+  resources:
+  - id: cm
+    template:
+      apiVersion: v1
+      kind: ConfigMap
+      metadata:
+        name: ${schema.spec.name}
+      data:
+        size: ${string(schema.spec.size)}
+`)
+	r.create("apiVersion: kro.run/v1alpha1\nkind: RtNoSpec\nmetadata:\n  name: bare\n")
+	o := r.untilState("bare", reconciler.InstanceStateFailed)
+	want := "the instance has no spec, and RtNoSpec requires spec.name, spec.size: add a spec that sets them"
+	if o.Message != want {
+		t.Errorf("message %q, want %q", o.Message, want)
+	}
+	if st := r.instance("bare").Object["status"].(map[string]any); st["state"] != reconciler.InstanceStateFailed {
+		t.Errorf("status %v", st)
+	}
+	list, err := r.dyn.Resource(gvrConfigMap).Namespace(r.ns).List(ctxT(t), metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, cm := range list.Items {
+		if cm.GetLabels()[metadata.InstanceIDLabel] != "" {
+			t.Errorf("ConfigMap %s created for an instance without spec", cm.GetName())
+		}
+	}
+
+	r.patchSpec("bare", map[string]any{"name": "bare-cm", "size": int64(3)})
+	r.untilState("bare", reconciler.InstanceStateActive)
+	if got := cmData(t, r, "bare-cm", "size"); got != "3" {
+		t.Errorf("bare-cm size %q", got)
+	}
+}
