@@ -178,7 +178,19 @@ func (r *kroRig) poll(timeout time.Duration, what string, cond func() (bool, str
 // containing the given text. It returns the graphs as kro last wrote them.
 func (r *kroRig) waitGraphs(names []string, rejects map[string]string) map[string]*unstructured.Unstructured {
 	r.t.Helper()
+	live, _ := r.waitGraphsOrRejected(names, rejects, false)
+	return live
+}
+
+// waitGraphsOrRejected is waitGraphs that, with anyMayBeRejected, also
+// accepts kro rejecting a graph not in rejects (GraphAccepted=False,
+// InvalidResourceGraph): graphs read from a folder of someone else's
+// examples may include ones kro itself refuses. Those are returned with
+// kro's message.
+func (r *kroRig) waitGraphsOrRejected(names []string, rejects map[string]string, anyMayBeRejected bool) (map[string]*unstructured.Unstructured, map[string]string) {
+	r.t.Helper()
 	out := map[string]*unstructured.Unstructured{}
+	unpinned := map[string]string{}
 	r.poll(3*time.Minute, "kro to accept (or reject) every graph", func() (bool, string) {
 		var b strings.Builder
 		ok := true
@@ -198,6 +210,10 @@ func (r *kroRig) waitGraphs(names []string, rejects map[string]string) map[strin
 				fmt.Fprintf(&b, "  %s: state %q GraphAccepted %v, want it rejected (%s)\n", n, st, accepted, want)
 				continue
 			}
+			if anyMayBeRejected && accepted["status"] == "False" && accepted["reason"] == "InvalidResourceGraph" {
+				unpinned[n], _ = accepted["message"].(string)
+				continue
+			}
 			if st != "Active" {
 				ok = false
 				fmt.Fprintf(&b, "  %s: state %q GraphAccepted %v\n", n, st, accepted)
@@ -205,7 +221,7 @@ func (r *kroRig) waitGraphs(names []string, rejects map[string]string) map[strin
 		}
 		return ok, b.String()
 	})
-	return out
+	return out, unpinned
 }
 
 // condition returns the status condition of type typ, or nil.
