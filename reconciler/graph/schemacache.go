@@ -108,7 +108,7 @@ func (c *CachedSchemaResolver) groupVersion(gv schema.GroupVersion) (openapi.Gro
 		if c.discovery != nil {
 			client = c.discovery.OpenAPIV3()
 		}
-		if client == nil { // a discovery without OpenAPI (the demo cluster)
+		if client == nil { // a discovery that serves no OpenAPI v3
 			return nil, fmt.Errorf("group version %q: no OpenAPI: %w", gv, resolver.ErrSchemaNotFound)
 		}
 		paths, err := client.Paths()
