@@ -35,9 +35,7 @@ func (r *run) deletion() error {
 	if policy != DeletionPolicyDelete && policy != DeletionPolicyOrphan {
 		err := fmt.Errorf("unknown deletion policy %q: use %q or %q", policy, DeletionPolicyDelete, DeletionPolicyOrphan)
 		r.message = err.Error()
-		if _, serr := r.writeStatus(); serr != nil {
-			r.log.V(1).Info("status write failed", "error", serr.Error())
-		}
+		r.writeStatusBestEffort()
 		return requeue.None(err)
 	}
 

@@ -180,9 +180,7 @@ func (r *run) reconcileInstance() error {
 			r.managedErr = err
 			r.state = InstanceStateError
 			r.message = "marking the instance as managed: " + err.Error()
-			if _, serr := r.writeStatus(); serr != nil {
-				r.log.V(1).Info("status write failed", "error", serr.Error())
-			}
+			r.writeStatusBestEffort()
 			return err
 		}
 	}
@@ -197,9 +195,7 @@ func (r *run) reconcileInstance() error {
 			r.noteErr(err)
 			r.state, r.message = InstanceStateError, "checking the nesting depth: "+err.Error()
 		}
-		if _, serr := r.writeStatus(); serr != nil {
-			r.log.V(1).Info("status write failed", "error", serr.Error())
-		}
+		r.writeStatusBestEffort()
 		if err != nil {
 			return err
 		}
@@ -210,9 +206,7 @@ func (r *run) reconcileInstance() error {
 		// instead of waiting, and touch no child (a spec deleted later
 		// prunes nothing). Editing the instance wakes it.
 		r.state, r.message = InstanceStateFailed, msg
-		if _, serr := r.writeStatus(); serr != nil {
-			r.log.V(1).Info("status write failed", "error", serr.Error())
-		}
+		r.writeStatusBestEffort()
 		return requeue.None(errors.New(msg))
 	}
 	if !r.opts.Observe {
@@ -221,9 +215,7 @@ func (r *run) reconcileInstance() error {
 			// A hand-broken inventory: applying children it does not record
 			// would hide them from deletion. Someone must repair it.
 			r.state, r.message = InstanceStateError, err.Error()
-			if _, serr := r.writeStatus(); serr != nil {
-				r.log.V(1).Info("status write failed", "error", serr.Error())
-			}
+			r.writeStatusBestEffort()
 			return err
 		}
 		r.inv = inv
@@ -284,6 +276,15 @@ func (r *run) reconcileInstance() error {
 		return fmt.Errorf("writing status: %w", err)
 	}
 	return retErr
+}
+
+// writeStatusBestEffort writes the status on a path that returns another
+// error (or a deliberate no-requeue): a failed write is only logged, since
+// the next pass writes it again.
+func (r *run) writeStatusBestEffort() {
+	if _, err := r.writeStatus(); err != nil {
+		r.log.V(1).Info("status write failed", "error", err.Error())
+	}
 }
 
 // missingSpec is the message for an instance that has no spec while the
