@@ -790,13 +790,7 @@ func (bd *build) compile(env *cel.Env, src string) (*compiled, error) {
 		return c.c, c.err
 	}
 	c, err := compile(env, src)
-	if err != nil && len(bd.leftOut) > 0 {
-		msg := err.Error()
-		for id := range bd.leftOut {
-			msg = strings.ReplaceAll(msg, unknownIdentifier(id), leftOutResource(id))
-		}
-		err = errors.New(msg)
-	}
+	err = bd.explainLeftOut(err)
 	if err == nil {
 		c.expr.limits = bd.b.limits
 		for _, ref := range c.expr.References {
@@ -816,6 +810,20 @@ func (bd *build) compile(env *cel.Env, src string) (*compiled, error) {
 	}
 	bd.cache[key] = cachedCompile{c, err}
 	return c, err
+}
+
+// explainLeftOut rewrites a compile error's "unknown identifier" for the
+// resources left out for errors of their own: their ids are not unknown,
+// and what to fix is the resource.
+func (bd *build) explainLeftOut(err error) error {
+	if err == nil || len(bd.leftOut) == 0 {
+		return err
+	}
+	msg := err.Error()
+	for id := range bd.leftOut {
+		msg = strings.ReplaceAll(msg, unknownIdentifier(id), leftOutResource(id))
+	}
+	return errors.New(msg)
 }
 
 type cachedCompile struct {

@@ -76,7 +76,7 @@ func (bd *build) conditions(env *cel.Env, g *Graph, raw any) {
 			continue
 		}
 		c, err := compile(checkEnv, parts[0].Text)
-		if err != nil {
+		if err = bd.explainLeftOut(err); err != nil {
 			bd.errorf("", path, "", "${%s}: %v", parts[0].Text, err)
 			continue
 		}

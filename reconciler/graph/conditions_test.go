@@ -155,6 +155,8 @@ func TestConditionsRejected(t *testing.T) {
       - '${runtime.newCondition({type: "B", status: runtime.condition(schema, "A").status})}'`), []string{`runtime.condition(schema, "A"): custom conditions cannot reference each other`}},
 		"reads unknown condition": {condRGD(`      - '${runtime.newCondition({type: "B", status: runtime.condition(schema, "Zzz").status})}'`), []string{`"Zzz"): unknown condition type`}},
 		"missing status":          {condRGD(`      - '${runtime.newCondition({type: "B"})}'`), []string{"'status' is required"}},
+		"reads a left-out resource": {strings.Replace(condRGD(`      - '${runtime.newCondition({type: "A", status: cm.data.a})}'`), "      apiVersion: v1\n      kind: ConfigMap", "      apiVersion: v1/x/y\n      kind: ConfigMap", 1),
+			[]string{`apiVersion "v1/x/y" is invalid`, `conditions[0]: ${runtime.newCondition({type: "A", status: cm.data.a})}: column 42: resource "cm" is left out for its own errors`}},
 		"runtime in a template": {strings.Replace(condRGD(goodConds), "        a: x", `        a: '${string(runtime.newCondition({type: "A", status: "True"}).status)}'`, 1),
 			[]string{"spec.resources[0].template.data.a", "runtime can only be used in spec.schema.status.conditions"}},
 		"runtime in a status field": {strings.Replace(condRGD(goodConds), "      - ${string(cm.data.b)}", `      - '${runtime.condition(schema, "Ready").status}'`, 1),
