@@ -2,6 +2,7 @@ package graph
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/google/cel-go/cel"
 	"github.com/google/cel-go/common/types"
@@ -28,10 +29,13 @@ func (bd *build) checkTemplate(r *Resource) {
 			return
 		}
 		path := formatPath("", segs...)
-		if _, ok := v.(string); ok {
+		if str, ok := v.(string); ok {
 			if f := fields[path]; f != nil {
 				bd.checkFieldType(r, base, f, s)
 				return
+			}
+			if strings.Contains(str, "${") {
+				return // an expression that did not compile: its error is reported
 			}
 		}
 		if isIntOrString(s) {

@@ -111,6 +111,12 @@ func TestTypeChecksBuiltinKinds(t *testing.T) {
 			t.Errorf("%s: got %v, want an error naming %q", name, err, c.want)
 		}
 	}
+	// An expression that does not compile is reported once, for its
+	// syntax, not again as a string where the field wants an integer.
+	err := build(strings.Replace(deployment, "replicas: ${schema.spec.replicas}", "replicas: ${schema.spec.replicas +}", 1))
+	if err == nil || !strings.Contains(err.Error(), "Syntax error") || strings.Contains(err.Error(), "expects integer") {
+		t.Errorf("syntax error: got %v, want the syntax error alone", err)
+	}
 }
 
 // TestKroExamplesTypeCheck: every kro example that builds untyped builds
