@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/kroscope/kroscope/test/prereq"
 )
 
 // TestDemoUIInTmux drives the real binary's UI in tmux the way a person
@@ -18,12 +20,9 @@ func TestDemoUIInTmux(t *testing.T) {
 		t.Skip("builds the binary and drives it in tmux")
 	}
 	if _, err := exec.LookPath("tmux"); err != nil {
-		t.Skip("tmux is not installed")
+		prereq.Missing(t, "tmux not found", "apt-get install tmux (.ci/run installs it)")
 	}
-	bin := filepath.Join(t.TempDir(), "kroscope")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
+	bin := prereq.Kroscope(t)
 	session := fmt.Sprintf("kroscope-demo-test-%d", os.Getpid())
 	// A tmux server of its own (-L): a person's tmux on the same machine,
 	// and their kill-server, neither see nor stop it.

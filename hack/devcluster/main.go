@@ -48,7 +48,7 @@ func run(out, crds string) error {
 			fmt.Println("installed CRD", c.Name)
 		}
 	} else {
-		fmt.Println("kro's CRDs not found (../shared/testdata/kro-crds or --kro-crds): none installed")
+		fmt.Println("kro's CRDs not found (make assets puts them in bin/kro/<version>/crds; or --kro-crds): none installed")
 	}
 	if err := writeKubeconfig(out, env.Config); err != nil {
 		return err

@@ -11,6 +11,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/kroscope/kroscope/test/envtest"
+	"github.com/kroscope/kroscope/test/prereq"
 )
 
 // `kubectl apply -k deploy/ --dry-run=server` passes against a real API
@@ -20,18 +21,8 @@ import (
 // first, for real (it is deploy/namespace.yaml, applied by the same
 // command on a real cluster).
 func TestKustomizeDryRunServer(t *testing.T) {
-	// hack/assets.sh builds kubectl beside the API server (make test runs
-	// it), at the server's version; one on PATH does otherwise.
-	kubectl := filepath.Join(os.Getenv("KUBEBUILDER_ASSETS"), "kubectl")
-	if _, err := os.Stat(kubectl); os.Getenv("KUBEBUILDER_ASSETS") == "" || err != nil {
-		var lerr error
-		if kubectl, lerr = exec.LookPath("kubectl"); lerr != nil {
-			if os.Getenv("CI") == "true" {
-				t.Fatal("kubectl not found in $KUBEBUILDER_ASSETS (make assets builds it) or on PATH")
-			}
-			t.Skip("kubectl not found in $KUBEBUILDER_ASSETS or on PATH: run make assets to build it")
-		}
-	}
+	// hack/assets.sh builds kubectl beside the API server, at its version.
+	kubectl := prereq.Kubectl(t)
 	env := envtest.Start(t)
 	kc := kubeconfig(t, env.Config)
 	run := func(args ...string) string {

@@ -28,6 +28,7 @@ import (
 	"github.com/kroscope/kroscope/test/envtest"
 	"github.com/kroscope/kroscope/test/graphs"
 	"github.com/kroscope/kroscope/test/krocrds"
+	"github.com/kroscope/kroscope/test/prereq"
 )
 
 // plantRGD reads a planted Secret (an external reference) and fails on its
@@ -77,14 +78,14 @@ func TestRunInAPod(t *testing.T) {
 	}
 	for _, tool := range []string{"unshare", "setpriv", "sh", "mount", "cp"} {
 		if _, err := exec.LookPath(tool); err != nil {
-			t.Skipf("%s not found: the Pod-like sandbox needs util-linux", tool)
+			prereq.Missing(t, tool+" not found", "the Pod-like sandbox needs util-linux (apt-get install util-linux)")
 		}
 	}
 	if os.Geteuid() != 0 {
-		t.Skip("the Pod-like sandbox (a mount namespace) needs root")
+		prereq.Platform(t, "the Pod-like sandbox (a mount namespace) needs root")
 	}
 	if err := exec.Command("unshare", "-m", "true").Run(); err != nil {
-		t.Skipf("cannot create a mount namespace here (%v)", err)
+		prereq.Platform(t, fmt.Sprintf("cannot create a mount namespace here (%v)", err))
 	}
 	env := envtest.Start(t)
 	env.InstallCRDs(t, krocrds.All(t)...)
@@ -138,10 +139,8 @@ func TestRunInAPod(t *testing.T) {
 		t.Fatal(err)
 	}
 	bin := filepath.Join(dir, "kroscope")
-	build := exec.Command("go", "build", "-o", bin, "./cmd/kroscope")
-	build.Dir = repoRoot()
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("building kroscope: %v\n%s", err, out)
+	if out, err := exec.Command("cp", prereq.Kroscope(t), bin).CombinedOutput(); err != nil {
+		t.Fatalf("copying kroscope: %v\n%s", err, out)
 	}
 	tr, err := kube.CoreV1().ServiceAccounts(namespace).CreateToken(ctx, serviceAccount,
 		&authenticationv1.TokenRequest{Spec: authenticationv1.TokenRequestSpec{}}, metav1.CreateOptions{})

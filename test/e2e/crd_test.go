@@ -44,15 +44,7 @@ func newCRDEnv(t *testing.T) *crdEnv {
 
 func crdExamples(t *testing.T) []crdtest.Example {
 	t.Helper()
-	dir := crdtest.ExamplesDir()
-	if dir == "" {
-		t.Skipf("kro examples not found (set %s or check out ../shared/testdata/kro-examples)", crdtest.ExamplesEnv)
-	}
-	ex, err := crdtest.Examples(dir)
-	if err != nil || len(ex) == 0 {
-		t.Fatalf("no kro examples in %s: %v", dir, err)
-	}
-	return ex
+	return crdtest.KroExamples(t)
 }
 
 // install installs a generated CRD and checks that the API server

@@ -9,7 +9,6 @@ import (
 	"net/http"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -28,6 +27,7 @@ import (
 	"github.com/kroscope/kroscope/test/engrun"
 	"github.com/kroscope/kroscope/test/envtest"
 	"github.com/kroscope/kroscope/test/graphs"
+	"github.com/kroscope/kroscope/test/prereq"
 )
 
 // The issue's acceptance: two `kroscope run` processes (the Deployment's
@@ -176,18 +176,8 @@ func TestEngineAttachedTUIRequeueAndHandover(t *testing.T) {
 	t.Logf("attached engine: %d requests, writes: %d requeue patches, %d delete, %d other", rec.count(), patches, deletes, len(others))
 }
 
-// buildKroscope builds the kroscope binary into a temporary folder.
-func buildKroscope(t *testing.T) string {
-	t.Helper()
-	_, file, _, _ := runtime.Caller(0)
-	bin := filepath.Join(t.TempDir(), "kroscope")
-	build := exec.Command("go", "build", "-o", bin, "./cmd/kroscope")
-	build.Dir = filepath.Join(filepath.Dir(file), "..", "..")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("building kroscope: %v\n%s", err, out)
-	}
-	return bin
-}
+// buildKroscope returns the kroscope binary (built once per test binary).
+func buildKroscope(t *testing.T) string { return prereq.Kroscope(t) }
 
 // replicaProc is one `kroscope run` process serving metrics on a port of
 // its own, which is how the test sees it reconcile.

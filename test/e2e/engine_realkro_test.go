@@ -8,7 +8,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -24,17 +23,8 @@ import (
 	"github.com/kroscope/kroscope/engine/state"
 	"github.com/kroscope/kroscope/reconciler/graph"
 	"github.com/kroscope/kroscope/test/graphs"
+	"github.com/kroscope/kroscope/test/prereq"
 )
-
-// realKroBinary finds kro's controller built from github.com/kubernetes-sigs/kro
-// v0.9.4: $KRO_CONTROLLER, or bin/kro/v0.9.4/controller in the repository.
-func realKroBinary() string {
-	if p := os.Getenv("KRO_CONTROLLER"); p != "" {
-		return p
-	}
-	_, file, _, _ := runtime.Caller(0)
-	return filepath.Join(filepath.Dir(file), "..", "..", "bin", "kro", "v0.9.4", "controller")
-}
 
 // startRealKro runs kro's controller against the test API server with
 // leader election in namespace ns, as its Helm chart does. stop kills it
@@ -47,10 +37,7 @@ func startRealKro(t *testing.T, r *engRig, ns string) (stop func()) {
 // startRealKroWith runs kro's controller with extra flags.
 func startRealKroWith(t *testing.T, r *engRig, flags ...string) (stop func()) {
 	t.Helper()
-	bin := realKroBinary()
-	if st, err := os.Stat(bin); err != nil || st.IsDir() {
-		t.Skipf("kro's controller is not built at %s (set KRO_CONTROLLER): skipping", bin)
-	}
+	bin := prereq.KroController(t)
 	kubeconfig := filepath.Join(t.TempDir(), "kubeconfig")
 	cfg := fmt.Sprintf(`apiVersion: v1
 kind: Config

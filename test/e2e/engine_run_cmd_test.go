@@ -3,8 +3,6 @@ package e2e
 import (
 	"bytes"
 	"os/exec"
-	"path/filepath"
-	"runtime"
 	"strings"
 	"sync"
 	"syscall"
@@ -14,6 +12,7 @@ import (
 	"github.com/kroscope/kroscope/engine"
 	"github.com/kroscope/kroscope/reconciler"
 	"github.com/kroscope/kroscope/test/graphs"
+	"github.com/kroscope/kroscope/test/prereq"
 )
 
 // `kroscope run` as a user runs it: the real binary against the test API
@@ -24,14 +23,7 @@ func TestEngineKroscopeRunCommand(t *testing.T) {
 		t.Skip("builds the kroscope binary")
 	}
 	r := newEngRig(t)
-	_, file, _, _ := runtime.Caller(0)
-	root := filepath.Join(filepath.Dir(file), "..", "..")
-	bin := filepath.Join(t.TempDir(), "kroscope")
-	build := exec.Command("go", "build", "-o", bin, "./cmd/kroscope")
-	build.Dir = root
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("building kroscope: %v\n%s", err, out)
-	}
+	bin := prereq.Kroscope(t)
 	rgd := r.writeFile("rgd.yaml", graphs.Chain("engcmd", "EngCmd"))
 	// An engine in the test installs the CRD first, so the instance exists
 	// when the command starts.

@@ -32,7 +32,7 @@ import (
 // refuses). The shared examples must all run.
 func TestReconcilerKroExamples(t *testing.T) {
 	files := kroexamples.RGDFiles(t)
-	_, elsewhere := os.LookupEnv(kroexamples.Env)
+	elsewhere := kroexamples.Elsewhere()
 	for _, file := range files {
 		dir := filepath.Dir(file)
 		t.Run(filepath.Base(dir), func(t *testing.T) {

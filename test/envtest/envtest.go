@@ -13,7 +13,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -30,13 +29,11 @@ import (
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/kroscope/kroscope/reconciler/client"
+	"github.com/kroscope/kroscope/test/prereq"
 )
 
 // K8sVersion is the kube-apiserver version hack/assets.sh builds.
-const K8sVersion = "v1.34.4"
-
-// BuildCommand is what a developer runs to get the binaries.
-const BuildCommand = "make assets"
+const K8sVersion = prereq.K8sVersion
 
 // Env is a running API server.
 type Env struct {
@@ -55,39 +52,16 @@ var (
 	err     error
 )
 
-// AssetsDir returns the folder holding kube-apiserver and etcd:
-// $KUBEBUILDER_ASSETS when set, else <repo>/bin/k8s/<version>.
-func AssetsDir() string {
-	if d := os.Getenv("KUBEBUILDER_ASSETS"); d != "" {
-		return d
-	}
-	_, file, _, _ := runtime.Caller(0)
-	root := filepath.Join(filepath.Dir(file), "..", "..")
-	return filepath.Join(root, "bin", "k8s", K8sVersion)
-}
-
-func haveAssets(dir string) bool {
-	for _, b := range []string{"kube-apiserver", "etcd"} {
-		if st, err := os.Stat(filepath.Join(dir, b)); err != nil || st.IsDir() {
-			return false
-		}
-	}
-	return true
-}
+// AssetsDir returns the folder holding kube-apiserver and etcd (see
+// package prereq).
+func AssetsDir() string { return prereq.AssetsDir() }
 
 // Start returns the shared API server, starting it on first use. Without the
 // binaries the test is skipped with one line naming the command that builds
 // them, or fails when CI=true.
 func Start(t testing.TB) *Env {
 	t.Helper()
-	dir := AssetsDir()
-	if !haveAssets(dir) {
-		msg := fmt.Sprintf("kube-apiserver and etcd not found in %s: run `%s` to build them", dir, BuildCommand)
-		if os.Getenv("CI") == "true" {
-			t.Fatal(msg)
-		}
-		t.Skip(msg)
-	}
+	dir := prereq.APIServer(t)
 	mu.Lock()
 	defer mu.Unlock()
 	if !started {
@@ -243,8 +217,10 @@ func (e *Env) RestartAPIServer(t testing.TB, downtime time.Duration) {
 // Environment.Stop.
 func StartStandalone() (*Env, error) {
 	dir := AssetsDir()
-	if !haveAssets(dir) {
-		return nil, fmt.Errorf("no kube-apiserver and etcd in %s: run %s", dir, BuildCommand)
+	for _, b := range []string{"kube-apiserver", "etcd"} {
+		if _, err := os.Stat(filepath.Join(dir, b)); err != nil {
+			return nil, fmt.Errorf("no %s in %s: run %s", b, dir, prereq.BuildCommand)
+		}
 	}
 	return start(dir)
 }

@@ -90,7 +90,7 @@ func TestKroExamples(t *testing.T) {
 	// kro refuses that kroRejects does not name: they are left out of the
 	// parity checks like the named ones, and kroscope must show kro's
 	// reason for them too. The shared examples are held to kroRejects.
-	_, elsewhere := os.LookupEnv(kroexamples.Env)
+	elsewhere := kroexamples.Elsewhere()
 	live, unpinned := r.waitGraphsOrRejected(names, rejects, elsewhere)
 	for name, msg := range unpinned {
 		t.Logf("kro rejects graph %s: %s", name, msg)

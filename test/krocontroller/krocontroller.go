@@ -10,79 +10,38 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"github.com/kroscope/kroscope/test/envtest"
 	"io"
 	"os"
 	"os/exec"
-	"path/filepath"
-	"regexp"
-	"runtime"
 	"strings"
 	"sync"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/kroscope/kroscope/test/envtest"
+
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/client-go/rest"
 
 	"github.com/kroscope/kroscope/test/krocrds"
+	"github.com/kroscope/kroscope/test/prereq"
 )
-
-// Version is the kro release the tests pin (hack/kro.sh's default).
-const Version = "v0.9.4"
-
-// BinaryEnv names the controller binary; `make test` sets it.
-const BinaryEnv = "KROSCOPE_KRO_CONTROLLER"
-
-// BuildCommand is what a developer runs to get the binary.
-const BuildCommand = "make assets"
 
 // LeaderElectionID is the Lease name kro's manager campaigns for when
 // started with leader election (cmd/controller's LeaderElectionID).
 const LeaderElectionID = "controller.kro.run"
 
-func repoRoot() string {
-	_, file, _, _ := runtime.Caller(0)
-	return filepath.Join(filepath.Dir(file), "..", "..")
-}
-
-// Binary returns the controller binary's path: $KROSCOPE_KRO_CONTROLLER when
-// set, else <repo>/bin/kro/<Version>/controller.
-func Binary() string {
-	if p := os.Getenv(BinaryEnv); p != "" {
-		return p
-	}
-	return filepath.Join(repoRoot(), "bin", "kro", Version, "controller")
-}
-
-// BinaryVersion is the kro version of Binary(): the name of its folder when
-// it is one of hack/kro.sh's bin/kro/<version>/ folders, else Version.
-func BinaryVersion() string {
-	v := filepath.Base(filepath.Dir(Binary()))
-	if versionDir.MatchString(v) {
-		return v
-	}
-	return Version
-}
-
-var versionDir = regexp.MustCompile(`^v[0-9]+\.[0-9]+\.[0-9]+$`)
-
-// Require returns the binary's path, skipping the test with a message naming
-// the build command when it is missing (failing when CI=true, where `make
-// test` always builds it).
+// Require returns kro's controller binary (see package prereq), skipping
+// the test with a message naming the build command when it is missing
+// (failing when CI=true).
 func Require(t testing.TB) string {
 	t.Helper()
-	p := Binary()
-	if st, err := os.Stat(p); err != nil || st.IsDir() || st.Mode()&0o111 == 0 {
-		msg := fmt.Sprintf("kro controller not found at %s: run `%s` (or set %s)", p, BuildCommand, BinaryEnv)
-		if os.Getenv("CI") == "true" {
-			t.Fatal(msg)
-		}
-		t.Skip(msg)
-	}
-	return p
+	return prereq.KroController(t)
 }
+
+// BinaryVersion is the kro version the tests run.
+func BinaryVersion() string { return prereq.KroVersion() }
 
 // CRDs reads kro's ResourceGraphDefinition and GraphRevision CRDs, skipping
 // the test with a message when they are absent (see package krocrds).

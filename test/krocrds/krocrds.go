@@ -1,7 +1,7 @@
-// Package krocrds finds the CustomResourceDefinitions kro installs (its
-// ResourceGraphDefinition and GraphRevision CRDs), which tests read in place:
-// the folder ../shared/testdata/kro-crds beside the repository, or
-// $KROSCOPE_KRO_CRDS. Tests that store graphs in a cluster install these,
+// Package krocrds reads the CustomResourceDefinitions kro installs (its
+// ResourceGraphDefinition and GraphRevision CRDs) from the kro module the
+// tests build kro's controller from (helm/crds, copied by hack/kro.sh into
+// bin/kro/<version>/crds; see package prereq). Tests that store graphs in a cluster install these,
 // not a hand-written stand-in, so the graphs come back defaulted and pruned
 // exactly as in a cluster that runs kro.
 package krocrds
@@ -11,14 +11,11 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/kroscope/kroscope/test/shareddata"
+	"github.com/kroscope/kroscope/test/prereq"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"sigs.k8s.io/yaml"
 )
-
-// Env overrides where the CRDs are read from.
-const Env = "KROSCOPE_KRO_CRDS"
 
 // RGDFile is the ResourceGraphDefinition CRD's file name in the folder.
 const RGDFile = "kro.run_resourcegraphdefinitions.yaml"
@@ -26,14 +23,14 @@ const RGDFile = "kro.run_resourcegraphdefinitions.yaml"
 // GraphRevisionFile is the GraphRevision CRD's file name in the folder.
 const GraphRevisionFile = "internal.kro.run_graphrevisions.yaml"
 
-// Dir returns the folder, or "" when it does not exist.
-func Dir() string { return shareddata.Dir("kro-crds", Env) }
+// Dir returns the folder, whether or not it exists (hack/devcluster's default).
+func Dir() string { return filepath.Join(prereq.KroDir(), "crds") }
 
-// Require returns the folder, skipping the test with a message when it is
-// absent (as in a clone without ../shared).
+// Require returns the folder, skipping the test (failing it under CI=true)
+// with a message when it is absent.
 func Require(t testing.TB) string {
 	t.Helper()
-	return shareddata.Require(t, "kro-crds", Env, "kro's CRDs")
+	return prereq.KroData(t, "crds")
 }
 
 // RGD returns kro's ResourceGraphDefinition CRD, skipping like Require.

@@ -252,15 +252,7 @@ func TestOwnership(t *testing.T) {
 
 func examples(t *testing.T) []crdtest.Example {
 	t.Helper()
-	dir := crdtest.ExamplesDir()
-	if dir == "" {
-		t.Skipf("kro examples not found (set %s or check out ../shared/testdata/kro-examples)", crdtest.ExamplesEnv)
-	}
-	ex, err := crdtest.Examples(dir)
-	if err != nil || len(ex) == 0 {
-		t.Fatalf("no examples in %s: %v", dir, err)
-	}
-	return ex
+	return crdtest.KroExamples(t)
 }
 
 // TestGoldenExamples generates the CRD of every kro example, and of the

@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"testing"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"sigs.k8s.io/yaml"
@@ -20,12 +21,16 @@ import (
 	"github.com/kroscope/kroscope/test/kroexamples"
 )
 
-// ExamplesEnv overrides where the kro examples are read from.
-const ExamplesEnv = kroexamples.Env
-
-// ExamplesDir returns the directory of kro's example graphs, or "" when it
-// does not exist (see test/kroexamples).
-func ExamplesDir() string { return kroexamples.Dir() }
+// KroExamples returns kro's example graphs (see test/kroexamples), skipping
+// (failing under CI=true) when they are not built.
+func KroExamples(t testing.TB) []Example {
+	t.Helper()
+	var out []Example
+	for _, f := range kroexamples.RGDFiles(t) {
+		out = append(out, Example{Name: kroexamples.Name(f), Dir: filepath.Dir(f), Path: f})
+	}
+	return out
+}
 
 // Example is one kro example graph file.
 type Example struct {
