@@ -83,7 +83,7 @@ validate-tape: $(VHS)
 # nonroot). With docker or podman it is built as $(IMAGE); without either,
 # ko builds it from .ko.yaml and pushes it to $(KO_DOCKER_REPO) (kind.local
 # loads it into the current kind cluster). Nothing is pushed otherwise:
-# see README, "Run it in the cluster".
+# see docs/in-cluster.md.
 IMAGE          ?= kroscope:dev
 VERSION        ?= $(shell git describe --tags --always --dirty 2>/dev/null)
 KO_DOCKER_REPO ?= kind.local

@@ -499,7 +499,7 @@ func globalActions() []action {
 		{name: "quit", keys: []string{"q"}, help: "quit", short: "quit", do: (*Model).quit},
 		{name: "forceQuit", keys: []string{"ctrl+c"}, help: "quit from anywhere", do: (*Model).quit},
 		// The debug overlay: memory and queue figures under the status
-		// line. A diagnostic aid, documented in the README and kept out of
+		// line. A diagnostic aid, documented in docs/keys.md and kept out of
 		// the ? help (no help text) so the help's rules still fit 80×24.
 		{name: "debug", keys: []string{"ctrl+g"},
 			do: func(m *Model) tea.Cmd { m.debug = !m.debug; return nil }},

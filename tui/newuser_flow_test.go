@@ -79,7 +79,7 @@ func TestNewUserBadConfigStartsWithFlash(t *testing.T) {
 	}
 }
 
-// The README's remap example: F5 as written in the file works, and the
+// docs/configuration.md's remap example: F5 as written in the file works, and the
 // footer spells it as Bubble Tea does.
 func TestNewUserReadmeRemapF5Works(t *testing.T) {
 	path := writeConfig(t, "keys:\n  requeue: [\"F5\", \"r\"]\n")

@@ -117,7 +117,7 @@ func sameKind(gs []*graph.Graph, defs []*graph.ResourceGraphDefinition) ([]*grap
 }
 
 // printInFile prints each line of err prefixed with the file it is about,
-// unless the line names it already: the README promises that every error
+// unless the line names it already: docs/graphs.md promises that every error
 // names its file.
 func printInFile(w io.Writer, source string, err error) {
 	for _, line := range strings.Split(err.Error(), "\n") {

@@ -97,7 +97,7 @@ func TestRunInAPod(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
 	defer cancel()
 
-	// The planted graph reads a Secret: granted as the README says to
+	// The planted graph reads a Secret: granted as docs/in-cluster.md says to
 	// grant a kind graphs read, a ClusterRole of its own bound to the
 	// ServiceAccount.
 	ext := &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: "kroscope:external:secrets"},

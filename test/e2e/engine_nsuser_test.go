@@ -291,7 +291,7 @@ func TestEngineNamespaceScopedUser(t *testing.T) {
 		return strings.Contains(s, "/blog") && !strings.Contains(s, "no access:")
 	})
 
-	// The README's least RBAC, row by row: watching needs get/list/watch
+	// docs/in-cluster.md's least RBAC, row by row: watching needs get/list/watch
 	// on the instance kind and its children's kinds (jane2 above);
 	// requeue adds patch on the instance kind, delete adds delete. jane3
 	// has exactly these.
