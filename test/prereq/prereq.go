@@ -112,6 +112,12 @@ func KroVersion() string {
 	if d := os.Getenv(KroDirEnv); d != "" {
 		return filepath.Base(filepath.Clean(d))
 	}
+	return PinnedKroVersion()
+}
+
+// PinnedKroVersion is hack/kro/VERSION: the kro version `make test` runs
+// unless told otherwise, and the one golden files are kept for.
+func PinnedKroVersion() string {
 	b, err := os.ReadFile(filepath.Join(RepoRoot(), "hack", "kro", "VERSION"))
 	if err != nil {
 		panic("hack/kro/VERSION: " + err.Error())

@@ -40,7 +40,6 @@ func TestExampleCRDsOnAPIServer(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ns := env.Namespace(t)
 	ctx := context.Background()
 	// Observed children with the fields the examples' status reads.
 	observed := graph.Vars{
@@ -83,6 +82,9 @@ func TestExampleCRDsOnAPIServer(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			// A namespace each: two examples (cel-functions, defaults)
+			// share a kind and an instance name.
+			ns := env.Namespace(t)
 			inst := &unstructured.Unstructured{Object: obj}
 			inst.SetNamespace(ns)
 			res := dyn.Resource(g.Instance.GVR).Namespace(ns)
