@@ -177,12 +177,15 @@ func parsedIdents(env *cel.Env, src string) map[string]bool {
 // sorted and unique, leaving out comprehension and cel.bind variables.
 func references(a *cel.Ast) []string {
 	seen := map[string]bool{}
+	// A type name (int, string, list...) is an identifier too; it is a
+	// constant, never data to wait for.
+	isType := func(e ast.Expr) bool { return a.NativeRep().GetType(e.ID()).Kind() == types.TypeKind }
 	var walk func(e ast.Expr, bound map[string]bool)
 	walk = func(e ast.Expr, bound map[string]bool) {
 		switch e.Kind() {
 		case ast.IdentKind:
 			name := e.AsIdent()
-			if !bound[name] && !strings.HasPrefix(name, "@") {
+			if !bound[name] && !strings.HasPrefix(name, "@") && !isType(e) {
 				seen[name] = true
 			}
 		case ast.SelectKind:

@@ -59,6 +59,8 @@ func TestEnvironmentLibraries(t *testing.T) {
 		{`timestamp("2024-01-02T03:04:05.123Z")`, "2024-01-02T03:04:05Z", nil},
 		{`schema.spec.tags.map(t, t + config.data.x)`, []any{"a1", "bb1"}, []string{"config", "schema"}},
 		{`{"a": [1, 2.5, null, true]}`, map[string]any{"a": []any{int64(1), 2.5, nil, true}}, nil},
+		// Type names are constants, not data: no reference to wait for.
+		{`type(schema.spec.name) == string && type(1) != list`, true, []string{"schema"}},
 	}
 	for _, tt := range tests {
 		c, err := compile(env, tt.expr)
