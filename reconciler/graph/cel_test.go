@@ -89,13 +89,15 @@ func TestEvalResultKinds(t *testing.T) {
 	}
 	for expr, wantErr := range map[string]string{
 		`b"raw"`:                            "encode it explicitly",
-		`{1: "a"}`:                          "not a string",
+		`{1: "a"}`:                          "map key must be string, got int64",
+		`ip("10.0.0.1")`:                    "unsupported type: net.IP",
+		`type(1)`:                           "unsupported type: type",
 		`[1][3]`:                            "data pending",
 		`{"a": 1}["b"]`:                     "data pending",
 		`1 / 0`:                             "division by zero",
 		`duration("1s") + 1`:                "no matching overload",
 		`int("x")`:                          "type conversion error",
-		`18446744073709551615u`:             "does not fit",
+		`18446744073709551615u`:             "overflows int64",
 		`timestamp("2020-01-01T00:00:00Z")`: "",
 	} {
 		c, err := compile(env, expr)
