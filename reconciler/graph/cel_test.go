@@ -157,3 +157,21 @@ func TestSchemaTypeFromSimpleSchema(t *testing.T) {
 		t.Errorf("db is not an object")
 	}
 }
+
+// TestCompileRefusesBadPattern: a constant pattern that does not compile
+// is a build error, as in kro (which plans when it builds), not an error
+// at the first evaluation.
+func TestCompileRefusesBadPattern(t *testing.T) {
+	env, err := graphEnv(nil, nil, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, src := range []string{`"abc".find("(")`, `"abc".findAll("[", 2)`} {
+		if _, err := compile(env, src); err == nil || !strings.Contains(err.Error(), "error parsing regexp") {
+			t.Errorf("%s: compile error %v, want the pattern's", src, err)
+		}
+	}
+	if _, err := compile(env, `"abc".find("b+")`); err != nil {
+		t.Errorf("a good pattern: %v", err)
+	}
+}
