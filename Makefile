@@ -100,3 +100,14 @@ image:
 
 clean:
 	rm -rf bin/kroscope
+
+# kro's CEL, proven by behaviour (docs/cel-parity.md): hack/celparity is its
+# own module, requiring kro, so kroscope's go.mod never does. cel-parity
+# evaluates samples of every kro function with kro's CEL and kroscope's;
+# kro-overloads regenerates the overload list kroscope's tests read.
+.PHONY: cel-parity kro-overloads
+cel-parity:
+	cd hack/celparity && $(GO) test -count=1 ./...
+
+kro-overloads:
+	cd hack/celparity && $(GO) run ./cmd/overloads > ../../reconciler/graph/testdata/kro-cel-functions.txt

@@ -114,6 +114,14 @@ func compile(env *cel.Env, src string) (*compiled, error) {
 	if iss != nil && iss.Err() != nil {
 		return nil, celIssues(env, src, iss)
 	}
+	// Planning compiles a constant regular expression, so kro, which plans
+	// every expression when it builds, refuses a bad pattern there. Plan
+	// those now; the rest wait for their first evaluation.
+	if callsRegex(a) {
+		if _, err := env.Program(a); err != nil {
+			return nil, err
+		}
+	}
 	return &compiled{
 		expr: &Expression{Source: src, References: references(a), usesOmit: callsOmit(a), env: env, ast: a},
 		out:  a.OutputType(),
@@ -177,12 +185,15 @@ func parsedIdents(env *cel.Env, src string) map[string]bool {
 // sorted and unique, leaving out comprehension and cel.bind variables.
 func references(a *cel.Ast) []string {
 	seen := map[string]bool{}
+	// A type name (int, string, list...) is an identifier too; it is a
+	// constant, never data to wait for.
+	isType := func(e ast.Expr) bool { return a.NativeRep().GetType(e.ID()).Kind() == types.TypeKind }
 	var walk func(e ast.Expr, bound map[string]bool)
 	walk = func(e ast.Expr, bound map[string]bool) {
 		switch e.Kind() {
 		case ast.IdentKind:
 			name := e.AsIdent()
-			if !bound[name] && !strings.HasPrefix(name, "@") {
+			if !bound[name] && !strings.HasPrefix(name, "@") && !isType(e) {
 				seen[name] = true
 			}
 		case ast.SelectKind:
@@ -288,4 +299,16 @@ func (e *Expression) plan() (cel.Program, error) {
 		e.program, e.planErr = e.env.Program(a, e.limits.programOptions()...)
 	})
 	return e.program, e.planErr
+}
+
+// regexFunctions take a pattern the planner may compile.
+var regexFunctions = map[string]bool{"matches": true, "find": true, "findAll": true}
+
+// callsRegex reports whether a calls one of regexFunctions.
+func callsRegex(a *cel.Ast) bool {
+	found := false
+	ast.PreOrderVisit(a.NativeRep().Expr(), ast.NewExprVisitor(func(e ast.Expr) {
+		found = found || e.Kind() == ast.CallKind && regexFunctions[e.AsCall().FunctionName()]
+	}))
+	return found
 }

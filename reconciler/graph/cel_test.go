@@ -59,6 +59,8 @@ func TestEnvironmentLibraries(t *testing.T) {
 		{`timestamp("2024-01-02T03:04:05.123Z")`, "2024-01-02T03:04:05Z", nil},
 		{`schema.spec.tags.map(t, t + config.data.x)`, []any{"a1", "bb1"}, []string{"config", "schema"}},
 		{`{"a": [1, 2.5, null, true]}`, map[string]any{"a": []any{int64(1), 2.5, nil, true}}, nil},
+		// Type names are constants, not data: no reference to wait for.
+		{`type(schema.spec.name) == string && type(1) != list`, true, []string{"schema"}},
 	}
 	for _, tt := range tests {
 		c, err := compile(env, tt.expr)
@@ -87,13 +89,15 @@ func TestEvalResultKinds(t *testing.T) {
 	}
 	for expr, wantErr := range map[string]string{
 		`b"raw"`:                            "encode it explicitly",
-		`{1: "a"}`:                          "not a string",
+		`{1: "a"}`:                          "map key must be string, got int64",
+		`ip("10.0.0.1")`:                    "unsupported type: net.IP",
+		`type(1)`:                           "unsupported type: type",
 		`[1][3]`:                            "data pending",
 		`{"a": 1}["b"]`:                     "data pending",
 		`1 / 0`:                             "division by zero",
 		`duration("1s") + 1`:                "no matching overload",
 		`int("x")`:                          "type conversion error",
-		`18446744073709551615u`:             "does not fit",
+		`18446744073709551615u`:             "overflows int64",
 		`timestamp("2020-01-01T00:00:00Z")`: "",
 	} {
 		c, err := compile(env, expr)
@@ -151,5 +155,23 @@ func TestSchemaTypeFromSimpleSchema(t *testing.T) {
 	}
 	if !dt.Fields["db"].Type.IsObject() {
 		t.Errorf("db is not an object")
+	}
+}
+
+// TestCompileRefusesBadPattern: a constant pattern that does not compile
+// is a build error, as in kro (which plans when it builds), not an error
+// at the first evaluation.
+func TestCompileRefusesBadPattern(t *testing.T) {
+	env, err := graphEnv(nil, nil, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, src := range []string{`"abc".find("(")`, `"abc".findAll("[", 2)`} {
+		if _, err := compile(env, src); err == nil || !strings.Contains(err.Error(), "error parsing regexp") {
+			t.Errorf("%s: compile error %v, want the pattern's", src, err)
+		}
+	}
+	if _, err := compile(env, `"abc".find("b+")`); err != nil {
+		t.Errorf("a good pattern: %v", err)
 	}
 }

@@ -108,7 +108,8 @@ func (e *Expression) evalVal(vars Vars) (ref.Val, error) {
 	return out, nil
 }
 
-// toNative converts a CEL value into a JSON-like Go value.
+// toNative converts a CEL value into a JSON-like Go value. Its errors are
+// kro's (pkg/cel/conversion), word for word: hack/celparity compares them.
 func toNative(v ref.Val) (any, error) {
 	switch val := v.(type) {
 	case types.Null:
@@ -119,7 +120,7 @@ func toNative(v ref.Val) (any, error) {
 		return int64(val), nil
 	case types.Uint:
 		if uint64(val) > math.MaxInt64 {
-			return nil, fmt.Errorf("unsigned value %d does not fit a JSON integer", uint64(val))
+			return nil, fmt.Errorf("unsupported type: uint value %d overflows int64; convert it explicitly, e.g. string(...)", uint64(val))
 		}
 		return int64(val), nil
 	case types.Double:
@@ -127,7 +128,7 @@ func toNative(v ref.Val) (any, error) {
 	case types.String:
 		return string(val), nil
 	case types.Bytes:
-		return nil, errors.New("result is bytes: encode it explicitly, e.g. with base64.encode()")
+		return nil, errors.New("unsupported type: bytes value cannot be used directly in a resource template or status field; encode it explicitly, e.g. base64.encode(...)")
 	// Written as Kubernetes writes them (kro does the same): Go's duration
 	// text ("1h30m0s", not CEL's "5400s") and RFC 3339 in UTC to the second.
 	case types.Duration:
@@ -152,7 +153,7 @@ func toNative(v ref.Val) (any, error) {
 			k := it.Next()
 			ks, ok := k.(types.String)
 			if !ok {
-				return nil, fmt.Errorf("map key %v is %s, not a string", k.Value(), k.Type().TypeName())
+				return nil, fmt.Errorf("map key must be string, got %T", k.Value())
 			}
 			ev, err := toNative(ml.Get(k))
 			if err != nil {
@@ -174,9 +175,8 @@ func toNative(v ref.Val) (any, error) {
 		}
 		return out, nil
 	}
-	// Anything else (e.g. a Kubernetes quantity or URL) is shown as text.
-	if s, ok := v.ConvertToType(types.StringType).(types.String); ok {
-		return string(s), nil
-	}
-	return nil, fmt.Errorf("result of type %s cannot be written into an object", v.Type().TypeName())
+	// Anything else (a quantity, URL, IP, CIDR, semver, type or condition)
+	// is refused, as kro refuses it: a graph that wrote one here would
+	// fail under kro. string(...) converts the ones that have a text form.
+	return nil, fmt.Errorf("unsupported type: %s", v.Type().TypeName())
 }

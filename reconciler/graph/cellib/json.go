@@ -84,7 +84,7 @@ func jsonValue(v ref.Val) (any, error) {
 			k := it.Next()
 			ks, ok := k.(types.String)
 			if !ok {
-				return nil, fmt.Errorf("map key must be string, got %s", k.Type().TypeName())
+				return nil, fmt.Errorf("map key must be string, got %T", k.Value())
 			}
 			e, err := jsonValue(val.Get(k))
 			if err != nil {

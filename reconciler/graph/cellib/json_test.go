@@ -21,7 +21,9 @@ func TestJSON(t *testing.T) {
 		{expr: `json.marshal(duration('90m'))`, want: `"1h30m0s"`},
 		{expr: `json.marshal(timestamp('2024-01-02T03:04:05Z'))`, want: `"2024-01-02T03:04:05Z"`},
 		{expr: `json.marshal(json.unmarshal('{"name":"test","count":42}'))`, want: `{"count":42,"name":"test"}`},
-		{expr: `json.marshal({1: 'a'})`, wantErr: "map key must be string"},
+		// kro's words: the key's Go type.
+		{expr: `json.marshal({1: 'a'})`, wantErr: "json.marshal failed to convert value: map key must be string, got int64"},
+		{expr: `json.marshal({2u: 'a'})`, wantErr: "map key must be string, got uint64"},
 		{expr: `json.unmarshal('{"a": 1}').a`, want: float64(1)},
 		{expr: `json.unmarshal('[1, 2, 3]')[1]`, want: float64(2)},
 		{expr: `json.unmarshal('{"nested": {"value": "deep"}}').nested.value`, want: "deep"},

@@ -56,7 +56,7 @@ func (omitVal) ConvertToType(t ref.Type) ref.Val {
 }
 
 func (omitVal) Equal(ref.Val) ref.Val {
-	return types.NewErr("omit() removes a field; it cannot be compared")
+	return types.NewErr("omit() is a field-removal sentinel and cannot be compared")
 }
 
 func (omitVal) Type() ref.Type { return omitType }
