@@ -35,8 +35,10 @@ assets:
 # go test would, then every skip with its reason; with CI=true a skip that
 # hack/testjson/skips.txt does not allow fails the run.
 TEST_ENV = KUBEBUILDER_ASSETS="$$(bash hack/assets.sh)" KROSCOPE_KRO_DIR="$$(bash hack/kro.sh $(KRO_VERSION))"
+# hack/celparity (its own module: it requires kro) runs in the same stream.
 test: assets
-	$(TEST_ENV) $(GO) test $(GOTEST_FLAGS) -race -json ./... | $(GO) run ./hack/testjson
+	{ $(TEST_ENV) $(GO) test $(GOTEST_FLAGS) -race -json ./...; s=$$?; \
+	  cd hack/celparity && $(GO) test $(GOTEST_FLAGS) -race -json ./... || s=1; exit $$s; } | $(GO) run ./hack/testjson
 
 # Fast tests only: no API server.
 unit:
