@@ -17,6 +17,7 @@ import (
 	"github.com/kroscope/kroscope/reconciler"
 	"github.com/kroscope/kroscope/reconciler/graph"
 	"github.com/kroscope/kroscope/reconciler/graph/builtinschemas"
+	"github.com/kroscope/kroscope/test/envtest"
 	"github.com/kroscope/kroscope/test/kroexamples"
 )
 
@@ -35,18 +36,20 @@ func TestReconcilerKroExamples(t *testing.T) {
 	elsewhere := kroexamples.Elsewhere()
 	for _, file := range files {
 		dir := filepath.Dir(file)
-		t.Run(filepath.Base(dir), func(t *testing.T) {
+		t.Run(kroexamples.Name(file), func(t *testing.T) {
 			if elsewhere {
-				skipUnrunnable(t, dir, file)
+				skipRefused(t, file)
 			}
+			skipNoInstance(t, dir)
+			envtest.Start(t).ApplyFiles(t, "default", kroexamples.SetupFiles(t, dir)...)
 			runExample(t, dir, file)
 		})
 	}
 }
 
-// skipUnrunnable skips an example kroscope refuses offline (built-in kinds
-// typed from the embedded schemas) or that has no instance file.
-func skipUnrunnable(t *testing.T, dir, file string) {
+// skipRefused skips an example kroscope refuses offline (built-in kinds
+// typed from the embedded schemas).
+func skipRefused(t *testing.T, file string) {
 	rgds, err := graph.LoadFiles(file)
 	if err == nil && len(rgds) != 1 {
 		err = fmt.Errorf("%d graphs in the file", len(rgds))
@@ -57,6 +60,11 @@ func skipUnrunnable(t *testing.T, dir, file string) {
 	if err != nil {
 		t.Skipf("kroscope refuses %s: %v", file, err)
 	}
+}
+
+// skipNoInstance skips an example with no instance to reconcile (kro's
+// chainsaw tests of a graph alone).
+func skipNoInstance(t *testing.T, dir string) {
 	for _, f := range []string{"instance.yaml", "valid-instance.yaml"} {
 		if _, err := os.Stat(filepath.Join(dir, f)); err == nil {
 			return
