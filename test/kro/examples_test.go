@@ -53,6 +53,34 @@ type example struct {
 	gvr      schema.GroupVersionResource
 	ns       string // the instance's namespace
 	instance string // the instance's name
+	// kind, when set, replaces the instance file's kind (see uniqueGraph).
+	kind string
+}
+
+// uniqueGraph renames a graph whose name or kind an earlier example took
+// (kro's cel-functions and defaults examples are both somethings.kro.run,
+// kind Something; one cluster holds one of each): name and kind get the
+// example's name. It returns the graph and the kind its instances need
+// ("" when unchanged).
+func uniqueGraph(t *testing.T, u *unstructured.Unstructured, example string, taken map[string]bool) (*unstructured.Unstructured, string) {
+	t.Helper()
+	kind, _, _ := unstructured.NestedString(u.Object, "spec", "schema", "kind")
+	if !taken["name/"+u.GetName()] && !taken["kind/"+kind] {
+		taken["name/"+u.GetName()], taken["kind/"+kind] = true, true
+		return u, ""
+	}
+	for _, w := range strings.Split(example, "-") {
+		if w != "" {
+			kind += strings.ToUpper(w[:1]) + w[1:]
+		}
+	}
+	u.SetName(strings.ToLower(kind) + "." + u.GetName())
+	if err := unstructured.SetNestedField(u.Object, kind, "spec", "schema", "kind"); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("example %s: graph stored as %s, kind %s (an earlier example took its name or kind)", example, u.GetName(), kind)
+	taken["name/"+u.GetName()], taken["kind/"+kind] = true, true
+	return u, kind
 }
 
 // TestKroExamples stores the seven kro example graphs through kro's CRD on
@@ -75,18 +103,20 @@ func TestKroExamples(t *testing.T) {
 	var exs []*example
 	var names []string
 	rejects := map[string]string{} // by graph name
+	taken := map[string]bool{}     // graph names and kinds stored so far
 	for _, f := range files {
 		// What kro's chainsaw test applies before the graph (a CRD its
 		// resources use, an object an externalRef reads).
 		r.env.ApplyFiles(t, r.ns, kroexamples.SetupFiles(t, filepath.Dir(f))...)
-		rgd := r.storeGraph(f)
-		name := filepath.Base(filepath.Dir(f))
+		name := kroexamples.Name(f)
+		u, kind := uniqueGraph(t, readYAML(t, f), name, taken)
+		rgd := r.storeGraphObject(f, u)
 		names = append(names, rgd.GetName())
 		if msg, ok := kroRejects[name]; ok {
 			rejects[rgd.GetName()] = msg
 			continue
 		}
-		exs = append(exs, &example{name: name, dir: filepath.Dir(f), rgd: rgd})
+		exs = append(exs, &example{name: name, dir: filepath.Dir(f), rgd: rgd, kind: kind})
 	}
 	start := time.Now()
 	// Examples read from elsewhere ($KROSCOPE_KRO_EXAMPLES) may hold graphs
@@ -126,6 +156,9 @@ func TestKroExamples(t *testing.T) {
 	for _, ex := range exs {
 		ex.ns = r.env.Namespace(t)
 		inst := exampleInstance(t, ex.dir)
+		if ex.kind != "" {
+			inst.SetKind(ex.kind)
+		}
 		inst.SetNamespace(ex.ns)
 		if _, ok, _ := unstructured.NestedFieldNoCopy(ex.rgd.Object, "spec", "schema", "spec", "namespace"); ok {
 			if err := unstructured.SetNestedField(inst.Object, ex.ns, "spec", "namespace"); err != nil {

@@ -95,7 +95,12 @@ func readYAML(t testing.TB, path string) *unstructured.Unstructured {
 // it is deleted (and waited for: kro removes its finalizer) at cleanup.
 func (r *kroRig) storeGraph(path string) *unstructured.Unstructured {
 	r.t.Helper()
-	u := readYAML(r.t, path)
+	return r.storeGraphObject(path, readYAML(r.t, path))
+}
+
+// storeGraphObject stores u, read from path, through kro's CRD.
+func (r *kroRig) storeGraphObject(path string, u *unstructured.Unstructured) *unstructured.Unstructured {
+	r.t.Helper()
 	out, err := r.dyn.Resource(graph.GroupVersionResource).Create(ctxT(r.t), u, metav1.CreateOptions{})
 	if err != nil {
 		r.t.Fatalf("storing %s through kro's CRD: %v", path, err)
