@@ -1,7 +1,6 @@
 package graph
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"math"
@@ -88,20 +87,17 @@ func (e *Expression) evalVal(vars Vars) (ref.Val, error) {
 			return nil, &pendingError{msg: fmt.Sprintf("%s is not observed yet", id)}
 		}
 	}
-	act := make(map[string]any, len(e.References))
+	act := make(map[string]any, len(e.References)+1)
 	for _, id := range e.References {
 		act[id] = vars[id]
 		if vs := e.valueSchemas[id]; vs != nil && vars[id] != nil {
 			act[id] = celcommon.UnstructuredToVal(vars[id], vs)
 		}
 	}
-	lim := e.limits.orDefault()
-	ctx, cancel := context.WithTimeout(context.Background(), lim.Timeout)
-	defer cancel()
-	out, _, err := prg.ContextEval(ctx, act)
+	out, _, err := e.limits.run(prg, act)
 	if err != nil {
-		if lerr, ok := lim.limitError(ctx, err); ok {
-			return nil, lerr
+		if _, ok := err.(*LimitError); ok {
+			return nil, err
 		}
 		return nil, e.redact(classify(err))
 	}
