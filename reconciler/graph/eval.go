@@ -36,8 +36,11 @@ type EvalError struct {
 	Err        error
 }
 
+// Error leads with the cause, after the short resource and field; the
+// expression comes last and shortened (ExpressionRef), so a message cut
+// to an Event's size still says what went wrong.
 func (e *EvalError) Error() string {
-	return "resource " + e.Resource + " field " + e.Path + ": evaluating ${" + e.Expression + "}: " + e.Err.Error()
+	return "resource " + e.Resource + " field " + e.Path + ": " + e.Err.Error() + " (in " + ExpressionRef(e.Expression) + ")"
 }
 func (e *EvalError) Unwrap() error { return e.Err }
 
