@@ -550,7 +550,7 @@ func (r *run) renderFailed(res *graph.Resource, d *ResourceDetail, err error) {
 func (r *run) pendingText(res *graph.Resource, err error) string {
 	var ee *graph.EvalError
 	if errors.As(err, &ee) {
-		return fmt.Sprintf("waiting for data: ${%s} at %s: %v", ee.Expression, ee.Path, ee.Err)
+		return fmt.Sprintf("waiting for data at %s: %v (in %s)", ee.Path, ee.Err, graph.ExpressionRef(ee.Expression))
 	}
 	return "waiting for data: " + err.Error()
 }

@@ -238,12 +238,12 @@ func (g *Graph) EvalConditions(vars Vars, builtins []any) (conds []cellib.Condit
 				incomplete = true
 				continue
 			}
-			failures = append(failures, fmt.Sprintf("conditions[%d] ${%s}: %v", i, e.Source, err))
+			failures = append(failures, fmt.Sprintf("conditions[%d]: %v (in %s)", i, err, ExpressionRef(e.Source)))
 			continue
 		}
 		cs, err := cellib.Conditions(out)
 		if err != nil {
-			failures = append(failures, fmt.Sprintf("conditions[%d] ${%s}: %v", i, e.Source, err))
+			failures = append(failures, fmt.Sprintf("conditions[%d]: %v (in %s)", i, err, ExpressionRef(e.Source)))
 			continue
 		}
 		conds = append(conds, cs...)

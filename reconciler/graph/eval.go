@@ -1,7 +1,6 @@
 package graph
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"math"
@@ -37,8 +36,11 @@ type EvalError struct {
 	Err        error
 }
 
+// Error leads with the cause, after the short resource and field; the
+// expression comes last and shortened (ExpressionRef), so a message cut
+// to an Event's size still says what went wrong.
 func (e *EvalError) Error() string {
-	return "resource " + e.Resource + " field " + e.Path + ": evaluating ${" + e.Expression + "}: " + e.Err.Error()
+	return "resource " + e.Resource + " field " + e.Path + ": " + e.Err.Error() + " (in " + ExpressionRef(e.Expression) + ")"
 }
 func (e *EvalError) Unwrap() error { return e.Err }
 
@@ -88,20 +90,17 @@ func (e *Expression) evalVal(vars Vars) (ref.Val, error) {
 			return nil, &pendingError{msg: fmt.Sprintf("%s is not observed yet", id)}
 		}
 	}
-	act := make(map[string]any, len(e.References))
+	act := make(map[string]any, len(e.References)+1)
 	for _, id := range e.References {
 		act[id] = vars[id]
 		if vs := e.valueSchemas[id]; vs != nil && vars[id] != nil {
 			act[id] = celcommon.UnstructuredToVal(vars[id], vs)
 		}
 	}
-	lim := e.limits.orDefault()
-	ctx, cancel := context.WithTimeout(context.Background(), lim.Timeout)
-	defer cancel()
-	out, _, err := prg.ContextEval(ctx, act)
+	out, _, err := e.limits.run(prg, act)
 	if err != nil {
-		if lerr, ok := lim.limitError(ctx, err); ok {
-			return nil, lerr
+		if _, ok := err.(*LimitError); ok {
+			return nil, err
 		}
 		return nil, e.redact(classify(err))
 	}

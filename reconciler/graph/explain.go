@@ -47,7 +47,11 @@ func (e *Expression) explainPlan() (cel.Program, *cel.Ast, error) {
 			return nil, nil, fmt.Errorf("${%s}: %w", e.Source, iss.Err())
 		}
 	}
-	prg, err := e.env.Program(a, cel.EvalOptions(cel.OptTrackState))
+	// The same limits as Eval: an explanation is asked for exactly when an
+	// expression did not pass, and one that was stopped must stop here too.
+	// (cel-go v0.31 skips cost tracking when state is tracked as well; the
+	// size bound and the deadline, checked by guardCalls, still hold.)
+	prg, err := e.env.Program(a, append(e.limits.programOptions(), cel.EvalOptions(cel.OptTrackState))...)
 	return prg, a, err
 }
 
@@ -64,16 +68,19 @@ func (e *Expression) Explain(vars Vars) (any, []Operand, error) {
 			return nil, e.operands(a, nil), &pendingError{msg: fmt.Sprintf("%s is not observed yet", id)}
 		}
 	}
-	act := make(map[string]any, len(e.References))
+	act := make(map[string]any, len(e.References)+1)
 	for _, id := range e.References {
 		act[id] = vars[id]
 	}
-	out, det, evalErr := prg.Eval(act)
+	out, det, evalErr := e.limits.run(prg, act)
 	var st interface{ Value(int64) (ref.Val, bool) }
 	if det != nil {
 		st = det.State()
 	}
 	ops := e.operands(a, st)
+	if _, ok := evalErr.(*LimitError); ok {
+		return nil, ops, evalErr
+	}
 	if evalErr != nil {
 		return nil, ops, classify(evalErr)
 	}

@@ -148,7 +148,7 @@ func (r *Resource) IsReady(observed map[string]any) (ready bool, reason string, 
 		v, err := e.Eval(vars)
 		if err != nil {
 			if IsDataPending(err) {
-				return false, fmt.Sprintf("readyWhen ${%s}: data pending (%s)", e.Source, pendingDetail(err)), nil
+				return false, fmt.Sprintf("readyWhen %s: data pending (%s)", ExpressionRef(e.Source), pendingDetail(err)), nil
 			}
 			return false, "", &EvalError{Resource: r.ID, Path: fmt.Sprintf("readyWhen[%d]", i), Expression: e.Source, Err: err}
 		}
@@ -158,7 +158,7 @@ func (r *Resource) IsReady(observed map[string]any) (ready bool, reason string, 
 				Err: fmt.Errorf("returned %s, not a boolean", typeName(v))}
 		}
 		if !b {
-			return false, fmt.Sprintf("readyWhen ${%s} is false", e.Source), nil
+			return false, fmt.Sprintf("readyWhen %s is false", ExpressionRef(e.Source)), nil
 		}
 	}
 	return true, "", nil
