@@ -75,7 +75,7 @@ func (e *Expression) Explain(vars Vars) (any, []Operand, error) {
 	}
 	ops := e.operands(a, st)
 	if evalErr != nil {
-		return nil, ops, classify(evalErr)
+		return nil, ops, e.redact(classify(evalErr))
 	}
 	v, err := toNative(out)
 	return v, ops, err
