@@ -35,8 +35,11 @@ func (r *run) redactConditions(status map[string]any) {
 	}
 }
 
-// redactedDetails are copies of the details with their messages redacted
-// (the details themselves stay as the reconcile left them).
+// redactedDetails are copies of the details with their messages and names
+// redacted (the details themselves stay as the reconcile left them). The
+// desired and observed objects are left whole: they are the cluster's
+// data (the engine shares them with its cache), and the TUI masks a
+// Secret's own.
 func (r *run) redactedDetails() map[string]*ResourceDetail {
 	if r.red.Empty() {
 		return r.details
@@ -44,6 +47,9 @@ func (r *run) redactedDetails() map[string]*ResourceDetail {
 	out := make(map[string]*ResourceDetail, len(r.details))
 	for id, d := range r.details {
 		cp := *d
+		// A name built from a value (refused by the API server, say)
+		// shows in the engine's tables.
+		cp.Name, cp.Namespace = r.red.String(d.Name), r.red.String(d.Namespace)
 		cp.Err = r.red.Error(d.Err)
 		cp.WaitingFor = r.red.String(d.WaitingFor)
 		cp.ReadyChecks = r.redactedChecks(d.ReadyChecks)
