@@ -125,7 +125,7 @@ func TestValue(t *testing.T) {
 
 func TestLogger(t *testing.T) {
 	var buf bytes.Buffer
-	base := funcr.New(func(prefix, args string) { buf.WriteString(prefix + args + "\n") }, funcr.Options{Verbosity: 1})
+	base := funcr.New(func(prefix, args string) { buf.WriteString(prefix + args + "\n") }, funcr.Options{Verbosity: 1, LogCaller: funcr.All})
 	s := &Set{}
 	log := s.Logger(base).WithValues("early", "s3cr3t-value")
 	// Added after the logger was made: still redacted.
@@ -134,5 +134,9 @@ func TestLogger(t *testing.T) {
 	log.Error(errors.New("rejected s3cr3t-value"), "failed", "why", "s3cr3t-value")
 	if strings.Contains(buf.String(), "s3cr3t") || strings.Count(buf.String(), Marker) < 5 {
 		t.Errorf("log:\n%s", buf.String())
+	}
+	// The caller is the line that logged, not the wrapper.
+	if strings.Contains(buf.String(), "values.go") || strings.Count(buf.String(), "redact_test.go") != 2 {
+		t.Errorf("callers:\n%s", buf.String())
 	}
 }

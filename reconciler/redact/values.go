@@ -83,8 +83,10 @@ type sinkWrapper struct {
 	values []any
 }
 
-func (w *sinkWrapper) Init(info logr.RuntimeInfo) { w.sink.Init(info) }
-func (w *sinkWrapper) Enabled(level int) bool     { return w.sink.Enabled(level) }
+// Init does nothing: the wrapped sink was set up by its own logger, and a
+// wrapper is made per reconcile (Init again would add its depth each time).
+func (w *sinkWrapper) Init(logr.RuntimeInfo)  {}
+func (w *sinkWrapper) Enabled(level int) bool { return w.sink.Enabled(level) }
 
 func (w *sinkWrapper) Info(level int, msg string, kv ...any) {
 	w.sink.Info(level, w.set.String(msg), w.set.kv(w.with(kv))...)
