@@ -29,8 +29,8 @@ type redactedError struct {
 func (e *redactedError) Error() string { return e.msg }
 func (e *redactedError) Unwrap() error { return e.err }
 
-// Value returns v (a JSON-like value) with its strings redacted: v itself
-// when nothing in it changes, else a copy.
+// Value returns a copy of v (a JSON-like value) with its strings, map keys
+// included, redacted; v itself when the set is empty. v is not changed.
 func (s *Set) Value(v any) any {
 	if s.Empty() {
 		return v
