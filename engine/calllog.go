@@ -12,6 +12,7 @@ import (
 
 	"github.com/kroscope/kroscope/engine/readonly"
 	"github.com/kroscope/kroscope/engine/state"
+	"github.com/kroscope/kroscope/reconciler/redact"
 )
 
 // instanceCtxKey marks a context with the instance being reconciled, so
@@ -56,7 +57,10 @@ func (e *Engine) noteCall(req *http.Request, resp *http.Response, err error) {
 	default:
 		return
 	}
-	line.At = time.Now()
+	// The reconcile that made the call knows its Secrets' values: the
+	// server's answer may echo a field built from one, and so may the path.
+	red := redact.FromContext(req.Context())
+	line.Message, line.KV, line.At = red.String(line.Message), red.String(line.KV), time.Now()
 	e.appendInstanceLog(key, line)
 }
 

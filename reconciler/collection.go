@@ -253,6 +253,11 @@ func itemsWhy(idx []int, n int, what string, results []itemResult) string {
 }
 
 func (r *run) setList(vars graph.Vars, id string, list []any) {
+	for _, it := range list {
+		if obj, ok := it.(map[string]any); ok {
+			r.red.AddSecret(obj)
+		}
+	}
 	r.mu.Lock()
 	vars[id] = list
 	r.mu.Unlock()

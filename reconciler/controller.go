@@ -18,6 +18,7 @@ import (
 	"github.com/kroscope/kroscope/reconciler/client"
 	"github.com/kroscope/kroscope/reconciler/graph"
 	"github.com/kroscope/kroscope/reconciler/metadata"
+	"github.com/kroscope/kroscope/reconciler/redact"
 	"github.com/kroscope/kroscope/reconciler/requeue"
 )
 
@@ -150,7 +151,11 @@ func (c *Controller) Reconcile(ctx context.Context, req ctrl.Request) error {
 		now = opts.Now
 	}
 	start := now()
-	log := c.log.WithValues("instance", req.NamespacedName.String())
+	// Every message leaving this reconcile goes through red, which learns
+	// the values of the Secrets the reconcile reads (see redact.go).
+	red := &redact.Set{}
+	log := red.Logger(c.log.WithValues("instance", req.NamespacedName.String()))
+	ctx = redact.NewContext(ctx, red)
 
 	r := &run{
 		c:        c,
@@ -161,6 +166,7 @@ func (c *Controller) Reconcile(ctx context.Context, req ctrl.Request) error {
 		now:      now,
 		req:      req,
 		details:  map[string]*ResourceDetail{},
+		red:      red,
 	}
 	err := r.reconcile()
 	if observer != nil {
@@ -172,7 +178,7 @@ func (c *Controller) Reconcile(ctx context.Context, req ctrl.Request) error {
 	if err != nil && !isRequeue(err) {
 		log.V(1).Info("reconcile failed", "error", err.Error())
 	}
-	return err
+	return red.Error(err)
 }
 
 // isRequeue reports whether err is one of the typed requeue errors (a

@@ -45,6 +45,7 @@ func (r *run) event(typ, reason, msg string) {
 	if r.opts.Observe || r.inst == nil {
 		return
 	}
+	msg = r.red.String(msg) // before the cut, which could split a value
 	if len(msg) > 1000 {
 		msg = msg[:1000] + "…"
 	}

@@ -472,6 +472,8 @@ func (r *run) resourceClient(gvr schema.GroupVersionResource, ns string) dynamic
 // reference to the instance: a namespaced instance can own children in its
 // own namespace only, a cluster-scoped one any child.
 func (r *run) stampChild(res *graph.Resource, desired *unstructured.Unstructured) {
+	// What a graph writes into a Secret is as secret as what it reads.
+	r.red.AddSecret(desired.Object)
 	// Only the child labels: the instance labeler's set (its graph's name)
 	// belongs on instances. A child that is itself an instance of another
 	// graph gets that graph's labels from its own controller, and both

@@ -19,6 +19,7 @@ import (
 	"github.com/kroscope/kroscope/reconciler/client"
 	"github.com/kroscope/kroscope/reconciler/graph"
 	"github.com/kroscope/kroscope/reconciler/metadata"
+	"github.com/kroscope/kroscope/reconciler/redact"
 	"github.com/kroscope/kroscope/reconciler/requeue"
 )
 
@@ -32,6 +33,9 @@ type run struct {
 	recorder record.EventRecorder
 	now      func() time.Time
 	req      ctrl.Request
+	// red removes the values of the Secrets this reconcile reads from
+	// every message it hands out (see redact.go).
+	red *redact.Set
 
 	cs       *client.Set // the client for this instance (maybe impersonating)
 	sa       string      // impersonated ServiceAccount, "" for the own identity
@@ -420,21 +424,23 @@ func (r *run) noteErr(err error) {
 }
 
 func (r *run) setVar(vars graph.Vars, id string, obj map[string]any) {
+	r.red.AddSecret(obj)
 	r.mu.Lock()
 	vars[id] = obj
 	r.mu.Unlock()
 }
 
-// observation builds what the Observer receives.
+// observation builds what the Observer receives, its messages redacted.
 func (r *run) observation() Observation {
+	details := r.redactedDetails()
 	o := Observation{
 		GVR:       r.c.gvr,
 		Namespace: r.req.Namespace,
 		Name:      r.req.Name,
 		Gone:      r.gone,
 		Deleting:  r.deleting,
-		Message:   r.message,
-		Resources: r.details,
+		Message:   r.red.String(r.message),
+		Resources: details,
 	}
 	if r.inst != nil {
 		o.UID = r.inst.GetUID()
@@ -442,9 +448,9 @@ func (r *run) observation() Observation {
 	}
 	o.State = InstanceState{State: r.state, ResourceStates: map[string]*ResourceState{}}
 	if r.state == InstanceStateError || r.state == InstanceStateFailed {
-		o.State.ReconcileErr = errors.New(r.message)
+		o.State.ReconcileErr = errors.New(o.Message)
 	}
-	for id, d := range r.details {
+	for id, d := range details {
 		o.State.ResourceStates[id] = &ResourceState{State: d.State, Err: d.Err}
 	}
 	return o

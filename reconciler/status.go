@@ -239,6 +239,7 @@ func (r *run) buildStatus(projected map[string]any) map[string]any {
 	if r.c.rg.HasConditions() { // the author's conditions replace the built-ins
 		r.authorConditions(status, conds, r.now().UTC().Format(time.RFC3339))
 	}
+	r.redactConditions(status)
 	return status
 }
 

@@ -82,7 +82,7 @@ func (e *Expression) Explain(vars Vars) (any, []Operand, error) {
 		return nil, ops, evalErr
 	}
 	if evalErr != nil {
-		return nil, ops, classify(evalErr)
+		return nil, ops, e.redact(classify(evalErr))
 	}
 	v, err := toNative(out)
 	return v, ops, err

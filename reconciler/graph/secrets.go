@@ -3,8 +3,11 @@ package graph
 import (
 	"errors"
 	"regexp"
+	"strings"
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/kroscope/kroscope/reconciler/redact"
 )
 
 // Values read from a Secret must never reach an error message (and from
@@ -12,8 +15,12 @@ import (
 // expression is sensitive when it reads a Secret, or a resource whose
 // template reads one (its fields may carry the value on), or an iterator
 // over such values. The errors of a sensitive expression have their quoted
-// parts (where cel-go and strconv put values) redacted; no error of any
-// expression prints a result value, only its type.
+// parts (where cel-go and strconv put values) and a missing map key that
+// the expression does not spell (cel-go prints it unquoted) redacted; no
+// error of any expression prints a result value, only its type. This hides
+// values derived from a Secret (cut, changed in case); the reconciler also
+// removes every Secret value it read from every message, whatever printed
+// it (package redact).
 
 // isSecretKind reports whether gvk is the core Secret.
 func isSecretKind(gvk schema.GroupVersionKind) bool {
@@ -90,21 +97,39 @@ func (g *Graph) markSensitive() {
 // quoted matches the quoted parts of an error text.
 var quoted = regexp.MustCompile(`"(?:[^"\\]|\\.)*"|'(?:[^'\\]|\\.)*'|` + "`[^`]*`")
 
-// redactedError hides the quoted parts of an error from a sensitive
-// expression; errors.Is and errors.As still see the original.
-type redactedError struct{ err error }
+// missingKey is cel-go's unquoted "no such key: <key>" (up to the end of
+// its message).
+var missingKey = regexp.MustCompile(`no such key: (.*)`)
 
-func (e *redactedError) Error() string {
-	return quoted.ReplaceAllStringFunc(e.err.Error(), func(q string) string {
+// redactText hides the quoted parts of msg and a missing key that source
+// does not spell.
+func redactText(msg, source string) string {
+	msg = quoted.ReplaceAllStringFunc(msg, func(q string) string {
 		if celTypeNames[q[1:len(q)-1]] {
 			return q // "from 'string' to 'int'" says nothing secret
 		}
-		return `"(redacted: read from a Secret)"`
+		return `"` + redact.Marker + `"`
+	})
+	return missingKey.ReplaceAllStringFunc(msg, func(m string) string {
+		if key := m[len("no such key: "):]; key == "" || strings.Contains(source, key) || strings.Contains(key, redact.Marker) {
+			return m // "creds.data.TOKEN: no such key: TOKEN" names a field, not a value
+		}
+		return "no such key: " + redact.Marker
 	})
 }
+
+// redactedError hides the secret parts of an error from a sensitive
+// expression (redactText); errors.Is and errors.As still see the original.
+type redactedError struct {
+	err    error
+	source string
+}
+
+func (e *redactedError) Error() string { return redactText(e.err.Error(), e.source) }
 func (e *redactedError) Unwrap() error { return e.err }
 
-// redact wraps err when e is sensitive.
+// redact wraps err when e is sensitive. A pending error is rebuilt
+// instead: its detail is read from it directly (pendingDetail).
 func (e *Expression) redact(err error) error {
 	if err == nil || !e.sensitive {
 		return err
@@ -113,7 +138,11 @@ func (e *Expression) redact(err error) error {
 	if errors.As(err, &already) {
 		return err
 	}
-	return &redactedError{err}
+	var pe *pendingError
+	if errors.As(err, &pe) && err == error(pe) {
+		return &pendingError{msg: redactText(pe.msg, e.Source)}
+	}
+	return &redactedError{err: err, source: e.Source}
 }
 
 // Sensitive reports whether the expression reads a value from a Secret
