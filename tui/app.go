@@ -40,6 +40,8 @@ type screen interface {
 	prepare()
 	// overlay screens are drawn centred over the screen below.
 	overlay() bool
+	// views names what the screen draws now (see Views).
+	views() []string
 }
 
 // snapMsg hands a screen the latest snapshot.
@@ -264,6 +266,9 @@ func (m *Model) update(msg tea.Msg) tea.Cmd {
 		return nil
 	case FrameRequest:
 		msg.Reply <- m.frame()
+		return nil
+	case ShownRequest:
+		msg.Reply <- m.shown()
 		return nil
 	case tea.WindowSizeMsg:
 		m.w, m.h = msg.Width, msg.Height

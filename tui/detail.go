@@ -353,6 +353,7 @@ const (
 	yamlDesired yamlMode = iota
 	yamlObserved
 	yamlDiff
+	numYAMLModes
 )
 
 func (y yamlMode) String() string { return [...]string{"desired", "observed", "diff"}[y] }

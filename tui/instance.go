@@ -174,7 +174,7 @@ func instanceActions() []action {
 					return nil
 				}
 				if p.tab == tabYAML {
-					p.ymode = (p.ymode + 1) % 3
+					p.ymode = (p.ymode + 1) % numYAMLModes
 				}
 				p.setTab(tabYAML)
 				return nil

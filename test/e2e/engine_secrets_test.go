@@ -5,6 +5,8 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
+	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -12,6 +14,7 @@ import (
 
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/colorprofile"
+	"github.com/charmbracelet/x/ansi"
 	"github.com/charmbracelet/x/exp/teatest/v2"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -22,10 +25,16 @@ import (
 	"github.com/kroscope/kroscope/tui"
 )
 
-// plantedRGD reads a planted Secret: "made" copies its token into a Secret
-// whose readyWhen returns the Secret's token (a string, not a bool; dyn() gets it
-// past the type check), and "convert"
-// turns the token into an int (a CEL conversion error).
+// plantedToken is the value planted in a Secret the graph reads.
+const plantedToken = "pl4nted-T0KEN-7x9q"
+
+// plantedRGD reads the planted Secret into children and the status:
+// "made" copies the token into a Secret whose readyWhen returns the token (a
+// string, not a bool; dyn() gets it past the type check); "convert" turns
+// the token into an int (a CEL conversion error); "holder" is a ConfigMap
+// that names the Secret only; the status holds the token's length. (A value
+// copied into a ConfigMap, an env value or an annotation is shown as
+// written, as kubectl shows it: see docs/testing-secrets.md.)
 const plantedRGD = `apiVersion: kro.run/v1alpha1
 kind: ResourceGraphDefinition
 metadata:
@@ -34,6 +43,8 @@ spec:
   schema:
     apiVersion: v1alpha1
     kind: EngPlant
+    status:
+      tokenLength: ${size(string(creds.data.token))}
   resources:
   - id: creds
     externalRef:
@@ -51,6 +62,14 @@ spec:
         name: ${schema.metadata.name}-made
       stringData:
         token: ${string(creds.data.token)}
+  - id: holder
+    template:
+      apiVersion: v1
+      kind: ConfigMap
+      metadata:
+        name: ${schema.metadata.name}-holder
+      data:
+        secretName: ${creds.metadata.name}
   - id: convert
     template:
       apiVersion: v1
@@ -58,23 +77,19 @@ spec:
       metadata:
         name: ${schema.metadata.name}-convert
       data:
-        n: ${string(int(string(creds.data.token)))}
+        number: ${string(int(string(creds.data.token)))}
 `
 
 // TestPlantedSecretTokenLeaksNowhere plants a token in a Secret that a
 // graph reads and fails on, then greps every output channel for it (and
 // its base64 form): the instance's status, the Events, the log, the
-// `run -o json` lines and every TUI view of every node.
+// `run -o json` lines, and every view the TUI lists (tui.Views), each
+// per-node view for every node. It fails on a view it cannot reach, and
+// when the number of views rendered is not what tui.Views implies.
 func TestPlantedSecretTokenLeaksNowhere(t *testing.T) {
-	const token = "pl4nted-T0KEN-7x9q"
-	encoded := base64.StdEncoding.EncodeToString([]byte(token))
 	r := newEngRig(t)
 	ctx := context.Background()
-	kube := r.env.Kubernetes()
-	if _, err := kube.CoreV1().Secrets(r.ns).Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "planted"},
-		StringData: map[string]string{"token": token}}, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
+	plantSecret(t, r)
 	file := r.writeFile("plant.yaml", plantedRGD)
 	set, err := client.NewSet(r.cfg)
 	if err != nil {
@@ -93,83 +108,89 @@ func TestPlantedSecretTokenLeaksNowhere(t *testing.T) {
 	go func() {
 		done <- engine.RunHeadless(runCtx, e, &syncWriter{w: &out}, engine.HeadlessOptions{Output: "json"})
 	}()
-	g := waitGraph(t, e, "engplant")
-	gvr := gvrOfGraph(t, g)
+	gvr := gvrOfGraph(t, waitGraph(t, e, "engplant"))
 	r.createInstance(gvr, "EngPlant", "one", nil)
-	failed := func() bool {
-		for _, in := range e.Snapshot().Instances {
-			if in.Key.Name == "one" && in.State == "FAILED" {
-				return true
-			}
-		}
-		return false
-	}
-	for deadline := time.Now().Add(2 * time.Minute); !failed(); time.Sleep(200 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("the instance never became FAILED:\n%s", describeSnapshot(e.Snapshot()))
-		}
-	}
+	nodes := waitPlantedFailed(t, e)
+
 	channels := map[string]string{}
+	for _, v := range renderEveryView(t, e, nodes) {
+		channels["tui "+v.key()] = v.shown.Frame + "\n" + v.shown.Text
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatalf("headless run: %v", err)
+	}
 	inst, err := r.dyn.Resource(gvr).Namespace(r.ns).Get(ctx, "one", metav1.GetOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	status, _ := json.Marshal(inst.Object["status"])
 	channels["status"] = string(status)
-	events, err := kube.CoreV1().Events(r.ns).List(ctx, metav1.ListOptions{})
+	channels["events"] = eventsText(t, r)
+	channels["run -o json"] = out.String()
+	channels["log"] = logs.String()
+
+	encoded := base64.StdEncoding.EncodeToString([]byte(plantedToken))
+	for name, text := range channels {
+		if strings.Contains(text, plantedToken) || strings.Contains(text, encoded) {
+			t.Errorf("%s carries the planted token:\n%s", name, text)
+		}
+	}
+	// The checks are not empty: each channel shows what it should.
+	for name, want := range map[string]string{"run -o json": "made", "status": "tokenLength", "events": "convert",
+		"tui instances": "one", "tui instance": "CONDITIONS", "tui instance/yaml": "tokenLength",
+		"tui yaml/observed made": "********", "tui yaml/observed creds": "********", "tui inspect convert": "Error"} {
+		if !strings.Contains(channels[name], want) {
+			t.Errorf("%s lacks %q: the channel was not checked\n%s", name, want, channels[name])
+		}
+	}
+}
+
+// plantSecret creates the Secret "planted", its token also in the
+// last-applied annotation kubectl apply would write.
+func plantSecret(t *testing.T, r *engRig) {
+	t.Helper()
+	applied, _ := json.Marshal(map[string]any{"apiVersion": "v1", "kind": "Secret",
+		"metadata": map[string]any{"name": "planted"}, "stringData": map[string]any{"token": plantedToken}})
+	s := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "planted",
+		Annotations: map[string]string{"kubectl.kubernetes.io/last-applied-configuration": string(applied)}},
+		StringData: map[string]string{"token": plantedToken}}
+	if _, err := r.env.Kubernetes().CoreV1().Secrets(r.ns).Create(context.Background(), s, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// waitPlantedFailed waits until the instance is FAILED with every node of
+// its graph known, and returns the node ids.
+func waitPlantedFailed(t *testing.T, e *engine.Engine) []string {
+	t.Helper()
+	for deadline := time.Now().Add(2 * time.Minute); ; time.Sleep(200 * time.Millisecond) {
+		for _, in := range e.Snapshot().Instances {
+			if in.Key.Name == "one" && in.State == "FAILED" && len(in.Resources) == 4 {
+				ids := make([]string, 0, len(in.Resources))
+				for _, r := range in.Resources {
+					ids = append(ids, r.ID)
+				}
+				return ids
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the instance never became FAILED with its 4 nodes:\n%s", describeSnapshot(e.Snapshot()))
+		}
+	}
+}
+
+func eventsText(t *testing.T, r *engRig) string {
+	t.Helper()
+	events, err := r.env.Kubernetes().CoreV1().Events(r.ns).List(context.Background(), metav1.ListOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	var ev strings.Builder
 	for _, x := range events.Items {
-		ev.WriteString(x.Reason + " " + x.Message + "\n")
+		ev.WriteString(x.InvolvedObject.Name + " " + x.Reason + " " + x.Message + "\n")
 	}
-	channels["events"] = ev.String()
-
-	// Every TUI view: the list, the instance, each node's inspect and YAML
-	// views (desired, observed, diff), its history and the log.
-	m := tui.NewModel(e, tui.Options{ConfigPath: "-", Theme: "dark", ASCII: true, NoColor: true})
-	tm := teatest.NewTestModel(t, m, teatest.WithInitialTermSize(160, 60),
-		teatest.WithProgramOptions(tea.WithColorProfile(colorprofile.Ascii)))
-	t.Cleanup(func() { _ = tm.Quit() })
-	var screens strings.Builder
-	frame := func() {
-		screens.WriteString(screenUntil(t, tm, "a frame", func(string) bool { return true }) + "\n")
-	}
-	screenUntil(t, tm, "the instance row", func(s string) bool { return strings.Contains(s, "/one") })
-	frame()
-	tm.Send(tea.KeyPressMsg{Code: tea.KeyEnter})
-	frame()
-	for range 3 { // the three nodes
-		for _, k := range []rune{'y', 'y', 'y', 'H', 'L'} {
-			tm.Send(tea.KeyPressMsg{Code: k, Text: string(k)})
-			frame()
-		}
-		tm.Send(tea.KeyPressMsg{Code: 'e', Text: "e"})
-		frame()
-		tm.Send(tea.KeyPressMsg{Code: 'j', Text: "j"})
-		frame()
-	}
-	channels["tui"] = screens.String()
-	_ = tm.Quit()
-	cancel()
-	if err := <-done; err != nil {
-		t.Fatalf("headless run: %v", err)
-	}
-	channels["run -o json"] = out.String()
-	channels["log"] = logs.String()
-
-	for name, text := range channels {
-		if strings.Contains(text, token) || strings.Contains(text, encoded) {
-			t.Errorf("%s carries the planted token:\n%s", name, text)
-		}
-	}
-	// The checks are not empty: the failure is reported where it should be.
-	for name, want := range map[string]string{"run -o json": "made", "status": "not a boolean", "events": "convert", "tui": "one"} {
-		if !strings.Contains(channels[name], want) {
-			t.Errorf("%s lacks %q: the channel was not checked\n%s", name, want, channels[name])
-		}
-	}
+	return ev.String()
 }
 
 // syncWriter serializes writes from the engine's goroutines.
@@ -182,4 +203,191 @@ func (s *syncWriter) Write(p []byte) (int, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.w.Write(p)
+}
+
+// viewKeys are the keys that reach each view of tui.Views from the
+// instance screen (overlays and the list: from the instance screen too),
+// pressed in turn until the model says it shows the view, and the key that
+// goes back to the instance screen from it. A view tui.Views lists and
+// this map does not fails the test: add how to reach it here.
+var viewKeys = map[string]struct{ reach, leave []string }{
+	"instances":     {reach: []string{"esc"}, leave: []string{"enter"}},
+	"graph/tree":    {reach: []string{"g"}},
+	"graph/layers":  {reach: []string{"g"}},
+	"inspect":       {reach: []string{"enter"}},
+	"yaml/desired":  {reach: []string{"y"}},
+	"yaml/observed": {reach: []string{"y"}},
+	"yaml/diff":     {reach: []string{"y"}},
+	"history":       {reach: []string{"H"}},
+	"timeline":      {reach: []string{"t"}},
+	"logs":          {reach: []string{"L"}},
+	"instance":      {reach: []string{"i", "y"}},
+	"instance/yaml": {reach: []string{"i", "y"}},
+	"help":          {reach: []string{"?"}, leave: []string{"esc"}},
+	"dialog":        {reach: []string{"ctrl+d"}, leave: []string{"esc"}}, // the delete dialog; esc cancels
+}
+
+// loaded says when a view that reads more than the snapshot has read it.
+var loaded = map[string]string{"instance": "CONDITIONS", "instance/yaml": "apiVersion"}
+
+// rendered is one view rendered for one node ("" for a view not per node).
+type rendered struct {
+	view, node string
+	shown      tui.Shown
+}
+
+func (v rendered) key() string { return strings.TrimSpace(v.view + " " + v.node) }
+
+// renderEveryView drives the real TUI over the engine to every view of
+// tui.Views, each per-node view for every node, and fails unless it
+// rendered exactly that many.
+func renderEveryView(t *testing.T, e *engine.Engine, nodes []string) []rendered {
+	t.Helper()
+	d := newDriver(t, e)
+	d.until("the instance row", func(s tui.Shown) bool { return strings.Contains(s.Frame, "/one") })
+	var out []rendered
+	var wantKeys []string // the per-node views, for every node
+	want := 0             // what tui.Views implies: per-node views once per node
+	for _, v := range tui.Views() {
+		want++
+		if v.PerNode {
+			want += len(nodes) - 1
+		}
+	}
+	for _, v := range tui.Views() {
+		if _, ok := viewKeys[v.Name]; !ok {
+			t.Errorf("view %q of tui.Views is not rendered by this test: add how to reach it to viewKeys", v.Name)
+			continue
+		}
+		if !v.PerNode {
+			out = append(out, d.render(v.Name, false))
+			continue
+		}
+		for i, id := range nodes {
+			d.selectNode(i)
+			out = append(out, d.render(v.Name, true))
+			wantKeys = append(wantKeys, v.Name+" "+id)
+		}
+	}
+	seen := map[string]bool{}
+	for _, r := range out {
+		seen[r.key()] = true
+	}
+	if len(out) != want || len(seen) != want {
+		t.Errorf("rendered %d views (%d distinct), want %d (tui.Views over %d nodes)", len(out), len(seen), want, len(nodes))
+	}
+	for _, k := range wantKeys {
+		if !seen[k] {
+			t.Errorf("view %s was not rendered", k)
+		}
+	}
+	return out
+}
+
+// driver sends keys to the real program and asks it what it shows.
+type driver struct {
+	t  *testing.T
+	tm *teatest.TestModel
+}
+
+func newDriver(t *testing.T, e *engine.Engine) *driver {
+	m := tui.NewModel(e, tui.Options{ConfigPath: "-", Theme: "dark", ASCII: true, NoColor: true})
+	tm := teatest.NewTestModel(t, m, teatest.WithInitialTermSize(200, 60),
+		teatest.WithProgramOptions(tea.WithColorProfile(colorprofile.Ascii)))
+	t.Cleanup(func() { _ = tm.Quit() })
+	return &driver{t: t, tm: tm}
+}
+
+func (d *driver) shown() tui.Shown {
+	d.t.Helper()
+	reply := make(chan tui.Shown, 1)
+	d.tm.Send(tui.ShownRequest{Reply: reply})
+	select {
+	case s := <-reply:
+		s.Frame, s.Text = ansi.Strip(s.Frame), ansi.Strip(s.Text)
+		return s
+	case <-time.After(30 * time.Second):
+		d.t.Fatalf("the program did not answer a ShownRequest")
+	}
+	return tui.Shown{}
+}
+
+// until polls what the program shows until cond holds.
+func (d *driver) until(what string, cond func(tui.Shown) bool) tui.Shown {
+	d.t.Helper()
+	var last tui.Shown
+	for deadline := time.Now().Add(2 * time.Minute); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+		if last = d.shown(); cond(last) {
+			return last
+		}
+	}
+	d.t.Fatalf("timed out waiting for %s; shown %v, node %q:\n%s", what, last.Views, last.Node, last.Frame)
+	return last
+}
+
+func (d *driver) press(keys ...string) {
+	for _, k := range keys {
+		d.tm.Send(keyPress(k))
+	}
+}
+
+// selectNode puts the graph's cursor on the i-th node.
+func (d *driver) selectNode(i int) {
+	d.press("home")
+	for range i {
+		d.press("j")
+	}
+}
+
+// render reaches view (on the selected node when perNode), waits until it
+// has read what it shows, checks that every view it names is one of
+// tui.Views, and goes back to the instance screen.
+func (d *driver) render(view string, perNode bool) rendered {
+	d.t.Helper()
+	keys := viewKeys[view]
+	s := d.shown()
+	for i := 0; !slices.Contains(s.Views, view); i++ {
+		if i == 8 {
+			d.t.Fatalf("keys %v never showed view %q; shown %v:\n%s", keys.reach, view, s.Views, s.Frame)
+		}
+		d.press(keys.reach[i%len(keys.reach)])
+		s = d.shown()
+	}
+	if w, ok := loaded[view]; ok {
+		s = d.until(view+" read", func(s tui.Shown) bool { return strings.Contains(s.Text, w) })
+	}
+	node := ""
+	if perNode {
+		node = s.Node
+	}
+	names := map[string]bool{}
+	for _, v := range tui.Views() {
+		names[v.Name] = true
+	}
+	for _, v := range s.Views {
+		if !names[v] {
+			d.t.Errorf("the program shows view %q, which tui.Views does not list", v)
+		}
+	}
+	d.press(keys.leave...)
+	return rendered{view: view, node: node, shown: s}
+}
+
+// keyPress is the key message Bubble Tea sends for a key name.
+func keyPress(k string) tea.KeyPressMsg {
+	switch k {
+	case "esc":
+		return tea.KeyPressMsg{Code: tea.KeyEscape}
+	case "enter":
+		return tea.KeyPressMsg{Code: tea.KeyEnter}
+	case "home":
+		return tea.KeyPressMsg{Code: tea.KeyHome}
+	case "ctrl+d":
+		return tea.KeyPressMsg{Code: 'd', Mod: tea.ModCtrl}
+	}
+	if len([]rune(k)) != 1 {
+		panic(fmt.Sprintf("keyPress: no key %q", k))
+	}
+	c := []rune(k)[0]
+	return tea.KeyPressMsg{Code: c, Text: k}
 }
