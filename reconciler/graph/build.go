@@ -624,9 +624,25 @@ func (bd *build) status(env *cel.Env, g *Graph) {
 			}
 			f.Expressions = append(f.Expressions, c.expr)
 		}
+		if !readsAnything(f.Expressions) {
+			// kro v0.9.4 refuses it: a constant has no place in status.
+			bd.errorf("", path, "read a resource or schema, e.g. ${deployment.status.availableReplicas}",
+				"instance status field must refer to a resource or schema: %q reads neither", s)
+			return
+		}
 		g.statusTypes[f.Path] = out
 		g.Status = append(g.Status, f)
 	})
+}
+
+// readsAnything reports whether any of exprs reads a resource or schema.
+func readsAnything(exprs []*Expression) bool {
+	for _, e := range exprs {
+		if len(e.References) > 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // validations compiles spec.schema.validation rules against the instance

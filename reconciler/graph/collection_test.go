@@ -248,3 +248,25 @@ func TestCollectionTyped(t *testing.T) {
 		t.Errorf("err = %v, want undefined field 'dat'", err)
 	}
 }
+
+func TestConstantProduct(t *testing.T) {
+	for _, c := range []struct {
+		sizes []int64
+		text  string
+		over  bool
+	}{
+		{nil, "", false},
+		{[]int64{1000}, "1000", false},
+		{[]int64{1001}, "1001", true},
+		{[]int64{10, 100}, "10 x 100", false},
+		{[]int64{10, 101}, "10 x 101", true},
+		{[]int64{1000, 1000, 1000}, "1000 x 1000 x 1000", true},
+		{[]int64{1 << 62, 1 << 62, 1 << 62}, "4611686018427387904 x 4611686018427387904 x 4611686018427387904", true},
+		{[]int64{1000, 1000, 0}, "0", false},
+	} {
+		text, over := constantProduct(c.sizes)
+		if text != c.text || over != c.over {
+			t.Errorf("constantProduct(%v) = %q, %v; want %q, %v", c.sizes, text, over, c.text, c.over)
+		}
+	}
+}
