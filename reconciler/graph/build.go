@@ -121,6 +121,9 @@ func (b *Builder) Build(rgd *ResourceGraphDefinition) (*Graph, error) {
 		bd.name = rgd.Source
 		bd.errorf("", "metadata.name", "give the definition a name", "metadata.name is empty")
 	}
+	if bd.tooManyExpressions() {
+		return nil, bd.errs
+	}
 	g := &Graph{
 		Name:                   rgd.Name,
 		Source:                 rgd.Source,
