@@ -3,6 +3,7 @@ package graph
 import (
 	"github.com/google/cel-go/common/types"
 	"github.com/google/cel-go/common/types/ref"
+	"github.com/google/cel-go/common/types/traits"
 	celcommon "k8s.io/apiserver/pkg/cel/common"
 )
 
@@ -17,7 +18,8 @@ const maxSchemaScanDepth = 64
 // so `${thing.spec.config.foo}` would wait forever on data the object holds.
 // kro reads such fields as plain values; so does kroscope: schemas with no
 // free-form field go to UnstructuredToVal unchanged, free-form fields are
-// read natively, and the objects and lists between them are converted here.
+// read natively, and the objects (lazily) and lists between them are read
+// here.
 func readVal(v any, s celcommon.Schema) ref.Val {
 	if v == nil || s == nil || !hasFreeForm(s) {
 		return celcommon.UnstructuredToVal(v, s)
@@ -42,28 +44,81 @@ func readVal(v any, s celcommon.Schema) ref.Val {
 	return celcommon.UnstructuredToVal(v, s)
 }
 
-// objectVal is an object holding a free-form field somewhere below: the
-// keys UnstructuredToVal would show, each read by readVal.
+// lazyObject is an object holding a free-form field somewhere below. It is
+// UnstructuredToVal's map (same keys, size, type, iteration and native
+// value) except that each field is read by readVal when asked, so reading
+// one field of a large object converts nothing else.
+type lazyObject struct {
+	traits.Mapper
+	m      map[string]any
+	schema celcommon.Schema
+}
+
+// objectVal reads m through s (an object with a free-form field below).
 func objectVal(m map[string]any, s celcommon.Schema) ref.Val {
 	if s.IsXEmbeddedResource() {
 		s = s.WithTypeAndObjectMeta()
 	}
-	props := s.Properties()
-	var add celcommon.Schema
-	if a := s.AdditionalProperties(); props == nil && a != nil {
-		add = a.Schema()
+	mapper, ok := celcommon.UnstructuredToVal(m, s).(traits.Mapper)
+	if !ok {
+		return celcommon.UnstructuredToVal(m, s)
 	}
-	out := make(map[ref.Val]ref.Val, len(m))
-	for k, e := range m {
-		ps, ok := props[k]
-		if !ok && add != nil {
-			ps, ok = add, true
+	return &lazyObject{Mapper: mapper, m: m, schema: s}
+}
+
+// fieldSchema is the schema of key, as UnstructuredToVal chooses it.
+func (o *lazyObject) fieldSchema(key string) (celcommon.Schema, bool) {
+	if props := o.schema.Properties(); props != nil || o.schema.IsXEmbeddedResource() {
+		ps, ok := props[key]
+		return ps, ok
+	}
+	if a := o.schema.AdditionalProperties(); a != nil && a.Schema() != nil {
+		return a.Schema(), true
+	}
+	return nil, false
+}
+
+func (o *lazyObject) Find(key ref.Val) (ref.Val, bool) {
+	k, ok := key.(types.String)
+	if !ok {
+		return nil, false
+	}
+	v, present := o.m[string(k)]
+	ps, typed := o.fieldSchema(string(k))
+	if !present || !typed {
+		return nil, false
+	}
+	return readVal(v, ps), true
+}
+
+func (o *lazyObject) Get(key ref.Val) ref.Val {
+	if v, found := o.Find(key); found {
+		return v
+	}
+	return types.ValOrErr(key, "no such key: %v", key)
+}
+
+// Equal compares field by field through Get: the embedded map's Equal would
+// compare free-form fields as empty.
+func (o *lazyObject) Equal(other ref.Val) ref.Val {
+	om, ok := other.(traits.Mapper)
+	if !ok {
+		return types.False
+	}
+	if o.Size().Equal(om.Size()) != types.True {
+		return types.False
+	}
+	for it := o.Iterator(); it.HasNext() == types.True; {
+		k := it.Next()
+		ov, found := om.Find(k)
+		if !found {
+			return types.False
 		}
-		if ok {
-			out[types.String(k)] = readVal(e, ps)
+		if eq := o.Get(k).Equal(ov); eq != types.True {
+			return eq
 		}
 	}
-	return types.NewRefValMap(types.DefaultTypeAdapter, out)
+	return types.True
 }
 
 // readsNative reports whether values of s are read as plain values, as kro

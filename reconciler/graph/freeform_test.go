@@ -58,6 +58,11 @@ spec:
         deep: ${string(example.spec.config.nested.n + 1)}
         item: ${example.spec.items[0].x}
         name: ${example.spec.name}
+        has: ${string(has(example.spec.config.foo))}
+        in: ${string('foo' in dyn(example.spec.config))}
+        items: ${example.spec.items.map(i, i.x).join(',')}
+        same: "${string(dyn(example.spec) == {'name': 'n1', 'config': {'foo': 'bar', 'nested': {'n': 41}}, 'items': [{'x': 'first'}]})}"
+        other: "${string(dyn(example.spec) == {'name': 'n1', 'config': {'foo': 'baz', 'nested': {'n': 41}}, 'items': [{'x': 'first'}]})}"
 `
 
 // TestFreeFormFieldsReadAsStored: a field whose schema lists no properties
@@ -84,7 +89,8 @@ func TestFreeFormFieldsReadAsStored(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for key, want := range map[string]string{"foo": "bar", "deep": "42", "item": "first", "name": "n1"} {
+	for key, want := range map[string]string{"foo": "bar", "deep": "42", "item": "first", "name": "n1",
+		"has": "true", "in": "true", "items": "first", "same": "true", "other": "false"} {
 		if got, _, _ := unstructuredString(u.Object, "data", key); got != want {
 			t.Errorf("data.%s = %q, want %q", key, got, want)
 		}
