@@ -94,6 +94,9 @@ type build struct {
 	cacheScope string
 	// spec is the instance spec schema, nil when the SimpleSchema is bad.
 	spec *apiextensionsv1.JSONSchemaProps
+	// constantEvals counts the constant forEach dimensions evaluated (see
+	// checkConstantSize).
+	constantEvals int
 	// leftOut are the ids of resources left out for errors of their own:
 	// expressions reading them are not told the id is unknown.
 	leftOut map[string]bool

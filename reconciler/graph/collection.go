@@ -161,17 +161,24 @@ func (bd *build) compileDimensions(env *cel.Env, r *Resource, deps map[string]bo
 	bd.checkConstantSize(r)
 }
 
+// maxConstantEvals bounds the constant dimensions one Build evaluates:
+// each evaluation may take up to the CEL time limit, and a graph's build
+// must stay short whatever it holds.
+const maxConstantEvals = 20
+
 // checkConstantSize refuses a collection whose constant dimensions (reading
 // no resource and no schema) already give more than MaxCollectionSize
 // items: known before any instance exists, every instance would FAIL it (or
 // render nothing, when another dimension is empty). A dimension that fails
-// to evaluate here is left to the run time, which reports it.
+// to evaluate here, or past maxConstantEvals, is left to the run time,
+// which reports it.
 func (bd *build) checkConstantSize(r *Resource) {
 	sizes := make([]int64, 0, len(r.ForEach))
 	for _, d := range r.ForEach {
-		if d.Expression == nil || len(d.Expression.References) > 0 {
+		if d.Expression == nil || len(d.Expression.References) > 0 || bd.constantEvals >= maxConstantEvals {
 			continue
 		}
+		bd.constantEvals++
 		val, err := d.Expression.evalVal(Vars{})
 		if err != nil {
 			continue

@@ -270,3 +270,22 @@ func TestConstantProduct(t *testing.T) {
 		}
 	}
 }
+
+// TestConstantSizeEvaluationsBounded: one Build evaluates at most
+// maxConstantEvals constant dimensions (each may take the CEL time limit);
+// the others are left to the run-time check.
+func TestConstantSizeEvaluationsBounded(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("apiVersion: kro.run/v1alpha1\nkind: ResourceGraphDefinition\nmetadata: {name: many-constant}\nspec:\n  schema: {apiVersion: v1alpha1, kind: ManyConstant}\n  resources:\n")
+	for i := range maxConstantEvals + 5 {
+		fmt.Fprintf(&b, "  - id: c%d\n    forEach:\n    - num: ${lists.range(%d)}\n    template:\n      apiVersion: v1\n      kind: ConfigMap\n      metadata: {name: '${schema.metadata.name}-%d-${string(num)}'}\n", i, 1001+i, i)
+	}
+	rgds, err := Parse([]byte(b.String()), "many.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = NewBuilder().Build(rgds[0])
+	if got := strings.Count(fmt.Sprint(err), "a collection has at most 1000 items"); got != maxConstantEvals {
+		t.Errorf("%d collections refused, want %d (the bound): %v", got, maxConstantEvals, err)
+	}
+}
