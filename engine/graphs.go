@@ -172,7 +172,12 @@ func (e *Engine) runGraph(ctx context.Context, r *graphRun, rgd *graph.ResourceG
 		log.Error(err, what)
 	}
 
-	g, err := graph.NewBuilder(append(GraphOptions(e.set, e.schemas, e.o.CELOmit), graph.WithLimits(e.o.CELLimits))...).Build(rgd)
+	// The decision `kroscope validate` makes: a graph it rejects is not
+	// served, and says why where the graph's state shows.
+	g, large, err := graph.NewBuilder(append(GraphOptions(e.set, e.schemas, e.o.CELOmit), graph.WithLimits(e.o.CELLimits))...).Servable(rgd)
+	for _, w := range large {
+		log.Info("warning: " + w.Error())
+	}
 	if err != nil {
 		fail(err, "invalid graph: skipped")
 		e.setOutcome(ctx, r, func(o *rgdstatus.Outcome) { o.BuildErr = err })

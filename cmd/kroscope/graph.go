@@ -53,15 +53,10 @@ func loadAndBuildDefinitions(paths []string, errOut io.Writer, maxFileSize int64
 	var gs []*graph.Graph
 	var built []*graph.ResourceGraphDefinition
 	for _, rgd := range rgds {
-		g, err := b.Build(rgd)
-		if err == nil {
-			rejected, large := graph.EstimateCosts(g, limits)
-			if len(rejected) > 0 {
-				err = rejected
-			}
-			for _, w := range large {
-				fmt.Fprintf(errOut, "warning: %s: %s\n", rgd.Source, w)
-			}
+		// The engine asks the same question before serving a graph.
+		g, large, err := b.Servable(rgd)
+		for _, w := range large {
+			fmt.Fprintf(errOut, "warning: %s: %s\n", rgd.Source, w)
 		}
 		if err != nil {
 			printInFile(errOut, rgd.Source, err)

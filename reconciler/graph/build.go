@@ -94,6 +94,9 @@ type build struct {
 	cacheScope string
 	// spec is the instance spec schema, nil when the SimpleSchema is bad.
 	spec *apiextensionsv1.JSONSchemaProps
+	// constantEvals counts the constant forEach dimensions evaluated (see
+	// checkConstantSize).
+	constantEvals int
 	// leftOut are the ids of resources left out for errors of their own:
 	// expressions reading them are not told the id is unknown.
 	leftOut map[string]bool
@@ -120,6 +123,9 @@ func (b *Builder) Build(rgd *ResourceGraphDefinition) (*Graph, error) {
 	if bd.name == "" {
 		bd.name = rgd.Source
 		bd.errorf("", "metadata.name", "give the definition a name", "metadata.name is empty")
+	}
+	if bd.tooManyExpressions() {
+		return nil, bd.errs
 	}
 	g := &Graph{
 		Name:                   rgd.Name,
@@ -624,9 +630,25 @@ func (bd *build) status(env *cel.Env, g *Graph) {
 			}
 			f.Expressions = append(f.Expressions, c.expr)
 		}
+		if !readsAnything(f.Expressions) {
+			// kro v0.9.4 refuses it: a constant has no place in status.
+			bd.errorf("", path, "read a resource or schema, e.g. ${deployment.status.availableReplicas}",
+				"instance status field must refer to a resource or schema: %q reads neither", s)
+			return
+		}
 		g.statusTypes[f.Path] = out
 		g.Status = append(g.Status, f)
 	})
+}
+
+// readsAnything reports whether any of exprs reads a resource or schema.
+func readsAnything(exprs []*Expression) bool {
+	for _, e := range exprs {
+		if len(e.References) > 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // validations compiles spec.schema.validation rules against the instance

@@ -158,6 +158,57 @@ func (bd *build) compileDimensions(env *cel.Env, r *Resource, deps map[string]bo
 		bd.collectDeps(r, c.expr, path, "a collection cannot iterate over itself; read schema or other resources", deps)
 		d.Expression = c.expr
 	}
+	bd.checkConstantSize(r)
+}
+
+// maxConstantEvals bounds the constant dimensions one Build evaluates:
+// each evaluation may take up to the CEL time limit, and a graph's build
+// must stay short whatever it holds.
+const maxConstantEvals = 20
+
+// checkConstantSize refuses a collection whose constant dimensions (reading
+// no resource and no schema) already give more than MaxCollectionSize
+// items: known before any instance exists, every instance would FAIL it (or
+// render nothing, when another dimension is empty). A dimension that fails
+// to evaluate here, or past maxConstantEvals, is left to the run time,
+// which reports it.
+func (bd *build) checkConstantSize(r *Resource) {
+	sizes := make([]int64, 0, len(r.ForEach))
+	for _, d := range r.ForEach {
+		if d.Expression == nil || len(d.Expression.References) > 0 || bd.constantEvals >= maxConstantEvals {
+			continue
+		}
+		bd.constantEvals++
+		val, err := d.Expression.evalVal(Vars{})
+		if err != nil {
+			continue
+		}
+		if l, ok := val.(traits.Lister); ok {
+			n, _ := l.Size().(types.Int)
+			sizes = append(sizes, int64(n))
+		}
+	}
+	if total, over := constantProduct(sizes); over {
+		bd.errorf(r.ID, fmt.Sprintf("spec.resources[%d].forEach", r.Index), "shorten the constant lists, or read the lists from the instance's spec",
+			"the constant dimensions give %s items: a collection has at most %d items", total, MaxCollectionSize)
+	}
+}
+
+// constantProduct is the product of sizes as text ("1000 x 1000 x 1000")
+// and whether it exceeds MaxCollectionSize; an empty dimension makes it 0.
+func constantProduct(sizes []int64) (string, bool) {
+	text := make([]string, len(sizes))
+	total := int64(1)
+	for i, n := range sizes {
+		text[i] = fmt.Sprint(n)
+		if n == 0 {
+			return "0", false
+		}
+		if total <= MaxCollectionSize {
+			total *= n // stops growing past the limit: no overflow
+		}
+	}
+	return strings.Join(text, " x "), len(sizes) > 0 && total > MaxCollectionSize
 }
 
 // isListish reports whether t can be iterated: a list, or dyn (checked at

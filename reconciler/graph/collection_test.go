@@ -248,3 +248,44 @@ func TestCollectionTyped(t *testing.T) {
 		t.Errorf("err = %v, want undefined field 'dat'", err)
 	}
 }
+
+func TestConstantProduct(t *testing.T) {
+	for _, c := range []struct {
+		sizes []int64
+		text  string
+		over  bool
+	}{
+		{nil, "", false},
+		{[]int64{1000}, "1000", false},
+		{[]int64{1001}, "1001", true},
+		{[]int64{10, 100}, "10 x 100", false},
+		{[]int64{10, 101}, "10 x 101", true},
+		{[]int64{1000, 1000, 1000}, "1000 x 1000 x 1000", true},
+		{[]int64{1 << 62, 1 << 62, 1 << 62}, "4611686018427387904 x 4611686018427387904 x 4611686018427387904", true},
+		{[]int64{1000, 1000, 0}, "0", false},
+	} {
+		text, over := constantProduct(c.sizes)
+		if text != c.text || over != c.over {
+			t.Errorf("constantProduct(%v) = %q, %v; want %q, %v", c.sizes, text, over, c.text, c.over)
+		}
+	}
+}
+
+// TestConstantSizeEvaluationsBounded: one Build evaluates at most
+// maxConstantEvals constant dimensions (each may take the CEL time limit);
+// the others are left to the run-time check.
+func TestConstantSizeEvaluationsBounded(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("apiVersion: kro.run/v1alpha1\nkind: ResourceGraphDefinition\nmetadata: {name: many-constant}\nspec:\n  schema: {apiVersion: v1alpha1, kind: ManyConstant}\n  resources:\n")
+	for i := range maxConstantEvals + 5 {
+		fmt.Fprintf(&b, "  - id: c%d\n    forEach:\n    - num: ${lists.range(%d)}\n    template:\n      apiVersion: v1\n      kind: ConfigMap\n      metadata: {name: '${schema.metadata.name}-%d-${string(num)}'}\n", i, 1001+i, i)
+	}
+	rgds, err := Parse([]byte(b.String()), "many.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = NewBuilder().Build(rgds[0])
+	if got := strings.Count(fmt.Sprint(err), "a collection has at most 1000 items"); got != maxConstantEvals {
+		t.Errorf("%d collections refused, want %d (the bound): %v", got, maxConstantEvals, err)
+	}
+}

@@ -11,7 +11,6 @@ import (
 	"github.com/google/cel-go/common/types/traits"
 	"github.com/kroscope/kroscope/reconciler/graph/cellib"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	celcommon "k8s.io/apiserver/pkg/cel/common"
 )
 
 // Vars are the values expressions read: "schema" → the instance object
@@ -94,7 +93,7 @@ func (e *Expression) evalVal(vars Vars) (ref.Val, error) {
 	for _, id := range e.References {
 		act[id] = vars[id]
 		if vs := e.valueSchemas[id]; vs != nil && vars[id] != nil {
-			act[id] = celcommon.UnstructuredToVal(vars[id], vs)
+			act[id] = readVal(vars[id], vs)
 		}
 	}
 	out, _, err := e.limits.run(prg, act)

@@ -15,11 +15,12 @@ import (
 type memoSchema struct {
 	common.Schema
 
-	propsOnce, itemsOnce, addOnce, metaOnce sync.Once
-	props                                   map[string]common.Schema
-	items                                   common.Schema
-	add                                     common.SchemaOrBool
-	meta                                    common.Schema
+	propsOnce, itemsOnce, addOnce, metaOnce, freeOnce sync.Once
+	props                                             map[string]common.Schema
+	items                                             common.Schema
+	add                                               common.SchemaOrBool
+	meta                                              common.Schema
+	free                                              bool // see hasFreeForm
 }
 
 // memoized wraps s (nil stays nil).
