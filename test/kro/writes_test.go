@@ -166,11 +166,7 @@ func checkChildren(t *testing.T, r *kroRig, ex *example, inst *unstructured.Unst
 	sort.Strings(want)
 	sel := "kro.run/instance-id=" + string(inst.GetUID())
 	var seen []string
-	for _, gvr := range []schema.GroupVersionResource{
-		gvrDeployment, gvrJob, {Version: "v1", Resource: "services"}, {Version: "v1", Resource: "configmaps"},
-		{Group: "networking.k8s.io", Version: "v1", Resource: "ingresses"},
-		{Group: "autoscaling", Version: "v2", Resource: "horizontalpodautoscalers"},
-	} {
+	for _, gvr := range childResources(t, r, want) {
 		list, err := r.dyn.Resource(gvr).Namespace(ex.ns).List(ctxT(t), metav1.ListOptions{LabelSelector: sel})
 		if err != nil {
 			t.Fatal(err)
@@ -216,6 +212,29 @@ func checkChildren(t *testing.T, r *kroRig, ex *example, inst *unstructured.Unst
 	if !slices.Equal(seen, want) {
 		t.Errorf("children by kind %v, inventory annotation lists %v", seen, want)
 	}
+}
+
+// childResources are the resources to list an instance's children in: the
+// kinds its inventory annotation names, and the usual kinds of kro's
+// examples (so a child the annotation leaves out is still found).
+func childResources(t *testing.T, r *kroRig, groupKinds []string) []schema.GroupVersionResource {
+	t.Helper()
+	out := []schema.GroupVersionResource{
+		gvrDeployment, gvrJob, {Version: "v1", Resource: "services"}, {Version: "v1", Resource: "configmaps"},
+		{Group: "networking.k8s.io", Version: "v1", Resource: "ingresses"},
+		{Group: "autoscaling", Version: "v2", Resource: "horizontalpodautoscalers"},
+	}
+	mapper := r.env.Clients(t).RESTMapper()
+	for _, gk := range groupKinds {
+		m, err := mapper.RESTMapping(schema.ParseGroupKind(gk))
+		if err != nil {
+			t.Fatalf("inventory kind %s: %v", gk, err)
+		}
+		if !slices.Contains(out, m.Resource) {
+			out = append(out, m.Resource)
+		}
+	}
+	return out
 }
 
 func checkGraph(t *testing.T, rgd *unstructured.Unstructured) {
