@@ -14,6 +14,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/yaml"
 
 	"github.com/kroscope/kroscope/engine"
@@ -21,6 +22,7 @@ import (
 	"github.com/kroscope/kroscope/reconciler"
 	"github.com/kroscope/kroscope/reconciler/client"
 	"github.com/kroscope/kroscope/reconciler/graph"
+	"github.com/kroscope/kroscope/reconciler/metadata"
 	"github.com/kroscope/kroscope/test/krocontroller"
 	"github.com/kroscope/kroscope/test/kroexamples"
 )
@@ -188,6 +190,75 @@ func TestKroExamples(t *testing.T) {
 	// passed), then pin down what kro wrote.
 	r.poll(3*time.Minute, "kro to report every instance ACTIVE", func() (bool, string) { return allActive(r, exs) })
 	t.Run("KroWrites", func(t *testing.T) { kroWrites(t, r.with(t), exs) })
+
+	// kroscope reconciling what kro made, every example: kro stops,
+	// kroscope --take-over reconciles each instance to ACTIVE itself.
+	t.Run("TakeOver", func(t *testing.T) { takeOverExamples(t, r.with(t), exs) })
+}
+
+// takeOverExamples stops kro and runs kroscope --take-over in reconcile
+// mode on every example's instance: each must reach ACTIVE in kroscope's
+// reconcile and in its status, the same instance (UID), no resource error. This is
+// where reconcile mode meets kro's graphs as kro stored and ran them
+// (observe parity shows kro's state, not kroscope's reading of the
+// children). kro comes back for the cleanups.
+func takeOverExamples(t *testing.T, r *kroRig, exs []*example) {
+	uids := map[string]types.UID{}
+	for _, ex := range exs {
+		uids[ex.name] = r.get(ex.gvr, ex.ns, ex.instance).GetUID()
+	}
+	r.kro.Stop()
+	t.Cleanup(r.kro.Start)
+	run := r.startEngine(func(o *engine.Options) {
+		o.Namespace = "" // the examples' namespaces
+		o.WatchClusterRGDs = true
+		o.DisableLease = false
+		o.LeaseNamespace = r.ns
+		o.LeaseName = "kroscope-examples"
+		o.TakeOver = true
+		o.KroPollInterval = 300 * time.Millisecond
+	})
+	r.poll(3*time.Minute, "kroscope to reconcile every example's instance to ACTIVE and write it", func() (bool, string) {
+		var b strings.Builder
+		snap := run.e.Snapshot()
+		for _, ex := range exs {
+			r.fakeControllers(ex.ns)
+			u := r.get(ex.gvr, ex.ns, ex.instance)
+			in := snap.Instance(state.InstanceKey{Resource: ex.gvr.Resource + "." + ex.gvr.Group, Namespace: ex.ns, Name: ex.instance})
+			switch {
+			case in == nil || in.State != reconciler.InstanceStateActive:
+				fmt.Fprintf(&b, "  %s: kroscope shows %+v\n", ex.name, in)
+			case kroState(r, ex) != reconciler.InstanceStateActive:
+				// A graph of no resources (defaults, check-arbitary-
+				// objects) leaves kro's status as kroscope would write
+				// it, so kroscope writes nothing: the state is the fact.
+				fmt.Fprintf(&b, "  %s: status.state %q (last written by %q)\n", ex.name, kroState(r, ex), statusWriter(u))
+			}
+		}
+		return b.Len() == 0, describe(snap) + b.String()
+	})
+	snap := run.e.Snapshot()
+	for _, ex := range exs {
+		in := snap.Instance(state.InstanceKey{Resource: ex.gvr.Resource + "." + ex.gvr.Group, Namespace: ex.ns, Name: ex.instance})
+		if h := instanceHistory(in); strings.Contains(h, reconciler.InstanceStateError) || strings.Contains(strings.ToLower(h), "conflict") {
+			t.Errorf("%s went through an error on the way: %s", ex.name, h)
+		}
+		for _, rs := range in.Resources {
+			if rs.Err != "" {
+				t.Errorf("%s: resource %s: %s", ex.name, rs.ID, rs.Err)
+			}
+		}
+		if uid := r.get(ex.gvr, ex.ns, ex.instance).GetUID(); uid != uids[ex.name] {
+			t.Errorf("%s: instance re-created (UID %s, was %s)", ex.name, uid, uids[ex.name])
+		}
+	}
+	wrote := 0
+	for _, ex := range exs {
+		if statusWriter(r.get(ex.gvr, ex.ns, ex.instance)) == metadata.FieldManager {
+			wrote++
+		}
+	}
+	t.Logf("kroscope --take-over reconciled %d examples' instances to ACTIVE (status rewritten by kroscope on %d)", len(exs), wrote)
 }
 
 // observeParityTest: rejects are the graphs kro rejects that kroscope
