@@ -571,7 +571,7 @@ func modeWord(m state.Mode) string {
 	case m.Forced:
 		return "observe (--observe)"
 	case m.Kro != "":
-		return "observe (kro reconciles this cluster)"
+		return "observe (kro may be reconciling this cluster)"
 	case m.Reconciling:
 		return "reconcile"
 	case m.Attached && m.Holder == "":
