@@ -182,6 +182,7 @@ type Engine struct {
 	// the header shows ("" when it may);
 	// detector collects the evidence (nil without a real cluster).
 	kro         string
+	kroMu       sync.Mutex // see refreshKro
 	detector    *krodetect.Detector
 	leaseCancel context.CancelFunc // the running lease campaign, or nil
 	// leaseDone is closed when the last campaign started has returned,

@@ -53,7 +53,7 @@ func (e *Engine) startKroDetection(ctx context.Context, clusterRGDs bool) {
 			}
 		}
 	}
-	e.setKro(d.Verdict())
+	e.refreshKro(d)
 	go func() {
 		t := time.NewTicker(e.o.KroPollInterval)
 		defer t.Stop()
@@ -63,7 +63,7 @@ func (e *Engine) startKroDetection(ctx context.Context, clusterRGDs bool) {
 				return
 			case <-t.C:
 				poll()
-				e.setKro(d.Verdict())
+				e.refreshKro(d)
 			}
 		}
 	}()
@@ -87,7 +87,7 @@ func (e *Engine) noteWrites(what string, obj metav1.Object) {
 		return
 	}
 	d.Note(what, obj)
-	e.setKro(d.Verdict())
+	e.refreshKro(d)
 }
 
 // noteGraph passes a cluster graph to the detector: its writes, and
@@ -101,7 +101,7 @@ func (e *Engine) noteGraph(u *unstructured.Unstructured) {
 	}
 	d.Note(rgdWhat(u.GetName()), u)
 	d.NoteGraph(rgdWhat(u.GetName()), krodetect.Unanswered(u))
-	e.setKro(d.Verdict())
+	e.refreshKro(d)
 }
 
 // forgetGraph drops a deleted graph's unanswered change. What kro was
@@ -116,23 +116,25 @@ func (e *Engine) forgetGraph(name string) {
 	}
 }
 
-// setKro records krodetect's verdict; when whether kroscope may write
-// changes (or why not), the gate, the lease campaign, the header and the
-// log follow.
-func (e *Engine) setKro(v krodetect.Verdict) {
+// refreshKro asks the detector for its verdict; when whether kroscope may
+// write changes (or why not), the gate, the lease campaign, the header and
+// the log follow. kroMu keeps two callers (a watch event, the poll) from
+// recording their verdicts in the other order, an older one last.
+func (e *Engine) refreshKro(d *krodetect.Detector) {
+	e.kroMu.Lock()
+	v := d.Verdict()
 	line := v.Line(e.o.TakeOver)
 	e.mu.Lock()
-	if e.kro == line {
-		e.mu.Unlock()
-		return
-	}
 	was := e.kro
 	e.kro = line
 	e.mu.Unlock()
+	e.kroMu.Unlock()
 	switch {
+	case line == was:
+		return
 	case line != "":
 		e.log.Info(line)
-	case was != "":
+	default:
 		e.log.Info(v.Changed(), "was", was)
 	}
 	e.applyGate()
