@@ -117,7 +117,7 @@ func (e *Engine) userRoute() (attached bool, refused string) {
 	case e.attachedLocked():
 		return true, ""
 	case e.kro != "":
-		return false, "observing only (--attach=false) while kro reconciles this cluster"
+		return false, "observing only (--attach=false) while kro may be reconciling this cluster"
 	case e.otherHolderLocked():
 		return false, fmt.Sprintf("observing only (--attach=false) while %s holds the lease", e.holder)
 	}

@@ -122,10 +122,15 @@ type Options struct {
 	// HealthProbeBindAddress serves /healthz and /readyz when set (e.g.
 	// ":8081"): see Healthy and Ready.
 	HealthProbeBindAddress string
-	// TakeOver reconciles even though kro's controller has written to the
-	// cluster before this process started (a kro that was stopped); a kro
-	// that is running (lease, Deployment, new writes) is still not fought.
+	// TakeOver reconciles even though kro's controller was seen on the
+	// cluster before this process started and is not proven gone (a kro
+	// that was stopped); a kro seen while this process runs (lease,
+	// Deployment, new writes) is still not fought.
 	TakeOver bool
+	// KroSilence is how long kro must leave a change to a cluster graph
+	// unanswered for that to prove it absent (default
+	// krodetect.DefaultSilence); negative never.
+	KroSilence time.Duration
 	// KroPollInterval is how often kro's Lease and Deployment are checked
 	// (default DefaultKroPollInterval); negative turns detection off.
 	KroPollInterval time.Duration
@@ -173,9 +178,11 @@ type Engine struct {
 	// holderExpired is the followed holder's renewal overdue.
 	following     bool
 	holderExpired bool
-	// kro is why kro's controller counts as active ("" when it does not);
+	// kro is why kroscope may not write beside kro's controller, the line
+	// the header shows ("" when it may);
 	// detector collects the evidence (nil without a real cluster).
 	kro         string
+	kroMu       sync.Mutex // see refreshKro
 	detector    *krodetect.Detector
 	leaseCancel context.CancelFunc // the running lease campaign, or nil
 	// leaseDone is closed when the last campaign started has returned,
@@ -361,9 +368,7 @@ func (e *Engine) mode() state.Mode {
 		holder = e.o.Identity
 	}
 	m := state.Mode{Reconciling: e.gate.Open(), Forced: e.o.Observe, Identity: e.o.Identity, Holder: holder, TakeOver: e.o.TakeOver}
-	if e.kro != "" {
-		m.Kro = krodetect.Headline(e.kro, e.o.TakeOver)
-	}
+	m.Kro = e.kro
 	m.Attached = e.attachedLocked()
 	m.HolderExpired = e.following && e.holderExpired
 	m.RequeueNote = e.requeueNoteLocked()
@@ -567,7 +572,7 @@ func modeWord(m state.Mode) string {
 	case m.Forced:
 		return "observe (--observe)"
 	case m.Kro != "":
-		return "observe (kro reconciles this cluster)"
+		return "observe (kro may be reconciling this cluster)"
 	case m.Reconciling:
 		return "reconcile"
 	case m.Attached && m.Holder == "":

@@ -496,7 +496,6 @@ func (s *served) instanceHandler(mon *watch.Monitor) cache.ResourceEventHandler 
 			mon.Event("delete")
 			if m := watch.MetaOf(obj); m != nil {
 				e.reader.Gone(s.gvr, m.GetNamespace(), m.GetName(), m.GetUID())
-				e.forgetWrites(instanceWhat(s.resource, m))
 				e.store.RemoveInstance(state.InstanceKey{Resource: s.resource, Namespace: m.GetNamespace(), Name: m.GetName()})
 				e.queue.Forget(item{gvr: s.gvr, namespace: m.GetNamespace(), name: m.GetName()})
 			}

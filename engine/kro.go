@@ -31,7 +31,7 @@ func (e *Engine) startKroDetection(ctx context.Context, clusterRGDs bool) {
 	if e.o.KroPollInterval < 0 || kube == nil {
 		return
 	}
-	d := krodetect.New(krodetect.Config{Kube: kube, OwnManager: metadata.FieldManager, TakeOver: e.o.TakeOver, Since: time.Now()})
+	d := krodetect.New(krodetect.Config{Kube: kube, OwnManager: metadata.FieldManager, TakeOver: e.o.TakeOver, Since: time.Now(), Silence: e.o.KroSilence})
 	e.mu.Lock()
 	e.detector = d
 	e.mu.Unlock()
@@ -47,11 +47,13 @@ func (e *Engine) startKroDetection(ctx context.Context, clusterRGDs bool) {
 		list, err := e.set.Dynamic().Resource(graph.GroupVersionResource).List(ctx, metav1.ListOptions{})
 		if err == nil {
 			for i := range list.Items {
-				d.Note(rgdWhat(list.Items[i].GetName()), &list.Items[i])
+				u := &list.Items[i]
+				d.Note(rgdWhat(u.GetName()), u)
+				d.NoteGraph(rgdWhat(u.GetName()), krodetect.Unanswered(u))
 			}
 		}
 	}
-	e.setKro(d.Active())
+	e.refreshKro(d)
 	go func() {
 		t := time.NewTicker(e.o.KroPollInterval)
 		defer t.Stop()
@@ -61,7 +63,7 @@ func (e *Engine) startKroDetection(ctx context.Context, clusterRGDs bool) {
 				return
 			case <-t.C:
 				poll()
-				e.setKro(d.Active())
+				e.refreshKro(d)
 			}
 		}
 	}()
@@ -85,35 +87,55 @@ func (e *Engine) noteWrites(what string, obj metav1.Object) {
 		return
 	}
 	d.Note(what, obj)
-	e.setKro(d.Active())
+	e.refreshKro(d)
 }
 
-func (e *Engine) forgetWrites(what string) {
+// noteGraph passes a cluster graph to the detector: its writes, and
+// whether it holds a change kro has not answered.
+func (e *Engine) noteGraph(u *unstructured.Unstructured) {
+	e.mu.RLock()
+	d := e.detector
+	e.mu.RUnlock()
+	if d == nil {
+		return
+	}
+	d.Note(rgdWhat(u.GetName()), u)
+	d.NoteGraph(rgdWhat(u.GetName()), krodetect.Unanswered(u))
+	e.refreshKro(d)
+}
+
+// forgetGraph drops a deleted graph's unanswered change. What kro was
+// seen writing on it is kept: a kro whose objects are gone is idle, not
+// absent.
+func (e *Engine) forgetGraph(name string) {
 	e.mu.RLock()
 	d := e.detector
 	e.mu.RUnlock()
 	if d != nil {
-		d.Forget(what)
-		e.setKro(d.Active())
+		d.Forget(rgdWhat(name))
 	}
 }
 
-// setKro records whether kro is active; on a change the gate, the lease
-// campaign, the header and the log follow.
-func (e *Engine) setKro(reason string) {
+// refreshKro asks the detector for its verdict; when whether kroscope may
+// write changes (or why not), the gate, the lease campaign, the header and
+// the log follow. kroMu keeps two callers (a watch event, the poll) from
+// recording their verdicts in the other order, an older one last.
+func (e *Engine) refreshKro(d *krodetect.Detector) {
+	e.kroMu.Lock()
+	v := d.Verdict()
+	line := v.Line(e.o.TakeOver)
 	e.mu.Lock()
-	if e.kro == reason {
-		e.mu.Unlock()
-		return
-	}
 	was := e.kro
-	e.kro = reason
+	e.kro = line
 	e.mu.Unlock()
+	e.kroMu.Unlock()
 	switch {
-	case reason != "":
-		e.log.Info(krodetect.Headline(reason, e.o.TakeOver))
-	case was != "":
-		e.log.Info("kro's controller is no longer seen on this cluster: kroscope may reconcile", "was", was)
+	case line == was:
+		return
+	case line != "":
+		e.log.Info(line)
+	default:
+		e.log.Info(v.Changed(), "was", was)
 	}
 	e.applyGate()
 	e.campaign()
@@ -171,7 +193,7 @@ type revision struct {
 
 // noteKroRGD records a cluster RGD as seen (every update, status included).
 func (e *Engine) noteKroRGD(u *unstructured.Unstructured) {
-	e.noteWrites(rgdWhat(u.GetName()), u)
+	e.noteGraph(u)
 	e.releaseKroFinalizer(u)
 	v := &e.kroView
 	v.mu.Lock()
@@ -184,7 +206,7 @@ func (e *Engine) noteKroRGD(u *unstructured.Unstructured) {
 }
 
 func (e *Engine) forgetKroRGD(name string) {
-	e.forgetWrites(rgdWhat(name))
+	e.forgetGraph(name)
 	v := &e.kroView
 	v.mu.Lock()
 	delete(v.rgds, name)
@@ -364,7 +386,7 @@ func (e *Engine) servesGraphRevisions(d interface {
 }
 
 // kroFinalizer is the finalizer kro puts on every RGD it serves.
-const kroFinalizer = "kro.run/finalizer"
+const kroFinalizer = krodetect.Finalizer
 
 // releaseKroFinalizer removes kro's finalizer from an RGD being deleted
 // while kroscope writes (so kro is not running): kro would remove it after

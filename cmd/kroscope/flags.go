@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/kroscope/kroscope/engine"
+	"github.com/kroscope/kroscope/engine/krodetect"
 	"github.com/kroscope/kroscope/engine/lease"
 	"github.com/kroscope/kroscope/engine/state"
 	"github.com/kroscope/kroscope/reconciler"
@@ -32,7 +33,8 @@ func addEngineFlags(fs *pflag.FlagSet, o *engine.Options) {
 	fs.StringVar(&o.LeaseName, "lease-name", lease.DefaultName, "name of that Lease")
 	fs.StringVar(&o.Identity, "identity", "", "this process's identity in the Lease (default: hostname and a random suffix)")
 	fs.DurationVar(&o.LeaseDuration, "lease-duration", lease.DefaultLeaseDuration, "how long a holder that went away keeps the Lease")
-	fs.BoolVar(&o.TakeOver, "take-over", false, "reconcile although kro's controller has written to this cluster (a kro that was stopped); a running kro (its lease, Deployment or new writes) is still not fought")
+	fs.BoolVar(&o.TakeOver, "take-over", false, "reconcile although kro's controller was seen on this cluster before kroscope started and is not proven gone (a kro that was stopped); a kro seen while kroscope runs (its lease, Deployment or new writes) is still not fought")
+	fs.DurationVar(&o.KroSilence, "kro-silence", krodetect.DefaultSilence, "how long kro must leave a change to a cluster graph unanswered for that to prove it gone (negative: never)")
 	fs.DurationVar(&o.KroPollInterval, "kro-poll-interval", engine.DefaultKroPollInterval, "how often kro's Lease and Deployment are checked (negative: never look for kro)")
 	fs.BoolVar(&o.AllowAdoption, "allow-adoption", false, "adopt existing objects that carry no ownership labels")
 	fs.StringVar(&o.MetricsBindAddress, "metrics-bind-address", "", "serve Prometheus metrics at this address, e.g. :8078 (default off)")

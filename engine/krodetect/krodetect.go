@@ -1,31 +1,36 @@
-// Package krodetect tells whether kro's own controller is reconciling the
-// cluster, so that kroscope observes instead of fighting it over the same
-// objects. Three kinds of evidence count:
+// Package krodetect tells whether kro's own controller may be reconciling
+// the cluster, so that kroscope observes instead of fighting it over the
+// same objects. The Detector collects evidence; Decide (presence.go) turns
+// it into a verdict.
 //
-//   - kro's leader-election Lease (controller.kro.run, in any namespace) held
-//     and not expired;
+// Sightings of kro (presence.go's Sighting):
+//
+//   - kro's leader-election Lease (controller.kro.run, in any namespace):
+//     live while held and not expired;
 //   - a Deployment of kro's Helm chart (labels app.kubernetes.io/part-of=kro,
-//     app.kubernetes.io/component=controller) with a ready replica;
+//     app.kubernetes.io/component=controller): live while it has a ready
+//     replica;
 //   - a write by one of kro's field managers on a ResourceGraphDefinition or
-//     an instance that is newer than kroscope's own last write on it (kro
-//     wrote last), from the managedFields the engine sees anyway.
+//     an instance that is newer than kroscope's own last write on it, from
+//     the managedFields the engine sees anyway.
 //
-// With TakeOver, writes from before Since (the process start) are ignored:
-// they are the traces of a kro that was stopped. A held Lease, a ready
-// Deployment and a newer write still count, so a kro that starts again later
-// flips kroscope back to observing.
+// Proofs of absence: a kro Lease expired, released, or gone after it was
+// seen; a kro Deployment scaled to zero (no replica at all) or gone after
+// it was seen ready; a change to a graph that kro left unanswered for
+// Config.Silence. A Lease's or Deployment's proof covers only the writes
+// made while that Lease or Deployment showed kro running; a silence covers
+// every kro. Sightings and proofs are remembered: deleting the objects kro
+// wrote does not make it absent.
 package krodetect
 
 import (
 	"context"
 	"fmt"
-	"sort"
 	"strings"
 	"sync"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 )
 
@@ -36,6 +41,8 @@ const (
 	LeaseName = "controller.kro.run"
 	// DeploymentSelector selects the Deployment of kro's Helm chart.
 	DeploymentSelector = "app.kubernetes.io/part-of=kro,app.kubernetes.io/component=controller"
+	// Finalizer is the finalizer kro puts on every graph it serves.
+	Finalizer = "kro.run/finalizer"
 )
 
 // KroManagers are the field managers kro writes with: its client's user
@@ -45,6 +52,11 @@ var KroManagers = map[string]bool{
 	"kro": true, "kro.run/applyset": true, "kro.run/applyset-parent": true, "kro.run/labeller": true,
 }
 
+// DefaultSilence is how long kro must leave a change to a graph unanswered
+// (kro writes the graph's status, or removes its finalizer, within seconds)
+// for that to prove it absent.
+const DefaultSilence = 5 * time.Minute
+
 // Config configures a Detector.
 type Config struct {
 	// Kube lists Leases and Deployments; nil disables those two checks.
@@ -52,9 +64,12 @@ type Config struct {
 	// OwnManager is kroscope's field manager: a write by it after kro's
 	// means kroscope took over.
 	OwnManager string
-	// TakeOver ignores kro's writes from before Since.
+	// TakeOver sets aside sightings from before Since (see Facts).
 	TakeOver bool
 	Since    time.Time
+	// Silence: see DefaultSilence (0 means it); negative never proves
+	// absence by silence.
+	Silence time.Duration
 	// Now is the clock (tests); nil means time.Now.
 	Now func() time.Time
 }
@@ -63,34 +78,63 @@ type Config struct {
 type Detector struct {
 	c Config
 
-	mu     sync.Mutex
-	lease  string            // held lease, described; "" when none
-	deploy string            // ready Deployment, described
-	writes map[string]string // object → description of kro's last write
-	denied map[string]bool   // checks the API server forbids (reported once)
+	mu      sync.Mutex
+	leases  map[string]*source  // "lease ns/name"
+	deploys map[string]*source  // "Deployment ns/name"
+	writes  map[string]Sighting // source key ("" unknown) → newest write
+	loose   span                // the unattributed writes' times
+	pending map[string]time.Time
+	silence Proof // newest silence proof
+	denied  map[string]bool
 }
+
+// source is one Lease or Deployment: when it showed kro running, and the
+// proof that it stopped.
+type source struct {
+	seen Sighting
+	// Writes from `from` to `until` (kro seen running at both) are
+	// taken for this kro's.
+	from, until time.Time
+	proof       Proof
+	live        bool
+}
+
+type span struct{ first, last time.Time }
 
 // New returns a Detector.
 func New(c Config) *Detector {
 	if c.Now == nil {
 		c.Now = time.Now
 	}
-	return &Detector{c: c, writes: map[string]string{}, denied: map[string]bool{}}
+	if c.Silence == 0 {
+		c.Silence = DefaultSilence
+	}
+	return &Detector{c: c, leases: map[string]*source{}, deploys: map[string]*source{},
+		writes: map[string]Sighting{}, pending: map[string]time.Time{}, denied: map[string]bool{}}
 }
 
-// Poll lists kro's Lease and Deployment. It returns the checks that could
-// not be made (RBAC), each once, for the caller to log.
+// Poll lists kro's Lease and Deployment and checks the silences. It
+// returns the checks that could not be made (RBAC), each once, for the
+// caller to log; a failed list changes nothing (it proves nothing).
 func (d *Detector) Poll(ctx context.Context) []error {
-	if d.c.Kube == nil {
-		return nil
-	}
 	var errs []error
-	lease, err := d.heldLease(ctx)
-	errs = d.keep(errs, "leases", err)
-	deploy, err := d.readyDeployment(ctx)
-	errs = d.keep(errs, "deployments", err)
+	if d.c.Kube != nil {
+		leases, err := d.listLeases(ctx)
+		errs = d.keep(errs, "leases", err)
+		deploys, err := d.listDeployments(ctx)
+		errs = d.keep(errs, "deployments", err)
+		d.mu.Lock()
+		if leases != nil {
+			d.merge(d.leases, leases)
+		}
+		if deploys != nil {
+			d.merge(d.deploys, deploys)
+		}
+		d.mu.Unlock()
+	}
 	d.mu.Lock()
-	d.lease, d.deploy = lease, deploy
+	d.attribute()
+	d.checkSilence()
 	d.mu.Unlock()
 	return errs
 }
@@ -112,107 +156,42 @@ func (d *Detector) keep(errs []error, what string, err error) []error {
 	return append(errs, fmt.Errorf("cannot check kro's %s: %w", what, err))
 }
 
-func (d *Detector) heldLease(ctx context.Context) (string, error) {
-	list, err := d.c.Kube.CoordinationV1().Leases(metav1.NamespaceAll).List(ctx, metav1.ListOptions{FieldSelector: "metadata.name=" + LeaseName})
-	if err != nil {
-		return "", err
-	}
-	now := d.c.Now()
-	for _, l := range list.Items {
-		s := l.Spec
-		if s.HolderIdentity == nil || *s.HolderIdentity == "" || s.LeaseDurationSeconds == nil {
-			continue
-		}
-		last := l.CreationTimestamp.Time
-		if s.AcquireTime != nil {
-			last = s.AcquireTime.Time
-		}
-		if s.RenewTime != nil {
-			last = s.RenewTime.Time
-		}
-		if last.Add(time.Duration(*s.LeaseDurationSeconds) * time.Second).After(now) {
-			return fmt.Sprintf("lease %s/%s held by %s", l.Namespace, l.Name, *s.HolderIdentity), nil
-		}
-	}
-	return "", nil
-}
-
-func (d *Detector) readyDeployment(ctx context.Context) (string, error) {
-	list, err := d.c.Kube.AppsV1().Deployments(metav1.NamespaceAll).List(ctx, metav1.ListOptions{LabelSelector: DeploymentSelector})
-	if err != nil {
-		return "", err
-	}
-	for _, dep := range list.Items {
-		if n := max(dep.Status.ReadyReplicas, dep.Status.AvailableReplicas); n > 0 {
-			return fmt.Sprintf("Deployment %s/%s with %d ready replica(s)", dep.Namespace, dep.Name, n), nil
-		}
-	}
-	return "", nil
-}
-
-// Note looks at an object's managedFields: if one of kro's managers wrote
-// it after kroscope did (and, with TakeOver, after Since), kro counts as
-// active. what names the object in the reason ("ResourceGraphDefinition
-// webapp"). Call it for every version seen; a later kroscope write clears
-// the evidence.
-func (d *Detector) Note(what string, obj metav1.Object) {
-	var kro, own time.Time
-	manager := ""
-	for _, f := range obj.GetManagedFields() {
-		if f.Time == nil {
-			continue
-		}
-		t := f.Time.Time
+// merge takes the sources listed now into the remembered ones. One seen
+// running before and no longer listed is gone: proven stopped from now.
+// A stop that goes on keeps the time it was first seen.
+func (d *Detector) merge(known, now map[string]*source) {
+	at := d.c.Now()
+	for key, s := range now {
+		k := known[key]
 		switch {
-		case KroManagers[f.Manager]:
-			if t.After(kro) {
-				kro, manager = t, f.Manager
-			}
-		case f.Manager == d.c.OwnManager:
-			if t.After(own) {
-				own = t
-			}
+		case k == nil:
+		case s.seen.At.IsZero() || s.seen.At.Before(k.seen.At):
+			s.seen, s.from, s.until = k.seen, k.from, k.until
+			s.seen.Live = false
+		case k.live:
+			s.from = minTime(k.from, s.from)
+		}
+		if k != nil && k.proof.At.After(s.seen.At) && !s.proof.At.IsZero() && k.proof.At.Before(s.proof.At) {
+			s.proof = k.proof
+		}
+		known[key] = s
+	}
+	for key, k := range known {
+		if now[key] != nil {
+			continue
+		}
+		k.live, k.seen.Live = false, false
+		if !k.seen.At.IsZero() && !k.proof.At.After(k.seen.At) {
+			k.proof = Proof{What: key + ", seen before, is gone", At: at, Of: key}
 		}
 	}
-	key := what
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	if kro.IsZero() || !kro.After(own) || (d.c.TakeOver && !kro.After(d.c.Since)) {
-		delete(d.writes, key)
-		return
-	}
-	d.writes[key] = fmt.Sprintf("%s written by field manager %s at %s", what, manager, kro.UTC().Format(time.RFC3339))
 }
 
-// Forget drops the evidence of an object that was deleted.
-func (d *Detector) Forget(what string) {
-	d.mu.Lock()
-	delete(d.writes, what)
-	d.mu.Unlock()
-}
-
-// Active returns why kro counts as reconciling the cluster, or "".
-func (d *Detector) Active() string {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	switch {
-	case d.lease != "":
-		return d.lease
-	case d.deploy != "":
-		return d.deploy
-	case len(d.writes) > 0:
-		keys := make([]string, 0, len(d.writes))
-		for k := range d.writes {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
-		reason := d.writes[keys[0]]
-		if len(keys) > 1 {
-			reason += fmt.Sprintf(" (and %d more objects)", len(keys)-1)
-		}
-		return reason
+func minTime(a, b time.Time) time.Time {
+	if a.IsZero() || (!b.IsZero() && b.Before(a)) {
+		return b
 	}
-	return ""
+	return a
 }
 
 // Headline is the one line the header and log show while kro is active.

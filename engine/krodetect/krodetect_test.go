@@ -23,29 +23,30 @@ func TestNoteWrites(t *testing.T) {
 	for name, tc := range map[string]struct {
 		takeOver bool
 		obj      *metav1.ObjectMeta
-		active   bool
+		want     Presence
 	}{
-		"kro wrote":                     {false, withWrites(entry("kro", before)), true},
-		"kro applied children metadata": {false, withWrites(entry("kro.run/applyset-parent", before)), true},
-		"someone else":                  {false, withWrites(entry("kubectl", after)), false},
-		"kroscope wrote after kro":      {false, withWrites(entry("kro", before), entry("kroscope", after)), false},
-		"kro wrote after kroscope":      {false, withWrites(entry("kroscope", before), entry("kro", after)), true},
-		"take-over ignores old traces":  {true, withWrites(entry("kro", before)), false},
-		"take-over sees new writes":     {true, withWrites(entry("kro", after)), true},
+		"kro wrote":                     {false, withWrites(entry("kro", before)), Unproven},
+		"kro applied children metadata": {false, withWrites(entry("kro.run/applyset-parent", before)), Unproven},
+		"someone else":                  {false, withWrites(entry("kubectl", after)), NeverSeen},
+		"kroscope wrote after kro":      {false, withWrites(entry("kro", before), entry("kroscope", after)), NeverSeen},
+		"kro wrote after kroscope":      {false, withWrites(entry("kroscope", before), entry("kro", after)), Unproven},
+		"take-over ignores old traces":  {true, withWrites(entry("kro", before)), TakenOver},
+		"take-over sees new writes":     {true, withWrites(entry("kro", after)), Unproven},
 	} {
 		t.Run(name, func(t *testing.T) {
 			d := New(Config{OwnManager: "kroscope", TakeOver: tc.takeOver, Since: start})
 			d.Note("ResourceGraphDefinition web", tc.obj)
-			got := d.Active()
-			if (got != "") != tc.active {
-				t.Fatalf("Active() = %q, want active=%v", got, tc.active)
+			v := d.Verdict()
+			if v.Presence != tc.want {
+				t.Fatalf("Verdict() = %+v, want presence %d", v, tc.want)
 			}
-			if tc.active && !strings.Contains(got, "ResourceGraphDefinition web") {
-				t.Errorf("reason %q does not name the object", got)
+			if tc.want != NeverSeen && !strings.Contains(v.Reason, "ResourceGraphDefinition web") {
+				t.Errorf("reason %q does not name the object", v.Reason)
 			}
+			// Issue #26: the object deleted, kro is still not proven gone.
 			d.Forget("ResourceGraphDefinition web")
-			if d.Active() != "" {
-				t.Error("Forget must drop the evidence")
+			if got := d.Verdict(); got != v {
+				t.Errorf("after the object was deleted: %+v, was %+v", got, v)
 			}
 		})
 	}

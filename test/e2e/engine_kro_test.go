@@ -368,9 +368,25 @@ func TestEngineObservesKroDeployment(t *testing.T) {
 	if n := run.writes.Load(); n != 0 {
 		t.Errorf("%d writes while kro's Deployment runs", n)
 	}
-	// Scaled to zero: kroscope reconciles.
+	// Its replica no longer ready (a kro crashing in a loop still writes
+	// between crashes): that proves nothing.
 	d, _ = kube.AppsV1().Deployments(r.ns).Get(context.Background(), "kro", metav1.GetOptions{})
 	d.Status.ReadyReplicas, d.Status.AvailableReplicas = 0, 0
+	if d, err = kube.AppsV1().Deployments(r.ns).UpdateStatus(context.Background(), d, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	snap = run.waitFor(time.Minute, "kro no longer ready", func(s *state.Snapshot) bool { return strings.Contains(s.Mode.Kro, "not proven gone") })
+	time.Sleep(time.Second)
+	if n := run.writes.Load(); n != 0 || snap.Mode.Reconciling {
+		t.Errorf("%d writes while kro's Deployment has a replica that is not ready: mode %+v", n, snap.Mode)
+	}
+	// Scaled to zero (no replica wanted or left): kroscope reconciles.
+	zero := int32(0)
+	d.Spec.Replicas = &zero
+	if d, err = kube.AppsV1().Deployments(r.ns).Update(context.Background(), d, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	d.Status.Replicas = 0
 	if _, err := kube.AppsV1().Deployments(r.ns).UpdateStatus(context.Background(), d, metav1.UpdateOptions{}); err != nil {
 		t.Fatal(err)
 	}

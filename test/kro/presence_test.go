@@ -1,0 +1,194 @@
+package kro
+
+import (
+	"context"
+	"net/http"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	apiextensionsclient "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/dynamic"
+
+	"github.com/kroscope/kroscope/engine"
+	"github.com/kroscope/kroscope/engine/krodetect"
+	"github.com/kroscope/kroscope/engine/state"
+	"github.com/kroscope/kroscope/reconciler/graph"
+	"github.com/kroscope/kroscope/test/engrun"
+	"github.com/kroscope/kroscope/test/envtest"
+	"github.com/kroscope/kroscope/test/graphs"
+	"github.com/kroscope/kroscope/test/krocontroller"
+)
+
+// allWrites counts every request of the engine's that is not a read,
+// Lease writes included (access reviews store nothing and are left out).
+type allWrites struct {
+	next   http.RoundTripper
+	n      *atomic.Int64
+	mu     *sync.Mutex
+	first  *[]string
+	leases *atomic.Int64
+}
+
+func (c allWrites) RoundTrip(req *http.Request) (*http.Response, error) {
+	switch req.Method {
+	case http.MethodGet, http.MethodHead, http.MethodOptions:
+	default:
+		if !envtest.IsAccessReview(req.URL.Path) {
+			c.n.Add(1)
+			if strings.Contains(req.URL.Path, "/leases") {
+				c.leases.Add(1)
+			}
+			c.mu.Lock()
+			if len(*c.first) < 10 {
+				*c.first = append(*c.first, req.Method+" "+req.URL.Path)
+			}
+			c.mu.Unlock()
+		}
+	}
+	return c.next.RoundTrip(req)
+}
+
+// waitNoHeldKroLease waits until no kro Lease on the shared test API
+// server is held: a Lease an earlier test's kro left held (kro does not
+// release it on SIGTERM) would, until it expires, make this test's writes
+// look like that leader's, which its expiry then proves stopped.
+func (r *kroRig) waitNoHeldKroLease() {
+	r.t.Helper()
+	kube := r.env.Kubernetes()
+	r.poll(time.Minute, "earlier tests' kro Leases to expire", func() (bool, string) {
+		list, err := kube.CoordinationV1().Leases(metav1.NamespaceAll).List(ctxT(r.t), metav1.ListOptions{FieldSelector: "metadata.name=" + krodetect.LeaseName})
+		if err != nil {
+			return false, err.Error()
+		}
+		for _, l := range list.Items {
+			s := l.Spec
+			if s.HolderIdentity != nil && *s.HolderIdentity != "" && s.RenewTime != nil && s.LeaseDurationSeconds != nil &&
+				s.RenewTime.Add(time.Duration(*s.LeaseDurationSeconds)*time.Second).After(time.Now()) {
+				return false, l.Namespace + " held by " + *s.HolderIdentity
+			}
+		}
+		return true, ""
+	})
+}
+
+// TestKroWithoutLeaseNeverFought is issue #26's second item: kro's real
+// controller run as a plain process with its default flags (no leader
+// election, so no Lease; no Deployment) reconciles a graph and an
+// instance; a default (writing) kroscope started beside it observes. The
+// instance and the graph are then deleted while kro runs, and kro stays
+// idle for two minutes: kroscope must make no write at all, its own Lease
+// included, and never say it may reconcile (it did at once before: the
+// evidence went with the objects). Then kro is stopped and a new graph
+// stored: kro leaves it unanswered, which after KroSilence proves kro
+// gone, and kroscope reconciles, having changed its mind once.
+func TestKroWithoutLeaseNeverFought(t *testing.T) {
+	krocontroller.Require(t)
+	crds := krocontroller.CRDs(t)
+	env := envtest.Start(t)
+	env.InstallCRDs(t, crds...)
+	r := &kroRig{t: t, env: env, dyn: dynamic.NewForConfigOrDie(env.Config), ns: env.Namespace(t)}
+	r.ext = apiextensionsclient.NewForConfigOrDie(env.Config)
+	r.waitNoHeldKroLease()
+	r.kro = krocontroller.New(t, env.Config, krocontroller.Options{})
+	r.kro.Start()
+
+	rgd := r.storeGraphYAML(graphs.Chain("kroplain", "KroPlain"))
+	live := r.waitGraphs([]string{rgd.GetName()}, nil)[rgd.GetName()]
+	crd := r.instanceCRD(live)
+	gvr := schema.GroupVersionResource{Group: crd.Spec.Group, Version: crd.Spec.Versions[0].Name, Resource: crd.Spec.Names.Plural}
+	r.createInstance(gvr, "KroPlain", "one")
+	r.waitKroActive(gvr, "one")
+
+	var writes, leaseWrites atomic.Int64
+	var mu sync.Mutex
+	var first []string
+	ownLease := "kroscope-plain"
+	silence := 45 * time.Second // well above how long kro takes to answer, even on a busy machine
+	run := engrun.Start(t, engrun.Config{
+		Rest: env.Config, Namespace: r.ns, RequeueInterval: 2 * time.Second, LogLines: 80, LogPrefix: "kroscope log: ",
+		Wrap: func(rt http.RoundTripper) http.RoundTripper {
+			return allWrites{next: rt, n: &writes, mu: &mu, first: &first, leases: &leaseWrites}
+		},
+	}, func(o *engine.Options) {
+		o.WatchClusterRGDs = true
+		o.DisableLease = false // as `kroscope` runs by default
+		o.LeaseNamespace, o.LeaseName, o.Identity = r.ns, ownLease, "kroscope-plain"
+		o.KroPollInterval = 300 * time.Millisecond
+		o.KroSilence = silence
+	})
+	waitSnap(t, run, time.Minute, "kroscope to see kro and serve its graph", func(s *state.Snapshot) bool {
+		g := graphNamed(s, rgd.GetName())
+		return s.Mode.Kro != "" && g != nil && g.Served
+	})
+
+	// The reproduction: the instance and the graph deleted while kro runs
+	// (kro removes its finalizers), then kro idle.
+	r.deleteAndWait(gvr, r.ns, "one", r.ns)
+	r.deleteAndWait(graph.GroupVersionResource, "", rgd.GetName(), "")
+	idle := time.Now()
+	for time.Since(idle) < 2*time.Minute+10*time.Second {
+		if s := run.E.Snapshot(); s.Mode.Reconciling || s.Mode.Kro == "" {
+			t.Fatalf("%s after the deletions kroscope may write beside the running kro: mode %+v", time.Since(idle).Round(time.Second), s.Mode)
+		}
+		time.Sleep(500 * time.Millisecond)
+	}
+	if !r.kro.Running() {
+		t.Fatal("kro's controller exited: the test proves nothing")
+	}
+	mu.Lock()
+	t.Logf("kroscope beside an idle kro for %s: %d writes (%d to Leases) %v; header: %s",
+		time.Since(idle).Round(time.Second), writes.Load(), leaseWrites.Load(), first, run.E.Snapshot().Mode.Kro)
+	if writes.Load() != 0 {
+		t.Errorf("kroscope made %d writes (%d to Leases) beside kro: %v", writes.Load(), leaseWrites.Load(), first)
+	}
+	mu.Unlock()
+	if _, err := env.Kubernetes().CoordinationV1().Leases(r.ns).Get(context.Background(), ownLease, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+		t.Errorf("kroscope's Lease exists beside kro (err %v)", err)
+	}
+	if n := mayReconcileLines(run); n != 0 {
+		t.Errorf("kroscope logged %d times that it may reconcile beside kro", n)
+	}
+
+	// kro stopped: a graph it leaves unanswered proves it gone.
+	r.kro.Stop()
+	next := r.storeGraphYAML(graphs.Chain("kroplaingone", "KroPlainGone"))
+	stored := time.Now()
+	waitSnap(t, run, silence+time.Minute, "kroscope to prove kro gone and serve the new graph", func(s *state.Snapshot) bool {
+		g := graphNamed(s, next.GetName())
+		return s.Mode.Reconciling && g != nil && g.Served
+	})
+	t.Logf("kroscope reconciling %s after the graph kro left unanswered was stored (silence %s)", time.Since(stored).Round(time.Second), silence)
+	if time.Since(stored) < silence {
+		t.Errorf("kroscope reconciled %s after the graph was stored, before the %s silence", time.Since(stored), silence)
+	}
+	if n := mayReconcileLines(run); n != 1 {
+		t.Errorf("kroscope changed its mind %d times, want once", n)
+	}
+}
+
+func waitSnap(t *testing.T, run *engrun.Run, timeout time.Duration, what string, cond func(*state.Snapshot) bool) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for !cond(run.E.Snapshot()) {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out after %s waiting for %s:\n%s", timeout, what, describe(run.E.Snapshot()))
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
+
+func mayReconcileLines(run *engrun.Run) int {
+	n := 0
+	for _, l := range run.E.Snapshot().Logs {
+		if strings.Contains(l.Message, "kroscope may reconcile") {
+			n++
+		}
+	}
+	return n
+}
