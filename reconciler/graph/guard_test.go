@@ -84,7 +84,11 @@ func TestSizeLimitHoldsWhateverTheOtherLimits(t *testing.T) {
 			if !strings.Contains(err.Error(), "CEL size limit") || !strings.Contains(err.Error(), "32 MiB") {
 				t.Errorf("error %q does not name the size limit", err)
 			}
-			if grew := after.TotalAlloc - before.TotalAlloc; grew > 3*MaxEvalBytes {
+			bound := uint64(3 * MaxEvalBytes)
+			if raceEnabled {
+				bound *= 3 // the doubling allocated 192 MiB under -race; within 96 without
+			}
+			if grew := after.TotalAlloc - before.TotalAlloc; grew > bound {
 				t.Errorf("allocated %d MiB before it was stopped", grew>>20)
 			}
 		})
