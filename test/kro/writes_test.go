@@ -35,13 +35,19 @@ var (
 // kroWaiting checks what kro writes on an instance that waits for a
 // resource to become ready (nothing has faked Deployment or Job status yet).
 func kroWaiting(t *testing.T, r *kroRig, exs []*example) {
-	r.poll(2*time.Minute, "kro to write a state on every instance", func() (bool, string) {
+	// Settled: every instance ACTIVE or waiting for readiness (an
+	// instance may first wait a moment for a child's observed state, as
+	// check-unknown-fields does for its custom resource).
+	r.poll(2*time.Minute, "kro to settle every instance: ACTIVE or waiting for readiness", func() (bool, string) {
 		var b strings.Builder
 		ok := true
 		for _, ex := range exs {
-			if kroState(r, ex) == "" {
+			u := r.get(ex.gvr, ex.ns, ex.instance)
+			st := kroState(r, ex)
+			msg := fmt.Sprint(condition(u, "ResourcesReady")["message"])
+			if st == "" || (st != reconciler.InstanceStateActive && !strings.HasSuffix(msg, "(waiting for readiness)")) {
 				ok = false
-				fmt.Fprintf(&b, "  %s: no state yet\n", ex.name)
+				fmt.Fprintf(&b, "  %s: state %q, %s\n", ex.name, st, msg)
 			}
 		}
 		return ok, b.String()
