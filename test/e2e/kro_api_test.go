@@ -26,6 +26,7 @@ import (
 	"github.com/kroscope/kroscope/reconciler/metadata"
 	"github.com/kroscope/kroscope/test/krocrds"
 	"github.com/kroscope/kroscope/test/kroexamples"
+	"github.com/kroscope/kroscope/test/prereq"
 )
 
 // defaultsRGD writes neither schema.scope nor schema.group: kro's CRD
@@ -94,8 +95,10 @@ func TestKroExamplesStoredThroughKroCRD(t *testing.T) {
 	env := newEngRig(t)
 	env.env.InstallCRDs(t, krocrds.RGD(t))
 	ctx := context.Background()
-	if len(files) != 7 {
-		t.Errorf("%d example graphs, want 7", len(files))
+	// kro v0.9.4's module: 8 graphs under examples/kubernetes, 11 chainsaw
+	// tests. Fewer means a folder was lost on the way.
+	if want := 19; prereq.KroVersion() == "v0.9.4" && !kroexamples.Elsewhere() && len(files) != want {
+		t.Errorf("%d example graphs, want %d", len(files), want)
 	}
 	for _, f := range files {
 		name := filepath.Base(filepath.Dir(f))
