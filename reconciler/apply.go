@@ -15,7 +15,6 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/client-go/dynamic"
 
 	"github.com/kroscope/kroscope/reconciler/graph"
 	"github.com/kroscope/kroscope/reconciler/metadata"
@@ -53,7 +52,7 @@ func (r *run) ownershipProblem(existing *unstructured.Unstructured) string {
 // from it. It never forces over fields another apply-manager owns; fields
 // taken by an imperative edit (an Update by a person or a script) are drift
 // and are taken back, with an Event naming who changed them.
-func (r *run) apply(res *graph.Resource, ri dynamic.ResourceInterface, desired, existing *unstructured.Unstructured) (observed *unstructured.Unstructured, created, updated bool, err error) {
+func (r *run) apply(res *graph.Resource, gvr schema.GroupVersionResource, desired, existing *unstructured.Unstructured) (observed *unstructured.Unstructured, created, updated bool, err error) {
 	hash, err := desiredHash(desired)
 	if err != nil {
 		return nil, false, false, fmt.Errorf("hashing the desired object: %w", err)
@@ -72,8 +71,12 @@ func (r *run) apply(res *graph.Resource, ri dynamic.ResourceInterface, desired, 
 		return nil, false, false, err
 	}
 
+	replaces := ""
+	if existing != nil {
+		replaces = existing.GetResourceVersion()
+	}
 	opts := metav1.ApplyOptions{FieldManager: metadata.FieldManager}
-	out, err := ri.Apply(r.ctx, desired.GetName(), desired, opts)
+	out, err := r.objs.Apply(r.ctx, gvr, desired, opts, replaces)
 	if err != nil && apierrors.IsConflict(err) && existing != nil {
 		managers := conflictManagers(err)
 		// kro's managers on a child that is this same instance's (kro made
@@ -94,7 +97,7 @@ func (r *run) apply(res *graph.Resource, ri dynamic.ResourceInterface, desired, 
 				res.ID, objectName(desired), strings.Join(others, ", ")))
 		}
 		opts.Force = true
-		out, err = ri.Apply(r.ctx, desired.GetName(), desired, opts)
+		out, err = r.objs.Apply(r.ctx, gvr, desired, opts, replaces)
 	}
 	if err != nil {
 		return nil, false, false, err
@@ -196,9 +199,9 @@ func (r *run) listChildren(gvr schema.GroupVersionResource, nodeID string) ([]un
 		metadata.NodeIDLabel:     nodeID,
 	}).String()
 	opts := metav1.ListOptions{LabelSelector: sel}
-	list, err := r.cs.Dynamic().Resource(gvr).List(r.ctx, opts)
+	list, err := r.objs.List(r.ctx, gvr, "", opts)
 	if apierrors.IsForbidden(err) && r.inst.GetNamespace() != "" {
-		list, err = r.cs.Dynamic().Resource(gvr).Namespace(r.inst.GetNamespace()).List(r.ctx, opts)
+		list, err = r.objs.List(r.ctx, gvr, r.inst.GetNamespace(), opts)
 	}
 	if apierrors.IsNotFound(err) {
 		return nil, nil // the kind is gone, so are its objects
@@ -214,13 +217,10 @@ func (r *run) listChildren(gvr schema.GroupVersionResource, nodeID string) ([]un
 func (r *run) deleteObject(gvr schema.GroupVersionResource, o *unstructured.Unstructured) error {
 	uid := o.GetUID()
 	policy := metav1.DeletePropagationBackground
-	err := r.resourceClient(gvr, o.GetNamespace()).Delete(r.ctx, o.GetName(), metav1.DeleteOptions{
+	err := r.objs.Delete(r.ctx, gvr, o.GetNamespace(), o.GetName(), metav1.DeleteOptions{
 		Preconditions:     &metav1.Preconditions{UID: &uid},
 		PropagationPolicy: &policy,
 	})
-	if rd := r.reader(); rd != nil && (err == nil || apierrors.IsNotFound(err)) {
-		rd.Forget(gvr, o.GetNamespace(), o.GetName())
-	}
 	if apierrors.IsNotFound(err) || apierrors.IsConflict(err) {
 		return nil
 	}

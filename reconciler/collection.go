@@ -116,8 +116,7 @@ func (r *run) prepareItems(res *graph.Resource, items []*unstructured.Unstructur
 // detail (items run concurrently).
 func (r *run) reconcileItem(res *graph.Resource, gvr schema.GroupVersionResource, i int, desired *unstructured.Unstructured) itemResult {
 	item := fmt.Sprintf("resource %s item %d (%s)", res.ID, i, objectName(desired))
-	ri := r.resourceClient(gvr, desired.GetNamespace())
-	existing, err := r.getChild(gvr, ri, desired)
+	existing, err := r.objs.Child(r.ctx, gvr, desired.GetNamespace(), desired.GetName())
 	if err != nil {
 		r.noteErr(err)
 		return itemResult{state: ResourceStateError, err: fmt.Errorf("%s: reading it: %w", item, err)}
@@ -133,20 +132,13 @@ func (r *run) reconcileItem(res *graph.Resource, gvr schema.GroupVersionResource
 	if r.opts.Observe {
 		return r.observeItem(res, desired, existing)
 	}
-	observed, created, updated, err := r.apply(res, ri, desired, existing)
+	observed, created, updated, err := r.apply(res, gvr, desired, existing)
 	if err != nil {
 		r.noteErr(err)
 		if apierrors.IsInvalid(err) || apierrors.IsBadRequest(err) {
 			return itemResult{state: ResourceStateFailed, err: fmt.Errorf("%s: the API server rejected it: %w", item, err)}
 		}
 		return itemResult{state: ResourceStateError, err: fmt.Errorf("%s: applying it: %w", item, err)}
-	}
-	if created || updated {
-		replaces := ""
-		if existing != nil {
-			replaces = existing.GetResourceVersion()
-		}
-		r.wrote(gvr, observed, replaces)
 	}
 	out := itemResult{observed: observed, created: created, updated: updated}
 	out.ready, out.why, err = res.IsReady(observed.Object)

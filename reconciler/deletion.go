@@ -90,7 +90,6 @@ func (r *run) deletion() error {
 	if err := r.removeFinalizer(); err != nil {
 		r.noteErr(err)
 		if apierrors.IsConflict(err) {
-			r.instanceStale()
 			return requeue.Now(err)
 		}
 		r.message = err.Error()
@@ -220,7 +219,7 @@ func (r *run) deleteWaves(members []member) bool {
 		}
 		var still []member
 		for _, m := range wave {
-			cur, err := r.resourceClient(m.gvr, m.obj.GetNamespace()).Get(r.ctx, m.obj.GetName(), metav1.GetOptions{})
+			cur, err := r.objs.Get(r.ctx, m.gvr, m.obj.GetNamespace(), m.obj.GetName())
 			switch {
 			case apierrors.IsNotFound(err):
 			case err != nil:
@@ -348,7 +347,7 @@ func (r *run) orphan(gvr schema.GroupVersionResource, o *unstructured.Unstructur
 	if err != nil {
 		return err
 	}
-	_, err = r.resourceClient(gvr, o.GetNamespace()).Patch(r.ctx, o.GetName(), types.MergePatchType, body, metav1.PatchOptions{FieldManager: metadata.FieldManager})
+	_, err = r.objs.Patch(r.ctx, gvr, o.GetNamespace(), o.GetName(), body, o.GetResourceVersion())
 	if err != nil && !apierrors.IsNotFound(err) {
 		return fmt.Errorf("orphaning %s: %w", objectName(o), err)
 	}

@@ -42,7 +42,7 @@ func (r *run) reconcileExternalCollection(res *graph.Resource, d *ResourceDetail
 	if ns != "" {
 		where = "namespace " + ns
 	}
-	list, err := r.resourceClient(gvr, ns).List(r.ctx, metav1.ListOptions{LabelSelector: sel.String()})
+	list, err := r.objs.List(r.ctx, gvr, ns, metav1.ListOptions{LabelSelector: sel.String()})
 	if err != nil {
 		r.noteErr(err)
 		d.State, d.Err = ResourceStateError, fmt.Errorf("resource %s: listing %s with selector %q in %s: %w", res.ID, gvr.Resource, sel.String(), where, err)

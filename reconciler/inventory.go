@@ -127,23 +127,6 @@ func (r *run) inventoryPatch(inv metadata.Inventory) map[string]any {
 	}
 }
 
-// projectInventory records the graph's kinds on the instance before the
-// children are applied. It is called before the layers run, so it may
-// replace r.inst.
-func (r *run) projectInventory() error {
-	inv, err := r.graphInventory()
-	if err != nil {
-		return err
-	}
-	r.inv = inv
-	if r.inventoryWritten(inv) {
-		return nil
-	}
-	md := r.inventoryPatch(inv)
-	md["resourceVersion"] = r.inst.GetResourceVersion()
-	return r.patchInstance(md)
-}
-
 // recordMember makes sure the inventory covers a child about to be
 // applied in a namespace not yet recorded. Resources of one layer run
 // concurrently: the write is serialised, and r.inst is left alone (others
@@ -158,16 +141,14 @@ func (r *run) recordMember(desired *unstructured.Unstructured) error {
 	if err != nil {
 		return err
 	}
-	out, err := r.cs.Dynamic().Resource(r.c.gvr).Namespace(r.inst.GetNamespace()).
-		Patch(r.ctx, r.inst.GetName(), types.MergePatchType, body, metav1.PatchOptions{FieldManager: metadata.FieldManager})
-	if err != nil {
-		return fmt.Errorf("recording %s in the inventory of instance %s: %w", objectName(desired), objectName(r.inst), err)
-	}
 	prev := r.inst.GetResourceVersion()
 	if r.invInst != nil {
 		prev = r.invInst.GetResourceVersion()
 	}
-	r.wrote(r.c.gvr, out, prev)
+	out, err := r.objs.Patch(r.ctx, r.c.gvr, r.inst.GetNamespace(), r.inst.GetName(), body, prev)
+	if err != nil {
+		return fmt.Errorf("recording %s in the inventory of instance %s: %w", objectName(desired), objectName(r.inst), err)
+	}
 	r.invInst = out
 	return nil
 }
@@ -243,7 +224,7 @@ func (r *run) listMembers(inv metadata.Inventory) ([]member, error) {
 			scopes = namespaces
 		}
 		for _, ns := range scopes {
-			list, err := r.resourceClient(gvr, ns).List(r.ctx, metav1.ListOptions{LabelSelector: sel})
+			list, err := r.objs.List(r.ctx, gvr, ns, metav1.ListOptions{LabelSelector: sel})
 			if apierrors.IsNotFound(err) {
 				continue
 			}

@@ -10,10 +10,8 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/client-go/dynamic"
 
 	"github.com/kroscope/kroscope/reconciler/graph"
 	"github.com/kroscope/kroscope/reconciler/metadata"
@@ -131,16 +129,14 @@ func (r *run) reconcileResource(id string, vars graph.Vars) {
 		desired.SetNamespace("")
 		d.Namespace = ""
 	}
-	ri := r.resourceClient(gvr, desired.GetNamespace())
-
 	if res.External {
-		r.reconcileExternal(res, d, ri, desired)
+		r.reconcileExternal(res, d, gvr, desired)
 		return
 	}
 	r.stampChild(res, desired)
 	d.Desired = desired
 
-	existing, err := r.getChild(gvr, ri, desired)
+	existing, err := r.objs.Child(r.ctx, gvr, desired.GetNamespace(), desired.GetName())
 	if err != nil {
 		r.noteErr(err)
 		d.State, d.Err = ResourceStateError, fmt.Errorf("resource %s: reading %s: %w", id, objectName(desired), err)
@@ -163,7 +159,7 @@ func (r *run) reconcileResource(id string, vars graph.Vars) {
 		return
 	}
 
-	observed, created, updated, err := r.apply(res, ri, desired, existing)
+	observed, created, updated, err := r.apply(res, gvr, desired, existing)
 	if err != nil {
 		r.noteErr(err)
 		if apierrors.IsInvalid(err) || apierrors.IsBadRequest(err) {
@@ -175,11 +171,6 @@ func (r *run) reconcileResource(id string, vars graph.Vars) {
 		return
 	}
 	if created || updated {
-		replaces := ""
-		if existing != nil {
-			replaces = existing.GetResourceVersion()
-		}
-		r.wrote(gvr, observed, replaces)
 		if _, same := subsetOf(desired.Object, observed.Object, ""); same {
 			// What the API server stored is what the next pass would
 			// compare with: it would find the object SYNCED.
@@ -213,31 +204,6 @@ func (r *run) reconcileResource(id string, vars graph.Vars) {
 	if n := r.c.recreated.note(r.uid(), id, created, observed.GetUID(), r.now()); n > RecreateLimit {
 		d.State, d.Err, d.WaitingFor = ResourceStateError, keepsDeleted(id, objectName(observed), n), ""
 	}
-}
-
-// getChild reads a managed child from the Reader when it knows it, else from
-// the API server; (nil, nil) when it does not exist.
-func (r *run) getChild(gvr schema.GroupVersionResource, ri dynamic.ResourceInterface, desired *unstructured.Unstructured) (*unstructured.Unstructured, error) {
-	rd := r.reader()
-	if rd != nil {
-		if u, ok := rd.Child(gvr, desired.GetNamespace(), desired.GetName()); ok {
-			return u, nil
-		}
-	}
-	existing, err := ri.Get(r.ctx, desired.GetName(), metav1.GetOptions{})
-	if apierrors.IsNotFound(err) {
-		if rd != nil {
-			rd.Forget(gvr, desired.GetNamespace(), desired.GetName())
-		}
-		return nil, nil
-	}
-	if err != nil {
-		return nil, err
-	}
-	if rd != nil {
-		rd.Read(gvr, existing)
-	}
-	return existing, nil
 }
 
 // markObserved records the observed object, evaluates readiness, and sets
@@ -350,9 +316,9 @@ func (r *run) pruneReplaced(res *graph.Resource, current *unstructured.Unstructu
 }
 
 // reconcileExternal reads an externalRef; it is never written.
-func (r *run) reconcileExternal(res *graph.Resource, d *ResourceDetail, ri dynamic.ResourceInterface, desired *unstructured.Unstructured) {
+func (r *run) reconcileExternal(res *graph.Resource, d *ResourceDetail, gvr schema.GroupVersionResource, desired *unstructured.Unstructured) {
 	d.Desired = desired
-	obs, err := ri.Get(r.ctx, desired.GetName(), metav1.GetOptions{})
+	obs, err := r.objs.Get(r.ctx, gvr, desired.GetNamespace(), desired.GetName())
 	if apierrors.IsNotFound(err) {
 		d.State, d.WaitingFor = ResourceStateWaitingForExternalResource, fmt.Sprintf("external %s does not exist yet", objectName(desired))
 		return
@@ -457,14 +423,6 @@ func (r *run) cachedGVR(res *graph.Resource) (gvr schema.GroupVersionResource, s
 		return res.GVR, true, nil
 	}
 	return mapping.Resource, true, nil
-}
-
-func (r *run) resourceClient(gvr schema.GroupVersionResource, ns string) dynamic.ResourceInterface {
-	nri := r.cs.Dynamic().Resource(gvr)
-	if ns == "" {
-		return nri
-	}
-	return nri.Namespace(ns)
 }
 
 // stampChild adds kro's and kroscope's labels, the ApplySet part-of label,

@@ -37,8 +37,8 @@ type run struct {
 	// every message it hands out (see redact.go).
 	red *redact.Set
 
-	cs       *client.Set // the client for this instance (maybe impersonating)
-	sa       string      // impersonated ServiceAccount, "" for the own identity
+	objs     *client.Objects // reads and writes for this instance (maybe impersonating)
+	sa       string          // impersonated ServiceAccount, "" for the own identity
 	inst     *unstructured.Unstructured
 	gone     bool
 	deleting bool
@@ -97,14 +97,14 @@ func (r *run) reconcile() error {
 		r.state, r.message = InstanceStateError, err.Error()
 		return err
 	}
-	r.cs, r.sa = cs, sa
+	r.objs, r.sa = r.objects(cs, sa), sa
 	defer func() {
 		if r.forbidden && r.sa != "" {
 			impersonationErrors.WithLabelValues(r.req.Namespace, r.sa, errTypePermissions).Inc()
 		}
 	}()
 
-	inst, err := r.c.getInstance(r.ctx, r.cs, r.reader(), r.req.Namespace, r.req.Name)
+	inst, err := r.c.getInstance(r.ctx, r.objs, r.req.Namespace, r.req.Name)
 	if err != nil {
 		r.noteErr(err)
 		r.state, r.message = InstanceStateError, err.Error()
@@ -176,7 +176,6 @@ func (r *run) reconcileInstance() error {
 		if err := r.ensureManaged(); err != nil {
 			if apierrors.IsConflict(err) {
 				// Someone changed the instance meanwhile: read it again.
-				r.instanceStale()
 				r.state, r.message = InstanceStateInProgress, "instance changed while marking it managed; retrying"
 				return requeue.Now(err)
 			}
@@ -271,7 +270,6 @@ func (r *run) reconcileInstance() error {
 	if err != nil {
 		r.noteErr(err)
 		if apierrors.IsConflict(err) {
-			r.instanceStale()
 			return requeue.Now(fmt.Errorf("instance changed while writing status: %w", err))
 		}
 		if r.state != InstanceStateError {

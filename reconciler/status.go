@@ -10,9 +10,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/types"
-
-	"github.com/kroscope/kroscope/reconciler/metadata"
 )
 
 // Condition types kroscope writes on instances: Ready is the root, true
@@ -294,14 +291,12 @@ func (r *run) writeStatus() (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	out, err := r.cs.Dynamic().Resource(r.c.gvr).Namespace(r.inst.GetNamespace()).
-		Patch(r.ctx, r.inst.GetName(), types.MergePatchType, body, metav1.PatchOptions{FieldManager: metadata.FieldManager}, "status")
+	out, err := r.objs.Patch(r.ctx, r.c.gvr, r.inst.GetNamespace(), r.inst.GetName(), body, r.inst.GetResourceVersion(), "status")
 	if err != nil {
 		return false, fmt.Errorf("patching status of %s: %w", objectName(r.inst), err)
 	}
 	oldState, _ := live["state"].(string)
 	oldMsg := conditionMessage(live, ConditionResourcesReady)
-	r.wrote(r.c.gvr, out, r.inst.GetResourceVersion())
 	r.inst = out
 	r.announce(oldState, oldMsg)
 	return true, nil
