@@ -18,11 +18,11 @@ import (
 // not be marked managed, nothing was observed: the previous conditions stay.
 func (r *run) authorConditions(status map[string]any, builtin []any, now string) {
 	previous, _, _ := unstructured.NestedSlice(r.inst.Object, "status", "conditions")
-	if r.managedErr != nil {
+	if r.out.managedErr != nil {
 		status["conditions"] = keepPrevious([]any{}, previous)
 		return
 	}
-	if r.deleting {
+	if r.out.deleting {
 		var current []any
 		for _, c := range builtin {
 			if m, _ := c.(map[string]any); m["type"] == ConditionResourcesReady {
@@ -38,7 +38,7 @@ func (r *run) authorConditions(status map[string]any, builtin []any, now string)
 		m, _ := c.(map[string]any)
 		view = append(view, map[string]any{"type": m["type"], "status": m["status"], "reason": m["reason"], "message": m["message"]})
 	}
-	conds, incomplete, err := r.c.rg.EvalConditions(r.allVars, view)
+	conds, incomplete, err := r.c.rg.EvalConditions(r.obs.allVars, view)
 	byType := map[string]map[string]any{}
 	for _, p := range previous {
 		if m, ok := p.(map[string]any); ok {
@@ -74,8 +74,8 @@ func (r *run) authorConditions(status map[string]any, builtin []any, now string)
 	status["conditions"] = out
 	if err != nil {
 		r.log.Info("status.conditions degraded: the instance is in ERROR", "error", err.Error())
-		r.state, r.message = InstanceStateError, err.Error()
-		status["state"] = r.state
+		r.out.state, r.out.message = InstanceStateError, err.Error()
+		status["state"] = r.out.state
 	}
 }
 

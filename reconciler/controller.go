@@ -155,16 +155,15 @@ func (c *Controller) Reconcile(ctx context.Context, req ctrl.Request) error {
 	log := red.Logger(c.log.WithValues("instance", req.NamespacedName.String()))
 	ctx = redact.NewContext(ctx, red)
 
+	opts.Now, opts.Recorder = now, recorder
 	r := &run{
-		c:        c,
-		ctx:      ctx,
-		log:      log,
-		opts:     opts,
-		recorder: recorder,
-		now:      now,
-		req:      req,
-		details:  map[string]*ResourceDetail{},
-		red:      red,
+		c:    c,
+		ctx:  ctx,
+		log:  log,
+		opts: opts,
+		req:  req,
+		red:  red,
+		obs:  observations{details: map[string]*ResourceDetail{}},
 	}
 	err := r.reconcile()
 	if observer != nil {

@@ -53,10 +53,10 @@ func (r *run) event(typ, reason, msg string) {
 		r.impersonatedEvent(typ, reason, msg)
 		return
 	}
-	if r.recorder == nil {
+	if r.opts.Recorder == nil {
 		return
 	}
-	r.recorder.Event(r.inst, typ, reason, msg)
+	r.opts.Recorder.Event(r.inst, typ, reason, msg)
 }
 
 // impersonatedEvent writes one Event through the run's (impersonated)
