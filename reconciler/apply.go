@@ -78,26 +78,10 @@ func (r *run) apply(res *graph.Resource, gvr schema.GroupVersionResource, desire
 	opts := metav1.ApplyOptions{FieldManager: metadata.FieldManager}
 	out, err := r.objs.Apply(r.ctx, gvr, desired, opts, replaces)
 	if err != nil && apierrors.IsConflict(err) && existing != nil {
-		managers := conflictManagers(err)
-		// kro's managers on a child that is this same instance's (kro made
-		// it, or took it over) are not another owner: kroscope adopts the
-		// child, taking over their fields, as kro does with kroscope's.
-		kro := r.kroManagers(existing, managers)
-		others := slices.DeleteFunc(slices.Clone(managers), func(m string) bool { return slices.Contains(kro, m) })
-		if applier := applyManagers(existing, others); len(applier) > 0 {
-			return nil, false, false, fmt.Errorf("fields are owned by field manager(s) %s, which also apply this object; kroscope does not take them over: %w",
-				strings.Join(applier, ", "), err)
+		if err = r.takeOver(res, desired, existing, err); err == nil {
+			opts.Force = true
+			out, err = r.objs.Apply(r.ctx, gvr, desired, opts, replaces)
 		}
-		if len(kro) > 0 {
-			r.event(corev1.EventTypeNormal, "Adopted", fmt.Sprintf("resource %s: adopting %s from kro (field managers %s)",
-				res.ID, objectName(desired), strings.Join(kro, ", ")))
-		}
-		if len(others) > 0 {
-			r.event(corev1.EventTypeNormal, "DriftCorrected", fmt.Sprintf("resource %s: restoring %s, changed by %s",
-				res.ID, objectName(desired), strings.Join(others, ", ")))
-		}
-		opts.Force = true
-		out, err = r.objs.Apply(r.ctx, gvr, desired, opts, replaces)
 	}
 	if err != nil {
 		return nil, false, false, err
@@ -107,6 +91,31 @@ func (r *run) apply(res *graph.Resource, gvr schema.GroupVersionResource, desire
 		return out, true, false, nil
 	}
 	return out, false, out.GetResourceVersion() != existing.GetResourceVersion(), nil
+}
+
+// takeOver decides on an apply conflict: fields kro or an imperative edit
+// took are taken back (nil: force the apply), with an Event saying whose;
+// fields another apply-manager owns are not (the conflict, explained).
+func (r *run) takeOver(res *graph.Resource, desired, existing *unstructured.Unstructured, conflict error) error {
+	managers := conflictManagers(conflict)
+	// kro's managers on a child that is this same instance's (kro made
+	// it, or took it over) are not another owner: kroscope adopts the
+	// child, taking over their fields, as kro does with kroscope's.
+	kro := r.kroManagers(existing, managers)
+	others := slices.DeleteFunc(slices.Clone(managers), func(m string) bool { return slices.Contains(kro, m) })
+	if applier := applyManagers(existing, others); len(applier) > 0 {
+		return fmt.Errorf("fields are owned by field manager(s) %s, which also apply this object; kroscope does not take them over: %w",
+			strings.Join(applier, ", "), conflict)
+	}
+	if len(kro) > 0 {
+		r.event(corev1.EventTypeNormal, "Adopted", fmt.Sprintf("resource %s: adopting %s from kro (field managers %s)",
+			res.ID, objectName(desired), strings.Join(kro, ", ")))
+	}
+	if len(others) > 0 {
+		r.event(corev1.EventTypeNormal, "DriftCorrected", fmt.Sprintf("resource %s: restoring %s, changed by %s",
+			res.ID, objectName(desired), strings.Join(others, ", ")))
+	}
+	return nil
 }
 
 // kroManagers returns those of managers that are kro's, when existing's

@@ -132,16 +132,8 @@ type wireCondition = map[string]any
 // condition written the first time; Ready follows its dependents; the list
 // is ordered by lastTransitionTime with Ready last.
 func (r *run) stampConditions(deps []condition) []any {
-	old := map[string]map[string]any{}
-	if conds, ok, _ := unstructured.NestedSlice(r.inst.Object, "status", "conditions"); ok {
-		for _, c := range conds {
-			if m, ok := c.(map[string]any); ok {
-				if t, ok := m["type"].(string); ok {
-					old[t] = m
-				}
-			}
-		}
-	}
+	conds, _, _ := unstructured.NestedSlice(r.inst.Object, "status", "conditions")
+	old := conditionsByType(conds)
 	now := r.opts.Now().UTC().Format(time.RFC3339)
 	created := r.inst.GetCreationTimestamp().UTC().Format(time.RFC3339)
 	stamp := func(c condition) wireCondition {
