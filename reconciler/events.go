@@ -49,7 +49,7 @@ func (r *run) event(typ, reason, msg string) {
 	if len(msg) > 1000 {
 		msg = msg[:1000] + "…"
 	}
-	if cs := r.objs.Set(); r.sa != "" && cs != r.c.clientSet && cs.Kubernetes() != nil {
+	if r.sa != "" && r.objs != nil && r.objs.Set() != r.c.clientSet && r.objs.Set().Kubernetes() != nil {
 		r.impersonatedEvent(typ, reason, msg)
 		return
 	}
