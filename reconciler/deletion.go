@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/kroscope/kroscope/reconciler/graph"
 	"github.com/kroscope/kroscope/reconciler/metadata"
 	"github.com/kroscope/kroscope/reconciler/requeue"
 )
@@ -121,55 +122,60 @@ func (r *run) release(policy string) error {
 	return nil
 }
 
-// findChildren lists every resource's labelled objects. External refs are
-// SKIPPED: they are never deleted.
+// findChildren lists every resource's labelled objects (see findChild),
+// records each resource's verdict, and reports whether one could not be
+// listed.
 func (r *run) findChildren() (map[string][]unstructured.Unstructured, map[string]schema.GroupVersionResource, bool) {
 	present := map[string][]unstructured.Unstructured{}
 	gvrs := map[string]schema.GroupVersionResource{}
 	failed := false
 	for _, id := range r.c.rg.TopologicalOrder {
-		res, d := r.c.rg.Resources[id], r.obs.details[id]
-		if res.External {
-			d.State, d.WaitingFor = ResourceStateSkipped, "external reference: never deleted"
-			continue
+		out, gvr, objs := r.findChild(r.c.rg.Resources[id])
+		r.record(id, out)
+		failed = failed || out.state == ResourceStateError
+		if len(objs) > 0 {
+			present[id], gvrs[id] = objs, gvr
 		}
-		gvr, _, err := r.resolveGVR(res)
-		if err != nil {
-			if meta.IsNoMatchError(err) || strings.Contains(err.Error(), "is not served") {
-				d.State = ResourceStateDeleted // the kind is gone, so are its objects
-				continue
-			}
-			d.State, d.Err = ResourceStateError, err
-			failed = true
-			continue
-		}
-		gvrs[id] = gvr
-		objs, err := r.ownedChildren(gvr, id)
-		if err != nil {
-			r.noteErr(err)
-			d.State, d.Err = ResourceStateError, fmt.Errorf("resource %s: %w", id, err)
-			failed = true
-			continue
-		}
-		if len(objs) == 0 {
-			d.State = ResourceStateDeleted
-			continue
-		}
-		present[id] = objs
-		d.State = ResourceStatePendingDeletion
-		if res.IsCollection() {
-			// Every item is found by its labels and deleted with the rest.
-			items := make([]*unstructured.Unstructured, len(objs))
-			for i := range objs {
-				items[i] = &objs[i]
-			}
-			d.Observed = listObject(items)
-			continue
-		}
-		d.Observed = &objs[0]
-		d.Name, d.Namespace = objs[0].GetName(), objs[0].GetNamespace()
 	}
 	return present, gvrs, failed
+}
+
+// findChild is the verdict of one resource at deletion, with the objects
+// still there: PENDING_DELETION while some are, DELETED when none is (or
+// its kind is gone, and its objects with it). External refs are SKIPPED:
+// they are never deleted.
+func (r *run) findChild(res *graph.Resource) (result, schema.GroupVersionResource, []unstructured.Unstructured) {
+	if res.External {
+		return result{verdict: verdict{state: ResourceStateSkipped, reason: "external reference: never deleted"}}, schema.GroupVersionResource{}, nil
+	}
+	gvr, _, err := r.resolveGVR(res)
+	if err != nil {
+		if meta.IsNoMatchError(err) || strings.Contains(err.Error(), "is not served") {
+			return result{verdict: verdict{state: ResourceStateDeleted}}, gvr, nil
+		}
+		return result{verdict: errored(err)}, gvr, nil
+	}
+	objs, err := r.ownedChildren(gvr, res.ID)
+	if err != nil {
+		r.noteErr(err)
+		return result{verdict: errored(fmt.Errorf("resource %s: %w", res.ID, err))}, gvr, nil
+	}
+	if len(objs) == 0 {
+		return result{verdict: verdict{state: ResourceStateDeleted}}, gvr, nil
+	}
+	out := result{verdict: verdict{state: ResourceStatePendingDeletion}}
+	if res.IsCollection() {
+		// Every item is found by its labels and deleted with the rest.
+		items := make([]*unstructured.Unstructured, len(objs))
+		for i := range objs {
+			items[i] = &objs[i]
+		}
+		out.observed = listObject(items)
+		return out, gvr, objs
+	}
+	out.observed = &objs[0]
+	out.name, out.namespace = objs[0].GetName(), objs[0].GetNamespace()
+	return out, gvr, objs
 }
 
 // ownedChildren lists the objects whose labels prove they are this
