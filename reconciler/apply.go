@@ -15,7 +15,6 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/client-go/dynamic"
 
 	"github.com/kroscope/kroscope/reconciler/graph"
 	"github.com/kroscope/kroscope/reconciler/metadata"
@@ -53,7 +52,7 @@ func (r *run) ownershipProblem(existing *unstructured.Unstructured) string {
 // from it. It never forces over fields another apply-manager owns; fields
 // taken by an imperative edit (an Update by a person or a script) are drift
 // and are taken back, with an Event naming who changed them.
-func (r *run) apply(res *graph.Resource, ri dynamic.ResourceInterface, desired, existing *unstructured.Unstructured) (observed *unstructured.Unstructured, created, updated bool, err error) {
+func (r *run) apply(res *graph.Resource, gvr schema.GroupVersionResource, desired, existing *unstructured.Unstructured) (observed *unstructured.Unstructured, created, updated bool, err error) {
 	hash, err := desiredHash(desired)
 	if err != nil {
 		return nil, false, false, fmt.Errorf("hashing the desired object: %w", err)
@@ -72,29 +71,17 @@ func (r *run) apply(res *graph.Resource, ri dynamic.ResourceInterface, desired, 
 		return nil, false, false, err
 	}
 
+	replaces := ""
+	if existing != nil {
+		replaces = existing.GetResourceVersion()
+	}
 	opts := metav1.ApplyOptions{FieldManager: metadata.FieldManager}
-	out, err := ri.Apply(r.ctx, desired.GetName(), desired, opts)
+	out, err := r.objs.Apply(r.ctx, gvr, desired, opts, replaces)
 	if err != nil && apierrors.IsConflict(err) && existing != nil {
-		managers := conflictManagers(err)
-		// kro's managers on a child that is this same instance's (kro made
-		// it, or took it over) are not another owner: kroscope adopts the
-		// child, taking over their fields, as kro does with kroscope's.
-		kro := r.kroManagers(existing, managers)
-		others := slices.DeleteFunc(slices.Clone(managers), func(m string) bool { return slices.Contains(kro, m) })
-		if applier := applyManagers(existing, others); len(applier) > 0 {
-			return nil, false, false, fmt.Errorf("fields are owned by field manager(s) %s, which also apply this object; kroscope does not take them over: %w",
-				strings.Join(applier, ", "), err)
+		if err = r.takeOver(res, desired, existing, err); err == nil {
+			opts.Force = true
+			out, err = r.objs.Apply(r.ctx, gvr, desired, opts, replaces)
 		}
-		if len(kro) > 0 {
-			r.event(corev1.EventTypeNormal, "Adopted", fmt.Sprintf("resource %s: adopting %s from kro (field managers %s)",
-				res.ID, objectName(desired), strings.Join(kro, ", ")))
-		}
-		if len(others) > 0 {
-			r.event(corev1.EventTypeNormal, "DriftCorrected", fmt.Sprintf("resource %s: restoring %s, changed by %s",
-				res.ID, objectName(desired), strings.Join(others, ", ")))
-		}
-		opts.Force = true
-		out, err = ri.Apply(r.ctx, desired.GetName(), desired, opts)
 	}
 	if err != nil {
 		return nil, false, false, err
@@ -104,6 +91,31 @@ func (r *run) apply(res *graph.Resource, ri dynamic.ResourceInterface, desired, 
 		return out, true, false, nil
 	}
 	return out, false, out.GetResourceVersion() != existing.GetResourceVersion(), nil
+}
+
+// takeOver decides on an apply conflict: fields kro or an imperative edit
+// took are taken back (nil: force the apply), with an Event saying whose;
+// fields another apply-manager owns are not (the conflict, explained).
+func (r *run) takeOver(res *graph.Resource, desired, existing *unstructured.Unstructured, conflict error) error {
+	managers := conflictManagers(conflict)
+	// kro's managers on a child that is this same instance's (kro made
+	// it, or took it over) are not another owner: kroscope adopts the
+	// child, taking over their fields, as kro does with kroscope's.
+	kro := r.kroManagers(existing, managers)
+	others := slices.DeleteFunc(slices.Clone(managers), func(m string) bool { return slices.Contains(kro, m) })
+	if applier := applyManagers(existing, others); len(applier) > 0 {
+		return fmt.Errorf("fields are owned by field manager(s) %s, which also apply this object; kroscope does not take them over: %w",
+			strings.Join(applier, ", "), conflict)
+	}
+	if len(kro) > 0 {
+		r.event(corev1.EventTypeNormal, "Adopted", fmt.Sprintf("resource %s: adopting %s from kro (field managers %s)",
+			res.ID, objectName(desired), strings.Join(kro, ", ")))
+	}
+	if len(others) > 0 {
+		r.event(corev1.EventTypeNormal, "DriftCorrected", fmt.Sprintf("resource %s: restoring %s, changed by %s",
+			res.ID, objectName(desired), strings.Join(others, ", ")))
+	}
+	return nil
 }
 
 // kroManagers returns those of managers that are kro's, when existing's
@@ -196,9 +208,9 @@ func (r *run) listChildren(gvr schema.GroupVersionResource, nodeID string) ([]un
 		metadata.NodeIDLabel:     nodeID,
 	}).String()
 	opts := metav1.ListOptions{LabelSelector: sel}
-	list, err := r.cs.Dynamic().Resource(gvr).List(r.ctx, opts)
+	list, err := r.objs.List(r.ctx, gvr, "", opts)
 	if apierrors.IsForbidden(err) && r.inst.GetNamespace() != "" {
-		list, err = r.cs.Dynamic().Resource(gvr).Namespace(r.inst.GetNamespace()).List(r.ctx, opts)
+		list, err = r.objs.List(r.ctx, gvr, r.inst.GetNamespace(), opts)
 	}
 	if apierrors.IsNotFound(err) {
 		return nil, nil // the kind is gone, so are its objects
@@ -214,13 +226,10 @@ func (r *run) listChildren(gvr schema.GroupVersionResource, nodeID string) ([]un
 func (r *run) deleteObject(gvr schema.GroupVersionResource, o *unstructured.Unstructured) error {
 	uid := o.GetUID()
 	policy := metav1.DeletePropagationBackground
-	err := r.resourceClient(gvr, o.GetNamespace()).Delete(r.ctx, o.GetName(), metav1.DeleteOptions{
+	err := r.objs.Delete(r.ctx, gvr, o.GetNamespace(), o.GetName(), metav1.DeleteOptions{
 		Preconditions:     &metav1.Preconditions{UID: &uid},
 		PropagationPolicy: &policy,
 	})
-	if rd := r.reader(); rd != nil && (err == nil || apierrors.IsNotFound(err)) {
-		rd.Forget(gvr, o.GetNamespace(), o.GetName())
-	}
 	if apierrors.IsNotFound(err) || apierrors.IsConflict(err) {
 		return nil
 	}

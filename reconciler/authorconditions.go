@@ -2,6 +2,8 @@ package reconciler
 
 import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/kroscope/kroscope/reconciler/graph/cellib"
 )
 
 // authorConditions puts the graph's status.conditions on status in place
@@ -18,11 +20,11 @@ import (
 // not be marked managed, nothing was observed: the previous conditions stay.
 func (r *run) authorConditions(status map[string]any, builtin []any, now string) {
 	previous, _, _ := unstructured.NestedSlice(r.inst.Object, "status", "conditions")
-	if r.managedErr != nil {
+	if r.out.managedErr != nil {
 		status["conditions"] = keepPrevious([]any{}, previous)
 		return
 	}
-	if r.deleting {
+	if r.out.deleting {
 		var current []any
 		for _, c := range builtin {
 			if m, _ := c.(map[string]any); m["type"] == ConditionResourcesReady {
@@ -32,41 +34,11 @@ func (r *run) authorConditions(status map[string]any, builtin []any, now string)
 		status["conditions"] = keepPrevious(current, previous)
 		return
 	}
-	// runtime.condition(schema, type) reads the built-ins by these fields.
-	view := make([]any, 0, len(builtin))
-	for _, c := range builtin {
-		m, _ := c.(map[string]any)
-		view = append(view, map[string]any{"type": m["type"], "status": m["status"], "reason": m["reason"], "message": m["message"]})
-	}
-	conds, incomplete, err := r.c.rg.EvalConditions(r.allVars, view)
-	byType := map[string]map[string]any{}
-	for _, p := range previous {
-		if m, ok := p.(map[string]any); ok {
-			if t, ok := m["type"].(string); ok {
-				byType[t] = m
-			}
-		}
-	}
+	conds, incomplete, err := r.c.rg.EvalConditions(r.obs.allVars, builtinView(builtin))
+	byType := conditionsByType(previous)
 	out := make([]any, 0, len(conds))
 	for _, c := range conds {
-		ltt := now
-		if old := byType[c.ConditionType]; old != nil && old["status"] == c.Status {
-			if t, ok := old["lastTransitionTime"].(string); ok && t != "" {
-				ltt = t
-			}
-		}
-		m := map[string]any{"type": c.ConditionType, "status": c.Status, "lastTransitionTime": ltt}
-		// kro leaves empty strings out, and a zero generation.
-		if c.Reason != "" {
-			m["reason"] = c.Reason
-		}
-		if c.Message != "" {
-			m["message"] = c.Message
-		}
-		if g := r.inst.GetGeneration(); g != 0 {
-			m["observedGeneration"] = g
-		}
-		out = append(out, m)
+		out = append(out, authorCondition(c, byType[c.ConditionType], now, r.inst.GetGeneration()))
 	}
 	if incomplete {
 		out = keepPrevious(out, previous)
@@ -74,9 +46,57 @@ func (r *run) authorConditions(status map[string]any, builtin []any, now string)
 	status["conditions"] = out
 	if err != nil {
 		r.log.Info("status.conditions degraded: the instance is in ERROR", "error", err.Error())
-		r.state, r.message = InstanceStateError, err.Error()
-		status["state"] = r.state
+		r.out.state, r.out.message = InstanceStateError, err.Error()
+		status["state"] = r.out.state
 	}
+}
+
+// builtinView is the built-in conditions as runtime.condition(schema,
+// type) reads them: by these fields only.
+func builtinView(builtin []any) []any {
+	view := make([]any, 0, len(builtin))
+	for _, c := range builtin {
+		m, _ := c.(map[string]any)
+		view = append(view, map[string]any{"type": m["type"], "status": m["status"], "reason": m["reason"], "message": m["message"]})
+	}
+	return view
+}
+
+// conditionsByType indexes written conditions by their type.
+func conditionsByType(conds []any) map[string]map[string]any {
+	byType := map[string]map[string]any{}
+	for _, p := range conds {
+		if m, ok := p.(map[string]any); ok {
+			if t, ok := m["type"].(string); ok {
+				byType[t] = m
+			}
+		}
+	}
+	return byType
+}
+
+// authorCondition is one author condition as written: its
+// lastTransitionTime kept from old (the condition of its type written
+// before, or nil) while its status is unchanged.
+func authorCondition(c cellib.Condition, old map[string]any, now string, generation int64) map[string]any {
+	ltt := now
+	if old != nil && old["status"] == c.Status {
+		if t, ok := old["lastTransitionTime"].(string); ok && t != "" {
+			ltt = t
+		}
+	}
+	m := map[string]any{"type": c.ConditionType, "status": c.Status, "lastTransitionTime": ltt}
+	// kro leaves empty strings out, and a zero generation.
+	if c.Reason != "" {
+		m["reason"] = c.Reason
+	}
+	if c.Message != "" {
+		m["message"] = c.Message
+	}
+	if generation != 0 {
+		m["observedGeneration"] = generation
+	}
+	return m
 }
 
 // keepPrevious appends to current the previous conditions of types it

@@ -36,7 +36,7 @@ func authorRun(t *testing.T, extra string, now time.Time) *run {
 	r := unitRun(t, map[string]string{"a": ResourceStateSynced, "b": ResourceStateSynced}, now)
 	r.c = NewController(logr.Discard(), ReconcileConfig{DefaultRequeueDuration: 7 * time.Second}, g.Instance.GVR, g,
 		client.NewSetFromClients(client.Clients{}), nil, metadata.NewGraphLabeler(g.Name, g.UID))
-	r.state, r.message = r.instanceState()
+	r.out.state, r.out.message = r.instanceState()
 	return r
 }
 
@@ -46,7 +46,7 @@ func authorRun(t *testing.T, extra string, now time.Time) *run {
 func TestAuthorConditionsReplaceBuiltins(t *testing.T) {
 	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	r := authorRun(t, "", t0)
-	r.allVars = graph.Vars{"schema": map[string]any{"spec": map[string]any{"v": "x"}}, "a": map[string]any{"data": map[string]any{"v": "x"}}}
+	r.obs.allVars = graph.Vars{"schema": map[string]any{"spec": map[string]any{"v": "x"}}, "a": map[string]any{"data": map[string]any{"v": "x"}}}
 	st := r.buildStatus(nil)
 	want := []any{
 		map[string]any{"type": "AReady", "status": "True", "reason": "Checked", "message": "v=x", "lastTransitionTime": t0.Format(time.RFC3339), "observedGeneration": int64(4)},
@@ -65,7 +65,7 @@ func TestAuthorConditionsReplaceBuiltins(t *testing.T) {
 	t1 := t0.Add(time.Hour)
 	r2 := authorRun(t, "", t1)
 	r2.inst.Object["status"] = st
-	r2.allVars = graph.Vars{"schema": map[string]any{}, "a": map[string]any{"data": map[string]any{"v": "y"}}}
+	r2.obs.allVars = graph.Vars{"schema": map[string]any{}, "a": map[string]any{"data": map[string]any{"v": "y"}}}
 	st2 := r2.buildStatus(nil)
 	c := condMap(st2)
 	if c["AReady"]["status"] != "False" || c["AReady"]["lastTransitionTime"] != t1.Format(time.RFC3339) {
@@ -76,7 +76,7 @@ func TestAuthorConditionsReplaceBuiltins(t *testing.T) {
 	}
 	r3 := authorRun(t, "", t1)
 	r3.inst.Object["status"] = st2
-	r3.allVars = graph.Vars{"schema": map[string]any{}}
+	r3.obs.allVars = graph.Vars{"schema": map[string]any{}}
 	c3 := condMap(r3.buildStatus(nil))
 	if len(c3) != 2 || c3["AReady"]["status"] != "False" || c3["AReady"]["message"] != "v=y" {
 		t.Errorf("pending entry did not keep the previous condition: %v", c3)
@@ -88,14 +88,14 @@ func TestAuthorConditionsReplaceBuiltins(t *testing.T) {
 func TestAuthorConditionsDegraded(t *testing.T) {
 	r := authorRun(t, `      - '${[runtime.newCondition({type: "Dup", status: "True"}), runtime.newCondition({type: "Dup", status: "False"})]}'
 `, time.Now())
-	r.allVars = graph.Vars{"schema": map[string]any{}, "a": map[string]any{"data": map[string]any{"v": "x"}}}
+	r.obs.allVars = graph.Vars{"schema": map[string]any{}, "a": map[string]any{"data": map[string]any{"v": "x"}}}
 	st := r.buildStatus(nil)
 	c := condMap(st)
 	if _, dup := c["Dup"]; dup || len(c) != 2 {
 		t.Errorf("conditions %v", c)
 	}
-	if st["state"] != InstanceStateError || r.state != InstanceStateError || !strings.Contains(r.message, "duplicate condition type(s) [Dup] dropped") {
-		t.Errorf("state %v / %s: %s", st["state"], r.state, r.message)
+	if st["state"] != InstanceStateError || r.out.state != InstanceStateError || !strings.Contains(r.out.message, "duplicate condition type(s) [Dup] dropped") {
+		t.Errorf("state %v / %s: %s", st["state"], r.out.state, r.out.message)
 	}
 }
 
@@ -108,7 +108,7 @@ func TestAuthorConditionsWhileDeleting(t *testing.T) {
 	}}
 	r := authorRun(t, "", time.Now())
 	r.inst.Object["status"] = prev
-	r.deleting, r.state, r.message = true, InstanceStateDeleting, "deleting b"
+	r.out.deleting, r.out.state, r.out.message = true, InstanceStateDeleting, "deleting b"
 	c := condMap(r.buildStatus(nil))
 	if len(c) != 2 || c["AReady"]["lastTransitionTime"] != "2026-01-01T00:00:00Z" || c[ConditionResourcesReady] == nil {
 		t.Errorf("deleting: %v", c)
@@ -116,7 +116,7 @@ func TestAuthorConditionsWhileDeleting(t *testing.T) {
 
 	r = authorRun(t, "", time.Now())
 	r.inst.Object["status"] = prev
-	r.managedErr, r.state = errors.New("forbidden"), InstanceStateError
+	r.out.managedErr, r.out.state = errors.New("forbidden"), InstanceStateError
 	if got := r.buildStatus(nil)["conditions"]; !reflect.DeepEqual(got, prev["conditions"]) {
 		t.Errorf("management failure: conditions %v, want the previous ones", got)
 	}

@@ -30,29 +30,47 @@ type itemResult struct {
 }
 
 // reconcileCollection renders every item of a forEach collection, applies
-// each one as a single child would be (same ownership check, same Reader
-// cache, same apply), then deletes this node's objects that are no longer
+// each one as a single child would be (same ownership check, same cached
+// reads, same apply), then deletes this node's objects that are no longer
 // items. Its value for dependents is the list of observed items.
-func (r *run) reconcileCollection(res *graph.Resource, d *ResourceDetail, vars graph.Vars) {
+func (r *run) reconcileCollection(res *graph.Resource, vars graph.Vars) result {
 	items, err := res.RenderCollection(vars)
 	if err != nil {
-		r.renderFailed(res, d, err)
-		return
+		return result{verdict: r.renderFailed(res, err)}
 	}
 	gvr, namespaced, err := r.resolveGVR(res)
 	if err != nil {
-		d.State, d.Err = ResourceStateError, err
 		r.noteErr(err)
-		return
+		return result{verdict: errored(err)}
 	}
 	// A collection has no single name: the engine shows the item count.
-	d.Name, d.Namespace = "", ""
 	if err := r.prepareItems(res, items, namespaced); err != nil {
-		d.State, d.Err = ResourceStateFailed, err
-		return
+		return result{verdict: failed(err)}
 	}
-	d.Desired = listObject(items)
+	results := r.reconcileItems(res, gvr, items)
+	observed := make([]*unstructured.Unstructured, 0, len(results))
+	for _, ir := range results {
+		if ir.observed != nil {
+			observed = append(observed, ir.observed)
+		}
+	}
+	out := collectionState(results, observed)
+	out.desired, out.observed = listObject(items), listObject(observed)
+	if out.state == ResourceStateError || out.state == ResourceStateFailed || r.opts.Observe {
+		// Pruning only after every item was applied: a half-applied
+		// collection must not lose the objects it may still need.
+		return out
+	}
+	if err := r.pruneCollection(res, gvr, items); err != nil {
+		r.noteErr(err)
+		out.state, out.err = ResourceStateError, fmt.Errorf("resource %s: removing objects that are no longer items: %w", res.ID, err)
+	}
+	return out
+}
 
+// reconcileItems reconciles the items concurrently (at most maxParallel at
+// once), each into its own result.
+func (r *run) reconcileItems(res *graph.Resource, gvr schema.GroupVersionResource, items []*unstructured.Unstructured) []itemResult {
 	results := make([]itemResult, len(items))
 	sem := make(chan struct{}, maxParallel)
 	var wg sync.WaitGroup
@@ -64,24 +82,7 @@ func (r *run) reconcileCollection(res *graph.Resource, d *ResourceDetail, vars g
 		})
 	}
 	wg.Wait()
-
-	observed := make([]*unstructured.Unstructured, 0, len(results))
-	for _, ir := range results {
-		if ir.observed != nil {
-			observed = append(observed, ir.observed)
-		}
-	}
-	d.Observed = listObject(observed)
-	r.collectionState(res, d, results, observed)
-	if d.State == ResourceStateError || d.State == ResourceStateFailed || r.opts.Observe {
-		// Pruning only after every item was applied: a half-applied
-		// collection must not lose the objects it may still need.
-		return
-	}
-	if err := r.pruneCollection(res, gvr, items); err != nil {
-		r.noteErr(err)
-		d.State, d.Err = ResourceStateError, fmt.Errorf("resource %s: removing objects that are no longer items: %w", res.ID, err)
-	}
+	return results
 }
 
 // prepareItems places every item in its namespace and stamps the child
@@ -116,8 +117,7 @@ func (r *run) prepareItems(res *graph.Resource, items []*unstructured.Unstructur
 // detail (items run concurrently).
 func (r *run) reconcileItem(res *graph.Resource, gvr schema.GroupVersionResource, i int, desired *unstructured.Unstructured) itemResult {
 	item := fmt.Sprintf("resource %s item %d (%s)", res.ID, i, objectName(desired))
-	ri := r.resourceClient(gvr, desired.GetNamespace())
-	existing, err := r.getChild(gvr, ri, desired)
+	existing, err := r.objs.Child(r.ctx, gvr, desired.GetNamespace(), desired.GetName())
 	if err != nil {
 		r.noteErr(err)
 		return itemResult{state: ResourceStateError, err: fmt.Errorf("%s: reading it: %w", item, err)}
@@ -133,20 +133,13 @@ func (r *run) reconcileItem(res *graph.Resource, gvr schema.GroupVersionResource
 	if r.opts.Observe {
 		return r.observeItem(res, desired, existing)
 	}
-	observed, created, updated, err := r.apply(res, ri, desired, existing)
+	observed, created, updated, err := r.apply(res, gvr, desired, existing)
 	if err != nil {
 		r.noteErr(err)
 		if apierrors.IsInvalid(err) || apierrors.IsBadRequest(err) {
 			return itemResult{state: ResourceStateFailed, err: fmt.Errorf("%s: the API server rejected it: %w", item, err)}
 		}
 		return itemResult{state: ResourceStateError, err: fmt.Errorf("%s: applying it: %w", item, err)}
-	}
-	if created || updated {
-		replaces := ""
-		if existing != nil {
-			replaces = existing.GetResourceVersion()
-		}
-		r.wrote(gvr, observed, replaces)
 	}
 	out := itemResult{observed: observed, created: created, updated: updated}
 	out.ready, out.why, err = res.IsReady(observed.Object)
@@ -180,12 +173,12 @@ func (r *run) observeItem(res *graph.Resource, desired, existing *unstructured.U
 	return out
 }
 
-// collectionState folds the items' results into the node's state, in the
+// collectionState folds the items' results into the node's verdict, in the
 // order a single resource would report them: a failure first, then
 // deletion, absence, readiness, drift, and finally what was written. The
 // observed items are readable by status always, by dependents only when
 // every item is ready.
-func (r *run) collectionState(res *graph.Resource, d *ResourceDetail, results []itemResult, observed []*unstructured.Unstructured) {
+func collectionState(results []itemResult, observed []*unstructured.Unstructured) result {
 	n := len(results)
 	var errs, fails, deleting, missing, unready, drifted []int
 	created, updated := false, false
@@ -211,32 +204,24 @@ func (r *run) collectionState(res *graph.Resource, d *ResourceDetail, results []
 	for _, o := range observed {
 		list = append(list, o.Object)
 	}
-	r.setList(r.allVars, res.ID, list)
-	d.Err, d.WaitingFor = nil, ""
+	out := result{value: list}
 	switch {
 	case len(errs) > 0:
-		d.State, d.Err = ResourceStateError, itemsErr(errs, n, results)
+		out.verdict = errored(itemsErr(errs, n, results))
 	case len(fails) > 0:
-		d.State, d.Err = ResourceStateFailed, itemsErr(fails, n, results)
+		out.verdict = failed(itemsErr(fails, n, results))
 	case len(deleting) > 0:
-		d.State, d.WaitingFor = ResourceStateDeleting, itemsWhy(deleting, n, "being deleted", results)
+		out.verdict = verdict{state: ResourceStateDeleting, reason: itemsWhy(deleting, n, "being deleted", results)}
 	case len(missing) > 0:
-		d.State, d.WaitingFor = ResourceStatePending, itemsWhy(missing, n, "missing", results)
+		out.verdict = pending(itemsWhy(missing, n, "missing", results))
 	case len(unready) > 0:
-		d.State, d.WaitingFor = ResourceStateWaitingForReadiness, itemsWhy(unready, n, "not ready", results)
+		out.verdict = verdict{state: ResourceStateWaitingForReadiness, reason: itemsWhy(unready, n, "not ready", results)}
 	case len(drifted) > 0:
-		d.State, d.WaitingFor = ResourceStateInProgress, itemsWhy(drifted, n, "drifted", results)
+		out.verdict = verdict{state: ResourceStateInProgress, reason: itemsWhy(drifted, n, "drifted", results)}
 	default:
-		r.setList(r.readyVars, res.ID, list)
-		switch {
-		case created:
-			d.State = ResourceStateCreated
-		case updated:
-			d.State = ResourceStateUpdating
-		default:
-			d.State = ResourceStateSynced
-		}
+		out.ready, out.verdict = true, verdict{state: writtenState(created, updated)}
 	}
+	return out
 }
 
 // itemsErr is the first failing item's error, counted.
@@ -250,17 +235,6 @@ func itemsErr(idx []int, n int, results []itemResult) error {
 // itemsWhy says how many items are held and why the first one is.
 func itemsWhy(idx []int, n int, what string, results []itemResult) string {
 	return fmt.Sprintf("%d of %d items %s; item %d: %s", len(idx), n, what, idx[0], results[idx[0]].why)
-}
-
-func (r *run) setList(vars graph.Vars, id string, list []any) {
-	for _, it := range list {
-		if obj, ok := it.(map[string]any); ok {
-			r.red.AddSecret(obj)
-		}
-	}
-	r.mu.Lock()
-	vars[id] = list
-	r.mu.Unlock()
 }
 
 // pruneCollection deletes the objects labelled as this instance's node

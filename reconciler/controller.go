@@ -8,8 +8,6 @@ import (
 	"time"
 
 	"github.com/go-logr/logr"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/tools/record"
@@ -157,16 +155,15 @@ func (c *Controller) Reconcile(ctx context.Context, req ctrl.Request) error {
 	log := red.Logger(c.log.WithValues("instance", req.NamespacedName.String()))
 	ctx = redact.NewContext(ctx, red)
 
+	opts.Now, opts.Recorder = now, recorder
 	r := &run{
-		c:        c,
-		ctx:      ctx,
-		log:      log,
-		opts:     opts,
-		recorder: recorder,
-		now:      now,
-		req:      req,
-		details:  map[string]*ResourceDetail{},
-		red:      red,
+		c:    c,
+		ctx:  ctx,
+		log:  log,
+		opts: opts,
+		req:  req,
+		red:  red,
+		obs:  observations{details: map[string]*ResourceDetail{}},
 	}
 	err := r.reconcile()
 	if observer != nil {
@@ -190,21 +187,10 @@ func isRequeue(err error) bool {
 	return errors.As(err, &a) || errors.As(err, &n) || errors.As(err, &none)
 }
 
-// getInstance reads the instance from rd when it knows it, else with cs;
-// (nil, nil) when it does not exist.
-func (c *Controller) getInstance(ctx context.Context, cs *client.Set, rd Reader, ns, name string) (*unstructured.Unstructured, error) {
-	if rd != nil {
-		if u, ok := rd.Instance(c.gvr, ns, name); ok {
-			return u, nil
-		}
-	}
-	u, err := cs.Dynamic().Resource(c.gvr).Namespace(ns).Get(ctx, name, metav1.GetOptions{})
-	if err == nil && rd != nil {
-		rd.Read(c.gvr, u)
-	}
-	if apierrors.IsNotFound(err) {
-		return nil, nil
-	}
+// getInstance reads the instance through objs; (nil, nil) when it does
+// not exist.
+func (c *Controller) getInstance(ctx context.Context, objs *client.Objects, ns, name string) (*unstructured.Unstructured, error) {
+	u, err := objs.Instance(ctx, c.gvr, ns, name)
 	if err != nil {
 		return nil, fmt.Errorf("getting instance %s %s/%s: %w", c.gvr.Resource, ns, name, err)
 	}

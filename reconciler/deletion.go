@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/kroscope/kroscope/reconciler/graph"
 	"github.com/kroscope/kroscope/reconciler/metadata"
 	"github.com/kroscope/kroscope/reconciler/requeue"
 )
@@ -23,138 +24,158 @@ import (
 // finish deleting.
 func (r *run) deletion() error {
 	r.initDetails()
-	r.state = InstanceStateDeleting
+	r.out.state = InstanceStateDeleting
 	if !slices.Contains(r.inst.GetFinalizers(), metadata.Finalizer) {
-		r.message = "being deleted; kroscope's finalizer is already removed"
+		r.out.message = "being deleted; kroscope's finalizer is already removed"
 		return nil
 	}
-	policy := r.c.cfg.DeletionPolicy
-	if policy == "" {
-		policy = DeletionPolicyDelete
-	}
-	if policy != DeletionPolicyDelete && policy != DeletionPolicyOrphan {
-		err := fmt.Errorf("unknown deletion policy %q: use %q or %q", policy, DeletionPolicyDelete, DeletionPolicyOrphan)
-		r.message = err.Error()
+	policy, err := r.deletionPolicy()
+	if err != nil {
+		r.out.message = err.Error()
 		r.writeStatusBestEffort()
 		return requeue.None(err)
 	}
-
 	present, gvrs, failed := r.findChildren()
 	if failed {
 		return r.finishDeletionPass()
 	}
 	if r.opts.Observe {
 		for id := range present {
-			r.details[id].State = ResourceStatePendingDeletion
+			r.obs.details[id].State = ResourceStatePendingDeletion
 		}
-		r.message = "being deleted (observing: kroscope does not delete)"
+		r.out.message = "being deleted (observing: kroscope does not delete)"
 		return nil
 	}
-
+	done := false
 	if policy == DeletionPolicyOrphan {
-		for _, id := range r.c.rg.TopologicalOrder {
-			for i := range present[id] {
-				if err := r.orphan(gvrs[id], &present[id][i]); err != nil {
-					r.noteErr(err)
-					r.details[id].State, r.details[id].Err = ResourceStateError, fmt.Errorf("resource %s: %w", id, err)
-					failed = true
-				}
-			}
-			if !failed && len(present[id]) > 0 {
-				r.details[id].State = ResourceStateDeleted
-				r.details[id].WaitingFor = "orphaned: kept without kroscope's labels and owner reference"
-			}
-		}
-		if failed {
-			return r.finishDeletionPass()
-		}
-		clear(present)
+		done = r.orphanChildren(present, gvrs)
+	} else {
+		done = r.deleteChildren(present, gvrs)
 	}
+	if !done || r.hasErrorDetail() {
+		return r.finishDeletionPass()
+	}
+	return r.release(policy)
+}
 
-	if policy == DeletionPolicyDelete {
-		members, err := r.deletionMembers(present, gvrs)
-		if err != nil {
-			r.noteErr(err)
-			r.orphanErrs = append(r.orphanErrs, err.Error())
-			return r.finishDeletionPass()
-		}
-		if !r.deleteWaves(members) {
-			return r.finishDeletionPass()
-		}
+// deletionPolicy is the configured policy, Delete when none is.
+func (r *run) deletionPolicy() (string, error) {
+	switch policy := r.c.cfg.DeletionPolicy; policy {
+	case "":
+		return DeletionPolicyDelete, nil
+	case DeletionPolicyDelete, DeletionPolicyOrphan:
+		return policy, nil
+	default:
+		return "", fmt.Errorf("unknown deletion policy %q: use %q or %q", policy, DeletionPolicyDelete, DeletionPolicyOrphan)
 	}
+}
+
+// orphanChildren takes kroscope's marks off every child found, keeping the
+// objects; it reports whether all of them were orphaned.
+func (r *run) orphanChildren(present map[string][]unstructured.Unstructured, gvrs map[string]schema.GroupVersionResource) bool {
+	failed := false
 	for _, id := range r.c.rg.TopologicalOrder {
-		if r.details[id].State == ResourceStateError {
-			return r.finishDeletionPass()
+		d := r.obs.details[id]
+		for i := range present[id] {
+			if err := r.orphan(gvrs[id], &present[id][i]); err != nil {
+				r.noteErr(err)
+				d.State, d.Err = ResourceStateError, fmt.Errorf("resource %s: %w", id, err)
+				failed = true
+			}
+		}
+		if !failed && len(present[id]) > 0 {
+			d.State, d.WaitingFor = ResourceStateDeleted, "orphaned: kept without kroscope's labels and owner reference"
 		}
 	}
+	return !failed
+}
+
+// deleteChildren deletes every member, wave by wave; it reports whether
+// all of them are gone.
+func (r *run) deleteChildren(present map[string][]unstructured.Unstructured, gvrs map[string]schema.GroupVersionResource) bool {
+	members, err := r.deletionMembers(present, gvrs)
+	if err != nil {
+		r.noteErr(err)
+		r.out.orphanErrs = append(r.out.orphanErrs, err.Error())
+		return false
+	}
+	return r.deleteWaves(members)
+}
+
+// release removes kroscope's finalizer once the children are dealt with.
+func (r *run) release(policy string) error {
 	if err := r.removeFinalizer(); err != nil {
 		r.noteErr(err)
 		if apierrors.IsConflict(err) {
-			r.instanceStale()
 			return requeue.Now(err)
 		}
-		r.message = err.Error()
+		r.out.message = err.Error()
 		return err
 	}
-	r.gone = true
+	r.out.gone = true
 	r.c.recreated.forget(r.uid())
-	r.message = "children deleted; finalizer removed"
+	r.out.message = "children deleted; finalizer removed"
 	if policy == DeletionPolicyOrphan {
-		r.message = "children orphaned; finalizer removed"
+		r.out.message = "children orphaned; finalizer removed"
 	}
-	r.event("Normal", "Deleted", r.message)
+	r.event("Normal", "Deleted", r.out.message)
 	return nil
 }
 
-// findChildren lists every resource's labelled objects. External refs are
-// SKIPPED: they are never deleted.
+// findChildren lists every resource's labelled objects (see findChild),
+// records each resource's verdict, and reports whether one could not be
+// listed.
 func (r *run) findChildren() (map[string][]unstructured.Unstructured, map[string]schema.GroupVersionResource, bool) {
 	present := map[string][]unstructured.Unstructured{}
 	gvrs := map[string]schema.GroupVersionResource{}
 	failed := false
 	for _, id := range r.c.rg.TopologicalOrder {
-		res, d := r.c.rg.Resources[id], r.details[id]
-		if res.External {
-			d.State, d.WaitingFor = ResourceStateSkipped, "external reference: never deleted"
-			continue
+		out, gvr, objs := r.findChild(r.c.rg.Resources[id])
+		r.record(id, out)
+		failed = failed || out.state == ResourceStateError
+		if len(objs) > 0 {
+			present[id], gvrs[id] = objs, gvr
 		}
-		gvr, _, err := r.resolveGVR(res)
-		if err != nil {
-			if meta.IsNoMatchError(err) || strings.Contains(err.Error(), "is not served") {
-				d.State = ResourceStateDeleted // the kind is gone, so are its objects
-				continue
-			}
-			d.State, d.Err = ResourceStateError, err
-			failed = true
-			continue
-		}
-		gvrs[id] = gvr
-		objs, err := r.ownedChildren(gvr, id)
-		if err != nil {
-			r.noteErr(err)
-			d.State, d.Err = ResourceStateError, fmt.Errorf("resource %s: %w", id, err)
-			failed = true
-			continue
-		}
-		if len(objs) == 0 {
-			d.State = ResourceStateDeleted
-			continue
-		}
-		present[id] = objs
-		d.State = ResourceStatePendingDeletion
-		if res.IsCollection() {
-			// Every item is found by its labels and deleted with the rest.
-			items := make([]*unstructured.Unstructured, len(objs))
-			for i := range objs {
-				items[i] = &objs[i]
-			}
-			d.Observed = listObject(items)
-			continue
-		}
-		d.Observed = &objs[0]
-		d.Name, d.Namespace = objs[0].GetName(), objs[0].GetNamespace()
 	}
 	return present, gvrs, failed
+}
+
+// findChild is the verdict of one resource at deletion, with the objects
+// still there: PENDING_DELETION while some are, DELETED when none is (or
+// its kind is gone, and its objects with it). External refs are SKIPPED:
+// they are never deleted.
+func (r *run) findChild(res *graph.Resource) (result, schema.GroupVersionResource, []unstructured.Unstructured) {
+	if res.External {
+		return result{verdict: verdict{state: ResourceStateSkipped, reason: "external reference: never deleted"}}, schema.GroupVersionResource{}, nil
+	}
+	gvr, _, err := r.resolveGVR(res)
+	if err != nil {
+		if meta.IsNoMatchError(err) || strings.Contains(err.Error(), "is not served") {
+			return result{verdict: verdict{state: ResourceStateDeleted}}, gvr, nil
+		}
+		return result{verdict: errored(err)}, gvr, nil
+	}
+	objs, err := r.ownedChildren(gvr, res.ID)
+	if err != nil {
+		r.noteErr(err)
+		return result{verdict: errored(fmt.Errorf("resource %s: %w", res.ID, err))}, gvr, nil
+	}
+	if len(objs) == 0 {
+		return result{verdict: verdict{state: ResourceStateDeleted}}, gvr, nil
+	}
+	out := result{verdict: verdict{state: ResourceStatePendingDeletion}}
+	if res.IsCollection() {
+		// Every item is found by its labels and deleted with the rest.
+		items := make([]*unstructured.Unstructured, len(objs))
+		for i := range objs {
+			items[i] = &objs[i]
+		}
+		out.observed = listObject(items)
+		return out, gvr, objs
+	}
+	out.observed = &objs[0]
+	out.name, out.namespace = objs[0].GetName(), objs[0].GetNamespace()
+	return out, gvr, objs
 }
 
 // ownedChildren lists the objects whose labels prove they are this
@@ -220,7 +241,7 @@ func (r *run) deleteWaves(members []member) bool {
 		}
 		var still []member
 		for _, m := range wave {
-			cur, err := r.resourceClient(m.gvr, m.obj.GetNamespace()).Get(r.ctx, m.obj.GetName(), metav1.GetOptions{})
+			cur, err := r.objs.Get(r.ctx, m.gvr, m.obj.GetNamespace(), m.obj.GetName())
 			switch {
 			case apierrors.IsNotFound(err):
 			case err != nil:
@@ -246,7 +267,7 @@ func (r *run) deleteMember(m member) {
 	o := m.obj
 	if ts := o.GetDeletionTimestamp(); ts != nil {
 		grace := r.c.cfg.DeletionGraceTimeDuration
-		if grace > 0 && r.now().Sub(ts.Time) > grace {
+		if grace > 0 && r.opts.Now().Sub(ts.Time) > grace {
 			r.memberFailed(m, fmt.Errorf("deletion has taken longer than %s: %s is still present (finalizers: %s)",
 				grace, objectName(o), strings.Join(o.GetFinalizers(), ", ")))
 		}
@@ -261,7 +282,7 @@ func (r *run) deleteMember(m member) {
 // memberDetail is the detail of a member's node, nil for a member whose
 // resource is no longer in the graph.
 func (r *run) memberDetail(m member) *ResourceDetail {
-	return r.details[m.obj.GetLabels()[metadata.NodeIDLabel]]
+	return r.obs.details[m.obj.GetLabels()[metadata.NodeIDLabel]]
 }
 
 func (r *run) memberFailed(m member, err error) {
@@ -269,7 +290,7 @@ func (r *run) memberFailed(m member, err error) {
 		d.State, d.Err = ResourceStateError, fmt.Errorf("resource %s: %w", d.ID, err)
 		return
 	}
-	r.orphanErrs = append(r.orphanErrs, err.Error())
+	r.out.orphanErrs = append(r.out.orphanErrs, err.Error())
 }
 
 // markWaves sets the resources' states after a wave: DELETING for the
@@ -296,16 +317,16 @@ func (r *run) markWaves(still, rest []member, top int) {
 			}
 		}
 	}
-	r.otherLeft = 0
+	r.out.otherLeft = 0
 	for _, m := range still {
 		if r.memberDetail(m) == nil {
-			r.otherLeft++
+			r.out.otherLeft++
 		}
 	}
 	for _, m := range rest {
 		d := r.memberDetail(m)
 		if d == nil {
-			r.otherLeft++
+			r.out.otherLeft++
 			continue
 		}
 		left[d.ID] = true
@@ -315,7 +336,7 @@ func (r *run) markWaves(still, rest []member, top int) {
 		}
 	}
 	for _, id := range r.c.rg.TopologicalOrder {
-		d := r.details[id]
+		d := r.obs.details[id]
 		if !left[id] && (d.State == ResourceStateDeleting || d.State == ResourceStatePendingDeletion) {
 			d.State, d.Err, d.WaitingFor = ResourceStateDeleted, nil, ""
 		}
@@ -348,7 +369,7 @@ func (r *run) orphan(gvr schema.GroupVersionResource, o *unstructured.Unstructur
 	if err != nil {
 		return err
 	}
-	_, err = r.resourceClient(gvr, o.GetNamespace()).Patch(r.ctx, o.GetName(), types.MergePatchType, body, metav1.PatchOptions{FieldManager: metadata.FieldManager})
+	_, err = r.objs.Patch(r.ctx, gvr, o.GetNamespace(), o.GetName(), body, o.GetResourceVersion())
 	if err != nil && !apierrors.IsNotFound(err) {
 		return fmt.Errorf("orphaning %s: %w", objectName(o), err)
 	}
@@ -359,7 +380,7 @@ func (r *run) orphan(gvr schema.GroupVersionResource, o *unstructured.Unstructur
 func (r *run) finishDeletionPass() error {
 	var parts []string
 	for _, id := range r.c.rg.ReverseTopologicalOrder() {
-		d := r.details[id]
+		d := r.obs.details[id]
 		switch d.State {
 		case ResourceStateDeleted, ResourceStateSkipped:
 			continue
@@ -369,16 +390,16 @@ func (r *run) finishDeletionPass() error {
 			parts = append(parts, fmt.Sprintf("%s: %s", id, strings.ToLower(d.State)))
 		}
 	}
-	parts = append(parts, r.orphanErrs...)
-	if r.otherLeft > 0 {
-		parts = append(parts, fmt.Sprintf("%d object(s) of resources no longer in the graph: deleting", r.otherLeft))
+	parts = append(parts, r.out.orphanErrs...)
+	if r.out.otherLeft > 0 {
+		parts = append(parts, fmt.Sprintf("%d object(s) of resources no longer in the graph: deleting", r.out.otherLeft))
 	}
-	r.message = "deleting: " + strings.Join(parts, "; ")
+	r.out.message = "deleting: " + strings.Join(parts, "; ")
 	if !r.opts.Observe {
 		if _, err := r.writeStatus(); err != nil && !apierrors.IsNotFound(err) {
 			r.noteErr(err)
 			return fmt.Errorf("writing status: %w", err)
 		}
 	}
-	return requeue.After(r.c.cfg.DefaultRequeueDuration, fmt.Errorf("%s", r.message))
+	return requeue.After(r.c.cfg.DefaultRequeueDuration, fmt.Errorf("%s", r.out.message))
 }

@@ -49,14 +49,14 @@ func (r *run) event(typ, reason, msg string) {
 	if len(msg) > 1000 {
 		msg = msg[:1000] + "…"
 	}
-	if r.sa != "" && r.cs != nil && r.cs != r.c.clientSet && r.cs.Kubernetes() != nil {
+	if r.sa != "" && r.objs != nil && r.objs.Set() != r.c.clientSet && r.objs.Set().Kubernetes() != nil {
 		r.impersonatedEvent(typ, reason, msg)
 		return
 	}
-	if r.recorder == nil {
+	if r.opts.Recorder == nil {
 		return
 	}
-	r.recorder.Event(r.inst, typ, reason, msg)
+	r.opts.Recorder.Event(r.inst, typ, reason, msg)
 }
 
 // impersonatedEvent writes one Event through the run's (impersonated)
@@ -79,7 +79,7 @@ func (r *run) impersonatedEvent(typ, reason, msg string) {
 	}
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(r.ctx), 10*time.Second)
 	defer cancel()
-	if _, err := r.cs.Kubernetes().CoreV1().Events(ev.Namespace).Create(ctx, ev, metav1.CreateOptions{}); err != nil {
+	if _, err := r.objs.Set().Kubernetes().CoreV1().Events(ev.Namespace).Create(ctx, ev, metav1.CreateOptions{}); err != nil {
 		r.log.V(1).Info("cannot write the Event as the instance's ServiceAccount", "reason", reason, "serviceAccount", r.sa, "error", err.Error())
 	}
 }

@@ -15,39 +15,51 @@ import (
 // selector matches. Nothing is ever written, deleted or pruned. Its value
 // for status is the list of items (sorted by namespace then name, so renders
 // are stable); for dependents, the same list once every item is ready.
-func (r *run) reconcileExternalCollection(res *graph.Resource, d *ResourceDetail, vars graph.Vars) {
+func (r *run) reconcileExternalCollection(res *graph.Resource, vars graph.Vars) result {
 	rendered, err := res.Render(vars)
 	if err != nil {
-		r.renderFailed(res, d, err)
-		return
+		return result{verdict: r.renderFailed(res, err)}
 	}
 	sel, err := graph.LabelSelector(rendered)
 	if err != nil {
-		d.State, d.Err = ResourceStateFailed, fmt.Errorf("resource %s: spec.resources[%d].externalRef.%w", res.ID, res.Index, err)
-		return
+		return result{verdict: failed(fmt.Errorf("resource %s: spec.resources[%d].externalRef.%w", res.ID, res.Index, err))}
 	}
 	gvr, namespaced, err := r.resolveGVR(res)
 	if err != nil {
-		d.State, d.Err = ResourceStateError, err
 		r.noteErr(err)
-		return
+		return result{verdict: errored(err)}
 	}
 	// An empty namespace means every namespace.
 	ns := rendered.GetNamespace()
 	if !namespaced {
 		ns = ""
 	}
-	d.Name, d.Namespace = "", ns
-	where := "all namespaces"
-	if ns != "" {
-		where = "namespace " + ns
-	}
-	list, err := r.resourceClient(gvr, ns).List(r.ctx, metav1.ListOptions{LabelSelector: sel.String()})
+	out := result{namespace: ns}
+	list, err := r.objs.List(r.ctx, gvr, ns, metav1.ListOptions{LabelSelector: sel.String()})
 	if err != nil {
 		r.noteErr(err)
-		d.State, d.Err = ResourceStateError, fmt.Errorf("resource %s: listing %s with selector %q in %s: %w", res.ID, gvr.Resource, sel.String(), where, err)
-		return
+		where := "all namespaces"
+		if ns != "" {
+			where = "namespace " + ns
+		}
+		out.verdict = errored(fmt.Errorf("resource %s: listing %s with selector %q in %s: %w", res.ID, gvr.Resource, sel.String(), where, err))
+		return out
 	}
+	items := sortedItems(res, list)
+	out.desired, out.observed = listObject(items), listObject(items)
+	values := make([]any, 0, len(items))
+	for _, it := range items {
+		values = append(values, it.Object)
+	}
+	out.value = values
+	out.verdict, out.ready = itemsReady(res, items)
+	return out
+}
+
+// sortedItems are the listed objects sorted by namespace then name, each
+// with its kind (a list's items carry no apiVersion/kind of their own on
+// the wire).
+func sortedItems(res *graph.Resource, list *unstructured.UnstructuredList) []*unstructured.Unstructured {
 	items := make([]*unstructured.Unstructured, 0, len(list.Items))
 	for i := range list.Items {
 		items = append(items, &list.Items[i])
@@ -56,26 +68,21 @@ func (r *run) reconcileExternalCollection(res *graph.Resource, d *ResourceDetail
 		return cmp.Or(cmp.Compare(a.GetNamespace(), b.GetNamespace()), cmp.Compare(a.GetName(), b.GetName()))
 	})
 	for _, it := range items {
-		// A list's items carry no apiVersion/kind of their own on the wire.
 		if it.GetKind() == "" {
 			it.SetGroupVersionKind(res.GVK)
 		}
 	}
-	d.Desired = listObject(items)
-	d.Observed = listObject(items)
-	values := make([]any, 0, len(items))
-	for _, it := range items {
-		values = append(values, it.Object)
-	}
-	r.setList(r.allVars, res.ID, values)
-	d.Err, d.WaitingFor = nil, ""
+	return items
+}
 
+// itemsReady is the verdict of an external collection's readiness: SYNCED
+// (and ready) when every item is.
+func itemsReady(res *graph.Resource, items []*unstructured.Unstructured) (verdict, bool) {
 	var unready []string
 	for _, it := range items {
 		ready, why, err := res.IsReady(it.Object)
 		if err != nil && !graph.IsDataPending(err) {
-			d.State, d.Err = ResourceStateFailed, fmt.Errorf("resource %s: %s: readyWhen: %w", res.ID, objectName(it), err)
-			return
+			return failed(fmt.Errorf("resource %s: %s: readyWhen: %w", res.ID, objectName(it), err)), false
 		}
 		if !ready {
 			if why == "" && err != nil {
@@ -85,12 +92,9 @@ func (r *run) reconcileExternalCollection(res *graph.Resource, d *ResourceDetail
 		}
 	}
 	if len(unready) > 0 {
-		d.State = ResourceStateWaitingForReadiness
-		d.WaitingFor = fmt.Sprintf("%d of %d items not ready; %s", len(unready), len(items), unready[0])
-		return
+		return verdict{state: ResourceStateWaitingForReadiness, reason: fmt.Sprintf("%d of %d items not ready; %s", len(unready), len(items), unready[0])}, false
 	}
-	r.setList(r.readyVars, res.ID, values)
-	d.State = ResourceStateSynced
+	return verdict{state: ResourceStateSynced}, true
 }
 
 // itemName is ns/name, or name for a cluster-scoped object.

@@ -79,11 +79,11 @@ func (r *run) needsPrune() bool {
 // applySetID is the instance's ApplySet id.
 func (r *run) applySetID() string {
 	// The instance's identity does not change within a run: hashed once.
-	r.asidOnce.Do(func() {
+	r.aset.once.Do(func() {
 		gvk := r.inst.GroupVersionKind()
-		r.asid = metadata.ApplySetID(r.inst.GetName(), r.inst.GetNamespace(), gvk.Kind, gvk.Group)
+		r.aset.id = metadata.ApplySetID(r.inst.GetName(), r.inst.GetNamespace(), gvk.Kind, gvk.Group)
 	})
-	return r.asid
+	return r.aset.id
 }
 
 // graphInventory is the recorded inventory plus the kind of every resource
@@ -127,48 +127,29 @@ func (r *run) inventoryPatch(inv metadata.Inventory) map[string]any {
 	}
 }
 
-// projectInventory records the graph's kinds on the instance before the
-// children are applied. It is called before the layers run, so it may
-// replace r.inst.
-func (r *run) projectInventory() error {
-	inv, err := r.graphInventory()
-	if err != nil {
-		return err
-	}
-	r.inv = inv
-	if r.inventoryWritten(inv) {
-		return nil
-	}
-	md := r.inventoryPatch(inv)
-	md["resourceVersion"] = r.inst.GetResourceVersion()
-	return r.patchInstance(md)
-}
-
 // recordMember makes sure the inventory covers a child about to be
 // applied in a namespace not yet recorded. Resources of one layer run
 // concurrently: the write is serialised, and r.inst is left alone (others
 // read it); the newest instance is kept in invInst for after the layers.
 func (r *run) recordMember(desired *unstructured.Unstructured) error {
-	r.invMu.Lock()
-	defer r.invMu.Unlock()
-	if !r.inv.Add(desired.GroupVersionKind().GroupKind(), desired.GetNamespace(), r.inst.GetNamespace()) {
+	r.aset.mu.Lock()
+	defer r.aset.mu.Unlock()
+	if !r.aset.inv.Add(desired.GroupVersionKind().GroupKind(), desired.GetNamespace(), r.inst.GetNamespace()) {
 		return nil
 	}
-	body, err := json.Marshal(map[string]any{"metadata": r.inventoryPatch(r.inv)})
+	body, err := json.Marshal(map[string]any{"metadata": r.inventoryPatch(r.aset.inv)})
 	if err != nil {
 		return err
 	}
-	out, err := r.cs.Dynamic().Resource(r.c.gvr).Namespace(r.inst.GetNamespace()).
-		Patch(r.ctx, r.inst.GetName(), types.MergePatchType, body, metav1.PatchOptions{FieldManager: metadata.FieldManager})
+	prev := r.inst.GetResourceVersion()
+	if r.aset.inst != nil {
+		prev = r.aset.inst.GetResourceVersion()
+	}
+	out, err := r.objs.Patch(r.ctx, r.c.gvr, r.inst.GetNamespace(), r.inst.GetName(), body, prev)
 	if err != nil {
 		return fmt.Errorf("recording %s in the inventory of instance %s: %w", objectName(desired), objectName(r.inst), err)
 	}
-	prev := r.inst.GetResourceVersion()
-	if r.invInst != nil {
-		prev = r.invInst.GetResourceVersion()
-	}
-	r.wrote(r.c.gvr, out, prev)
-	r.invInst = out
+	r.aset.inst = out
 	return nil
 }
 
@@ -178,12 +159,12 @@ func (r *run) keepMember(u *unstructured.Unstructured) {
 	if u == nil {
 		return
 	}
-	r.invMu.Lock()
-	if r.kept == nil {
-		r.kept = map[types.UID]bool{}
+	r.aset.mu.Lock()
+	if r.aset.kept == nil {
+		r.aset.kept = map[types.UID]bool{}
 	}
-	r.kept[u.GetUID()] = true
-	r.invMu.Unlock()
+	r.aset.kept[u.GetUID()] = true
+	r.aset.mu.Unlock()
 }
 
 // member is an object the inventory lists for this instance.
@@ -243,7 +224,7 @@ func (r *run) listMembers(inv metadata.Inventory) ([]member, error) {
 			scopes = namespaces
 		}
 		for _, ns := range scopes {
-			list, err := r.resourceClient(gvr, ns).List(r.ctx, metav1.ListOptions{LabelSelector: sel})
+			list, err := r.objs.List(r.ctx, gvr, ns, metav1.ListOptions{LabelSelector: sel})
 			if apierrors.IsNotFound(err) {
 				continue
 			}
@@ -296,7 +277,7 @@ func (r *run) mapGroupKind(gk schema.GroupKind) (schema.GroupVersionResource, bo
 // not applied really an orphan (kro's rule).
 func (r *run) settledForPrune() bool {
 	for _, id := range r.c.rg.TopologicalOrder {
-		switch r.details[id].State {
+		switch r.obs.details[id].State {
 		case ResourceStateSynced, ResourceStateSkipped, ResourceStateCreated, ResourceStateUpdating, ResourceStateWaitingForReadiness:
 		default:
 			return false
@@ -310,14 +291,14 @@ func (r *run) settledForPrune() bool {
 // apply-order first, and then shrinks the inventory to what is left. It
 // reports whether something is still on its way out.
 func (r *run) pruneInventory() (bool, error) {
-	members, err := r.listMembers(r.inv)
+	members, err := r.listMembers(r.aset.inv)
 	if err != nil {
 		return false, err
 	}
 	var orphans []member
 	keep := metadata.Inventory{}
 	for _, m := range members {
-		if r.kept[m.obj.GetUID()] {
+		if r.aset.kept[m.obj.GetUID()] {
 			keep.Add(m.obj.GroupVersionKind().GroupKind(), m.obj.GetNamespace(), r.inst.GetNamespace())
 			continue
 		}
@@ -350,7 +331,7 @@ func (r *run) pruneInventory() (bool, error) {
 	}
 	md := r.inventoryPatch(shrunk)
 	md["annotations"].(map[string]any)[metadata.PrunedGraphAnnotation] = r.c.graphHash
-	r.inv = shrunk
+	r.aset.inv = shrunk
 	return false, r.patchInstance(md)
 }
 

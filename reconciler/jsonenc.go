@@ -20,44 +20,9 @@ func appendJSON(buf []byte, v any) ([]byte, error) {
 	case nil:
 		return append(buf, "null"...), nil
 	case map[string]any:
-		if t == nil {
-			return append(buf, "null"...), nil
-		}
-		keys := make([]string, 0, len(t))
-		for k := range t {
-			keys = append(keys, k)
-		}
-		slices.Sort(keys)
-		buf = append(buf, '{')
-		for i, k := range keys {
-			if i > 0 {
-				buf = append(buf, ',')
-			}
-			var err error
-			if buf, err = appendJSONString(buf, k); err != nil {
-				return buf, err
-			}
-			buf = append(buf, ':')
-			if buf, err = appendJSON(buf, t[k]); err != nil {
-				return buf, err
-			}
-		}
-		return append(buf, '}'), nil
+		return appendJSONObject(buf, t)
 	case []any:
-		if t == nil {
-			return append(buf, "null"...), nil
-		}
-		buf = append(buf, '[')
-		for i, x := range t {
-			if i > 0 {
-				buf = append(buf, ',')
-			}
-			var err error
-			if buf, err = appendJSON(buf, x); err != nil {
-				return buf, err
-			}
-		}
-		return append(buf, ']'), nil
+		return appendJSONList(buf, t)
 	case string:
 		return appendJSONString(buf, t)
 	case bool:
@@ -71,6 +36,50 @@ func appendJSON(buf []byte, v any) ([]byte, error) {
 	}
 	b, err := json.Marshal(v)
 	return append(buf, b...), err
+}
+
+// appendJSONObject writes m with its keys sorted.
+func appendJSONObject(buf []byte, m map[string]any) ([]byte, error) {
+	if m == nil {
+		return append(buf, "null"...), nil
+	}
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	buf = append(buf, '{')
+	for i, k := range keys {
+		if i > 0 {
+			buf = append(buf, ',')
+		}
+		var err error
+		if buf, err = appendJSONString(buf, k); err != nil {
+			return buf, err
+		}
+		buf = append(buf, ':')
+		if buf, err = appendJSON(buf, m[k]); err != nil {
+			return buf, err
+		}
+	}
+	return append(buf, '}'), nil
+}
+
+func appendJSONList(buf []byte, l []any) ([]byte, error) {
+	if l == nil {
+		return append(buf, "null"...), nil
+	}
+	buf = append(buf, '[')
+	for i, x := range l {
+		if i > 0 {
+			buf = append(buf, ',')
+		}
+		var err error
+		if buf, err = appendJSON(buf, x); err != nil {
+			return buf, err
+		}
+	}
+	return append(buf, ']'), nil
 }
 
 // appendJSONString writes s quoted; a string that encoding/json would

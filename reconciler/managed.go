@@ -6,9 +6,6 @@ import (
 	"maps"
 	"slices"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
-
 	"github.com/kroscope/kroscope/reconciler/metadata"
 )
 
@@ -79,12 +76,10 @@ func (r *run) patchInstance(md map[string]any) error {
 	if err != nil {
 		return err
 	}
-	out, err := r.cs.Dynamic().Resource(r.c.gvr).Namespace(r.inst.GetNamespace()).
-		Patch(r.ctx, r.inst.GetName(), types.MergePatchType, body, metav1.PatchOptions{FieldManager: metadata.FieldManager})
+	out, err := r.objs.Patch(r.ctx, r.c.gvr, r.inst.GetNamespace(), r.inst.GetName(), body, r.inst.GetResourceVersion())
 	if err != nil {
 		return fmt.Errorf("patching instance %s: %w", objectName(r.inst), err)
 	}
-	r.wrote(r.c.gvr, out, r.inst.GetResourceVersion())
 	r.inst = out
 	return nil
 }

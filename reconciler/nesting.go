@@ -5,7 +5,6 @@ import (
 	"strings"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
@@ -72,13 +71,7 @@ func (r *run) parentInstance(obj *unstructured.Unstructured) (*unstructured.Unst
 	if err != nil {
 		return nil, nil // its kind is no longer served: the chain ends
 	}
-	ri := r.cs.Dynamic().Resource(mapping.Resource)
-	var p *unstructured.Unstructured
-	if ns := l[metadata.InstanceNamespaceLabel]; ns != "" {
-		p, err = ri.Namespace(ns).Get(r.ctx, name, metav1.GetOptions{})
-	} else {
-		p, err = ri.Get(r.ctx, name, metav1.GetOptions{})
-	}
+	p, err := r.objs.Get(r.ctx, mapping.Resource, l[metadata.InstanceNamespaceLabel], name)
 	switch {
 	case apierrors.IsNotFound(err):
 		return nil, nil

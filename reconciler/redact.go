@@ -42,10 +42,10 @@ func (r *run) redactConditions(status map[string]any) {
 // Secret's own.
 func (r *run) redactedDetails() map[string]*ResourceDetail {
 	if r.red.Empty() {
-		return r.details
+		return r.obs.details
 	}
-	out := make(map[string]*ResourceDetail, len(r.details))
-	for id, d := range r.details {
+	out := make(map[string]*ResourceDetail, len(r.obs.details))
+	for id, d := range r.obs.details {
 		cp := *d
 		// A name built from a value (refused by the API server, say)
 		// shows in the engine's tables.

@@ -10,10 +10,8 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/client-go/dynamic"
 
 	"github.com/kroscope/kroscope/reconciler/graph"
 	"github.com/kroscope/kroscope/reconciler/metadata"
@@ -23,9 +21,11 @@ import (
 const maxParallel = 8
 
 // reconcileLayers walks the graph layer by layer. The resources of a layer
-// do not depend on each other, so they proceed concurrently; a layer starts
-// when the one before it is done, so every dependency already has its
-// state (and, when ready, its observed object) for this pass.
+// do not depend on each other, so they proceed concurrently, each
+// returning what it found; a layer's results are recorded when the layer is
+// done, so every dependency already has its state (and, when ready, its
+// observed object) for this pass, and nothing is written while a layer
+// reads.
 func (r *run) reconcileLayers() {
 	layers := r.c.rg.Layers
 	if n := countIDs(layers); n != len(r.c.rg.TopologicalOrder) {
@@ -38,16 +38,19 @@ func (r *run) reconcileLayers() {
 	}
 	sem := make(chan struct{}, maxParallel)
 	for _, layer := range layers {
-		vars := maps.Clone(r.readyVars) // read-only for this layer
+		results := make([]result, len(layer))
 		var wg sync.WaitGroup
-		for _, id := range layer {
+		for i, id := range layer {
 			wg.Go(func() {
 				sem <- struct{}{}
 				defer func() { <-sem }()
-				r.reconcileResource(id, vars)
+				results[i] = r.reconcileResource(r.c.rg.Resources[id])
 			})
 		}
 		wg.Wait()
+		for i, id := range layer {
+			r.record(id, results[i])
+		}
 	}
 }
 
@@ -60,36 +63,45 @@ func countIDs(layers [][]string) int {
 }
 
 // reconcileResource takes one resource as far as it can go in this pass.
-// vars holds schema and the ready resources of earlier layers.
-func (r *run) reconcileResource(id string, vars graph.Vars) {
-	res := r.c.rg.Resources[id]
-	d := r.details[id]
+// It reads the details and readyVars of earlier layers, which hold schema
+// and the ready resources.
+func (r *run) reconcileResource(res *graph.Resource) result {
+	if out, held := r.admit(res); held {
+		return out
+	}
+	switch {
+	case res.IsCollection():
+		return r.reconcileCollection(res, r.obs.readyVars)
+	case res.ExternalCollection:
+		return r.reconcileExternalCollection(res, r.obs.readyVars)
+	}
+	return r.reconcileObject(res, r.obs.readyVars)
+}
 
+// admit decides whether res may render this pass: a skipped dependency or
+// a false includeWhen skip it; includeWhen's data or a dependency not yet
+// ready holds it back. held is true with the verdict when it may not.
+func (r *run) admit(res *graph.Resource) (out result, held bool) {
 	// Exclusion is contagious: a dependent of a skipped resource is skipped.
 	for _, dep := range res.Dependencies {
-		if dd := r.details[dep]; dd != nil && dd.State == ResourceStateSkipped {
-			r.skip(res, d, fmt.Sprintf("depends on %s, which is skipped", dep))
-			return
+		if dd := r.obs.details[dep]; dd != nil && dd.State == ResourceStateSkipped {
+			return r.skip(res, fmt.Sprintf("depends on %s, which is skipped", dep)), true
 		}
 	}
-
+	vars := r.obs.readyVars
 	// includeWhen reads schema and ready dependencies only; anything not yet
 	// there means wait.
 	if len(res.IncludeWhen) > 0 {
 		included, err := res.IsIncluded(vars)
 		switch {
 		case err != nil && graph.IsDataPending(err):
-			d.State, d.WaitingFor = ResourceStatePending, "includeWhen: "+r.pendingText(res, err)
-			return
+			return result{verdict: pending("includeWhen: " + r.pendingText(res, err))}, true
 		case err != nil:
-			d.State, d.Err = ResourceStateFailed, fmt.Errorf("resource %s: includeWhen: %w", id, err)
-			return
+			return result{verdict: failed(fmt.Errorf("resource %s: includeWhen: %w", res.ID, err))}, true
 		case !included:
-			r.skip(res, d, "includeWhen is false")
-			return
+			return r.skip(res, "includeWhen is false"), true
 		}
 	}
-
 	// Every dependency must be observed and ready before this one renders.
 	for _, dep := range res.Dependencies {
 		if _, ok := vars[dep]; ok {
@@ -97,96 +109,81 @@ func (r *run) reconcileResource(id string, vars graph.Vars) {
 		}
 		// Name the dependency and its state only: its own entry says why,
 		// and nesting the reasons makes a chain's message grow with depth.
-		why := strings.ToLower(strings.ReplaceAll(r.details[dep].State, "_", " "))
-		d.State, d.WaitingFor = ResourceStatePending, fmt.Sprintf("waiting for %s (%s)", dep, why)
-		return
+		why := strings.ToLower(strings.ReplaceAll(r.obs.details[dep].State, "_", " "))
+		return result{verdict: pending(fmt.Sprintf("waiting for %s (%s)", dep, why))}, true
 	}
+	return result{}, false
+}
 
-	if res.IsCollection() {
-		r.reconcileCollection(res, d, vars)
-		return
-	}
-	if res.ExternalCollection {
-		r.reconcileExternalCollection(res, d, vars)
-		return
-	}
-
+// reconcileObject renders one object, reads it and, unless observing,
+// applies it (an external reference is only read).
+func (r *run) reconcileObject(res *graph.Resource, vars graph.Vars) result {
 	desired, err := res.Render(vars)
 	if err != nil {
-		r.renderFailed(res, d, err)
-		return
+		return result{verdict: r.renderFailed(res, err)}
 	}
 	if err := r.placeObject(res, desired); err != nil {
-		d.State, d.Err = ResourceStateFailed, err
-		return
+		return result{verdict: failed(err)}
 	}
-	d.Name, d.Namespace = desired.GetName(), desired.GetNamespace()
+	out := result{name: desired.GetName(), namespace: desired.GetNamespace()}
 	gvr, namespaced, err := r.resolveGVR(res)
 	if err != nil {
-		d.State, d.Err = ResourceStateError, err
 		r.noteErr(err)
-		return
+		out.verdict = errored(err)
+		return out
 	}
 	if !namespaced {
 		desired.SetNamespace("")
-		d.Namespace = ""
+		out.namespace = ""
 	}
-	ri := r.resourceClient(gvr, desired.GetNamespace())
-
 	if res.External {
-		r.reconcileExternal(res, d, ri, desired)
-		return
+		return r.reconcileExternal(res, gvr, desired, out)
 	}
 	r.stampChild(res, desired)
-	d.Desired = desired
-
-	existing, err := r.getChild(gvr, ri, desired)
+	out.desired = desired
+	existing, err := r.objs.Child(r.ctx, gvr, desired.GetNamespace(), desired.GetName())
 	if err != nil {
 		r.noteErr(err)
-		d.State, d.Err = ResourceStateError, fmt.Errorf("resource %s: reading %s: %w", id, objectName(desired), err)
-		return
+		out.verdict = errored(fmt.Errorf("resource %s: reading %s: %w", res.ID, objectName(desired), err))
+		return out
 	}
 	if existing != nil {
-		d.Observed = existing
+		out.observed = existing
 		if msg := r.ownershipProblem(existing); msg != "" {
-			d.State, d.Err = ResourceStateError, fmt.Errorf("resource %s: %s", id, msg)
-			return
+			out.verdict = errored(fmt.Errorf("resource %s: %s", res.ID, msg))
+			return out
 		}
 		if existing.GetDeletionTimestamp() != nil {
-			d.State, d.WaitingFor = ResourceStateDeleting, fmt.Sprintf("%s is being deleted; it will be recreated once gone", objectName(existing))
-			return
+			out.verdict = verdict{state: ResourceStateDeleting, reason: fmt.Sprintf("%s is being deleted; it will be recreated once gone", objectName(existing))}
+			return out
 		}
 	}
-
 	if r.opts.Observe {
-		r.observeOnly(res, d, desired, existing)
-		return
+		return r.observeOnly(res, desired, existing, out)
 	}
+	return r.applyObject(res, gvr, desired, existing, out)
+}
 
-	observed, created, updated, err := r.apply(res, ri, desired, existing)
+// applyObject applies desired over existing (nil: it does not exist) and
+// judges what the API server returned.
+func (r *run) applyObject(res *graph.Resource, gvr schema.GroupVersionResource, desired, existing *unstructured.Unstructured, out result) result {
+	observed, created, updated, err := r.apply(res, gvr, desired, existing)
 	if err != nil {
 		r.noteErr(err)
 		if apierrors.IsInvalid(err) || apierrors.IsBadRequest(err) {
 			// The rendered object itself is wrong: retrying cannot help.
-			d.State, d.Err = ResourceStateFailed, fmt.Errorf("resource %s: the API server rejected %s: %w", id, objectName(desired), err)
-			return
+			out.verdict = failed(fmt.Errorf("resource %s: the API server rejected %s: %w", res.ID, objectName(desired), err))
+			return out
 		}
-		d.State, d.Err = ResourceStateError, fmt.Errorf("resource %s: applying %s: %w", id, objectName(desired), err)
-		return
+		out.verdict = errored(fmt.Errorf("resource %s: applying %s: %w", res.ID, objectName(desired), err))
+		return out
 	}
 	if created || updated {
-		replaces := ""
-		if existing != nil {
-			replaces = existing.GetResourceVersion()
-		}
-		r.wrote(gvr, observed, replaces)
-		if _, same := subsetOf(desired.Object, observed.Object, ""); same {
-			// What the API server stored is what the next pass would
-			// compare with: it would find the object SYNCED.
-			r.noteSettledWrite(id)
-		}
+		// What the API server stored is what the next pass would compare
+		// with: when it holds the desired object, that pass finds it SYNCED.
+		_, out.settled = subsetOf(desired.Object, observed.Object, "")
 	}
-	d.Observed = observed
+	out.observed = observed
 	if created && r.reconciledBefore() {
 		// A new object may replace one this node made under another name
 		// (its name is templated): remove the old one, by label proof.
@@ -197,108 +194,67 @@ func (r *run) reconcileResource(id string, vars graph.Vars) {
 		// label.)
 		if err := r.pruneReplaced(res, observed); err != nil {
 			r.noteErr(err)
-			d.State, d.Err = ResourceStateError, fmt.Errorf("resource %s: removing the object it replaced: %w", id, err)
-			return
+			out.verdict = errored(fmt.Errorf("resource %s: removing the object it replaced: %w", res.ID, err))
+			return out
 		}
 	}
-	r.markObserved(res, d, observed, func() string {
-		switch {
-		case created:
-			return ResourceStateCreated
-		case updated:
-			return ResourceStateUpdating
-		}
-		return ResourceStateSynced
-	}())
-	if n := r.c.recreated.note(r.uid(), id, created, observed.GetUID(), r.now()); n > RecreateLimit {
-		d.State, d.Err, d.WaitingFor = ResourceStateError, keepsDeleted(id, objectName(observed), n), ""
+	out = judge(res, out, observed, writtenState(created, updated))
+	if n := r.c.recreated.note(r.uid(), res.ID, created, observed.GetUID(), r.opts.Now()); n > RecreateLimit {
+		out.verdict = errored(keepsDeleted(res.ID, objectName(observed), n))
 	}
+	return out
 }
 
-// getChild reads a managed child from the Reader when it knows it, else from
-// the API server; (nil, nil) when it does not exist.
-func (r *run) getChild(gvr schema.GroupVersionResource, ri dynamic.ResourceInterface, desired *unstructured.Unstructured) (*unstructured.Unstructured, error) {
-	rd := r.reader()
-	if rd != nil {
-		if u, ok := rd.Child(gvr, desired.GetNamespace(), desired.GetName()); ok {
-			return u, nil
-		}
+// writtenState is the state of a ready object this pass created, updated
+// or found as desired.
+func writtenState(created, updated bool) string {
+	switch {
+	case created:
+		return ResourceStateCreated
+	case updated:
+		return ResourceStateUpdating
 	}
-	existing, err := ri.Get(r.ctx, desired.GetName(), metav1.GetOptions{})
-	if apierrors.IsNotFound(err) {
-		if rd != nil {
-			rd.Forget(gvr, desired.GetNamespace(), desired.GetName())
-		}
-		return nil, nil
-	}
-	if err != nil {
-		return nil, err
-	}
-	if rd != nil {
-		rd.Read(gvr, existing)
-	}
-	return existing, nil
+	return ResourceStateSynced
 }
 
-// markObserved records the observed object, evaluates readiness, and sets
-// the state: readyState when ready, WAITING_FOR_READINESS otherwise.
-func (r *run) markObserved(res *graph.Resource, d *ResourceDetail, observed *unstructured.Unstructured, readyState string) {
-	obj := observed.Object
-	r.setVar(r.allVars, res.ID, obj)
-	ready, reason, err := res.IsReady(obj)
-	if err != nil && !graph.IsDataPending(err) {
-		d.State, d.Err = ResourceStateFailed, fmt.Errorf("resource %s: readyWhen: %w", res.ID, err)
-		return
-	}
-	if !ready {
-		// IsReady's reason already names the readyWhen expression.
-		if reason == "" && err != nil {
-			reason = "readyWhen: " + err.Error()
-		}
-		d.State, d.WaitingFor = ResourceStateWaitingForReadiness, reason
-		d.ReadyChecks = res.ExplainReady(obj)
-		return
-	}
-	r.setVar(r.readyVars, res.ID, obj)
-	d.State = readyState
-	d.WaitingFor = ""
-}
-
-func (r *run) skip(res *graph.Resource, d *ResourceDetail, why string) {
-	d.State, d.WaitingFor = ResourceStateSkipped, why
+// skip is the verdict for an excluded resource. A resource created earlier
+// and now excluded is pruned, but only what the labels prove this instance
+// owns.
+func (r *run) skip(res *graph.Resource, why string) result {
+	out := result{verdict: verdict{state: ResourceStateSkipped, reason: why}}
 	if res.External || r.opts.Observe {
-		return
+		return out
 	}
-	// A resource created earlier and now excluded is pruned, but only what
-	// the labels prove this instance owns.
-	if err := r.pruneExcluded(res, d); err != nil {
+	leaving, err := r.pruneExcluded(res)
+	switch {
+	case err != nil:
 		r.noteErr(err)
-		d.State, d.Err = ResourceStateError, fmt.Errorf("resource %s: deleting the excluded object: %w", res.ID, err)
+		out.state, out.err = ResourceStateError, fmt.Errorf("resource %s: deleting the excluded object: %w", res.ID, err)
+	case len(leaving) > 0:
+		// Still on its way out; the instance is not settled until it is gone.
+		out.verdict = verdict{state: ResourceStateDeleting, reason: "excluded: deleting " + strings.Join(leaving, ", ")}
 	}
+	return out
 }
 
-// pruneExcluded deletes every object labelled as this instance's res.
-func (r *run) pruneExcluded(res *graph.Resource, d *ResourceDetail) error {
+// pruneExcluded deletes every object labelled as this instance's res, and
+// names those still on their way out.
+func (r *run) pruneExcluded(res *graph.Resource) ([]string, error) {
 	gvr, served, err := r.cachedGVR(res)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if !served {
 		// A kind the API server does not serve has no objects to prune;
 		// asking again (resetting the mapper) on every pass would only
 		// load the API server with discovery requests.
-		return nil
+		return nil, nil
 	}
 	deleted, terminating, err := r.pruneNode(gvr, res.ID, func(*unstructured.Unstructured) bool { return false })
 	if err != nil {
-		return err
+		return nil, err
 	}
-	if leaving := append(deleted, terminating...); len(leaving) > 0 {
-		// Still on its way out; the instance is not settled until it is gone.
-		d.State = ResourceStateDeleting
-		d.WaitingFor = "excluded: deleting " + strings.Join(leaving, ", ")
-	}
-	return nil
+	return append(deleted, terminating...), nil
 }
 
 // pruneNode deletes this instance's objects of node nodeID (found by their
@@ -350,39 +306,38 @@ func (r *run) pruneReplaced(res *graph.Resource, current *unstructured.Unstructu
 }
 
 // reconcileExternal reads an externalRef; it is never written.
-func (r *run) reconcileExternal(res *graph.Resource, d *ResourceDetail, ri dynamic.ResourceInterface, desired *unstructured.Unstructured) {
-	d.Desired = desired
-	obs, err := ri.Get(r.ctx, desired.GetName(), metav1.GetOptions{})
+func (r *run) reconcileExternal(res *graph.Resource, gvr schema.GroupVersionResource, desired *unstructured.Unstructured, out result) result {
+	out.desired = desired
+	obs, err := r.objs.Get(r.ctx, gvr, desired.GetNamespace(), desired.GetName())
 	if apierrors.IsNotFound(err) {
-		d.State, d.WaitingFor = ResourceStateWaitingForExternalResource, fmt.Sprintf("external %s does not exist yet", objectName(desired))
-		return
+		out.verdict = verdict{state: ResourceStateWaitingForExternalResource, reason: fmt.Sprintf("external %s does not exist yet", objectName(desired))}
+		return out
 	}
 	if err != nil {
 		r.noteErr(err)
-		d.State, d.Err = ResourceStateError, fmt.Errorf("resource %s: reading external %s: %w", res.ID, objectName(desired), err)
-		return
+		out.verdict = errored(fmt.Errorf("resource %s: reading external %s: %w", res.ID, objectName(desired), err))
+		return out
 	}
-	d.Observed = obs
-	r.markObserved(res, d, obs, ResourceStateSynced)
+	return judge(res, out, obs, ResourceStateSynced)
 }
 
 // observeOnly computes the state of a managed resource without writing.
 // Drift is judged on the rendered template only: the ownership marks
 // kroscope would add may legitimately differ (kro writes its own).
-func (r *run) observeOnly(res *graph.Resource, d *ResourceDetail, desired, existing *unstructured.Unstructured) {
+func (r *run) observeOnly(res *graph.Resource, desired, existing *unstructured.Unstructured, out result) result {
 	if existing == nil {
-		d.State, d.WaitingFor = ResourceStatePending, fmt.Sprintf("%s does not exist (observing: kroscope does not create it)", objectName(desired))
-		return
+		out.verdict = pending(fmt.Sprintf("%s does not exist (observing: kroscope does not create it)", objectName(desired)))
+		return out
 	}
 	path, same := drift(desired, existing)
 	if same {
-		r.markObserved(res, d, existing, ResourceStateSynced)
-		return
+		return judge(res, out, existing, ResourceStateSynced)
 	}
-	r.markObserved(res, d, existing, ResourceStateInProgress)
-	if d.State == ResourceStateInProgress {
-		d.WaitingFor = fmt.Sprintf("differs from the desired object at %s (observing: not corrected)", path)
+	out = judge(res, out, existing, ResourceStateInProgress)
+	if out.state == ResourceStateInProgress {
+		out.reason = fmt.Sprintf("differs from the desired object at %s (observing: not corrected)", path)
 	}
+	return out
 }
 
 // drift compares the rendered template with the live object, leaving out
@@ -459,14 +414,6 @@ func (r *run) cachedGVR(res *graph.Resource) (gvr schema.GroupVersionResource, s
 	return mapping.Resource, true, nil
 }
 
-func (r *run) resourceClient(gvr schema.GroupVersionResource, ns string) dynamic.ResourceInterface {
-	nri := r.cs.Dynamic().Resource(gvr)
-	if ns == "" {
-		return nri
-	}
-	return nri.Namespace(ns)
-}
-
 // stampChild adds kro's and kroscope's labels, the ApplySet part-of label,
 // the apply-order annotation and, when the API server allows it, an owner
 // reference to the instance: a namespaced instance can own children in its
@@ -537,15 +484,14 @@ func allStrings(m map[string]any) bool {
 	return true
 }
 
-// renderFailed records why res could not be rendered: inputs not there
-// yet mean PENDING (wait), anything else FAILED (only a spec or graph
-// change can fix it).
-func (r *run) renderFailed(res *graph.Resource, d *ResourceDetail, err error) {
+// renderFailed says why res could not be rendered: inputs not there yet
+// mean PENDING (wait), anything else FAILED (only a spec or graph change
+// can fix it).
+func (r *run) renderFailed(res *graph.Resource, err error) verdict {
 	if graph.IsDataPending(err) {
-		d.State, d.WaitingFor = ResourceStatePending, r.pendingText(res, err)
-		return
+		return pending(r.pendingText(res, err))
 	}
-	d.State, d.Err = ResourceStateFailed, describeEvalErr(res.ID, err)
+	return failed(describeEvalErr(res.ID, err))
 }
 
 // pendingText explains a data-pending error in words.

@@ -6,14 +6,13 @@ import (
 	"fmt"
 	"strings"
 	"sync"
-	"time"
+	"sync/atomic"
 
 	"github.com/go-logr/logr"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/client-go/tools/record"
 	ctrl "sigs.k8s.io/controller-runtime"
 
 	"github.com/kroscope/kroscope/reconciler/client"
@@ -24,64 +23,76 @@ import (
 )
 
 // run is the fresh runtime of one Reconcile: built at its start, dropped at
-// its end. Nothing in it survives to the next reconcile.
+// its end. Nothing in it survives to the next reconcile. It holds what
+// lives for the whole reconcile; what the steps decide is kept in its
+// parts, each by what it is about: the resources (obs), the instance's
+// ApplySet (aset) and the instance's outcome (out).
 type run struct {
-	c        *Controller
-	ctx      context.Context
-	log      logr.Logger
-	opts     Options
-	recorder record.EventRecorder
-	now      func() time.Time
-	req      ctrl.Request
+	c   *Controller
+	ctx context.Context
+	log logr.Logger
+	// opts are the controller's options for this reconcile, with Now and
+	// Recorder resolved (Recorder nil in observe mode: Events are writes).
+	opts Options
+	req  ctrl.Request
 	// red removes the values of the Secrets this reconcile reads from
 	// every message it hands out (see redact.go).
-	red *redact.Set
+	red  *redact.Set
+	objs *client.Objects // reads and writes for this instance (maybe impersonating)
+	sa   string          // impersonated ServiceAccount, "" for the own identity
+	// inst is the instance being reconciled, as last read or written.
+	inst *unstructured.Unstructured
 
-	cs       *client.Set // the client for this instance (maybe impersonating)
-	sa       string      // impersonated ServiceAccount, "" for the own identity
-	inst     *unstructured.Unstructured
-	gone     bool
-	deleting bool
+	obs  observations
+	aset applySet
+	out  outcome
+}
 
-	// managedErr is set when the finalizer/labels could not be written.
-	managedErr error
-	// mu guards what concurrent resources of one layer write in common:
-	// forbidden and the two Vars maps (each detail is written only by the
-	// goroutine of its own resource).
-	mu sync.Mutex
-	// forbidden records a 403 from the impersonated client (error metric).
-	forbidden bool
-
-	state   string
-	message string
+// observations are what the resources' steps found this pass. The layers
+// write them between layers only (see reconcileLayers), never while the
+// resources of a layer run, so they need no lock.
+type observations struct {
 	details map[string]*ResourceDetail
 	// readyVars hold schema and the resources observed and ready: what
 	// templates, includeWhen and dependents may read.
 	readyVars graph.Vars
 	// allVars hold every observed resource, ready or not (status reads them).
 	allVars graph.Vars
+	// settled are the resources this pass created or updated whose object,
+	// as the API server returned it, already holds the desired one.
+	settled map[string]bool
+}
+
+// applySet is the instance's ApplySet inventory while the layers run:
+// written by the resources of a layer concurrently, so guarded by mu.
+type applySet struct {
+	// once computes id, the instance's ApplySet ID (applySetID).
+	once sync.Once
+	id   string
+	mu   sync.Mutex
+	// inv is what the instance records, inst the instance as the last
+	// inventory write returned it (nil when none), kept the UIDs of the
+	// children this pass applied or found in place.
+	inv  metadata.Inventory
+	inst *unstructured.Unstructured
+	kept map[types.UID]bool
+}
+
+// outcome is what the reconcile concludes about the instance.
+type outcome struct {
+	state   string
+	message string
+	// gone: the instance no longer exists (or its finalizer was just
+	// removed); deleting: it is being deleted; suspended: its reconcile
+	// annotation pauses it; pruning: inventory prune still deletes objects.
+	gone, deleting, suspended, pruning bool
+	// managedErr is set when the finalizer/labels could not be written.
+	managedErr error
+	// forbidden records a 403 from the impersonated client (error metric);
+	// set by concurrent resources.
+	forbidden atomic.Bool
 	// projectedStatus are the instance status fields the graph projects.
 	projectedStatus map[string]any
-
-	// suspended is set when the instance's reconcile annotation pauses it.
-	suspended bool
-	// invMu guards the ApplySet inventory while the layers run: inv is what
-	// the instance records, invInst the instance as the last inventory
-	// write returned it (nil when none), kept the UIDs of the children this
-	// pass applied or found in place.
-	invMu   sync.Mutex
-	inv     metadata.Inventory
-	invInst *unstructured.Unstructured
-	kept    map[types.UID]bool
-	// pruning is set while inventory prune still deletes objects.
-	pruning bool
-	// settledWrites are the resources this pass created or updated whose
-	// object, as the API server returned it, already holds the desired one
-	// (guarded by mu).
-	settledWrites map[string]bool
-	// asid is the instance's ApplySet ID (applySetID).
-	asidOnce sync.Once
-	asid     string
 	// orphanErrs and otherLeft are deletion's errors for, and count of,
 	// members whose resource is no longer in the graph.
 	orphanErrs []string
@@ -94,31 +105,31 @@ func (r *run) reconcile() error {
 	// instance goes through it: everything for the instance uses one client.
 	cs, sa, err := r.c.executionClient(r.req.Namespace)
 	if err != nil {
-		r.state, r.message = InstanceStateError, err.Error()
+		r.out.state, r.out.message = InstanceStateError, err.Error()
 		return err
 	}
-	r.cs, r.sa = cs, sa
+	r.objs, r.sa = r.objects(cs, sa), sa
 	defer func() {
-		if r.forbidden && r.sa != "" {
+		if r.out.forbidden.Load() && r.sa != "" {
 			impersonationErrors.WithLabelValues(r.req.Namespace, r.sa, errTypePermissions).Inc()
 		}
 	}()
 
-	inst, err := r.c.getInstance(r.ctx, r.cs, r.reader(), r.req.Namespace, r.req.Name)
+	inst, err := r.c.getInstance(r.ctx, r.objs, r.req.Namespace, r.req.Name)
 	if err != nil {
 		r.noteErr(err)
-		r.state, r.message = InstanceStateError, err.Error()
+		r.out.state, r.out.message = InstanceStateError, err.Error()
 		return err
 	}
 	if inst == nil {
-		r.gone = true
-		r.message = "instance not found"
+		r.out.gone = true
+		r.out.message = "instance not found"
 		return nil
 	}
 	r.inst = inst
 
 	if inst.GetDeletionTimestamp() != nil {
-		r.deleting = true
+		r.out.deleting = true
 		return r.deletion()
 	}
 	return r.reconcileInstance()
@@ -128,10 +139,10 @@ func (r *run) reconcile() error {
 func (r *run) initDetails() {
 	for _, id := range r.c.rg.TopologicalOrder {
 		res := r.c.rg.Resources[id]
-		if _, ok := r.details[id]; ok || res == nil {
+		if _, ok := r.obs.details[id]; ok || res == nil {
 			continue
 		}
-		r.details[id] = &ResourceDetail{ID: id, GVK: res.GVK, External: res.External, State: ResourceStatePending}
+		r.obs.details[id] = &ResourceDetail{ID: id, GVK: res.GVK, External: res.External, State: ResourceStatePending}
 	}
 }
 
@@ -169,117 +180,159 @@ func (r *run) instanceRef() metadata.InstanceRef {
 
 func (r *run) uid() types.UID { return r.inst.GetUID() }
 
-// reconcileInstance is the create/update path.
+// reconcileInstance is the create/update path: the instance steps that
+// may end it early, then the layers, the instance's conclusion and its
+// status.
 func (r *run) reconcileInstance() error {
 	r.initDetails()
-	if !r.opts.Observe {
-		if err := r.ensureManaged(); err != nil {
-			if apierrors.IsConflict(err) {
-				// Someone changed the instance meanwhile: read it again.
-				r.instanceStale()
-				r.state, r.message = InstanceStateInProgress, "instance changed while marking it managed; retrying"
-				return requeue.Now(err)
-			}
-			r.noteErr(err)
-			r.managedErr = err
-			r.state = InstanceStateError
-			r.message = "marking the instance as managed: " + err.Error()
-			r.writeStatusBestEffort()
-			return err
-		}
+	if s := r.markManaged(); s != nil {
+		return r.halt(s)
 	}
-
 	if metadata.Suspended(r.inst.GetAnnotations()) {
 		return r.suspend()
 	}
-	if msg, err := r.nestingTooDeep(); err != nil || msg != "" {
-		// Reconciling would create the next level down: refuse.
-		r.state, r.message = InstanceStateFailed, msg
-		if err != nil {
-			r.noteErr(err)
-			r.state, r.message = InstanceStateError, "checking the nesting depth: "+err.Error()
-		}
+	if s := r.precheck(); s != nil {
+		return r.halt(s)
+	}
+	r.obs.readyVars = graph.Vars{graph.SchemaIdentifier: schemaVar(r.inst)}
+	r.obs.allVars = graph.Vars{graph.SchemaIdentifier: r.obs.readyVars[graph.SchemaIdentifier]}
+	r.reconcileLayers()
+	if r.aset.inst != nil {
+		r.inst = r.aset.inst
+	}
+	r.conclude()
+	return r.finish()
+}
+
+// stop is the verdict of an instance step that ends the reconcile: the
+// state and message to show, whether the status is written to say so, and
+// the error that tells the queue what to do next (see requeue).
+type stop struct {
+	state, message string
+	writeStatus    bool
+	err            error
+}
+
+// halt ends the reconcile with s.
+func (r *run) halt(s *stop) error {
+	r.out.state, r.out.message = s.state, s.message
+	if s.writeStatus {
 		r.writeStatusBestEffort()
-		if err != nil {
-			return err
-		}
-		return requeue.None(errors.New(msg))
+	}
+	return s.err
+}
+
+// markManaged puts the finalizer, labels and inventory on the instance
+// (see ensureManaged); nil when it may go on.
+func (r *run) markManaged() *stop {
+	if r.opts.Observe {
+		return nil
+	}
+	err := r.ensureManaged()
+	switch {
+	case err == nil:
+		return nil
+	case apierrors.IsConflict(err):
+		// Someone changed the instance meanwhile: read it again.
+		return &stop{state: InstanceStateInProgress, message: "instance changed while marking it managed; retrying", err: requeue.Now(err)}
+	}
+	r.noteErr(err)
+	r.out.managedErr = err
+	return &stop{state: InstanceStateError, message: "marking the instance as managed: " + err.Error(), writeStatus: true, err: err}
+}
+
+// precheck refuses an instance nested too deep or without the spec its
+// graph needs, and reads its ApplySet inventory; nil when it may go on.
+func (r *run) precheck() *stop {
+	msg, err := r.nestingTooDeep()
+	switch {
+	case err != nil:
+		r.noteErr(err)
+		return &stop{state: InstanceStateError, message: "checking the nesting depth: " + err.Error(), writeStatus: true, err: err}
+	case msg != "":
+		// Reconciling would create the next level down: refuse.
+		return &stop{state: InstanceStateFailed, message: msg, writeStatus: true, err: requeue.None(errors.New(msg))}
 	}
 	if msg := r.missingSpec(); msg != "" {
 		// Nothing an expression reads from spec will ever arrive: say so
 		// instead of waiting, and touch no child (a spec deleted later
 		// prunes nothing). Editing the instance wakes it.
-		r.state, r.message = InstanceStateFailed, msg
-		r.writeStatusBestEffort()
-		return requeue.None(errors.New(msg))
+		return &stop{state: InstanceStateFailed, message: msg, writeStatus: true, err: requeue.None(errors.New(msg))}
 	}
-	if !r.opts.Observe {
-		inv, err := r.graphInventory()
-		if err != nil {
-			// A hand-broken inventory: applying children it does not record
-			// would hide them from deletion. Someone must repair it.
-			r.state, r.message = InstanceStateError, err.Error()
-			r.writeStatusBestEffort()
-			return err
-		}
-		r.inv = inv
+	if r.opts.Observe {
+		return nil
 	}
+	inv, err := r.graphInventory()
+	if err != nil {
+		// A hand-broken inventory: applying children it does not record
+		// would hide them from deletion. Someone must repair it.
+		return &stop{state: InstanceStateError, message: err.Error(), writeStatus: true, err: err}
+	}
+	r.aset.inv = inv
+	return nil
+}
 
-	r.readyVars = graph.Vars{graph.SchemaIdentifier: schemaVar(r.inst)}
-	r.allVars = graph.Vars{graph.SchemaIdentifier: r.readyVars[graph.SchemaIdentifier]}
-	r.reconcileLayers()
-	if r.invInst != nil {
-		r.inst = r.invInst
-	}
-
-	r.state, r.message = r.instanceState()
+// conclude derives the instance's state from its resources, promotes the
+// writes that settled, prunes the inventory once the instance is settled,
+// and projects the status fields.
+func (r *run) conclude() {
+	r.out.state, r.out.message = r.instanceState()
 	if r.settlingOwnWrites() && r.promoteSettledWrites() {
-		r.state, r.message = r.instanceState()
+		r.out.state, r.out.message = r.instanceState()
 	}
 	if !r.opts.Observe && r.settledForPrune() && r.needsPrune() {
-		leaving, err := r.pruneInventory()
-		switch {
-		case err != nil:
-			r.noteErr(err)
-			if r.state != InstanceStateError {
-				r.state, r.message = InstanceStateError, "pruning: "+err.Error()
-			}
-		case leaving && r.state == InstanceStateActive:
-			r.pruning = true
-			r.state, r.message = InstanceStateInProgress, "pruning children of resources no longer in the graph"
-		}
+		r.prune()
 	}
-	projected, serr := r.c.rg.RenderStatus(r.allVars)
-	r.projectedStatus = projected
-	if serr != nil && r.state != InstanceStateError {
+	projected, serr := r.c.rg.RenderStatus(r.obs.allVars)
+	r.out.projectedStatus = projected
+	if serr != nil && r.out.state != InstanceStateError {
 		// A status expression that fails (not merely pending) cannot fix
 		// itself: same treatment as a template's CEL error.
-		r.state, r.message = InstanceStateFailed, "status: "+serr.Error()
+		r.out.state, r.out.message = InstanceStateFailed, "status: "+serr.Error()
 	}
-	retErr := r.resultError()
+}
 
+// prune deletes the members of resources no longer in the graph (see
+// pruneInventory); the instance is IN_PROGRESS while they leave.
+func (r *run) prune() {
+	leaving, err := r.pruneInventory()
+	switch {
+	case err != nil:
+		r.noteErr(err)
+		if r.out.state != InstanceStateError {
+			r.out.state, r.out.message = InstanceStateError, "pruning: "+err.Error()
+		}
+	case leaving && r.out.state == InstanceStateActive:
+		r.out.pruning = true
+		r.out.state, r.out.message = InstanceStateInProgress, "pruning children of resources no longer in the graph"
+	}
+}
+
+// finish writes the status and returns what the queue does next.
+func (r *run) finish() error {
+	// Decided before the status is built: the author's conditions may
+	// degrade the state shown, not the retry.
+	retErr := r.resultError()
 	if r.settlingOwnWrites() {
 		// Only objects this pass created are not settled yet, and one of
 		// them came back from the API server different from what was
 		// applied: the next pass (now) compares again, and writes the
 		// status then. Writing the in-between status would cost every new
 		// instance a write and an event the user never needs.
-		return requeue.Now(errors.New(r.message))
+		return requeue.Now(errors.New(r.out.message))
 	}
-
 	_, err := r.writeStatus()
-	if err != nil {
-		r.noteErr(err)
-		if apierrors.IsConflict(err) {
-			r.instanceStale()
-			return requeue.Now(fmt.Errorf("instance changed while writing status: %w", err))
-		}
-		if r.state != InstanceStateError {
-			r.state, r.message = InstanceStateError, "writing status: "+err.Error()
-		}
-		return fmt.Errorf("writing status: %w", err)
+	if err == nil {
+		return retErr
 	}
-	return retErr
+	r.noteErr(err)
+	if apierrors.IsConflict(err) {
+		return requeue.Now(fmt.Errorf("instance changed while writing status: %w", err))
+	}
+	if r.out.state != InstanceStateError {
+		r.out.state, r.out.message = InstanceStateError, "writing status: "+err.Error()
+	}
+	return fmt.Errorf("writing status: %w", err)
 }
 
 // writeStatusBestEffort writes the status on a path that returns another
@@ -315,7 +368,7 @@ func (r *run) missingSpec() string {
 func (r *run) instanceState() (string, string) {
 	var errs, fails, waits []string
 	for _, id := range r.c.rg.TopologicalOrder {
-		d := r.details[id]
+		d := r.obs.details[id]
 		switch d.State {
 		case ResourceStateSynced, ResourceStateSkipped:
 		case ResourceStateError:
@@ -349,11 +402,11 @@ func (r *run) instanceState() (string, string) {
 // resource that is UPDATING on every pass (someone fights over it) never
 // qualifies alone, so this cannot loop.
 func (r *run) settlingOwnWrites() bool {
-	if r.state != InstanceStateInProgress || r.managedErr != nil {
+	if r.out.state != InstanceStateInProgress || r.out.managedErr != nil {
 		return false
 	}
 	created := false
-	for _, d := range r.details {
+	for _, d := range r.obs.details {
 		switch d.State {
 		case ResourceStateCreated:
 			created = true
@@ -365,17 +418,6 @@ func (r *run) settlingOwnWrites() bool {
 	return created
 }
 
-// noteSettledWrite records that the object resource id's apply returned
-// already holds the desired object.
-func (r *run) noteSettledWrite(id string) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if r.settledWrites == nil {
-		r.settledWrites = map[string]bool{}
-	}
-	r.settledWrites[id] = true
-}
-
 // promoteSettledWrites marks the CREATED and UPDATING resources SYNCED when
 // the object every one of their applies returned holds the desired object
 // (and, being marked so, passed readiness on it): the next pass would read
@@ -385,31 +427,31 @@ func (r *run) noteSettledWrite(id string) {
 // one write is not settled it changes nothing.
 func (r *run) promoteSettledWrites() bool {
 	var ids []string
-	for id, d := range r.details {
+	for id, d := range r.obs.details {
 		switch d.State {
 		case ResourceStateCreated, ResourceStateUpdating:
-			if !r.settledWrites[id] {
+			if !r.obs.settled[id] {
 				return false
 			}
 			ids = append(ids, id)
 		}
 	}
 	for _, id := range ids {
-		r.details[id].State = ResourceStateSynced
+		r.obs.details[id].State = ResourceStateSynced
 	}
 	return len(ids) > 0
 }
 
 // resultError maps the outcome to the typed error the queue reads.
 func (r *run) resultError() error {
-	switch r.state {
+	switch r.out.state {
 	case InstanceStateError:
-		return errors.New(r.message)
+		return errors.New(r.out.message)
 	case InstanceStateFailed:
 		// Retrying cannot help: only a spec change (a new generation) can.
-		return requeue.None(errors.New(r.message))
+		return requeue.None(errors.New(r.out.message))
 	case InstanceStateInProgress:
-		return requeue.After(r.c.cfg.DefaultRequeueDuration, errors.New(r.message))
+		return requeue.After(r.c.cfg.DefaultRequeueDuration, errors.New(r.out.message))
 	}
 	return nil
 }
@@ -417,17 +459,8 @@ func (r *run) resultError() error {
 // noteErr records 403s so the impersonation error metric counts them.
 func (r *run) noteErr(err error) {
 	if apierrors.IsForbidden(err) {
-		r.mu.Lock()
-		r.forbidden = true
-		r.mu.Unlock()
+		r.out.forbidden.Store(true)
 	}
-}
-
-func (r *run) setVar(vars graph.Vars, id string, obj map[string]any) {
-	r.red.AddSecret(obj)
-	r.mu.Lock()
-	vars[id] = obj
-	r.mu.Unlock()
 }
 
 // observation builds what the Observer receives, its messages redacted.
@@ -437,17 +470,17 @@ func (r *run) observation() Observation {
 		GVR:       r.c.gvr,
 		Namespace: r.req.Namespace,
 		Name:      r.req.Name,
-		Gone:      r.gone,
-		Deleting:  r.deleting,
-		Message:   r.red.String(r.message),
+		Gone:      r.out.gone,
+		Deleting:  r.out.deleting,
+		Message:   r.red.String(r.out.message),
 		Resources: details,
 	}
 	if r.inst != nil {
 		o.UID = r.inst.GetUID()
 		o.Generation = r.inst.GetGeneration()
 	}
-	o.State = InstanceState{State: r.state, ResourceStates: map[string]*ResourceState{}}
-	if r.state == InstanceStateError || r.state == InstanceStateFailed {
+	o.State = InstanceState{State: r.out.state, ResourceStates: map[string]*ResourceState{}}
+	if r.out.state == InstanceStateError || r.out.state == InstanceStateFailed {
 		o.State.ReconcileErr = errors.New(o.Message)
 	}
 	for id, d := range details {

@@ -66,15 +66,15 @@ func unitRun(t *testing.T, states map[string]string, now time.Time) *run {
 		"metadata": map[string]any{"name": "u", "namespace": "ns", "generation": int64(4), "uid": "u-1",
 			"creationTimestamp": "2026-01-01T00:00:00Z"},
 	}}
-	r := &run{c: c, inst: inst, details: map[string]*ResourceDetail{}, now: func() time.Time { return now }}
+	r := &run{c: c, inst: inst, obs: observations{details: map[string]*ResourceDetail{}}, opts: Options{Now: func() time.Time { return now }}}
 	r.initDetails()
 	for id, s := range states {
-		r.details[id].State = s
+		r.obs.details[id].State = s
 		if s == ResourceStateError || s == ResourceStateFailed {
-			r.details[id].Err = fmt.Errorf("%s broke", id)
+			r.obs.details[id].Err = fmt.Errorf("%s broke", id)
 		}
 		if s == ResourceStatePending {
-			r.details[id].WaitingFor = "waiting for a"
+			r.obs.details[id].WaitingFor = "waiting for a"
 		}
 	}
 	return r
@@ -94,9 +94,9 @@ func TestInstanceStateAndRequeue(t *testing.T) {
 	}
 	for _, c := range cases {
 		r := unitRun(t, c.states, time.Now())
-		r.state, r.message = r.instanceState()
-		if r.state != c.want {
-			t.Errorf("%v: state %s, want %s", c.states, r.state, c.want)
+		r.out.state, r.out.message = r.instanceState()
+		if r.out.state != c.want {
+			t.Errorf("%v: state %s, want %s", c.states, r.out.state, c.want)
 		}
 		err := r.resultError()
 		if err != nil {
@@ -132,7 +132,7 @@ func condMap(status map[string]any) map[string]map[string]any {
 func TestBuildStatusConditions(t *testing.T) {
 	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC) // the instance's creation
 	r := unitRun(t, map[string]string{"a": ResourceStateSynced, "b": ResourceStatePending}, t0.Add(time.Minute))
-	r.state, r.message = r.instanceState()
+	r.out.state, r.out.message = r.instanceState()
 	st := r.buildStatus(map[string]any{"extra": "v", "state": "ignored"})
 	if st["state"] != InstanceStateInProgress || st["extra"] != "v" {
 		t.Fatalf("status %v", st)
@@ -160,7 +160,7 @@ func TestBuildStatusConditions(t *testing.T) {
 	t1 := t0.Add(time.Hour)
 	r2 := unitRun(t, map[string]string{"a": ResourceStateSynced, "b": ResourceStateSynced}, t1)
 	r2.inst.Object["status"] = st
-	r2.state, r2.message = r2.instanceState()
+	r2.out.state, r2.out.message = r2.instanceState()
 	st2 := r2.buildStatus(nil)
 	c2 := condMap(st2)
 	if c2["Ready"]["status"] != "True" || c2["Ready"]["reason"] != "Ready" || c2["Ready"]["message"] != "" ||
@@ -178,7 +178,7 @@ func TestBuildStatusConditions(t *testing.T) {
 	// ERROR and FAILED both read as kro's "resource error".
 	for _, state := range []string{InstanceStateError, InstanceStateFailed} {
 		r3 := unitRun(t, nil, t1)
-		r3.state, r3.message = state, "a: boom"
+		r3.out.state, r3.out.message = state, "a: boom"
 		if c := condMap(r3.buildStatus(nil)); c["ResourcesReady"]["reason"] != "NotReady" || c["ResourcesReady"]["message"] != "resource error: a: boom" {
 			t.Errorf("%s: ResourcesReady %v", state, c["ResourcesReady"])
 		}
@@ -195,8 +195,8 @@ func condTypes(status map[string]any) string {
 
 func TestManagementFailureShowsInConditions(t *testing.T) {
 	r := unitRun(t, nil, time.Now())
-	r.managedErr = errors.New("forbidden: cannot patch")
-	r.state = InstanceStateError
+	r.out.managedErr = errors.New("forbidden: cannot patch")
+	r.out.state = InstanceStateError
 	c := condMap(r.buildStatus(nil))
 	if c["InstanceManaged"]["reason"] != "ManagementFailed" || c["Ready"]["message"] != "finalizer/labeling failed: forbidden: cannot patch" ||
 		c["ResourcesReady"]["reason"] != "AwaitingReconciliation" {
@@ -239,9 +239,9 @@ func TestSettlingOwnWrites(t *testing.T) {
 		{InstanceStateError, []string{created, ResourceStateError}, false},
 	}
 	for _, c := range cases {
-		r := &run{state: c.state, details: map[string]*ResourceDetail{}}
+		r := &run{out: outcome{state: c.state}, obs: observations{details: map[string]*ResourceDetail{}}}
 		for i, s := range c.states {
-			r.details[fmt.Sprint(i)] = &ResourceDetail{State: s}
+			r.obs.details[fmt.Sprint(i)] = &ResourceDetail{State: s}
 		}
 		if got := r.settlingOwnWrites(); got != c.want {
 			t.Errorf("%s %v: settling %v, want %v", c.state, c.states, got, c.want)
@@ -274,8 +274,8 @@ func TestApplyOrdersLikeKro(t *testing.T) {
 // resolved: GraphResolved False/ResolutionFailed, which Ready copies.
 func TestGraphResolvedFalseOnUnservedKind(t *testing.T) {
 	r := unitRun(t, map[string]string{"a": ResourceStateError, "b": ResourceStatePending}, time.Now())
-	r.details["a"].Err = errors.New("resource a: kind example.com/v1, Kind=Widget is not served by the API server")
-	r.state, r.message = r.instanceState()
+	r.obs.details["a"].Err = errors.New("resource a: kind example.com/v1, Kind=Widget is not served by the API server")
+	r.out.state, r.out.message = r.instanceState()
 	c := condMap(r.buildStatus(nil))
 	if c["GraphResolved"]["status"] != "False" || c["GraphResolved"]["reason"] != "ResolutionFailed" ||
 		!strings.Contains(c["GraphResolved"]["message"].(string), "is not served") {
@@ -291,7 +291,7 @@ func TestGraphResolvedFalseOnUnservedKind(t *testing.T) {
 func TestSuspendedConditions(t *testing.T) {
 	r := unitRun(t, nil, time.Now())
 	r.inst.Object["status"] = map[string]any{"state": "ACTIVE"}
-	r.suspended, r.state = true, InstanceStateSuspended
+	r.out.suspended, r.out.state = true, InstanceStateSuspended
 	st := r.buildStatus(nil)
 	c := condMap(st)
 	if c["ResourcesReady"]["reason"] != "ReconciliationSuspended" || c["ResourcesReady"]["message"] != "reconciliation suspended via kro.run/reconcile annotation" ||
@@ -315,7 +315,7 @@ func TestPromoteSettledWrites(t *testing.T) {
 	for _, c := range cases {
 		r := unitRun(t, c.states, time.Now())
 		for _, id := range c.settled {
-			r.noteSettledWrite(id)
+			r.record(id, result{verdict: verdict{state: c.states[id]}, settled: true})
 		}
 		if got := r.promoteSettledWrites(); got != c.want {
 			t.Errorf("%v settled %v: promoted %v, want %v", c.states, c.settled, got, c.want)
@@ -325,7 +325,7 @@ func TestPromoteSettledWrites(t *testing.T) {
 			if c.want && (s == ResourceStateCreated || s == ResourceStateUpdating) {
 				want = ResourceStateSynced
 			}
-			if got := r.details[id].State; got != want {
+			if got := r.obs.details[id].State; got != want {
 				t.Errorf("%v settled %v: %s is %s, want %s", c.states, c.settled, id, got, want)
 			}
 		}

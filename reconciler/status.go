@@ -10,9 +10,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/types"
-
-	"github.com/kroscope/kroscope/reconciler/metadata"
 )
 
 // Condition types kroscope writes on instances: Ready is the root, true
@@ -53,8 +50,8 @@ const (
 // change can help) is reported with kro's NotReady "resource error".
 func (r *run) conditions() []condition {
 	managed := condition{ConditionInstanceManaged, metav1.ConditionTrue, "Managed", msgManaged}
-	if r.managedErr != nil {
-		managed = condition{ConditionInstanceManaged, metav1.ConditionFalse, "ManagementFailed", "finalizer/labeling failed: " + r.managedErr.Error()}
+	if r.out.managedErr != nil {
+		managed = condition{ConditionInstanceManaged, metav1.ConditionFalse, "ManagementFailed", "finalizer/labeling failed: " + r.out.managedErr.Error()}
 	}
 	resolved := condition{ConditionGraphResolved, metav1.ConditionTrue, "Resolved", msgResolved}
 	if msg := r.graphProblem(); msg != "" {
@@ -66,24 +63,24 @@ func (r *run) conditions() []condition {
 		resources.Status, resources.Reason, resources.Message = s, reason, msg
 	}
 	switch {
-	case r.deleting:
+	case r.out.deleting:
 		msg := msgDeleting
-		if len(r.orphanErrs) > 0 || r.hasErrorDetail() {
-			msg = "deletion blocked: " + r.message
+		if len(r.out.orphanErrs) > 0 || r.hasErrorDetail() {
+			msg = "deletion blocked: " + r.out.message
 		}
 		set(metav1.ConditionUnknown, reasonUnderDel, msg)
-	case r.managedErr != nil:
+	case r.out.managedErr != nil:
 		set(metav1.ConditionUnknown, reasonAwaiting, fmt.Sprintf("condition %q is awaiting reconciliation", ConditionResourcesReady))
-	case r.suspended:
+	case r.out.suspended:
 		set(metav1.ConditionFalse, reasonSuspended, suspendedMessage)
-	case r.state == InstanceStateActive:
+	case r.out.state == InstanceStateActive:
 		set(metav1.ConditionTrue, "AllResourcesReady", msgAllReady)
-	case r.state == InstanceStateError || r.state == InstanceStateFailed:
-		set(metav1.ConditionFalse, reasonNotReady, "resource error: "+r.message)
+	case r.out.state == InstanceStateError || r.out.state == InstanceStateFailed:
+		set(metav1.ConditionFalse, reasonNotReady, "resource error: "+r.out.message)
 	case r.childDeleting() != "":
 		set(metav1.ConditionFalse, reasonDeleting, r.childDeleting())
 	default:
-		set(metav1.ConditionFalse, reasonNotReady, "awaiting resource readiness: "+r.message)
+		set(metav1.ConditionFalse, reasonNotReady, "awaiting resource readiness: "+r.out.message)
 	}
 	return []condition{managed, resolved, resources}
 }
@@ -92,7 +89,7 @@ func (r *run) conditions() []condition {
 // kind it uses is not served), or "".
 func (r *run) graphProblem() string {
 	for _, id := range r.c.rg.TopologicalOrder {
-		if d := r.details[id]; d.State == ResourceStateError && d.Err != nil && strings.Contains(d.Err.Error(), "is not served by the API server") {
+		if d := r.obs.details[id]; d.State == ResourceStateError && d.Err != nil && strings.Contains(d.Err.Error(), "is not served by the API server") {
 			return d.Err.Error()
 		}
 	}
@@ -100,7 +97,7 @@ func (r *run) graphProblem() string {
 }
 
 func (r *run) hasErrorDetail() bool {
-	for _, d := range r.details {
+	for _, d := range r.obs.details {
 		if d.State == ResourceStateError {
 			return true
 		}
@@ -111,11 +108,11 @@ func (r *run) hasErrorDetail() bool {
 // childDeleting names, in kro's words, the first child that must finish
 // deleting before the instance can go on, or "".
 func (r *run) childDeleting() string {
-	if r.pruning {
+	if r.out.pruning {
 		return ""
 	}
 	for _, id := range r.c.rg.TopologicalOrder {
-		if d := r.details[id]; d.State == ResourceStateDeleting {
+		if d := r.obs.details[id]; d.State == ResourceStateDeleting {
 			ref := d.Name
 			if d.Namespace != "" {
 				ref = d.Namespace + "/" + ref
@@ -135,17 +132,9 @@ type wireCondition = map[string]any
 // condition written the first time; Ready follows its dependents; the list
 // is ordered by lastTransitionTime with Ready last.
 func (r *run) stampConditions(deps []condition) []any {
-	old := map[string]map[string]any{}
-	if conds, ok, _ := unstructured.NestedSlice(r.inst.Object, "status", "conditions"); ok {
-		for _, c := range conds {
-			if m, ok := c.(map[string]any); ok {
-				if t, ok := m["type"].(string); ok {
-					old[t] = m
-				}
-			}
-		}
-	}
-	now := r.now().UTC().Format(time.RFC3339)
+	conds, _, _ := unstructured.NestedSlice(r.inst.Object, "status", "conditions")
+	old := conditionsByType(conds)
+	now := r.opts.Now().UTC().Format(time.RFC3339)
 	created := r.inst.GetCreationTimestamp().UTC().Format(time.RFC3339)
 	stamp := func(c condition) wireCondition {
 		ltt := created
@@ -215,8 +204,8 @@ func rootCondition(deps []wireCondition) condition {
 // wireState is the state written to the instance. SUSPENDED is kroscope's
 // own: a paused instance keeps the state it had (IN_PROGRESS if none).
 func (r *run) wireState() string {
-	if r.state != InstanceStateSuspended {
-		return r.state
+	if r.out.state != InstanceStateSuspended {
+		return r.out.state
 	}
 	if s, _, _ := unstructured.NestedString(r.inst.Object, "status", "state"); s != "" {
 		return s
@@ -237,7 +226,7 @@ func (r *run) buildStatus(projected map[string]any) map[string]any {
 	conds := r.stampConditions(r.conditions())
 	status["conditions"] = conds
 	if r.c.rg.HasConditions() { // the author's conditions replace the built-ins
-		r.authorConditions(status, conds, r.now().UTC().Format(time.RFC3339))
+		r.authorConditions(status, conds, r.opts.Now().UTC().Format(time.RFC3339))
 	}
 	r.redactConditions(status)
 	return status
@@ -294,14 +283,12 @@ func (r *run) writeStatus() (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	out, err := r.cs.Dynamic().Resource(r.c.gvr).Namespace(r.inst.GetNamespace()).
-		Patch(r.ctx, r.inst.GetName(), types.MergePatchType, body, metav1.PatchOptions{FieldManager: metadata.FieldManager}, "status")
+	out, err := r.objs.Patch(r.ctx, r.c.gvr, r.inst.GetNamespace(), r.inst.GetName(), body, r.inst.GetResourceVersion(), "status")
 	if err != nil {
 		return false, fmt.Errorf("patching status of %s: %w", objectName(r.inst), err)
 	}
 	oldState, _ := live["state"].(string)
 	oldMsg := conditionMessage(live, ConditionResourcesReady)
-	r.wrote(r.c.gvr, out, r.inst.GetResourceVersion())
 	r.inst = out
 	r.announce(oldState, oldMsg)
 	return true, nil
@@ -363,11 +350,11 @@ func encodedSame(a, b any) bool {
 // projected returns the status fields to write: evaluated on the normal
 // path, carried over from the live status while deleting.
 func (r *run) projected() map[string]any {
-	if r.deleting || r.suspended {
+	if r.out.deleting || r.out.suspended {
 		live, _, _ := unstructured.NestedMap(r.inst.Object, "status")
 		return live
 	}
-	return r.projectedStatus
+	return r.out.projectedStatus
 }
 
 func conditionMessage(status map[string]any, typ string) string {
@@ -387,22 +374,22 @@ func conditionMessage(status map[string]any, typ string) string {
 func (r *run) announce(oldState, oldMsg string) {
 	newMsg := conditionMessage(r.inst.Object["status"].(map[string]any), ConditionResourcesReady)
 	switch {
-	case oldState == "" && (r.state == InstanceStateInProgress || r.state == InstanceStateActive):
+	case oldState == "" && (r.out.state == InstanceStateInProgress || r.out.state == InstanceStateActive):
 		// A new instance's first state is news only when it is a problem:
 		// an Event per new instance is noise that, at scale, competes with
 		// the rollout for the API server and trails it by many seconds.
-	case oldState != r.state:
+	case oldState != r.out.state:
 		typ := corev1.EventTypeNormal
-		if r.state == InstanceStateError || r.state == InstanceStateFailed {
+		if r.out.state == InstanceStateError || r.out.state == InstanceStateFailed {
 			typ = corev1.EventTypeWarning
 		}
 		from := oldState
 		if from == "" {
 			from = "NEW"
 		}
-		r.event(typ, "State"+stateReason(r.state), fmt.Sprintf("%s -> %s: %s", from, r.state, r.message))
-	case (r.state == InstanceStateError || r.state == InstanceStateFailed) && newMsg != oldMsg:
-		r.event(corev1.EventTypeWarning, "State"+stateReason(r.state), r.message)
+		r.event(typ, "State"+stateReason(r.out.state), fmt.Sprintf("%s -> %s: %s", from, r.out.state, r.out.message))
+	case (r.out.state == InstanceStateError || r.out.state == InstanceStateFailed) && newMsg != oldMsg:
+		r.event(corev1.EventTypeWarning, "State"+stateReason(r.out.state), r.out.message)
 	}
 }
 

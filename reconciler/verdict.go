@@ -1,0 +1,97 @@
+package reconciler
+
+import (
+	"fmt"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/kroscope/kroscope/reconciler/graph"
+)
+
+// verdict is what a step concluded about one resource: its state, and what
+// holds it back (reason, shown as WaitingFor) or what went wrong (err).
+// Whether the instance is requeued follows from the states of all its
+// resources (see instanceState and resultError), not from one of them.
+type verdict struct {
+	state  string
+	reason string
+	err    error
+}
+
+func pending(reason string) verdict { return verdict{state: ResourceStatePending, reason: reason} }
+func failed(err error) verdict      { return verdict{state: ResourceStateFailed, err: err} }
+func errored(err error) verdict     { return verdict{state: ResourceStateError, err: err} }
+
+// result is everything reconciling one resource found this pass. The
+// resource's step returns it; the layers record it (observations.record)
+// once the resource's layer is done, so no step writes what another reads.
+type result struct {
+	verdict
+	name, namespace   string
+	desired, observed *unstructured.Unstructured
+	readyChecks       []graph.Check
+	// value is what status may read of the resource (nil: nothing
+	// observed); ready says its dependents may read it too.
+	value any
+	ready bool
+	// settled: this pass wrote the object and the API server returned one
+	// that already holds the desired object (see promoteSettledWrites).
+	settled bool
+}
+
+// record makes res the detail of resource id and its value readable by
+// the expressions of later layers and status. Every object readable by
+// expressions is a value redaction must know (see redact.go).
+func (r *run) record(id string, res result) {
+	o := &r.obs
+	d := o.details[id]
+	d.State, d.WaitingFor, d.Err = res.state, res.reason, res.err
+	d.Name, d.Namespace = res.name, res.namespace
+	d.Desired, d.Observed, d.ReadyChecks = res.desired, res.observed, res.readyChecks
+	if res.settled {
+		if o.settled == nil {
+			o.settled = map[string]bool{}
+		}
+		o.settled[id] = true
+	}
+	if res.value == nil {
+		return
+	}
+	switch v := res.value.(type) {
+	case map[string]any:
+		r.red.AddSecret(v)
+	case []any:
+		for _, it := range v {
+			if obj, ok := it.(map[string]any); ok {
+				r.red.AddSecret(obj)
+			}
+		}
+	}
+	o.allVars[id] = res.value
+	if res.ready {
+		o.readyVars[id] = res.value
+	}
+}
+
+// judge gives out the observed object as its value and the verdict its
+// readiness makes: readyState when ready, WAITING_FOR_READINESS otherwise,
+// FAILED when readyWhen cannot be evaluated.
+func judge(res *graph.Resource, out result, observed *unstructured.Unstructured, readyState string) result {
+	out.observed, out.value = observed, observed.Object
+	ready, reason, err := res.IsReady(observed.Object)
+	if err != nil && !graph.IsDataPending(err) {
+		out.verdict = failed(fmt.Errorf("resource %s: readyWhen: %w", res.ID, err))
+		return out
+	}
+	if !ready {
+		// IsReady's reason already names the readyWhen expression.
+		if reason == "" && err != nil {
+			reason = "readyWhen: " + err.Error()
+		}
+		out.verdict = verdict{state: ResourceStateWaitingForReadiness, reason: reason}
+		out.readyChecks = res.ExplainReady(observed.Object)
+		return out
+	}
+	out.ready, out.verdict = true, verdict{state: readyState}
+	return out
+}

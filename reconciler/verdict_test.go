@@ -1,0 +1,77 @@
+package reconciler
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/kroscope/kroscope/reconciler/graph"
+	"github.com/kroscope/kroscope/reconciler/redact"
+)
+
+// TestAdmitDecidesFromEarlierLayers: whether a resource may render is a
+// function of its dependencies' details and ready values only.
+func TestAdmitDecidesFromEarlierLayers(t *testing.T) {
+	cases := []struct {
+		name   string
+		aState string
+		aReady bool
+		held   bool
+		want   verdict
+	}{
+		{"dependency pending", ResourceStatePending, false, true, pending("waiting for a (pending)")},
+		{"dependency waiting", ResourceStateWaitingForReadiness, false, true, pending("waiting for a (waiting for readiness)")},
+		{"dependency skipped", ResourceStateSkipped, false, true, verdict{state: ResourceStateSkipped, reason: "depends on a, which is skipped"}},
+		{"dependency ready", ResourceStateSynced, true, false, verdict{}},
+	}
+	for _, c := range cases {
+		r := unitRun(t, map[string]string{"a": c.aState}, time.Now())
+		r.opts.Observe = true // a skipped resource prunes nothing
+		r.obs.readyVars = graph.Vars{graph.SchemaIdentifier: map[string]any{}}
+		if c.aReady {
+			r.obs.readyVars["a"] = map[string]any{"data": map[string]any{"v": "x"}}
+		}
+		out, held := r.admit(r.c.rg.Resources["b"])
+		if held != c.held || out.verdict != c.want {
+			t.Errorf("%s: admit = %+v, held %v; want %+v, held %v", c.name, out.verdict, held, c.want, c.held)
+		}
+	}
+}
+
+// TestRecordMakesTheResultReadable: a result becomes the resource's detail,
+// its value readable by status always and by dependents only when ready,
+// and a Secret's values are known to redaction.
+func TestRecordMakesTheResultReadable(t *testing.T) {
+	r := unitRun(t, nil, time.Now())
+	r.red = &redact.Set{}
+	r.obs.readyVars, r.obs.allVars = graph.Vars{}, graph.Vars{}
+	secret := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "Secret",
+		"metadata": map[string]any{"name": "s"}, "stringData": map[string]any{"token": "hunter2hunter2"}}}
+	r.record("a", result{verdict: verdict{state: ResourceStateCreated}, name: "s", observed: secret,
+		value: secret.Object, ready: true, settled: true})
+	r.record("b", result{verdict: verdict{state: ResourceStateWaitingForReadiness, reason: "not yet"},
+		value: map[string]any{"kind": "ConfigMap"}})
+	if d := r.obs.details["a"]; d.State != ResourceStateCreated || d.Name != "s" || d.Observed != secret {
+		t.Errorf("detail a = %+v", d)
+	}
+	if d := r.obs.details["b"]; d.State != ResourceStateWaitingForReadiness || d.WaitingFor != "not yet" {
+		t.Errorf("detail b = %+v", d)
+	}
+	if _, ok := r.obs.readyVars["a"]; !ok {
+		t.Error("a ready resource is not readable by its dependents")
+	}
+	if _, ok := r.obs.readyVars["b"]; ok {
+		t.Error("a resource not ready is readable by its dependents")
+	}
+	if _, ok := r.obs.allVars["b"]; !ok {
+		t.Error("an observed resource is not readable by status")
+	}
+	if !r.obs.settled["a"] || r.obs.settled["b"] {
+		t.Errorf("settled = %v, want a only", r.obs.settled)
+	}
+	if got := r.red.String("token hunter2hunter2"); strings.Contains(got, "hunter2") {
+		t.Errorf("redaction does not know the recorded Secret's value: %q", got)
+	}
+}
