@@ -137,56 +137,10 @@ func (b *Builder) Build(rgd *ResourceGraphDefinition) (*Graph, error) {
 	}
 	bd.instance(g)
 	schemaType := bd.schemaType()
-
-	// Resources whose id is valid and unique become CEL variables; the
-	// others are reported and left out so their expressions are not
-	// blamed for the id.
-	var ids []string
-	var order []*Resource
-	collections := map[string]bool{}
-	for i := range rgd.Spec.Resources {
-		r := bd.resource(i)
-		if r == nil {
-			if id := rgd.Spec.Resources[i].ID; idPattern.MatchString(id) {
-				bd.leftOut[id] = true
-			}
-			continue
-		}
-		if _, dup := g.Resources[r.ID]; dup {
-			bd.errorf(r.ID, fmt.Sprintf("spec.resources[%d].id", i), "give every resource its own id",
-				"duplicate resource id %q", r.ID)
-			continue
-		}
-		g.Resources[r.ID] = r
-		ids = append(ids, r.ID)
-		order = append(order, r)
-		if r.IsList() {
-			collections[r.ID] = true
-		}
-	}
-	bd.iteratorCollisions(order)
-	env, err := graphEnv(schemaType, ids, nil, collections)
-	if err != nil {
-		bd.errorf("", "", "", "%v", err)
+	order, collections := bd.resources(g)
+	env, ok := bd.envs(schemaType, order, collections)
+	if !ok {
 		return nil, bd.errs
-	}
-	types := bd.resourceTypes(order)
-	bd.objectTypes = indexObjectTypes(schemaType)
-	for _, t := range types {
-		for n, d := range indexObjectTypes(t) {
-			bd.objectTypes[n] = d
-		}
-	}
-	if len(types) > 0 {
-		// Check against the kinds' schemas, but evaluate with resources as
-		// dyn: observed objects are plain JSON (timestamps are strings, for
-		// one), which the typed declarations would not accept.
-		checkEnv, err := graphEnv(schemaType, ids, types, collections)
-		if err != nil {
-			bd.errorf("", "", "", "%v", err)
-			return nil, bd.errs
-		}
-		bd.runEnv, env = env, checkEnv
 	}
 	for _, r := range order {
 		bd.expressions(env, r)
@@ -207,6 +161,70 @@ func (b *Builder) Build(rgd *ResourceGraphDefinition) (*Graph, error) {
 	}
 	g.markSensitive()
 	return g, nil
+}
+
+// resources builds each resource. Those whose id is valid and unique are
+// returned in order (and become CEL variables); the others are reported and
+// left out so their expressions are not blamed for the id. collections are
+// the ids of forEach resources.
+func (bd *build) resources(g *Graph) (order []*Resource, collections map[string]bool) {
+	collections = map[string]bool{}
+	for i := range bd.rgd.Spec.Resources {
+		r := bd.resource(i)
+		if r == nil {
+			if id := bd.rgd.Spec.Resources[i].ID; idPattern.MatchString(id) {
+				bd.leftOut[id] = true
+			}
+			continue
+		}
+		if _, dup := g.Resources[r.ID]; dup {
+			bd.errorf(r.ID, fmt.Sprintf("spec.resources[%d].id", i), "give every resource its own id",
+				"duplicate resource id %q", r.ID)
+			continue
+		}
+		g.Resources[r.ID] = r
+		order = append(order, r)
+		if r.IsList() {
+			collections[r.ID] = true
+		}
+	}
+	bd.iteratorCollisions(order)
+	return order, collections
+}
+
+// envs returns the environment expressions are checked in, and keeps the
+// one they run in (bd.runEnv) when the two differ; false after reporting
+// an error.
+func (bd *build) envs(schemaType *apiservercel.DeclType, order []*Resource, collections map[string]bool) (*cel.Env, bool) {
+	ids := make([]string, 0, len(order))
+	for _, r := range order {
+		ids = append(ids, r.ID)
+	}
+	env, err := graphEnv(schemaType, ids, nil, collections)
+	if err != nil {
+		bd.errorf("", "", "", "%v", err)
+		return nil, false
+	}
+	types := bd.resourceTypes(order)
+	bd.objectTypes = indexObjectTypes(schemaType)
+	for _, t := range types {
+		for n, d := range indexObjectTypes(t) {
+			bd.objectTypes[n] = d
+		}
+	}
+	if len(types) == 0 {
+		return env, true
+	}
+	// Check against the kinds' schemas, but evaluate with resources as
+	// dyn: observed objects are plain JSON (timestamps are strings, for
+	// one), which the typed declarations would not accept.
+	checkEnv, err := graphEnv(schemaType, ids, types, collections)
+	if err != nil {
+		bd.errorf("", "", "", "%v", err)
+		return nil, false
+	}
+	bd.runEnv = env
+	return checkEnv, true
 }
 
 // instance validates spec.schema's identity and fills Graph.Instance.
@@ -436,8 +454,25 @@ func (bd *build) expressions(env *cel.Env, r *Resource) {
 		}
 		env, iters = scoped, iteratorNames(r)
 	}
-	base := templateBase(r)
 	deps := map[string]bool{}
+	bd.templateFields(env, r, iters, deps)
+	if r.IsCollection() {
+		bd.compileDimensions(env, r, deps)
+		bd.checkUniqueIdentity(r)
+	}
+	bd.includeWhen(env, r, iters, deps)
+	bd.readyWhen(env, r)
+	for _, rs := range bd.rgd.Spec.Resources {
+		if deps[rs.ID] {
+			r.Dependencies = append(r.Dependencies, rs.ID)
+		}
+	}
+}
+
+// templateFields compiles every template string that holds expressions
+// into r.Fields, adding the ids they read to deps.
+func (bd *build) templateFields(env *cel.Env, r *Resource, iters, deps map[string]bool) {
+	base := templateBase(r)
 	walkStrings(r.Template, nil, func(segs []any, s string) {
 		if strings.Contains(s, "${") && len(segs) > 0 {
 			if _, isKey := segs[len(segs)-1].(keyMarker); isKey {
@@ -453,28 +488,39 @@ func (bd *build) expressions(env *cel.Env, r *Resource) {
 			bd.errorf(r.ID, formatPath(base, segs...), "write it literally: the kind must be known before rendering", "%s must not hold expressions", f.Path)
 			return
 		}
-		for _, e := range f.Expressions {
-			if !bd.checkOmit(r.ID, formatPath(base, segs...), e, !r.External) {
-				return
-			}
-			if e.usesOmit && !f.Standalone {
-				bd.errorf(r.ID, formatPath(base, segs...), "write ${...} as the whole value, e.g. ${cond ? value : omit()}",
-					"${%s}: omit() must be the whole field value, not part of a string", e.Source)
-				return
-			}
-			if e.usesOmit {
-				r.usesOmit = true
-			}
-			bd.collectDeps(r, e, formatPath(base, segs...), "read other resources or schema; a resource cannot depend on itself", deps)
-			bd.forbidRefs(r, e, formatPath(base, segs...), map[string]bool{EachIdentifier: iters != nil},
-				"use the iterator names in templates", "each is the item readyWhen checks, not a template value")
+		if bd.fieldExpressions(r, f, formatPath(base, segs...), iters, deps) {
+			r.Fields = append(r.Fields, f)
 		}
-		r.Fields = append(r.Fields, f)
 	})
-	if r.IsCollection() {
-		bd.compileDimensions(env, r, deps)
-		bd.checkUniqueIdentity(r)
+}
+
+// fieldExpressions checks the expressions of one template field (omit()
+// only as the whole value, no each) and adds what they read to deps; false
+// after reporting an error that leaves the field out.
+func (bd *build) fieldExpressions(r *Resource, f *Field, path string, iters, deps map[string]bool) bool {
+	for _, e := range f.Expressions {
+		if !bd.checkOmit(r.ID, path, e, !r.External) {
+			return false
+		}
+		if e.usesOmit && !f.Standalone {
+			bd.errorf(r.ID, path, "write ${...} as the whole value, e.g. ${cond ? value : omit()}",
+				"${%s}: omit() must be the whole field value, not part of a string", e.Source)
+			return false
+		}
+		if e.usesOmit {
+			r.usesOmit = true
+		}
+		bd.collectDeps(r, e, path, "read other resources or schema; a resource cannot depend on itself", deps)
+		bd.forbidRefs(r, e, path, map[string]bool{EachIdentifier: iters != nil},
+			"use the iterator names in templates", "each is the item readyWhen checks, not a template value")
 	}
+	return true
+}
+
+// includeWhen compiles r's includeWhen conditions, adding the ids they
+// read to deps; they decide for the whole collection, so they read no
+// iterator.
+func (bd *build) includeWhen(env *cel.Env, r *Resource, iters, deps map[string]bool) {
 	for i, src := range bd.rgd.Spec.Resources[r.Index].IncludeWhen {
 		path := fmt.Sprintf("spec.resources[%d].includeWhen[%d]", r.Index, i)
 		e := bd.condition(env, r.ID, path, src)
@@ -486,34 +532,27 @@ func (bd *build) expressions(env *cel.Env, r *Resource) {
 			"includeWhen decides for the whole collection, not per item")
 		r.IncludeWhen = append(r.IncludeWhen, e)
 	}
+}
+
+// readyWhen compiles r's readyWhen conditions, which read only r itself
+// (each, for a collection's items).
+func (bd *build) readyWhen(env *cel.Env, r *Resource) {
+	self, fix := r.ID, "readyWhen may read only "+r.ID+", e.g. ${"+r.ID+".status...}"
+	if r.IsList() {
+		self, fix = EachIdentifier, "a collection's readyWhen may read only each (one item), e.g. ${each.status...}; every item must satisfy it"
+	}
 	for i, src := range bd.rgd.Spec.Resources[r.Index].ReadyWhen {
 		path := fmt.Sprintf("spec.resources[%d].readyWhen[%d]", r.Index, i)
 		e := bd.condition(env, r.ID, path, src)
 		if e == nil {
 			continue
 		}
-		if r.IsList() {
-			for _, ref := range e.References {
-				if ref != EachIdentifier {
-					bd.errorf(r.ID, path, "a collection's readyWhen may read only each (one item), e.g. ${each.status...}; every item must satisfy it",
-						"${%s} reads %s", e.Source, ref)
-				}
-			}
-			r.ReadyWhen = append(r.ReadyWhen, e)
-			continue
-		}
 		for _, ref := range e.References {
-			if ref != r.ID {
-				bd.errorf(r.ID, path, "readyWhen may read only "+r.ID+", e.g. ${"+r.ID+".status...}",
-					"${%s} reads %s", e.Source, ref)
+			if ref != self {
+				bd.errorf(r.ID, path, fix, "${%s} reads %s", e.Source, ref)
 			}
 		}
 		r.ReadyWhen = append(r.ReadyWhen, e)
-	}
-	for _, rs := range bd.rgd.Spec.Resources {
-		if deps[rs.ID] {
-			r.Dependencies = append(r.Dependencies, rs.ID)
-		}
 	}
 }
 
