@@ -331,36 +331,50 @@ func (bd *build) resource(i int) *Resource {
 // identity checks apiVersion, kind and metadata.name of a template and
 // resolves its GVR and scope.
 func (bd *build) identity(label, path string, r *Resource) bool {
-	ok := true
-	apiVersion, isStr := r.Template["apiVersion"].(string)
-	switch {
-	case r.Template["apiVersion"] == nil || apiVersion == "":
-		bd.errorf(label, path+".apiVersion", "set apiVersion, e.g. apps/v1", "apiVersion is missing")
-		ok = false
-	case !isStr:
-		bd.errorf(label, path+".apiVersion", "", "apiVersion must be a string")
-		ok = false
-	case !apiVersionPattern.MatchString(apiVersion):
-		bd.errorf(label, path+".apiVersion", "write group/version or version, e.g. apps/v1 or v1; expressions are not allowed here", "apiVersion %q is invalid", apiVersion)
-		ok = false
-	}
-	kind, isStr := r.Template["kind"].(string)
-	switch {
-	case r.Template["kind"] == nil || kind == "":
-		bd.errorf(label, path+".kind", "set kind, e.g. Deployment", "kind is missing")
-		ok = false
-	case !isStr:
-		bd.errorf(label, path+".kind", "", "kind must be a string")
-		ok = false
-	case !kindPattern.MatchString(kind):
-		bd.errorf(label, path+".kind", "kinds are UpperCamelCase, e.g. ConfigMap; expressions are not allowed here", "kind %q is invalid", kind)
-		ok = false
-	}
+	apiVersion, okVersion := bd.typeField(label, path, r.Template, "apiVersion", apiVersionPattern,
+		"set apiVersion, e.g. apps/v1", "write group/version or version, e.g. apps/v1 or v1; expressions are not allowed here")
+	kind, okKind := bd.typeField(label, path, r.Template, "kind", kindPattern,
+		"set kind, e.g. Deployment", "kinds are UpperCamelCase, e.g. ConfigMap; expressions are not allowed here")
 	md, isMap := r.Template["metadata"].(map[string]any)
 	if !isMap {
 		bd.errorf(label, path+".metadata", "add metadata with a name", "metadata is missing or not an object")
 		return false
 	}
+	okMeta := bd.templateMetadata(label, path, kind, r, md)
+	if !okVersion || !okKind || !okMeta {
+		return false
+	}
+	gv, err := schema.ParseGroupVersion(apiVersion)
+	if err != nil {
+		bd.errorf(label, path+".apiVersion", "", "%v", err)
+		return false
+	}
+	r.GVK = gv.WithKind(kind)
+	r.GVR, r.Namespaced = bd.b.resolve(r.GVK)
+	return bd.namespaceFits(label, path, kind, r, md)
+}
+
+// typeField checks apiVersion or kind: a literal string matching pattern.
+func (bd *build) typeField(label, path string, tmpl map[string]any, field string, pattern *regexp.Regexp, fixMissing, fixInvalid string) (string, bool) {
+	v, isStr := tmpl[field].(string)
+	switch {
+	case tmpl[field] == nil || v == "":
+		bd.errorf(label, path+"."+field, fixMissing, "%s is missing", field)
+	case !isStr:
+		bd.errorf(label, path+"."+field, "", "%s must be a string", field)
+	case !pattern.MatchString(v):
+		bd.errorf(label, path+"."+field, fixInvalid, "%s %q is invalid", field, v)
+	default:
+		return v, true
+	}
+	return v, false
+}
+
+// templateMetadata checks a template's name (not needed by an external
+// collection, which selects) and that its labels and annotations use no
+// prefix kroscope reserves.
+func (bd *build) templateMetadata(label, path, kind string, r *Resource, md map[string]any) bool {
+	ok := true
 	if name, _ := md["name"].(string); name == "" && !r.ExternalCollection {
 		fix := "set metadata.name, e.g. ${schema.metadata.name}-" + strings.ToLower(kind)
 		if r.External {
@@ -381,16 +395,11 @@ func (bd *build) identity(label, path string, r *Resource) bool {
 			}
 		}
 	}
-	if !ok {
-		return false
-	}
-	gv, err := schema.ParseGroupVersion(apiVersion)
-	if err != nil {
-		bd.errorf(label, path+".apiVersion", "", "%v", err)
-		return false
-	}
-	r.GVK = gv.WithKind(kind)
-	r.GVR, r.Namespaced = bd.b.resolve(r.GVK)
+	return ok
+}
+
+// namespaceFits checks metadata.namespace against the resolved scope.
+func (bd *build) namespaceFits(label, path, kind string, r *Resource, md map[string]any) bool {
 	if _, set := md["namespace"]; set && !r.Namespaced {
 		bd.errorf(label, path+".metadata.namespace", "remove it: "+kind+" is cluster-scoped", "metadata.namespace is set on a cluster-scoped kind")
 		return false
@@ -916,17 +925,7 @@ func (bd *build) checkSelector(label, path string, sel map[string]any) bool {
 		}
 	}
 	if v, set := sel["matchLabels"]; set && v != nil {
-		m, isMap := v.(map[string]any)
-		if !isMap {
-			bd.errorf(label, path+".matchLabels", "write a map of label: value", "matchLabels must be an object, got %s", typeName(v))
-			ok = false
-		}
-		for _, k := range sortedKeys(m) {
-			if _, isStr := m[k].(string); !isStr {
-				bd.errorf(label, formatPath(path+".matchLabels", k), "quote the value", "label value must be a string, got %s", typeName(m[k]))
-				ok = false
-			}
-		}
+		ok = bd.checkMatchLabels(label, path+".matchLabels", v) && ok
 	}
 	if v, set := sel["matchExpressions"]; set && v != nil {
 		list, isList := v.([]any)
@@ -935,52 +934,82 @@ func (bd *build) checkSelector(label, path string, sel map[string]any) bool {
 			return false
 		}
 		for i, e := range list {
-			p := fmt.Sprintf("%s.matchExpressions[%d]", path, i)
-			m, isMap := e.(map[string]any)
-			if !isMap {
-				bd.errorf(label, p, "write {key, operator, values}", "must be an object, got %s", typeName(e))
-				ok = false
-				continue
-			}
-			for _, k := range sortedKeys(m) {
-				if k != "key" && k != "operator" && k != "values" {
-					bd.errorf(label, formatPath(p, k), "allowed fields: key, operator, values", "unknown field %q", k)
-					ok = false
-				}
-			}
-			key, _ := m["key"].(string)
-			switch {
-			case key == "":
-				bd.errorf(label, p+".key", "set the label key", "key is missing or not a string")
-				ok = false
-			case strings.Contains(key, "${"):
-				bd.errorf(label, p+".key", "write the key literally", "expressions are not allowed in a selector key")
-				ok = false
-			}
-			op, _ := m["operator"].(string)
-			switch op {
-			case "In", "NotIn":
-				vals, isList := m["values"].([]any)
-				if !isList || len(vals) == 0 {
-					bd.errorf(label, p+".values", "list at least one value", "operator %s needs a non-empty values list", op)
-					ok = false
-				}
-				for j, val := range vals {
-					if _, isStr := val.(string); !isStr {
-						bd.errorf(label, fmt.Sprintf("%s.values[%d]", p, j), "quote the value", "value must be a string, got %s", typeName(val))
-						ok = false
-					}
-				}
-			case "Exists", "DoesNotExist":
-				if vals, _ := m["values"].([]any); len(vals) > 0 {
-					bd.errorf(label, p+".values", "remove values", "operator %s takes no values", op)
-					ok = false
-				}
-			default:
-				bd.errorf(label, p+".operator", "use In, NotIn, Exists or DoesNotExist", "operator %q is not a label selector operator", op)
+			ok = bd.checkMatchExpression(label, fmt.Sprintf("%s.matchExpressions[%d]", path, i), e) && ok
+		}
+	}
+	return ok
+}
+
+// checkMatchLabels: a map of label keys to string values.
+func (bd *build) checkMatchLabels(label, path string, v any) bool {
+	ok := true
+	m, isMap := v.(map[string]any)
+	if !isMap {
+		bd.errorf(label, path, "write a map of label: value", "matchLabels must be an object, got %s", typeName(v))
+		ok = false
+	}
+	for _, k := range sortedKeys(m) {
+		if _, isStr := m[k].(string); !isStr {
+			bd.errorf(label, formatPath(path, k), "quote the value", "label value must be a string, got %s", typeName(m[k]))
+			ok = false
+		}
+	}
+	return ok
+}
+
+// checkMatchExpression: {key, operator, values} with a literal key and
+// operator, and values as the operator needs them.
+func (bd *build) checkMatchExpression(label, p string, e any) bool {
+	m, isMap := e.(map[string]any)
+	if !isMap {
+		bd.errorf(label, p, "write {key, operator, values}", "must be an object, got %s", typeName(e))
+		return false
+	}
+	ok := true
+	for _, k := range sortedKeys(m) {
+		if k != "key" && k != "operator" && k != "values" {
+			bd.errorf(label, formatPath(p, k), "allowed fields: key, operator, values", "unknown field %q", k)
+			ok = false
+		}
+	}
+	key, _ := m["key"].(string)
+	switch {
+	case key == "":
+		bd.errorf(label, p+".key", "set the label key", "key is missing or not a string")
+		ok = false
+	case strings.Contains(key, "${"):
+		bd.errorf(label, p+".key", "write the key literally", "expressions are not allowed in a selector key")
+		ok = false
+	}
+	return bd.checkOperator(label, p, m) && ok
+}
+
+// checkOperator: In and NotIn need string values, Exists and DoesNotExist
+// take none.
+func (bd *build) checkOperator(label, p string, m map[string]any) bool {
+	op, _ := m["operator"].(string)
+	ok := true
+	switch op {
+	case "In", "NotIn":
+		vals, isList := m["values"].([]any)
+		if !isList || len(vals) == 0 {
+			bd.errorf(label, p+".values", "list at least one value", "operator %s needs a non-empty values list", op)
+			ok = false
+		}
+		for j, val := range vals {
+			if _, isStr := val.(string); !isStr {
+				bd.errorf(label, fmt.Sprintf("%s.values[%d]", p, j), "quote the value", "value must be a string, got %s", typeName(val))
 				ok = false
 			}
 		}
+	case "Exists", "DoesNotExist":
+		if vals, _ := m["values"].([]any); len(vals) > 0 {
+			bd.errorf(label, p+".values", "remove values", "operator %s takes no values", op)
+			ok = false
+		}
+	default:
+		bd.errorf(label, p+".operator", "use In, NotIn, Exists or DoesNotExist", "operator %q is not a label selector operator", op)
+		ok = false
 	}
 	return ok
 }
