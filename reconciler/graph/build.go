@@ -262,24 +262,7 @@ func (bd *build) instance(g *Graph) {
 func (bd *build) resource(i int) *Resource {
 	rs := bd.rgd.Spec.Resources[i]
 	path := fmt.Sprintf("spec.resources[%d]", i)
-	ok := true
-	switch {
-	case rs.ID == "":
-		bd.errorf("", path+".id", "give the resource a lowerCamelCase id", "id is empty")
-		ok = false
-	case !idPattern.MatchString(rs.ID):
-		bd.errorf(rs.ID, path+".id", "use lowerCamelCase letters and digits, e.g. "+lowerCamel(rs.ID), "id %q is not lowerCamelCase", rs.ID)
-		ok = false
-	case reservedIDs[rs.ID]:
-		bd.errorf(rs.ID, path+".id", "choose another id, e.g. "+rs.ID+"Resource", "id %q is a reserved word", rs.ID)
-		ok = false
-	case celTypeNames[rs.ID]:
-		bd.errorf(rs.ID, path+".id", "choose another id, e.g. "+rs.ID+"Value", "id %q is the name of a CEL type: as a variable it would shadow the type in every expression", rs.ID)
-		ok = false
-	case len(rs.ID) > validation.LabelValueMaxLength:
-		bd.errorf(rs.ID, path+".id", "shorten it", "id is %d characters long: it becomes the %s label, whose values have at most %d", len(rs.ID), nodeIDLabel, validation.LabelValueMaxLength)
-		ok = false
-	}
+	ok := bd.checkID(rs.ID, path+".id")
 	label := rs.ID
 	if label == "" {
 		label = fmt.Sprintf("#%d", i)
@@ -293,39 +276,64 @@ func (bd *build) resource(i int) *Resource {
 		bd.errorf(label, path, "add a template or an externalRef", "neither template nor externalRef is set")
 		return nil
 	case rs.ExternalRef != nil:
-		er := rs.ExternalRef
-		r.External = true
-		md := map[string]any{"name": er.Name}
-		if er.Selector != nil {
-			r.ExternalCollection = true
-			md = map[string]any{"selector": er.Selector}
-			if er.Name != "" {
-				bd.errorf(label, path+".externalRef.metadata", "keep either name (one object) or selector (every matching object)", "metadata.name and metadata.selector are both set")
-				return nil
-			}
-			if !bd.checkSelector(label, path+".externalRef.metadata.selector", er.Selector) {
-				return nil
-			}
-		}
-		if er.Namespace != "" {
-			md["namespace"] = er.Namespace
-		}
-		r.Template = map[string]any{"apiVersion": er.APIVersion, "kind": er.Kind, "metadata": md}
 		path += ".externalRef"
+		if !bd.externalTemplate(label, path, rs.ExternalRef, r) {
+			return nil
+		}
 	default:
 		r.Template = rs.Template
 		path += ".template"
 	}
-	if !bd.identity(label, path, r) {
-		ok = false
-	}
-	if !bd.dimensions(label, i, r) {
-		ok = false
-	}
+	ok = bd.identity(label, path, r) && ok
+	ok = bd.dimensions(label, i, r) && ok
 	if !ok {
 		return nil
 	}
 	return r
+}
+
+// checkID checks a resource id: lowerCamelCase, not a reserved word or CEL
+// type name, and short enough for a label value.
+func (bd *build) checkID(id, path string) bool {
+	switch {
+	case id == "":
+		bd.errorf("", path, "give the resource a lowerCamelCase id", "id is empty")
+	case !idPattern.MatchString(id):
+		bd.errorf(id, path, "use lowerCamelCase letters and digits, e.g. "+lowerCamel(id), "id %q is not lowerCamelCase", id)
+	case reservedIDs[id]:
+		bd.errorf(id, path, "choose another id, e.g. "+id+"Resource", "id %q is a reserved word", id)
+	case celTypeNames[id]:
+		bd.errorf(id, path, "choose another id, e.g. "+id+"Value", "id %q is the name of a CEL type: as a variable it would shadow the type in every expression", id)
+	case len(id) > validation.LabelValueMaxLength:
+		bd.errorf(id, path, "shorten it", "id is %d characters long: it becomes the %s label, whose values have at most %d", len(id), nodeIDLabel, validation.LabelValueMaxLength)
+	default:
+		return true
+	}
+	return false
+}
+
+// externalTemplate makes r's template from an externalRef (one object by
+// name, or every object matching a selector); false after reporting an
+// error. path is the externalRef's.
+func (bd *build) externalTemplate(label, path string, er *ExternalRef, r *Resource) bool {
+	r.External = true
+	md := map[string]any{"name": er.Name}
+	if er.Selector != nil {
+		r.ExternalCollection = true
+		md = map[string]any{"selector": er.Selector}
+		if er.Name != "" {
+			bd.errorf(label, path+".metadata", "keep either name (one object) or selector (every matching object)", "metadata.name and metadata.selector are both set")
+			return false
+		}
+		if !bd.checkSelector(label, path+".metadata.selector", er.Selector) {
+			return false
+		}
+	}
+	if er.Namespace != "" {
+		md["namespace"] = er.Namespace
+	}
+	r.Template = map[string]any{"apiVersion": er.APIVersion, "kind": er.Kind, "metadata": md}
+	return true
 }
 
 // identity checks apiVersion, kind and metadata.name of a template and
