@@ -646,55 +646,64 @@ func (bd *build) status(env *cel.Env, g *Graph) {
 		bd.conditions(env, g, raw)
 	}
 	walkStatus(bd.rgd.Spec.Schema.Status, nil, func(segs []any, v any) {
-		path := formatPath("spec.schema.status", segs...)
 		if len(segs) == 0 || segs[0] == StatusConditionsKey {
 			return
 		}
 		if _, isKey := segs[len(segs)-1].(keyMarker); isKey {
 			return
 		}
-		s, isStr := v.(string)
-		if !isStr {
-			bd.errorf("", path, "write a ${...} expression", "status field is a %s, not an expression", typeName(v))
-			return
+		if f, out := bd.statusField(env, segs, v); f != nil {
+			g.statusTypes[f.Path] = out
+			g.Status = append(g.Status, f)
 		}
-		parts, err := Scan(s)
-		if err != nil {
-			bd.errorf("", path, "", "%v", err)
-			return
-		}
-		if !hasExpr(parts) {
-			bd.errorf("", path, "write a ${...} expression that reads resources or schema", "status field %q holds no expression", s)
-			return
-		}
-		f := &Field{Path: formatPath("", segs...), Segments: plainSegments(segs), Raw: s, Standalone: isStandalone(parts)}
-		var out *cel.Type = cel.StringType
-		for _, p := range parts {
-			if !p.Expr {
-				continue
-			}
-			c, err := bd.compile(env, p.Text)
-			if err != nil {
-				bd.errorf("", path, "", "${%s}: %v", p.Text, err)
-				return
-			}
-			if !bd.checkOmit("", path, c.expr, false) {
-				return
-			}
-			if f.Standalone {
-				out = c.out
-			}
-			f.Expressions = append(f.Expressions, c.expr)
-		}
-		if !readsAnything(f.Expressions) {
-			// kro v0.9.4 refuses it: a constant has no place in status.
-			bd.errorf("", path, "read a resource or schema, e.g. ${deployment.status.availableReplicas}",
-				"instance status field must refer to a resource or schema: %q reads neither", s)
-			return
-		}
-		g.statusTypes[f.Path] = out
-		g.Status = append(g.Status, f)
 	})
+}
+
+// statusField compiles one status field, which must hold expressions that
+// read a resource or schema; out is its type (string unless standalone).
+// nil after reporting an error.
+func (bd *build) statusField(env *cel.Env, segs []any, v any) (f *Field, out *cel.Type) {
+	path := formatPath("spec.schema.status", segs...)
+	s, isStr := v.(string)
+	if !isStr {
+		bd.errorf("", path, "write a ${...} expression", "status field is a %s, not an expression", typeName(v))
+		return nil, nil
+	}
+	parts, err := Scan(s)
+	if err != nil {
+		bd.errorf("", path, "", "%v", err)
+		return nil, nil
+	}
+	if !hasExpr(parts) {
+		bd.errorf("", path, "write a ${...} expression that reads resources or schema", "status field %q holds no expression", s)
+		return nil, nil
+	}
+	f = &Field{Path: formatPath("", segs...), Segments: plainSegments(segs), Raw: s, Standalone: isStandalone(parts)}
+	out = cel.StringType
+	for _, p := range parts {
+		if !p.Expr {
+			continue
+		}
+		c, err := bd.compile(env, p.Text)
+		if err != nil {
+			bd.errorf("", path, "", "${%s}: %v", p.Text, err)
+			return nil, nil
+		}
+		if !bd.checkOmit("", path, c.expr, false) {
+			return nil, nil
+		}
+		if f.Standalone {
+			out = c.out
+		}
+		f.Expressions = append(f.Expressions, c.expr)
+	}
+	if !readsAnything(f.Expressions) {
+		// kro v0.9.4 refuses it: a constant has no place in status.
+		bd.errorf("", path, "read a resource or schema, e.g. ${deployment.status.availableReplicas}",
+			"instance status field must refer to a resource or schema: %q reads neither", s)
+		return nil, nil
+	}
+	return f, out
 }
 
 // readsAnything reports whether any of exprs reads a resource or schema.
