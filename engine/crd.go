@@ -16,6 +16,7 @@ import (
 
 	"github.com/kroscope/kroscope/engine/crdcompat"
 	"github.com/kroscope/kroscope/reconciler/graph"
+	"github.com/kroscope/kroscope/reconciler/graph/crd"
 	"github.com/kroscope/kroscope/reconciler/metadata"
 )
 
@@ -23,13 +24,6 @@ var crdGVR = schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version:
 
 // crdWait bounds how long a just-applied CRD may take to be Established.
 const crdWait = time.Minute
-
-// foreignCRDError: the CRD exists and neither kroscope nor kro made it.
-type foreignCRDError struct{ name, owner string }
-
-func (e *foreignCRDError) Error() string {
-	return fmt.Sprintf("CRD %s exists and was not created by kroscope or kro (%s): not overwriting it; pass --force-crd to take it over", e.name, e.owner)
-}
 
 // breakingChangeError: the new schema would break instances stored under
 // the existing CRD, and the graph does not allow that.
@@ -116,10 +110,7 @@ func (e *Engine) applyCRD(ctx context.Context, g *graph.Graph, cur *unstructured
 		return nil
 	}
 	if cur != nil && !e.o.ForceCRD {
-		if owner, ours := crdOwner(cur); !ours {
-			return &foreignCRDError{name: want.Name, owner: owner}
-		}
-		if err := otherGraph(cur, g.Name); err != nil {
+		if err := crd.CheckOwnership(cur, g.Name); err != nil {
 			return err
 		}
 	}
@@ -163,8 +154,8 @@ func (e *Engine) applyCRD(ctx context.Context, g *graph.Graph, cur *unstructured
 
 // crdApplyObject is the apply configuration: the generated CRD with
 // kroscope's ownership labels, without status.
-func crdApplyObject(crd *apiextensionsv1.CustomResourceDefinition) (map[string]any, error) {
-	c := crd.DeepCopy()
+func crdApplyObject(want *apiextensionsv1.CustomResourceDefinition) (map[string]any, error) {
+	c := want.DeepCopy()
 	c.APIVersion = "apiextensions.k8s.io/v1"
 	c.Kind = "CustomResourceDefinition"
 	if c.Labels == nil {
@@ -175,45 +166,13 @@ func crdApplyObject(crd *apiextensionsv1.CustomResourceDefinition) (map[string]a
 	c.Status = apiextensionsv1.CustomResourceDefinitionStatus{}
 	obj, err := runtime.DefaultUnstructuredConverter.ToUnstructured(c)
 	if err != nil {
-		return nil, fmt.Errorf("converting CRD %s: %w", crd.Name, err)
+		return nil, fmt.Errorf("converting CRD %s: %w", want.Name, err)
 	}
 	delete(obj, "status")
 	if md, ok := obj["metadata"].(map[string]any); ok {
 		delete(md, "creationTimestamp")
 	}
 	return obj, nil
-}
-
-// otherGraph refuses a CRD that kroscope or kro generated for a different
-// graph: two definitions serving one kind would overwrite each other's
-// schema on every restart.
-func otherGraph(u *unstructured.Unstructured, graphName string) error {
-	if owner := u.GetLabels()[metadata.GraphNameLabel]; owner != "" && owner != graphName {
-		return fmt.Errorf("CRD %s belongs to graph %q, not %q: not overwriting it; give one of the graphs another kind or group, or pass --force-crd", u.GetName(), owner, graphName)
-	}
-	return nil
-}
-
-// crdOwner says who made an existing CRD; ours is true for kroscope and kro.
-func crdOwner(u *unstructured.Unstructured) (owner string, ours bool) {
-	l := u.GetLabels()
-	if l[metadata.OwnedLabel] == "true" || l[metadata.ManagedByLabel] == metadata.ManagedByValue || l[metadata.ManagedByLabel] == metadata.KroManagedByValue {
-		return "kro.run/owned", true
-	}
-	managers := ""
-	for _, f := range u.GetManagedFields() {
-		if f.Manager == metadata.FieldManager {
-			return "field manager kroscope", true
-		}
-		if managers != "" {
-			managers += ", "
-		}
-		managers += f.Manager
-	}
-	if managers == "" {
-		managers = "no kro labels"
-	}
-	return "managed by " + managers, false
 }
 
 func established(u *unstructured.Unstructured) bool {

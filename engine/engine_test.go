@@ -66,40 +66,6 @@ func TestNeedsReconcile(t *testing.T) {
 	}
 }
 
-func TestCRDOwner(t *testing.T) {
-	u := &unstructured.Unstructured{Object: map[string]any{}}
-	u.SetManagedFields([]metav1.ManagedFieldsEntry{{Manager: "helm"}})
-	if owner, ours := crdOwner(u); ours || !strings.Contains(owner, "helm") {
-		t.Errorf("helm CRD: owner %q ours %v", owner, ours)
-	}
-	u.SetLabels(map[string]string{"kro.run/owned": "true"})
-	if _, ours := crdOwner(u); !ours {
-		t.Errorf("kro-owned CRD not recognised")
-	}
-	u.SetLabels(nil)
-	u.SetManagedFields([]metav1.ManagedFieldsEntry{{Manager: "kroscope"}})
-	if _, ours := crdOwner(u); !ours {
-		t.Errorf("kroscope-managed CRD not recognised")
-	}
-}
-
-func TestCRDOfAnotherGraphIsRefused(t *testing.T) {
-	u := &unstructured.Unstructured{Object: map[string]any{}}
-	u.SetName("webapps.kro.run")
-	u.SetLabels(map[string]string{"kro.run/owned": "true", "kro.run/resource-graph-definition-name": "webapp-a"})
-	if err := otherGraph(u, "webapp-a"); err != nil {
-		t.Errorf("the graph's own CRD refused: %v", err)
-	}
-	err := otherGraph(u, "webapp-b")
-	if err == nil || !strings.Contains(err.Error(), `belongs to graph "webapp-a"`) {
-		t.Errorf("another graph's CRD: err = %v", err)
-	}
-	u.SetLabels(map[string]string{"kro.run/owned": "true"})
-	if err := otherGraph(u, "webapp-b"); err != nil {
-		t.Errorf("a CRD naming no graph refused: %v", err)
-	}
-}
-
 func TestPrinterText(t *testing.T) {
 	at := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 	key := state.InstanceKey{Resource: "webapps.kro.run", Namespace: "ns", Name: "web"}

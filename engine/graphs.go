@@ -26,6 +26,7 @@ import (
 	"github.com/kroscope/kroscope/reconciler"
 	"github.com/kroscope/kroscope/reconciler/client"
 	"github.com/kroscope/kroscope/reconciler/graph"
+	"github.com/kroscope/kroscope/reconciler/graph/crd"
 	"github.com/kroscope/kroscope/reconciler/metadata"
 )
 
@@ -239,7 +240,7 @@ func (e *Engine) runGraph(ctx context.Context, r *graphRun, rgd *graph.ResourceG
 		if ctx.Err() != nil {
 			return
 		}
-		var foreign *foreignCRDError
+		var foreign *crd.ForeignError
 		var breaking *breakingChangeError
 		if errors.As(err, &foreign) || errors.As(err, &breaking) {
 			fail(err, "not serving the graph")

@@ -82,6 +82,8 @@ func (c *comparer) add(path, format string, args ...any) {
 	c.out = append(c.out, Change{Path: strings.TrimPrefix(path, "."), What: fmt.Sprintf(format, args...)})
 }
 
+// schema compares one old schema with its new version: type, bounds,
+// properties, required fields, enum values and list items.
 func (c *comparer) schema(path string, o, n *apiextensionsv1.JSONSchemaProps) {
 	switch {
 	case o == nil:
@@ -94,6 +96,23 @@ func (c *comparer) schema(path string, o, n *apiextensionsv1.JSONSchemaProps) {
 		c.add(path, "type changed from %s to %s", orNone(o.Type), orNone(n.Type))
 		return
 	}
+	c.bounds(path, o, n)
+	c.properties(path, o, n)
+	c.required(path, o, n)
+	c.enum(path, o, n)
+	if o.Type == "array" {
+		oi, ni := itemsOf(o), itemsOf(n)
+		switch {
+		case oi != nil && ni == nil:
+			c.add(path+"[]", "item schema removed")
+		case oi != nil:
+			c.schema(path+"[]", oi, ni)
+		}
+	}
+}
+
+// bounds: a pattern may not be added or changed, and no bound narrowed.
+func (c *comparer) bounds(path string, o, n *apiextensionsv1.JSONSchemaProps) {
 	switch {
 	case o.Pattern == n.Pattern, n.Pattern == "":
 	case o.Pattern == "":
@@ -107,7 +126,11 @@ func (c *comparer) schema(path string, o, n *apiextensionsv1.JSONSchemaProps) {
 	c.upper(path, "maxLength", intOf(o.MaxLength), intOf(n.MaxLength))
 	c.lower(path, "minItems", intOf(o.MinItems), intOf(n.MinItems))
 	c.upper(path, "maxItems", intOf(o.MaxItems), intOf(n.MaxItems))
+}
 
+// properties: none removed, each kept one compared, and no new required
+// one without a default.
+func (c *comparer) properties(path string, o, n *apiextensionsv1.JSONSchemaProps) {
 	for _, name := range sortedKeys(o.Properties) {
 		op := o.Properties[name]
 		np, ok := n.Properties[name]
@@ -126,10 +149,15 @@ func (c *comparer) schema(path string, o, n *apiextensionsv1.JSONSchemaProps) {
 			c.add(path+"."+name, "new required property without a default")
 		}
 	}
+}
+
+// required: an existing property may not become required, nor lose its
+// default while required.
+func (c *comparer) required(path string, o, n *apiextensionsv1.JSONSchemaProps) {
 	for _, name := range n.Required {
 		op, existed := o.Properties[name]
 		if !existed {
-			continue // a new property: judged above
+			continue // a new property: judged by properties
 		}
 		if !slices.Contains(o.Required, name) {
 			c.add(path+"."+name, "newly required")
@@ -140,24 +168,20 @@ func (c *comparer) schema(path string, o, n *apiextensionsv1.JSONSchemaProps) {
 			c.add(path+"."+name, "required, and its default was removed")
 		}
 	}
-	if len(o.Enum) > 0 && len(n.Enum) > 0 {
-		kept := map[string]bool{}
-		for _, v := range n.Enum {
-			kept[string(v.Raw)] = true
-		}
-		for _, v := range o.Enum {
-			if !kept[string(v.Raw)] {
-				c.add(path, "enum value %s removed", v.Raw)
-			}
-		}
+}
+
+// enum: no value of an existing enum removed.
+func (c *comparer) enum(path string, o, n *apiextensionsv1.JSONSchemaProps) {
+	if len(o.Enum) == 0 || len(n.Enum) == 0 {
+		return
 	}
-	if o.Type == "array" {
-		oi, ni := itemsOf(o), itemsOf(n)
-		switch {
-		case oi != nil && ni == nil:
-			c.add(path+"[]", "item schema removed")
-		case oi != nil:
-			c.schema(path+"[]", oi, ni)
+	kept := map[string]bool{}
+	for _, v := range n.Enum {
+		kept[string(v.Raw)] = true
+	}
+	for _, v := range o.Enum {
+		if !kept[string(v.Raw)] {
+			c.add(path, "enum value %s removed", v.Raw)
 		}
 	}
 }

@@ -76,71 +76,94 @@ type Condition struct {
 // cluster object) after outcome o, and whether they differ from what rgd
 // carries. now stamps conditions whose status changed.
 func Desired(rgd *unstructured.Unstructured, o Outcome, now time.Time) (status map[string]any, changed bool) {
-	gen := rgd.GetGeneration()
-	created := rgd.GetCreationTimestamp().UTC().Format(time.RFC3339)
-	stamp := now.UTC().Format(time.RFC3339)
 	cur := conditionsOf(rgd)
-	conds := map[string]Condition{}
-	for _, c := range cur {
-		if c.Type == "ResourceGraphAccepted" {
-			continue // the pre-v0.9 name, dropped as kro does
-		}
-		conds[c.Type] = c
-	}
-	// A condition never set yet starts Unknown, "transitioned" at creation.
-	for _, t := range append([]string{Ready}, dependents...) {
-		if _, ok := conds[t]; !ok {
-			conds[t] = Condition{Type: t, Status: "Unknown", Reason: "AwaitingReconciliation",
-				Message: fmt.Sprintf("condition %q is awaiting reconciliation", t), LastTransitionTime: created, ObservedGeneration: gen}
-		}
-	}
-	set := func(t, status, reason, msg string) {
-		c := conds[t]
-		if c.Status != status {
-			c.LastTransitionTime = stamp
-		}
-		c.Status, c.Reason, c.Message, c.ObservedGeneration = status, reason, msg, gen
-		conds[t] = c
-	}
+	conds := startConditions(rgd, cur, now)
+	conds.record(o)
+	conds.summarise()
 
 	var order []string
 	var resources []any
-	if o.BuildErr != nil {
-		set(GraphAccepted, "False", "InvalidResourceGraph", o.BuildErr.Error())
-	} else {
-		set(GraphRevisionsResolved, "True", "Resolved", "kroscope serves the current spec (no GraphRevision)")
-		set(GraphAccepted, "True", "Valid", "resource graph and schema are valid")
-		order = o.TopologicalOrder
-		for _, id := range o.TopologicalOrder {
-			deps := o.Dependencies[id]
-			if len(deps) == 0 {
-				continue
-			}
-			list := make([]any, 0, len(deps))
-			for _, d := range deps {
-				list = append(list, map[string]any{"id": d})
-			}
-			resources = append(resources, map[string]any{"id": id, "dependencies": list})
-		}
-		switch {
-		case o.CRDErr != nil:
-			set(KindReady, "False", "Failed", o.CRDErr.Error())
-		case o.CRDReady:
-			set(KindReady, "True", "Ready", fmt.Sprintf("kind %s has been accepted and ready", o.Kind))
-		}
-		switch {
-		case o.ServeErr != nil:
-			set(ControllerReady, "False", "FailedToStart", o.ServeErr.Error())
-		case o.Serving:
-			set(ControllerReady, "True", "Running", "controller is running")
+	if o.BuildErr == nil {
+		order, resources = o.TopologicalOrder, resourcesOf(o)
+	}
+	status = map[string]any{"state": conds.state(), "conditions": toAny(conds.ordered(cur))}
+	status["topologicalOrder"] = stringsAny(order)
+	status["resources"] = nil
+	if len(resources) > 0 {
+		status["resources"] = resources
+	}
+	curStatus, _, _ := unstructured.NestedMap(rgd.Object, "status")
+	return status, !sameStatus(curStatus, status)
+}
+
+// conditions are the RGD's conditions by type while Desired settles them.
+type conditions struct {
+	byType map[string]Condition
+	gen    int64  // the RGD's generation, every set condition's observedGeneration
+	stamp  string // now, for conditions whose status changes
+}
+
+// startConditions is the RGD's current conditions, the pre-v0.9
+// ResourceGraphAccepted dropped (as kro does), and every condition never
+// set yet Unknown, "transitioned" at the RGD's creation.
+func startConditions(rgd *unstructured.Unstructured, cur []Condition, now time.Time) *conditions {
+	cs := &conditions{byType: map[string]Condition{}, gen: rgd.GetGeneration(), stamp: now.UTC().Format(time.RFC3339)}
+	for _, c := range cur {
+		if c.Type != "ResourceGraphAccepted" {
+			cs.byType[c.Type] = c
 		}
 	}
-	// Ready: True when every dependent is True for this generation,
-	// otherwise the most recent False (else Unknown) dependent's.
+	created := rgd.GetCreationTimestamp().UTC().Format(time.RFC3339)
+	for _, t := range append([]string{Ready}, dependents...) {
+		if _, ok := cs.byType[t]; !ok {
+			cs.byType[t] = Condition{Type: t, Status: "Unknown", Reason: "AwaitingReconciliation",
+				Message: fmt.Sprintf("condition %q is awaiting reconciliation", t), LastTransitionTime: created, ObservedGeneration: cs.gen}
+		}
+	}
+	return cs
+}
+
+// set writes one condition; its transition time moves only when its status
+// changes.
+func (cs *conditions) set(t, status, reason, msg string) {
+	c := cs.byType[t]
+	if c.Status != status {
+		c.LastTransitionTime = cs.stamp
+	}
+	c.Status, c.Reason, c.Message, c.ObservedGeneration = status, reason, msg, cs.gen
+	cs.byType[t] = c
+}
+
+// record sets the dependent conditions for the steps o reached; the others
+// keep their last value, as kro leaves them.
+func (cs *conditions) record(o Outcome) {
+	if o.BuildErr != nil {
+		cs.set(GraphAccepted, "False", "InvalidResourceGraph", o.BuildErr.Error())
+		return
+	}
+	cs.set(GraphRevisionsResolved, "True", "Resolved", "kroscope serves the current spec (no GraphRevision)")
+	cs.set(GraphAccepted, "True", "Valid", "resource graph and schema are valid")
+	switch {
+	case o.CRDErr != nil:
+		cs.set(KindReady, "False", "Failed", o.CRDErr.Error())
+	case o.CRDReady:
+		cs.set(KindReady, "True", "Ready", fmt.Sprintf("kind %s has been accepted and ready", o.Kind))
+	}
+	switch {
+	case o.ServeErr != nil:
+		cs.set(ControllerReady, "False", "FailedToStart", o.ServeErr.Error())
+	case o.Serving:
+		cs.set(ControllerReady, "True", "Running", "controller is running")
+	}
+}
+
+// summarise sets Ready: True when every dependent is True for this
+// generation, otherwise the most recent False (else Unknown) dependent's.
+func (cs *conditions) summarise() {
 	root := Condition{Status: "True", Reason: Ready}
 	var unhealthy []Condition
 	for _, t := range dependents {
-		if c := conds[t]; c.Status != "True" || c.ObservedGeneration != gen {
+		if c := cs.byType[t]; c.Status != "True" || c.ObservedGeneration != cs.gen {
 			unhealthy = append(unhealthy, c)
 		}
 	}
@@ -156,16 +179,23 @@ func Desired(rgd *unstructured.Unstructured, o Outcome, now time.Time) (status m
 			}
 		}
 	}
-	set(Ready, root.Status, root.Reason, root.Message)
+	cs.set(Ready, root.Status, root.Reason, root.Message)
+}
 
-	state := StateInactive
-	if conds[GraphAccepted].Status == "True" && conds[KindReady].Status == "True" && conds[ControllerReady].Status == "True" {
-		state = StateActive
+// state is Active when the graph compiled, its kind is ready and its
+// controller runs.
+func (cs *conditions) state() string {
+	if cs.byType[GraphAccepted].Status == "True" && cs.byType[KindReady].Status == "True" && cs.byType[ControllerReady].Status == "True" {
+		return StateActive
 	}
+	return StateInactive
+}
 
-	// Dependents by transition time, Ready last (kro's order for kubectl).
-	list := make([]Condition, 0, len(conds))
-	for _, c := range conds {
+// ordered lists the dependents by transition time, Ready last (kro's order
+// for kubectl); the current order is kept when only the order would change.
+func (cs *conditions) ordered(cur []Condition) []Condition {
+	list := make([]Condition, 0, len(cs.byType))
+	for _, c := range cs.byType {
 		if c.Type != Ready {
 			list = append(list, c)
 		}
@@ -176,20 +206,29 @@ func Desired(rgd *unstructured.Unstructured, o Outcome, now time.Time) (status m
 		}
 		return rank(list[i].Type) < rank(list[j].Type)
 	})
-	list = append(list, conds[Ready])
-	// Keep the current order when only the order would change.
+	list = append(list, cs.byType[Ready])
 	if sameSet(cur, list) {
-		list = cur
+		return cur
 	}
+	return list
+}
 
-	status = map[string]any{"state": state, "conditions": toAny(list)}
-	status["topologicalOrder"] = stringsAny(order)
-	status["resources"] = nil
-	if len(resources) > 0 {
-		status["resources"] = resources
+// resourcesOf is status.resources: each resource that has dependencies,
+// in topological order, with the ids it reads.
+func resourcesOf(o Outcome) []any {
+	var resources []any
+	for _, id := range o.TopologicalOrder {
+		deps := o.Dependencies[id]
+		if len(deps) == 0 {
+			continue
+		}
+		list := make([]any, 0, len(deps))
+		for _, d := range deps {
+			list = append(list, map[string]any{"id": d})
+		}
+		resources = append(resources, map[string]any{"id": id, "dependencies": list})
 	}
-	curStatus, _, _ := unstructured.NestedMap(rgd.Object, "status")
-	return status, !sameStatus(curStatus, status)
+	return resources
 }
 
 // reached is the order in which kro settles the conditions of a new graph,

@@ -84,21 +84,7 @@ func (s *Store) Snapshot() *Snapshot {
 	if s.snap != nil {
 		return s.snap
 	}
-	if s.sorted == nil {
-		s.sorted = make([]InstanceKey, 0, len(s.instances))
-		for k := range s.instances {
-			s.sorted = append(s.sorted, k)
-		}
-		slices.SortFunc(s.sorted, func(a, b InstanceKey) int {
-			switch {
-			case a.Less(b):
-				return -1
-			case b.Less(a):
-				return 1
-			}
-			return 0
-		})
-	}
+	s.sortInstances()
 	snap := &Snapshot{
 		Version:      s.version,
 		Cluster:      s.cluster,
@@ -128,6 +114,26 @@ func (s *Store) Snapshot() *Snapshot {
 	snap.Logs = append(snap.Logs, s.logs[:s.logStart]...)
 	s.snap = snap
 	return snap
+}
+
+// sortInstances sorts the instance keys when they changed (s.sorted nil).
+func (s *Store) sortInstances() {
+	if s.sorted != nil {
+		return
+	}
+	s.sorted = make([]InstanceKey, 0, len(s.instances))
+	for k := range s.instances {
+		s.sorted = append(s.sorted, k)
+	}
+	slices.SortFunc(s.sorted, func(a, b InstanceKey) int {
+		switch {
+		case a.Less(b):
+			return -1
+		case b.Less(a):
+			return 1
+		}
+		return 0
+	})
 }
 
 func cmpString(a, b string) int {

@@ -137,56 +137,10 @@ func (b *Builder) Build(rgd *ResourceGraphDefinition) (*Graph, error) {
 	}
 	bd.instance(g)
 	schemaType := bd.schemaType()
-
-	// Resources whose id is valid and unique become CEL variables; the
-	// others are reported and left out so their expressions are not
-	// blamed for the id.
-	var ids []string
-	var order []*Resource
-	collections := map[string]bool{}
-	for i := range rgd.Spec.Resources {
-		r := bd.resource(i)
-		if r == nil {
-			if id := rgd.Spec.Resources[i].ID; idPattern.MatchString(id) {
-				bd.leftOut[id] = true
-			}
-			continue
-		}
-		if _, dup := g.Resources[r.ID]; dup {
-			bd.errorf(r.ID, fmt.Sprintf("spec.resources[%d].id", i), "give every resource its own id",
-				"duplicate resource id %q", r.ID)
-			continue
-		}
-		g.Resources[r.ID] = r
-		ids = append(ids, r.ID)
-		order = append(order, r)
-		if r.IsList() {
-			collections[r.ID] = true
-		}
-	}
-	bd.iteratorCollisions(order)
-	env, err := graphEnv(schemaType, ids, nil, collections)
-	if err != nil {
-		bd.errorf("", "", "", "%v", err)
+	order, collections := bd.resources(g)
+	env, ok := bd.envs(schemaType, order, collections)
+	if !ok {
 		return nil, bd.errs
-	}
-	types := bd.resourceTypes(order)
-	bd.objectTypes = indexObjectTypes(schemaType)
-	for _, t := range types {
-		for n, d := range indexObjectTypes(t) {
-			bd.objectTypes[n] = d
-		}
-	}
-	if len(types) > 0 {
-		// Check against the kinds' schemas, but evaluate with resources as
-		// dyn: observed objects are plain JSON (timestamps are strings, for
-		// one), which the typed declarations would not accept.
-		checkEnv, err := graphEnv(schemaType, ids, types, collections)
-		if err != nil {
-			bd.errorf("", "", "", "%v", err)
-			return nil, bd.errs
-		}
-		bd.runEnv, env = env, checkEnv
 	}
 	for _, r := range order {
 		bd.expressions(env, r)
@@ -207,6 +161,70 @@ func (b *Builder) Build(rgd *ResourceGraphDefinition) (*Graph, error) {
 	}
 	g.markSensitive()
 	return g, nil
+}
+
+// resources builds each resource. Those whose id is valid and unique are
+// returned in order (and become CEL variables); the others are reported and
+// left out so their expressions are not blamed for the id. collections are
+// the ids of forEach resources.
+func (bd *build) resources(g *Graph) (order []*Resource, collections map[string]bool) {
+	collections = map[string]bool{}
+	for i := range bd.rgd.Spec.Resources {
+		r := bd.resource(i)
+		if r == nil {
+			if id := bd.rgd.Spec.Resources[i].ID; idPattern.MatchString(id) {
+				bd.leftOut[id] = true
+			}
+			continue
+		}
+		if _, dup := g.Resources[r.ID]; dup {
+			bd.errorf(r.ID, fmt.Sprintf("spec.resources[%d].id", i), "give every resource its own id",
+				"duplicate resource id %q", r.ID)
+			continue
+		}
+		g.Resources[r.ID] = r
+		order = append(order, r)
+		if r.IsList() {
+			collections[r.ID] = true
+		}
+	}
+	bd.iteratorCollisions(order)
+	return order, collections
+}
+
+// envs returns the environment expressions are checked in, and keeps the
+// one they run in (bd.runEnv) when the two differ; false after reporting
+// an error.
+func (bd *build) envs(schemaType *apiservercel.DeclType, order []*Resource, collections map[string]bool) (*cel.Env, bool) {
+	ids := make([]string, 0, len(order))
+	for _, r := range order {
+		ids = append(ids, r.ID)
+	}
+	env, err := graphEnv(schemaType, ids, nil, collections)
+	if err != nil {
+		bd.errorf("", "", "", "%v", err)
+		return nil, false
+	}
+	types := bd.resourceTypes(order)
+	bd.objectTypes = indexObjectTypes(schemaType)
+	for _, t := range types {
+		for n, d := range indexObjectTypes(t) {
+			bd.objectTypes[n] = d
+		}
+	}
+	if len(types) == 0 {
+		return env, true
+	}
+	// Check against the kinds' schemas, but evaluate with resources as
+	// dyn: observed objects are plain JSON (timestamps are strings, for
+	// one), which the typed declarations would not accept.
+	checkEnv, err := graphEnv(schemaType, ids, types, collections)
+	if err != nil {
+		bd.errorf("", "", "", "%v", err)
+		return nil, false
+	}
+	bd.runEnv = env
+	return checkEnv, true
 }
 
 // instance validates spec.schema's identity and fills Graph.Instance.
@@ -244,24 +262,7 @@ func (bd *build) instance(g *Graph) {
 func (bd *build) resource(i int) *Resource {
 	rs := bd.rgd.Spec.Resources[i]
 	path := fmt.Sprintf("spec.resources[%d]", i)
-	ok := true
-	switch {
-	case rs.ID == "":
-		bd.errorf("", path+".id", "give the resource a lowerCamelCase id", "id is empty")
-		ok = false
-	case !idPattern.MatchString(rs.ID):
-		bd.errorf(rs.ID, path+".id", "use lowerCamelCase letters and digits, e.g. "+lowerCamel(rs.ID), "id %q is not lowerCamelCase", rs.ID)
-		ok = false
-	case reservedIDs[rs.ID]:
-		bd.errorf(rs.ID, path+".id", "choose another id, e.g. "+rs.ID+"Resource", "id %q is a reserved word", rs.ID)
-		ok = false
-	case celTypeNames[rs.ID]:
-		bd.errorf(rs.ID, path+".id", "choose another id, e.g. "+rs.ID+"Value", "id %q is the name of a CEL type: as a variable it would shadow the type in every expression", rs.ID)
-		ok = false
-	case len(rs.ID) > validation.LabelValueMaxLength:
-		bd.errorf(rs.ID, path+".id", "shorten it", "id is %d characters long: it becomes the %s label, whose values have at most %d", len(rs.ID), nodeIDLabel, validation.LabelValueMaxLength)
-		ok = false
-	}
+	ok := bd.checkID(rs.ID, path+".id")
 	label := rs.ID
 	if label == "" {
 		label = fmt.Sprintf("#%d", i)
@@ -275,74 +276,113 @@ func (bd *build) resource(i int) *Resource {
 		bd.errorf(label, path, "add a template or an externalRef", "neither template nor externalRef is set")
 		return nil
 	case rs.ExternalRef != nil:
-		er := rs.ExternalRef
-		r.External = true
-		md := map[string]any{"name": er.Name}
-		if er.Selector != nil {
-			r.ExternalCollection = true
-			md = map[string]any{"selector": er.Selector}
-			if er.Name != "" {
-				bd.errorf(label, path+".externalRef.metadata", "keep either name (one object) or selector (every matching object)", "metadata.name and metadata.selector are both set")
-				return nil
-			}
-			if !bd.checkSelector(label, path+".externalRef.metadata.selector", er.Selector) {
-				return nil
-			}
-		}
-		if er.Namespace != "" {
-			md["namespace"] = er.Namespace
-		}
-		r.Template = map[string]any{"apiVersion": er.APIVersion, "kind": er.Kind, "metadata": md}
 		path += ".externalRef"
+		if !bd.externalTemplate(label, path, rs.ExternalRef, r) {
+			return nil
+		}
 	default:
 		r.Template = rs.Template
 		path += ".template"
 	}
-	if !bd.identity(label, path, r) {
-		ok = false
-	}
-	if !bd.dimensions(label, i, r) {
-		ok = false
-	}
+	ok = bd.identity(label, path, r) && ok
+	ok = bd.dimensions(label, i, r) && ok
 	if !ok {
 		return nil
 	}
 	return r
 }
 
+// checkID checks a resource id: lowerCamelCase, not a reserved word or CEL
+// type name, and short enough for a label value.
+func (bd *build) checkID(id, path string) bool {
+	switch {
+	case id == "":
+		bd.errorf("", path, "give the resource a lowerCamelCase id", "id is empty")
+	case !idPattern.MatchString(id):
+		bd.errorf(id, path, "use lowerCamelCase letters and digits, e.g. "+lowerCamel(id), "id %q is not lowerCamelCase", id)
+	case reservedIDs[id]:
+		bd.errorf(id, path, "choose another id, e.g. "+id+"Resource", "id %q is a reserved word", id)
+	case celTypeNames[id]:
+		bd.errorf(id, path, "choose another id, e.g. "+id+"Value", "id %q is the name of a CEL type: as a variable it would shadow the type in every expression", id)
+	case len(id) > validation.LabelValueMaxLength:
+		bd.errorf(id, path, "shorten it", "id is %d characters long: it becomes the %s label, whose values have at most %d", len(id), nodeIDLabel, validation.LabelValueMaxLength)
+	default:
+		return true
+	}
+	return false
+}
+
+// externalTemplate makes r's template from an externalRef (one object by
+// name, or every object matching a selector); false after reporting an
+// error. path is the externalRef's.
+func (bd *build) externalTemplate(label, path string, er *ExternalRef, r *Resource) bool {
+	r.External = true
+	md := map[string]any{"name": er.Name}
+	if er.Selector != nil {
+		r.ExternalCollection = true
+		md = map[string]any{"selector": er.Selector}
+		if er.Name != "" {
+			bd.errorf(label, path+".metadata", "keep either name (one object) or selector (every matching object)", "metadata.name and metadata.selector are both set")
+			return false
+		}
+		if !bd.checkSelector(label, path+".metadata.selector", er.Selector) {
+			return false
+		}
+	}
+	if er.Namespace != "" {
+		md["namespace"] = er.Namespace
+	}
+	r.Template = map[string]any{"apiVersion": er.APIVersion, "kind": er.Kind, "metadata": md}
+	return true
+}
+
 // identity checks apiVersion, kind and metadata.name of a template and
 // resolves its GVR and scope.
 func (bd *build) identity(label, path string, r *Resource) bool {
-	ok := true
-	apiVersion, isStr := r.Template["apiVersion"].(string)
-	switch {
-	case r.Template["apiVersion"] == nil || apiVersion == "":
-		bd.errorf(label, path+".apiVersion", "set apiVersion, e.g. apps/v1", "apiVersion is missing")
-		ok = false
-	case !isStr:
-		bd.errorf(label, path+".apiVersion", "", "apiVersion must be a string")
-		ok = false
-	case !apiVersionPattern.MatchString(apiVersion):
-		bd.errorf(label, path+".apiVersion", "write group/version or version, e.g. apps/v1 or v1; expressions are not allowed here", "apiVersion %q is invalid", apiVersion)
-		ok = false
-	}
-	kind, isStr := r.Template["kind"].(string)
-	switch {
-	case r.Template["kind"] == nil || kind == "":
-		bd.errorf(label, path+".kind", "set kind, e.g. Deployment", "kind is missing")
-		ok = false
-	case !isStr:
-		bd.errorf(label, path+".kind", "", "kind must be a string")
-		ok = false
-	case !kindPattern.MatchString(kind):
-		bd.errorf(label, path+".kind", "kinds are UpperCamelCase, e.g. ConfigMap; expressions are not allowed here", "kind %q is invalid", kind)
-		ok = false
-	}
+	apiVersion, okVersion := bd.typeField(label, path, r.Template, "apiVersion", apiVersionPattern,
+		"set apiVersion, e.g. apps/v1", "write group/version or version, e.g. apps/v1 or v1; expressions are not allowed here")
+	kind, okKind := bd.typeField(label, path, r.Template, "kind", kindPattern,
+		"set kind, e.g. Deployment", "kinds are UpperCamelCase, e.g. ConfigMap; expressions are not allowed here")
 	md, isMap := r.Template["metadata"].(map[string]any)
 	if !isMap {
 		bd.errorf(label, path+".metadata", "add metadata with a name", "metadata is missing or not an object")
 		return false
 	}
+	okMeta := bd.templateMetadata(label, path, kind, r, md)
+	if !okVersion || !okKind || !okMeta {
+		return false
+	}
+	gv, err := schema.ParseGroupVersion(apiVersion)
+	if err != nil {
+		bd.errorf(label, path+".apiVersion", "", "%v", err)
+		return false
+	}
+	r.GVK = gv.WithKind(kind)
+	r.GVR, r.Namespaced = bd.b.resolve(r.GVK)
+	return bd.namespaceFits(label, path, kind, r, md)
+}
+
+// typeField checks apiVersion or kind: a literal string matching pattern.
+func (bd *build) typeField(label, path string, tmpl map[string]any, field string, pattern *regexp.Regexp, fixMissing, fixInvalid string) (string, bool) {
+	v, isStr := tmpl[field].(string)
+	switch {
+	case tmpl[field] == nil || v == "":
+		bd.errorf(label, path+"."+field, fixMissing, "%s is missing", field)
+	case !isStr:
+		bd.errorf(label, path+"."+field, "", "%s must be a string", field)
+	case !pattern.MatchString(v):
+		bd.errorf(label, path+"."+field, fixInvalid, "%s %q is invalid", field, v)
+	default:
+		return v, true
+	}
+	return v, false
+}
+
+// templateMetadata checks a template's name (not needed by an external
+// collection, which selects) and that its labels and annotations use no
+// prefix kroscope reserves.
+func (bd *build) templateMetadata(label, path, kind string, r *Resource, md map[string]any) bool {
+	ok := true
 	if name, _ := md["name"].(string); name == "" && !r.ExternalCollection {
 		fix := "set metadata.name, e.g. ${schema.metadata.name}-" + strings.ToLower(kind)
 		if r.External {
@@ -363,16 +403,11 @@ func (bd *build) identity(label, path string, r *Resource) bool {
 			}
 		}
 	}
-	if !ok {
-		return false
-	}
-	gv, err := schema.ParseGroupVersion(apiVersion)
-	if err != nil {
-		bd.errorf(label, path+".apiVersion", "", "%v", err)
-		return false
-	}
-	r.GVK = gv.WithKind(kind)
-	r.GVR, r.Namespaced = bd.b.resolve(r.GVK)
+	return ok
+}
+
+// namespaceFits checks metadata.namespace against the resolved scope.
+func (bd *build) namespaceFits(label, path, kind string, r *Resource, md map[string]any) bool {
 	if _, set := md["namespace"]; set && !r.Namespaced {
 		bd.errorf(label, path+".metadata.namespace", "remove it: "+kind+" is cluster-scoped", "metadata.namespace is set on a cluster-scoped kind")
 		return false
@@ -436,8 +471,25 @@ func (bd *build) expressions(env *cel.Env, r *Resource) {
 		}
 		env, iters = scoped, iteratorNames(r)
 	}
-	base := templateBase(r)
 	deps := map[string]bool{}
+	bd.templateFields(env, r, iters, deps)
+	if r.IsCollection() {
+		bd.compileDimensions(env, r, deps)
+		bd.checkUniqueIdentity(r)
+	}
+	bd.includeWhen(env, r, iters, deps)
+	bd.readyWhen(env, r)
+	for _, rs := range bd.rgd.Spec.Resources {
+		if deps[rs.ID] {
+			r.Dependencies = append(r.Dependencies, rs.ID)
+		}
+	}
+}
+
+// templateFields compiles every template string that holds expressions
+// into r.Fields, adding the ids they read to deps.
+func (bd *build) templateFields(env *cel.Env, r *Resource, iters, deps map[string]bool) {
+	base := templateBase(r)
 	walkStrings(r.Template, nil, func(segs []any, s string) {
 		if strings.Contains(s, "${") && len(segs) > 0 {
 			if _, isKey := segs[len(segs)-1].(keyMarker); isKey {
@@ -453,28 +505,39 @@ func (bd *build) expressions(env *cel.Env, r *Resource) {
 			bd.errorf(r.ID, formatPath(base, segs...), "write it literally: the kind must be known before rendering", "%s must not hold expressions", f.Path)
 			return
 		}
-		for _, e := range f.Expressions {
-			if !bd.checkOmit(r.ID, formatPath(base, segs...), e, !r.External) {
-				return
-			}
-			if e.usesOmit && !f.Standalone {
-				bd.errorf(r.ID, formatPath(base, segs...), "write ${...} as the whole value, e.g. ${cond ? value : omit()}",
-					"${%s}: omit() must be the whole field value, not part of a string", e.Source)
-				return
-			}
-			if e.usesOmit {
-				r.usesOmit = true
-			}
-			bd.collectDeps(r, e, formatPath(base, segs...), "read other resources or schema; a resource cannot depend on itself", deps)
-			bd.forbidRefs(r, e, formatPath(base, segs...), map[string]bool{EachIdentifier: iters != nil},
-				"use the iterator names in templates", "each is the item readyWhen checks, not a template value")
+		if bd.fieldExpressions(r, f, formatPath(base, segs...), iters, deps) {
+			r.Fields = append(r.Fields, f)
 		}
-		r.Fields = append(r.Fields, f)
 	})
-	if r.IsCollection() {
-		bd.compileDimensions(env, r, deps)
-		bd.checkUniqueIdentity(r)
+}
+
+// fieldExpressions checks the expressions of one template field (omit()
+// only as the whole value, no each) and adds what they read to deps; false
+// after reporting an error that leaves the field out.
+func (bd *build) fieldExpressions(r *Resource, f *Field, path string, iters, deps map[string]bool) bool {
+	for _, e := range f.Expressions {
+		if !bd.checkOmit(r.ID, path, e, !r.External) {
+			return false
+		}
+		if e.usesOmit && !f.Standalone {
+			bd.errorf(r.ID, path, "write ${...} as the whole value, e.g. ${cond ? value : omit()}",
+				"${%s}: omit() must be the whole field value, not part of a string", e.Source)
+			return false
+		}
+		if e.usesOmit {
+			r.usesOmit = true
+		}
+		bd.collectDeps(r, e, path, "read other resources or schema; a resource cannot depend on itself", deps)
+		bd.forbidRefs(r, e, path, map[string]bool{EachIdentifier: iters != nil},
+			"use the iterator names in templates", "each is the item readyWhen checks, not a template value")
 	}
+	return true
+}
+
+// includeWhen compiles r's includeWhen conditions, adding the ids they
+// read to deps; they decide for the whole collection, so they read no
+// iterator.
+func (bd *build) includeWhen(env *cel.Env, r *Resource, iters, deps map[string]bool) {
 	for i, src := range bd.rgd.Spec.Resources[r.Index].IncludeWhen {
 		path := fmt.Sprintf("spec.resources[%d].includeWhen[%d]", r.Index, i)
 		e := bd.condition(env, r.ID, path, src)
@@ -486,34 +549,27 @@ func (bd *build) expressions(env *cel.Env, r *Resource) {
 			"includeWhen decides for the whole collection, not per item")
 		r.IncludeWhen = append(r.IncludeWhen, e)
 	}
+}
+
+// readyWhen compiles r's readyWhen conditions, which read only r itself
+// (each, for a collection's items).
+func (bd *build) readyWhen(env *cel.Env, r *Resource) {
+	self, fix := r.ID, "readyWhen may read only "+r.ID+", e.g. ${"+r.ID+".status...}"
+	if r.IsList() {
+		self, fix = EachIdentifier, "a collection's readyWhen may read only each (one item), e.g. ${each.status...}; every item must satisfy it"
+	}
 	for i, src := range bd.rgd.Spec.Resources[r.Index].ReadyWhen {
 		path := fmt.Sprintf("spec.resources[%d].readyWhen[%d]", r.Index, i)
 		e := bd.condition(env, r.ID, path, src)
 		if e == nil {
 			continue
 		}
-		if r.IsList() {
-			for _, ref := range e.References {
-				if ref != EachIdentifier {
-					bd.errorf(r.ID, path, "a collection's readyWhen may read only each (one item), e.g. ${each.status...}; every item must satisfy it",
-						"${%s} reads %s", e.Source, ref)
-				}
-			}
-			r.ReadyWhen = append(r.ReadyWhen, e)
-			continue
-		}
 		for _, ref := range e.References {
-			if ref != r.ID {
-				bd.errorf(r.ID, path, "readyWhen may read only "+r.ID+", e.g. ${"+r.ID+".status...}",
-					"${%s} reads %s", e.Source, ref)
+			if ref != self {
+				bd.errorf(r.ID, path, fix, "${%s} reads %s", e.Source, ref)
 			}
 		}
 		r.ReadyWhen = append(r.ReadyWhen, e)
-	}
-	for _, rs := range bd.rgd.Spec.Resources {
-		if deps[rs.ID] {
-			r.Dependencies = append(r.Dependencies, rs.ID)
-		}
 	}
 }
 
@@ -590,55 +646,64 @@ func (bd *build) status(env *cel.Env, g *Graph) {
 		bd.conditions(env, g, raw)
 	}
 	walkStatus(bd.rgd.Spec.Schema.Status, nil, func(segs []any, v any) {
-		path := formatPath("spec.schema.status", segs...)
 		if len(segs) == 0 || segs[0] == StatusConditionsKey {
 			return
 		}
 		if _, isKey := segs[len(segs)-1].(keyMarker); isKey {
 			return
 		}
-		s, isStr := v.(string)
-		if !isStr {
-			bd.errorf("", path, "write a ${...} expression", "status field is a %s, not an expression", typeName(v))
-			return
+		if f, out := bd.statusField(env, segs, v); f != nil {
+			g.statusTypes[f.Path] = out
+			g.Status = append(g.Status, f)
 		}
-		parts, err := Scan(s)
-		if err != nil {
-			bd.errorf("", path, "", "%v", err)
-			return
-		}
-		if !hasExpr(parts) {
-			bd.errorf("", path, "write a ${...} expression that reads resources or schema", "status field %q holds no expression", s)
-			return
-		}
-		f := &Field{Path: formatPath("", segs...), Segments: plainSegments(segs), Raw: s, Standalone: isStandalone(parts)}
-		var out *cel.Type = cel.StringType
-		for _, p := range parts {
-			if !p.Expr {
-				continue
-			}
-			c, err := bd.compile(env, p.Text)
-			if err != nil {
-				bd.errorf("", path, "", "${%s}: %v", p.Text, err)
-				return
-			}
-			if !bd.checkOmit("", path, c.expr, false) {
-				return
-			}
-			if f.Standalone {
-				out = c.out
-			}
-			f.Expressions = append(f.Expressions, c.expr)
-		}
-		if !readsAnything(f.Expressions) {
-			// kro v0.9.4 refuses it: a constant has no place in status.
-			bd.errorf("", path, "read a resource or schema, e.g. ${deployment.status.availableReplicas}",
-				"instance status field must refer to a resource or schema: %q reads neither", s)
-			return
-		}
-		g.statusTypes[f.Path] = out
-		g.Status = append(g.Status, f)
 	})
+}
+
+// statusField compiles one status field, which must hold expressions that
+// read a resource or schema; out is its type (string unless standalone).
+// nil after reporting an error.
+func (bd *build) statusField(env *cel.Env, segs []any, v any) (f *Field, out *cel.Type) {
+	path := formatPath("spec.schema.status", segs...)
+	s, isStr := v.(string)
+	if !isStr {
+		bd.errorf("", path, "write a ${...} expression", "status field is a %s, not an expression", typeName(v))
+		return nil, nil
+	}
+	parts, err := Scan(s)
+	if err != nil {
+		bd.errorf("", path, "", "%v", err)
+		return nil, nil
+	}
+	if !hasExpr(parts) {
+		bd.errorf("", path, "write a ${...} expression that reads resources or schema", "status field %q holds no expression", s)
+		return nil, nil
+	}
+	f = &Field{Path: formatPath("", segs...), Segments: plainSegments(segs), Raw: s, Standalone: isStandalone(parts)}
+	out = cel.StringType
+	for _, p := range parts {
+		if !p.Expr {
+			continue
+		}
+		c, err := bd.compile(env, p.Text)
+		if err != nil {
+			bd.errorf("", path, "", "${%s}: %v", p.Text, err)
+			return nil, nil
+		}
+		if !bd.checkOmit("", path, c.expr, false) {
+			return nil, nil
+		}
+		if f.Standalone {
+			out = c.out
+		}
+		f.Expressions = append(f.Expressions, c.expr)
+	}
+	if !readsAnything(f.Expressions) {
+		// kro v0.9.4 refuses it: a constant has no place in status.
+		bd.errorf("", path, "read a resource or schema, e.g. ${deployment.status.availableReplicas}",
+			"instance status field must refer to a resource or schema: %q reads neither", s)
+		return nil, nil
+	}
+	return f, out
 }
 
 // readsAnything reports whether any of exprs reads a resource or schema.
@@ -877,17 +942,7 @@ func (bd *build) checkSelector(label, path string, sel map[string]any) bool {
 		}
 	}
 	if v, set := sel["matchLabels"]; set && v != nil {
-		m, isMap := v.(map[string]any)
-		if !isMap {
-			bd.errorf(label, path+".matchLabels", "write a map of label: value", "matchLabels must be an object, got %s", typeName(v))
-			ok = false
-		}
-		for _, k := range sortedKeys(m) {
-			if _, isStr := m[k].(string); !isStr {
-				bd.errorf(label, formatPath(path+".matchLabels", k), "quote the value", "label value must be a string, got %s", typeName(m[k]))
-				ok = false
-			}
-		}
+		ok = bd.checkMatchLabels(label, path+".matchLabels", v) && ok
 	}
 	if v, set := sel["matchExpressions"]; set && v != nil {
 		list, isList := v.([]any)
@@ -896,52 +951,82 @@ func (bd *build) checkSelector(label, path string, sel map[string]any) bool {
 			return false
 		}
 		for i, e := range list {
-			p := fmt.Sprintf("%s.matchExpressions[%d]", path, i)
-			m, isMap := e.(map[string]any)
-			if !isMap {
-				bd.errorf(label, p, "write {key, operator, values}", "must be an object, got %s", typeName(e))
-				ok = false
-				continue
-			}
-			for _, k := range sortedKeys(m) {
-				if k != "key" && k != "operator" && k != "values" {
-					bd.errorf(label, formatPath(p, k), "allowed fields: key, operator, values", "unknown field %q", k)
-					ok = false
-				}
-			}
-			key, _ := m["key"].(string)
-			switch {
-			case key == "":
-				bd.errorf(label, p+".key", "set the label key", "key is missing or not a string")
-				ok = false
-			case strings.Contains(key, "${"):
-				bd.errorf(label, p+".key", "write the key literally", "expressions are not allowed in a selector key")
-				ok = false
-			}
-			op, _ := m["operator"].(string)
-			switch op {
-			case "In", "NotIn":
-				vals, isList := m["values"].([]any)
-				if !isList || len(vals) == 0 {
-					bd.errorf(label, p+".values", "list at least one value", "operator %s needs a non-empty values list", op)
-					ok = false
-				}
-				for j, val := range vals {
-					if _, isStr := val.(string); !isStr {
-						bd.errorf(label, fmt.Sprintf("%s.values[%d]", p, j), "quote the value", "value must be a string, got %s", typeName(val))
-						ok = false
-					}
-				}
-			case "Exists", "DoesNotExist":
-				if vals, _ := m["values"].([]any); len(vals) > 0 {
-					bd.errorf(label, p+".values", "remove values", "operator %s takes no values", op)
-					ok = false
-				}
-			default:
-				bd.errorf(label, p+".operator", "use In, NotIn, Exists or DoesNotExist", "operator %q is not a label selector operator", op)
+			ok = bd.checkMatchExpression(label, fmt.Sprintf("%s.matchExpressions[%d]", path, i), e) && ok
+		}
+	}
+	return ok
+}
+
+// checkMatchLabels: a map of label keys to string values.
+func (bd *build) checkMatchLabels(label, path string, v any) bool {
+	ok := true
+	m, isMap := v.(map[string]any)
+	if !isMap {
+		bd.errorf(label, path, "write a map of label: value", "matchLabels must be an object, got %s", typeName(v))
+		ok = false
+	}
+	for _, k := range sortedKeys(m) {
+		if _, isStr := m[k].(string); !isStr {
+			bd.errorf(label, formatPath(path, k), "quote the value", "label value must be a string, got %s", typeName(m[k]))
+			ok = false
+		}
+	}
+	return ok
+}
+
+// checkMatchExpression: {key, operator, values} with a literal key and
+// operator, and values as the operator needs them.
+func (bd *build) checkMatchExpression(label, p string, e any) bool {
+	m, isMap := e.(map[string]any)
+	if !isMap {
+		bd.errorf(label, p, "write {key, operator, values}", "must be an object, got %s", typeName(e))
+		return false
+	}
+	ok := true
+	for _, k := range sortedKeys(m) {
+		if k != "key" && k != "operator" && k != "values" {
+			bd.errorf(label, formatPath(p, k), "allowed fields: key, operator, values", "unknown field %q", k)
+			ok = false
+		}
+	}
+	key, _ := m["key"].(string)
+	switch {
+	case key == "":
+		bd.errorf(label, p+".key", "set the label key", "key is missing or not a string")
+		ok = false
+	case strings.Contains(key, "${"):
+		bd.errorf(label, p+".key", "write the key literally", "expressions are not allowed in a selector key")
+		ok = false
+	}
+	return bd.checkOperator(label, p, m) && ok
+}
+
+// checkOperator: In and NotIn need string values, Exists and DoesNotExist
+// take none.
+func (bd *build) checkOperator(label, p string, m map[string]any) bool {
+	op, _ := m["operator"].(string)
+	ok := true
+	switch op {
+	case "In", "NotIn":
+		vals, isList := m["values"].([]any)
+		if !isList || len(vals) == 0 {
+			bd.errorf(label, p+".values", "list at least one value", "operator %s needs a non-empty values list", op)
+			ok = false
+		}
+		for j, val := range vals {
+			if _, isStr := val.(string); !isStr {
+				bd.errorf(label, fmt.Sprintf("%s.values[%d]", p, j), "quote the value", "value must be a string, got %s", typeName(val))
 				ok = false
 			}
 		}
+	case "Exists", "DoesNotExist":
+		if vals, _ := m["values"].([]any); len(vals) > 0 {
+			bd.errorf(label, p+".values", "remove values", "operator %s takes no values", op)
+			ok = false
+		}
+	default:
+		bd.errorf(label, p+".operator", "use In, NotIn, Exists or DoesNotExist", "operator %q is not a label selector operator", op)
+		ok = false
 	}
 	return ok
 }

@@ -184,65 +184,76 @@ func parsedIdents(env *cel.Env, src string) map[string]bool {
 // references returns the top-level identifiers a checked expression reads,
 // sorted and unique, leaving out comprehension and cel.bind variables.
 func references(a *cel.Ast) []string {
-	seen := map[string]bool{}
-	// A type name (int, string, list...) is an identifier too; it is a
-	// constant, never data to wait for.
-	isType := func(e ast.Expr) bool { return a.NativeRep().GetType(e.ID()).Kind() == types.TypeKind }
-	var walk func(e ast.Expr, bound map[string]bool)
-	walk = func(e ast.Expr, bound map[string]bool) {
-		switch e.Kind() {
-		case ast.IdentKind:
-			name := e.AsIdent()
-			if !bound[name] && !strings.HasPrefix(name, "@") && !isType(e) {
-				seen[name] = true
-			}
-		case ast.SelectKind:
-			walk(e.AsSelect().Operand(), bound)
-		case ast.CallKind:
-			c := e.AsCall()
-			if c.IsMemberFunction() {
-				walk(c.Target(), bound)
-			}
-			for _, arg := range c.Args() {
-				walk(arg, bound)
-			}
-		case ast.ListKind:
-			for _, el := range e.AsList().Elements() {
-				walk(el, bound)
-			}
-		case ast.MapKind:
-			for _, en := range e.AsMap().Entries() {
-				me := en.AsMapEntry()
-				walk(me.Key(), bound)
-				walk(me.Value(), bound)
-			}
-		case ast.StructKind:
-			for _, f := range e.AsStruct().Fields() {
-				walk(f.AsStructField().Value(), bound)
-			}
-		case ast.ComprehensionKind:
-			c := e.AsComprehension()
-			walk(c.IterRange(), bound)
-			walk(c.AccuInit(), bound)
-			inner := map[string]bool{c.IterVar(): true, c.AccuVar(): true}
-			if c.HasIterVar2() {
-				inner[c.IterVar2()] = true
-			}
-			for k := range bound {
-				inner[k] = true
-			}
-			walk(c.LoopCondition(), inner)
-			walk(c.LoopStep(), inner)
-			walk(c.Result(), inner)
-		}
-	}
-	walk(a.NativeRep().Expr(), map[string]bool{})
-	out := make([]string, 0, len(seen))
-	for id := range seen {
+	w := refWalker{a: a, seen: map[string]bool{}}
+	w.walk(a.NativeRep().Expr(), map[string]bool{})
+	out := make([]string, 0, len(w.seen))
+	for id := range w.seen {
 		out = append(out, id)
 	}
 	sort.Strings(out)
 	return out
+}
+
+// refWalker collects the free identifiers of a checked expression.
+type refWalker struct {
+	a    *cel.Ast
+	seen map[string]bool
+}
+
+// walk visits e; bound are the variables of the comprehensions around it.
+func (w *refWalker) walk(e ast.Expr, bound map[string]bool) {
+	switch e.Kind() {
+	case ast.IdentKind:
+		// A type name (int, string, list...) is an identifier too; it is
+		// a constant, never data to wait for.
+		name := e.AsIdent()
+		if !bound[name] && !strings.HasPrefix(name, "@") && w.a.NativeRep().GetType(e.ID()).Kind() != types.TypeKind {
+			w.seen[name] = true
+		}
+	case ast.SelectKind:
+		w.walk(e.AsSelect().Operand(), bound)
+	case ast.CallKind:
+		c := e.AsCall()
+		if c.IsMemberFunction() {
+			w.walk(c.Target(), bound)
+		}
+		for _, arg := range c.Args() {
+			w.walk(arg, bound)
+		}
+	case ast.ListKind:
+		for _, el := range e.AsList().Elements() {
+			w.walk(el, bound)
+		}
+	case ast.MapKind:
+		for _, en := range e.AsMap().Entries() {
+			me := en.AsMapEntry()
+			w.walk(me.Key(), bound)
+			w.walk(me.Value(), bound)
+		}
+	case ast.StructKind:
+		for _, f := range e.AsStruct().Fields() {
+			w.walk(f.AsStructField().Value(), bound)
+		}
+	case ast.ComprehensionKind:
+		w.comprehension(e.AsComprehension(), bound)
+	}
+}
+
+// comprehension visits a comprehension: its range and initial value in
+// the outer scope, the rest with its variables bound.
+func (w *refWalker) comprehension(c ast.ComprehensionExpr, bound map[string]bool) {
+	w.walk(c.IterRange(), bound)
+	w.walk(c.AccuInit(), bound)
+	inner := map[string]bool{c.IterVar(): true, c.AccuVar(): true}
+	if c.HasIterVar2() {
+		inner[c.IterVar2()] = true
+	}
+	for k := range bound {
+		inner[k] = true
+	}
+	w.walk(c.LoopCondition(), inner)
+	w.walk(c.LoopStep(), inner)
+	w.walk(c.Result(), inner)
 }
 
 // isBoolish reports whether t can be a condition: bool, optional(bool) or

@@ -9,6 +9,7 @@ import (
 	"github.com/google/cel-go/cel"
 	"github.com/google/cel-go/common/types"
 	"github.com/google/cel-go/common/types/traits"
+	"github.com/kroscope/kroscope/reconciler/graph/cellib"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
 
@@ -322,7 +323,7 @@ func (r *Resource) dimensionValues(vars Vars) ([][]any, int, error) {
 					Err: fmt.Errorf("the list has %d elements: a collection has at most %d items", int64(n), MaxCollectionSize)}
 			}
 		}
-		v, err := toNative(val)
+		v, err := cellib.Native(val, cellib.ForObject)
 		if err != nil {
 			return nil, 0, &EvalError{Resource: r.ID, Path: path, Expression: dim.Expression.Source, Err: err}
 		}

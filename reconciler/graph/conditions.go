@@ -60,43 +60,53 @@ func (bd *build) conditions(env *cel.Env, g *Graph, raw any) {
 	var paths []string
 	for i, el := range list {
 		path := fmt.Sprintf("%s[%d]", base, i)
-		s, ok := el.(string)
-		if !ok {
-			bd.errorf("", path, "write ${runtime.newCondition({...})}", "must be a CEL expression string, got %s", typeName(el))
+		e := bd.conditionEntry(checkEnv, path, el)
+		if e == nil {
 			continue
 		}
-		parts, err := Scan(s)
-		if err != nil {
-			bd.errorf("", path, "", "%v", err)
-			continue
-		}
-		if !isStandalone(parts) {
-			bd.errorf("", path, "write exactly one ${...} with nothing around it (a YAML | block adds a newline; use |-)",
-				"%q is not a standalone expression", s)
-			continue
-		}
-		c, err := compile(checkEnv, parts[0].Text)
-		if err = bd.explainLeftOut(err); err != nil {
-			bd.errorf("", path, "", "${%s}: %v", parts[0].Text, err)
-			continue
-		}
-		if !bd.checkOmit("", path, c.expr, false) {
-			continue
-		}
-		if !isConditionResult(c.out) {
-			bd.errorf("", path, "return runtime.newCondition({type: ..., status: ...}) or a list of them",
-				"${%s} returns %s, not a condition", c.expr.Source, c.out.String())
-			continue
-		}
-		c.expr.limits = bd.b.limits
-		asts = append(asts, c.expr.ast)
+		e.limits = bd.b.limits
+		asts = append(asts, e.ast)
 		paths = append(paths, path)
 		if runEnv != checkEnv {
-			c.expr.env, c.expr.ast = runEnv, nil
+			e.env, e.ast = runEnv, nil
 		}
-		g.Conditions = append(g.Conditions, c.expr)
+		g.Conditions = append(g.Conditions, e)
 	}
 	bd.conditionLiterals(asts, paths)
+}
+
+// conditionEntry compiles one status.conditions entry: one standalone
+// expression returning conditions; nil after reporting an error.
+func (bd *build) conditionEntry(env *cel.Env, path string, el any) *Expression {
+	s, ok := el.(string)
+	if !ok {
+		bd.errorf("", path, "write ${runtime.newCondition({...})}", "must be a CEL expression string, got %s", typeName(el))
+		return nil
+	}
+	parts, err := Scan(s)
+	if err != nil {
+		bd.errorf("", path, "", "%v", err)
+		return nil
+	}
+	if !isStandalone(parts) {
+		bd.errorf("", path, "write exactly one ${...} with nothing around it (a YAML | block adds a newline; use |-)",
+			"%q is not a standalone expression", s)
+		return nil
+	}
+	c, err := compile(env, parts[0].Text)
+	if err = bd.explainLeftOut(err); err != nil {
+		bd.errorf("", path, "", "${%s}: %v", parts[0].Text, err)
+		return nil
+	}
+	if !bd.checkOmit("", path, c.expr, false) {
+		return nil
+	}
+	if !isConditionResult(c.out) {
+		bd.errorf("", path, "return runtime.newCondition({type: ..., status: ...}) or a list of them",
+			"${%s} returns %s, not a condition", c.expr.Source, c.out.String())
+		return nil
+	}
+	return c.expr
 }
 
 // isConditionResult reports whether t is a Condition, a list of them, or
@@ -218,18 +228,7 @@ var ErrConditionsDegraded = errors.New("status.conditions degraded")
 // conditions); a failing entry and every condition whose type occurs
 // twice are dropped, and err (wrapping ErrConditionsDegraded) says why.
 func (g *Graph) EvalConditions(vars Vars, builtins []any) (conds []cellib.Condition, incomplete bool, err error) {
-	cv := maps.Clone(vars)
-	if cv == nil {
-		cv = Vars{}
-	}
-	inst, _ := vars[SchemaIdentifier].(map[string]any)
-	inst = maps.Clone(inst)
-	if inst == nil {
-		inst = map[string]any{}
-	}
-	inst["status"] = map[string]any{StatusConditionsKey: builtins}
-	cv[SchemaIdentifier] = inst
-	cv[cellib.RuntimeVariable] = cellib.RuntimeValue
+	cv := conditionVars(vars, builtins)
 	var failures []string
 	for i, e := range g.Conditions {
 		out, err := e.evalVal(cv)
@@ -248,12 +247,41 @@ func (g *Graph) EvalConditions(vars Vars, builtins []any) (conds []cellib.Condit
 		}
 		conds = append(conds, cs...)
 	}
+	kept, dups := dropDuplicateTypes(conds)
+	if len(dups) > 0 {
+		failures = append(failures, fmt.Sprintf("duplicate condition type(s) %v dropped", dups))
+	}
+	if len(failures) > 0 {
+		return kept, true, fmt.Errorf("%w: %s", ErrConditionsDegraded, strings.Join(failures, "; "))
+	}
+	return kept, incomplete, nil
+}
+
+// conditionVars is vars with the instance's status.conditions set to
+// builtins, and the runtime variable.
+func conditionVars(vars Vars, builtins []any) Vars {
+	cv := maps.Clone(vars)
+	if cv == nil {
+		cv = Vars{}
+	}
+	inst, _ := vars[SchemaIdentifier].(map[string]any)
+	inst = maps.Clone(inst)
+	if inst == nil {
+		inst = map[string]any{}
+	}
+	inst["status"] = map[string]any{StatusConditionsKey: builtins}
+	cv[SchemaIdentifier] = inst
+	cv[cellib.RuntimeVariable] = cellib.RuntimeValue
+	return cv
+}
+
+// dropDuplicateTypes keeps the conditions whose type occurs once; dups are
+// the other types, sorted, each once.
+func dropDuplicateTypes(conds []cellib.Condition) (kept []cellib.Condition, dups []string) {
 	count := map[string]int{}
 	for _, c := range conds {
 		count[c.ConditionType]++
 	}
-	var dups []string
-	var kept []cellib.Condition
 	for _, c := range conds {
 		switch n := count[c.ConditionType]; {
 		case n == 1:
@@ -263,12 +291,6 @@ func (g *Graph) EvalConditions(vars Vars, builtins []any) (conds []cellib.Condit
 			count[c.ConditionType] = 0 // reported once
 		}
 	}
-	if len(dups) > 0 {
-		sort.Strings(dups)
-		failures = append(failures, fmt.Sprintf("duplicate condition type(s) %v dropped", dups))
-	}
-	if len(failures) > 0 {
-		return kept, true, fmt.Errorf("%w: %s", ErrConditionsDegraded, strings.Join(failures, "; "))
-	}
-	return kept, incomplete, nil
+	sort.Strings(dups)
+	return kept, dups
 }

@@ -40,44 +40,66 @@ const unboundedCost = math.MaxUint64 / 20
 //     expressions (a map over a list of lists): they run, and an instance
 //     whose inputs are that large FAILs the resource at run time.
 func EstimateCosts(g *Graph, limits Limits) (rejected, large Errors) {
-	limits = limits.orDefault()
-	inputs := map[string]bool{SchemaIdentifier: true, EachIdentifier: true, cellib.RuntimeVariable: true}
+	c := &costCheck{g: g, limits: limits.orDefault(),
+		inputs: map[string]bool{SchemaIdentifier: true, EachIdentifier: true, cellib.RuntimeVariable: true}}
 	for id, r := range g.Resources {
-		inputs[id] = true
+		c.inputs[id] = true
 		for _, d := range r.ForEach {
-			inputs[d.Name] = true
+			c.inputs[d.Name] = true
 		}
 	}
-	estimate := func(e *Expression, a *cel.Ast, size uint64) (uint64, bool) {
-		sizes := unknownSizes{names: iterationVariables(a, inputs), size: size}
-		est, err := e.env.EstimateCost(a, costEstimator{&library.CostEstimator{SizeEstimator: sizes}})
-		if err != nil || est.Max >= unboundedCost {
-			return 0, false
-		}
-		return est.Max, true
+	eachExpression(g, c.check)
+	return c.rejected, c.large
+}
+
+// costCheck is EstimateCosts' state: the graph's input names and what it
+// found so far.
+type costCheck struct {
+	g               *Graph
+	limits          Limits
+	inputs          map[string]bool
+	rejected, large Errors
+}
+
+// check estimates one expression with inputs of UnknownInputSize and, when
+// that exceeds the limit, of one element, and records what it found.
+func (c *costCheck) check(resource, path string, e *Expression) {
+	if e == nil || e.env == nil {
+		return
 	}
-	check := func(resource, path string, e *Expression) {
-		if e == nil || e.env == nil {
-			return
-		}
-		a, iss := e.env.Compile(e.Source)
-		if iss != nil && iss.Err() != nil {
-			return // reported by Build
-		}
-		worst, ok := estimate(e, a, UnknownInputSize)
-		if !ok || worst <= limits.Cost {
-			return
-		}
-		if least, ok := estimate(e, a, 1); ok && least > limits.Cost {
-			rejected = append(rejected, &Error{RGD: g.Name, Resource: resource, Path: path,
-				Message: fmt.Sprintf("${%s}: estimated worst-case CEL cost %d exceeds the limit of %d even with inputs of one element", e.Source, least, limits.Cost),
-				Fix:     fmt.Sprintf("make the expression cheaper, or raise the limit with --%s", CostLimitFlag)})
-			return
-		}
-		large = append(large, &Error{RGD: g.Name, Resource: resource, Path: path,
-			Message: fmt.Sprintf("${%s}: estimated worst-case CEL cost %d exceeds the limit of %d when its inputs have %d elements or characters: an instance with inputs that large FAILs this resource at run time", e.Source, worst, limits.Cost, UnknownInputSize),
-			Fix:     fmt.Sprintf("bound the inputs in the schema (maxItems, maxLength), or raise the limit with --%s", CostLimitFlag)})
+	a, iss := e.env.Compile(e.Source)
+	if iss != nil && iss.Err() != nil {
+		return // reported by Build
 	}
+	worst, ok := c.estimate(e, a, UnknownInputSize)
+	if !ok || worst <= c.limits.Cost {
+		return
+	}
+	if least, ok := c.estimate(e, a, 1); ok && least > c.limits.Cost {
+		c.rejected = append(c.rejected, &Error{RGD: c.g.Name, Resource: resource, Path: path,
+			Message: fmt.Sprintf("${%s}: estimated worst-case CEL cost %d exceeds the limit of %d even with inputs of one element", e.Source, least, c.limits.Cost),
+			Fix:     fmt.Sprintf("make the expression cheaper, or raise the limit with --%s", CostLimitFlag)})
+		return
+	}
+	c.large = append(c.large, &Error{RGD: c.g.Name, Resource: resource, Path: path,
+		Message: fmt.Sprintf("${%s}: estimated worst-case CEL cost %d exceeds the limit of %d when its inputs have %d elements or characters: an instance with inputs that large FAILs this resource at run time", e.Source, worst, c.limits.Cost, UnknownInputSize),
+		Fix:     fmt.Sprintf("bound the inputs in the schema (maxItems, maxLength), or raise the limit with --%s", CostLimitFlag)})
+}
+
+// estimate is cel-go's worst case with every input of unknown size having
+// size elements or characters; false when cel-go can give no bound.
+func (c *costCheck) estimate(e *Expression, a *cel.Ast, size uint64) (uint64, bool) {
+	sizes := unknownSizes{names: iterationVariables(a, c.inputs), size: size}
+	est, err := e.env.EstimateCost(a, costEstimator{&library.CostEstimator{SizeEstimator: sizes}})
+	if err != nil || est.Max >= unboundedCost {
+		return 0, false
+	}
+	return est.Max, true
+}
+
+// eachExpression calls fn with every expression of g, resources by id,
+// then status fields and conditions, with the path that names it.
+func eachExpression(g *Graph, fn func(resource, path string, e *Expression)) {
 	ids := make([]string, 0, len(g.Resources))
 	for id := range g.Resources {
 		ids = append(ids, id)
@@ -87,28 +109,27 @@ func EstimateCosts(g *Graph, limits Limits) (rejected, large Errors) {
 		r := g.Resources[id]
 		for _, f := range r.Fields {
 			for _, e := range f.Expressions {
-				check(id, f.Path, e)
+				fn(id, f.Path, e)
 			}
 		}
 		for i, e := range r.IncludeWhen {
-			check(id, fmt.Sprintf("includeWhen[%d]", i), e)
+			fn(id, fmt.Sprintf("includeWhen[%d]", i), e)
 		}
 		for i, e := range r.ReadyWhen {
-			check(id, fmt.Sprintf("readyWhen[%d]", i), e)
+			fn(id, fmt.Sprintf("readyWhen[%d]", i), e)
 		}
 		for i, d := range r.ForEach {
-			check(id, fmt.Sprintf("forEach[%d].%s", i, d.Name), d.Expression)
+			fn(id, fmt.Sprintf("forEach[%d].%s", i, d.Name), d.Expression)
 		}
 	}
 	for _, f := range g.Status {
 		for _, e := range f.Expressions {
-			check("", "status."+f.Path, e)
+			fn("", "status."+f.Path, e)
 		}
 	}
 	for i, e := range g.Conditions {
-		check("", fmt.Sprintf("spec.schema.status.conditions[%d]", i), e)
+		fn("", fmt.Sprintf("spec.schema.status.conditions[%d]", i), e)
 	}
-	return rejected, large
 }
 
 // unknownSizes sizes what cel-go cannot: a field selected from something,

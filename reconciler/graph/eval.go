@@ -3,14 +3,10 @@ package graph
 import (
 	"errors"
 	"fmt"
-	"math"
 	"strings"
 
-	"github.com/google/cel-go/common/types"
 	"github.com/google/cel-go/common/types/ref"
-	"github.com/google/cel-go/common/types/traits"
 	"github.com/kroscope/kroscope/reconciler/graph/cellib"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
 // Vars are the values expressions read: "schema" → the instance object
@@ -71,7 +67,7 @@ func (e *Expression) Eval(vars Vars) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	v, err := toNative(out)
+	v, err := cellib.Native(out, cellib.ForObject)
 	return v, e.redact(err)
 }
 
@@ -104,77 +100,4 @@ func (e *Expression) evalVal(vars Vars) (ref.Val, error) {
 		return nil, e.redact(classify(err))
 	}
 	return out, nil
-}
-
-// toNative converts a CEL value into a JSON-like Go value. Its errors are
-// kro's (pkg/cel/conversion), word for word: hack/celparity compares them.
-func toNative(v ref.Val) (any, error) {
-	switch val := v.(type) {
-	case types.Null:
-		return nil, nil
-	case types.Bool:
-		return bool(val), nil
-	case types.Int:
-		return int64(val), nil
-	case types.Uint:
-		if uint64(val) > math.MaxInt64 {
-			return nil, fmt.Errorf("unsupported type: uint value %d overflows int64; convert it explicitly, e.g. string(...)", uint64(val))
-		}
-		return int64(val), nil
-	case types.Double:
-		return float64(val), nil
-	case types.String:
-		return string(val), nil
-	case types.Bytes:
-		return nil, errors.New("unsupported type: bytes value cannot be used directly in a resource template or status field; encode it explicitly, e.g. base64.encode(...)")
-	// Written as Kubernetes writes them (kro does the same): Go's duration
-	// text ("1h30m0s", not CEL's "5400s") and RFC 3339 in UTC to the second.
-	case types.Duration:
-		return metav1.Duration{Duration: val.Duration}.ToUnstructured(), nil
-	case types.Timestamp:
-		return metav1.Time{Time: val.Time}.ToUnstructured(), nil
-	case *types.Optional:
-		if !val.HasValue() {
-			return nil, nil
-		}
-		return toNative(val.GetValue())
-	case *types.Err:
-		return nil, val
-	}
-	if cellib.IsOmit(v) {
-		return cellib.Omitted{}, nil
-	}
-	if ml, ok := v.(traits.Mapper); ok {
-		out := map[string]any{}
-		it := ml.Iterator()
-		for it.HasNext() == types.True {
-			k := it.Next()
-			ks, ok := k.(types.String)
-			if !ok {
-				return nil, fmt.Errorf("map key must be string, got %T", k.Value())
-			}
-			ev, err := toNative(ml.Get(k))
-			if err != nil {
-				return nil, err
-			}
-			out[string(ks)] = ev
-		}
-		return out, nil
-	}
-	if l, ok := v.(traits.Lister); ok {
-		n, _ := l.Size().(types.Int)
-		out := make([]any, 0, int(n))
-		for i := types.Int(0); i < n; i++ {
-			ev, err := toNative(l.Get(i))
-			if err != nil {
-				return nil, err
-			}
-			out = append(out, ev)
-		}
-		return out, nil
-	}
-	// Anything else (a quantity, URL, IP, CIDR, semver, type or condition)
-	// is refused, as kro refuses it: a graph that wrote one here would
-	// fail under kro. string(...) converts the ones that have a text form.
-	return nil, fmt.Errorf("unsupported type: %s", v.Type().TypeName())
 }

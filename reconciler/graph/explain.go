@@ -9,6 +9,7 @@ import (
 	"github.com/google/cel-go/cel"
 	celast "github.com/google/cel-go/common/ast"
 	"github.com/google/cel-go/common/types/ref"
+	"github.com/kroscope/kroscope/reconciler/graph/cellib"
 )
 
 // Operand is one field an expression reads, with the value it had when the
@@ -84,7 +85,7 @@ func (e *Expression) Explain(vars Vars) (any, []Operand, error) {
 	if evalErr != nil {
 		return nil, ops, e.redact(classify(evalErr))
 	}
-	v, err := toNative(out)
+	v, err := cellib.Native(out, cellib.ForObject)
 	return v, ops, err
 }
 
@@ -115,7 +116,7 @@ func (e *Expression) operands(a *cel.Ast, st interface{ Value(int64) (ref.Val, b
 		op := Operand{Path: p, Missing: true}
 		if st != nil {
 			if v, ok := st.Value(x.ID()); ok && v != nil {
-				if nv, err := toNative(v); err == nil {
+				if nv, err := cellib.Native(v, cellib.ForObject); err == nil {
 					op.Value, op.Missing = nv, false
 				}
 			}

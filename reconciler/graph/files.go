@@ -137,59 +137,72 @@ func (l Loader) yamlFiles(p string) ([]string, error) {
 	if !st.IsDir() {
 		return []string{p}, nil
 	}
-	var files []string
-	var errs []error
-	seen := map[string]bool{}
-	var walk func(dir string)
-	walk = func(dir string) {
-		if real, err := filepath.EvalSymlinks(dir); err == nil {
-			if seen[real] {
-				return
-			}
-			seen[real] = true
+	w := &yamlWalk{seen: map[string]bool{}}
+	w.dir(p)
+	sort.Strings(w.files)
+	return w.files, errors.Join(w.errs...)
+}
+
+// yamlWalk is what yamlFiles found so far; seen are the real paths of the
+// folders walked.
+type yamlWalk struct {
+	files []string
+	errs  []error
+	seen  map[string]bool
+}
+
+// dir walks one folder (the one asked for, or one a symlink points to)
+// unless it was walked already.
+func (w *yamlWalk) dir(dir string) {
+	if real, err := filepath.EvalSymlinks(dir); err == nil {
+		if w.seen[real] {
+			return
 		}
-		err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
-			if err != nil {
-				errs = append(errs, fmt.Errorf("reading %s: %w", path, err))
-				if d != nil && d.IsDir() {
-					return fs.SkipDir
-				}
-				return nil
+		w.seen[real] = true
+	}
+	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		return w.entry(dir, path, d, err)
+	})
+	if err != nil {
+		w.errs = append(w.errs, fmt.Errorf("reading directory %s: %w", dir, err))
+	}
+}
+
+// entry is WalkDir's callback for the folder dir.
+func (w *yamlWalk) entry(dir, path string, d fs.DirEntry, err error) error {
+	if err != nil {
+		w.errs = append(w.errs, fmt.Errorf("reading %s: %w", path, err))
+		if d != nil && d.IsDir() {
+			return fs.SkipDir
+		}
+		return nil
+	}
+	if d.IsDir() {
+		if real, err := filepath.EvalSymlinks(path); err == nil && path != dir {
+			if w.seen[real] {
+				return fs.SkipDir
 			}
-			if d.IsDir() {
-				if real, err := filepath.EvalSymlinks(path); err == nil && path != dir {
-					if seen[real] {
-						return fs.SkipDir
-					}
-					seen[real] = true
-				}
-				return nil
-			}
-			if d.Type()&fs.ModeSymlink != 0 {
-				st, err := os.Stat(path)
-				if err != nil {
-					if isYAML(path) {
-						errs = append(errs, fmt.Errorf("reading %s: %w", path, err))
-					}
-					return nil
-				}
-				if st.IsDir() {
-					walk(path)
-					return nil
-				}
-			}
+			w.seen[real] = true
+		}
+		return nil
+	}
+	if d.Type()&fs.ModeSymlink != 0 {
+		st, err := os.Stat(path)
+		if err != nil {
 			if isYAML(path) {
-				files = append(files, path)
+				w.errs = append(w.errs, fmt.Errorf("reading %s: %w", path, err))
 			}
 			return nil
-		})
-		if err != nil {
-			errs = append(errs, fmt.Errorf("reading directory %s: %w", dir, err))
+		}
+		if st.IsDir() {
+			w.dir(path)
+			return nil
 		}
 	}
-	walk(p)
-	sort.Strings(files)
-	return files, errors.Join(errs...)
+	if isYAML(path) {
+		w.files = append(w.files, path)
+	}
+	return nil
 }
 
 func isYAML(path string) bool {

@@ -42,36 +42,44 @@ var macroNames = map[string]string{"math.@max": "math.greatest", "math.@min": "m
 // spec.defaultServiceAccounts (removed in v0.5.0) and calls of CEL
 // functions kro does not register, found in the compiled expressions.
 func KroWarnings(rgd *ResourceGraphDefinition, g *Graph) []KroWarning {
-	var out []KroWarning
-	add := func(resource, path, format string, args ...any) {
-		out = append(out, KroWarning{RGD: rgd.Name, Source: rgd.Source, Resource: resource, Path: path, Message: fmt.Sprintf(format, args...)})
+	w := &kroWarnings{rgd: rgd}
+	w.definition()
+	if g != nil {
+		w.expressions(g)
 	}
+	return w.out
+}
+
+// kroWarnings collects KroWarnings' findings for one definition.
+type kroWarnings struct {
+	rgd *ResourceGraphDefinition
+	out []KroWarning
+}
+
+func (w *kroWarnings) add(resource, path, format string, args ...any) {
+	w.out = append(w.out, KroWarning{RGD: w.rgd.Name, Source: w.rgd.Source, Resource: resource, Path: path, Message: fmt.Sprintf(format, args...)})
+}
+
+// definition finds what kro rejects in the definition as written.
+func (w *kroWarnings) definition() {
+	rgd := w.rgd
 	if rgd.OldKind {
-		add("", "kind", "kro serves no kind %s (its name before v0.2); write kind: %s", LegacyKind, Kind)
+		w.add("", "kind", "kro serves no kind %s (its name before v0.2); write kind: %s", LegacyKind, Kind)
 	}
 	for i := range rgd.Spec.Schema.Validation {
-		add("", fmt.Sprintf("spec.schema.validation[%d]", i), "kro has no spec.schema.validation (removed in v0.7.0); write the rule as a validation= marker on a field")
+		w.add("", fmt.Sprintf("spec.schema.validation[%d]", i), "kro has no spec.schema.validation (removed in v0.7.0); write the rule as a validation= marker on a field")
 	}
-	numberTypes("spec.schema.spec", rgd.Spec.Schema.Spec, func(path string) {
-		add("", path, "kro has no SimpleSchema type number; write float")
-	})
-	numberTypes("spec.schema.types", rgd.Spec.Schema.Types, func(path string) {
-		add("", path, "kro has no SimpleSchema type number; write float")
-	})
+	number := func(path string) { w.add("", path, "kro has no SimpleSchema type number; write float") }
+	numberTypes("spec.schema.spec", rgd.Spec.Schema.Spec, number)
+	numberTypes("spec.schema.types", rgd.Spec.Schema.Types, number)
 	if len(rgd.Spec.DefaultServiceAccounts) > 0 {
-		add("", "spec.defaultServiceAccounts", "kro has no spec.defaultServiceAccounts (removed in v0.5.0); kro reconciles with its own identity")
+		w.add("", "spec.defaultServiceAccounts", "kro has no spec.defaultServiceAccounts (removed in v0.5.0); kro reconciles with its own identity")
 	}
-	if g == nil {
-		return out
-	}
-	check := func(resource, path string, e *Expression) {
-		if e == nil {
-			return
-		}
-		for _, fn := range kroscopeOnlyCalls(e) {
-			add(resource, path, "kro has no CEL function %s (in ${%s})", fn, e.Source)
-		}
-	}
+}
+
+// expressions finds calls of functions kro does not register, resources
+// in definition order, then status fields.
+func (w *kroWarnings) expressions(g *Graph) {
 	ids := make([]string, 0, len(g.Resources))
 	for id := range g.Resources {
 		ids = append(ids, id)
@@ -86,25 +94,33 @@ func KroWarnings(rgd *ResourceGraphDefinition, g *Graph) []KroWarning {
 		}
 		for _, f := range r.Fields {
 			for _, e := range f.Expressions {
-				check(id, formatPath(tmpl, f.Segments...), e)
+				w.calls(id, formatPath(tmpl, f.Segments...), e)
 			}
 		}
 		for j, d := range r.ForEach {
-			check(id, formatPath(fmt.Sprintf("%s.forEach[%d]", base, j), d.Name), d.Expression)
+			w.calls(id, formatPath(fmt.Sprintf("%s.forEach[%d]", base, j), d.Name), d.Expression)
 		}
 		for j, e := range r.IncludeWhen {
-			check(id, fmt.Sprintf("%s.includeWhen[%d]", base, j), e)
+			w.calls(id, fmt.Sprintf("%s.includeWhen[%d]", base, j), e)
 		}
 		for j, e := range r.ReadyWhen {
-			check(id, fmt.Sprintf("%s.readyWhen[%d]", base, j), e)
+			w.calls(id, fmt.Sprintf("%s.readyWhen[%d]", base, j), e)
 		}
 	}
 	for _, f := range g.Status {
 		for _, e := range f.Expressions {
-			check("", formatPath("spec.schema.status", f.Segments...), e)
+			w.calls("", formatPath("spec.schema.status", f.Segments...), e)
 		}
 	}
-	return out
+}
+
+func (w *kroWarnings) calls(resource, path string, e *Expression) {
+	if e == nil {
+		return
+	}
+	for _, fn := range kroscopeOnlyCalls(e) {
+		w.add(resource, path, "kro has no CEL function %s (in ${%s})", fn, e.Source)
+	}
 }
 
 // numberTypes calls found for every SimpleSchema field under m whose type

@@ -30,48 +30,10 @@ func isSecretKind(gvk schema.GroupVersionKind) bool {
 // markSensitive sets Expression.sensitive across g; TopologicalOrder must
 // be set (every resource comes after what it reads).
 func (g *Graph) markSensitive() {
-	tainted := map[string]bool{}
-	reads := func(e *Expression, extra map[string]bool) bool {
-		if e == nil {
-			return false
-		}
-		for _, ref := range e.References {
-			if tainted[ref] || extra[ref] {
-				return true
-			}
-		}
-		return false
-	}
-	mark := func(e *Expression, sensitive bool) {
-		if e != nil && sensitive {
-			e.sensitive = true
-		}
-	}
+	t := taint{}
 	for _, id := range g.TopologicalOrder {
-		r := g.Resources[id]
-		if r == nil {
-			continue
-		}
-		iterators := map[string]bool{}
-		for _, d := range r.ForEach {
-			if reads(d.Expression, nil) {
-				iterators[d.Name] = true
-				mark(d.Expression, true)
-			}
-		}
-		if isSecretKind(r.GVK) {
-			tainted[id] = true
-		}
-		for _, e := range r.IncludeWhen {
-			mark(e, reads(e, nil))
-		}
-		for _, f := range r.Fields {
-			for _, e := range f.Expressions {
-				if reads(e, iterators) {
-					mark(e, true)
-					tainted[id] = true
-				}
-			}
+		if r := g.Resources[id]; r != nil {
+			t.resource(r)
 		}
 	}
 	for _, id := range g.TopologicalOrder {
@@ -81,16 +43,66 @@ func (g *Graph) markSensitive() {
 		}
 		for _, e := range r.ReadyWhen {
 			// readyWhen reads the resource itself (or each of its items).
-			mark(e, tainted[id] || reads(e, nil))
+			markIf(e, t[id] || t.reads(e, nil))
 		}
 	}
 	for _, f := range g.Status {
 		for _, e := range f.Expressions {
-			mark(e, reads(e, nil))
+			markIf(e, t.reads(e, nil))
 		}
 	}
 	for _, e := range g.Conditions {
-		mark(e, reads(e, nil))
+		markIf(e, t.reads(e, nil))
+	}
+}
+
+// taint holds the ids of resources whose values may come from a Secret.
+type taint map[string]bool
+
+// resource marks r's forEach, includeWhen and template expressions that
+// read a tainted value; r is tainted when it is a Secret or a template
+// field reads one.
+func (t taint) resource(r *Resource) {
+	iterators := map[string]bool{}
+	for _, d := range r.ForEach {
+		if t.reads(d.Expression, nil) {
+			iterators[d.Name] = true
+			markIf(d.Expression, true)
+		}
+	}
+	if isSecretKind(r.GVK) {
+		t[r.ID] = true
+	}
+	for _, e := range r.IncludeWhen {
+		markIf(e, t.reads(e, nil))
+	}
+	for _, f := range r.Fields {
+		for _, e := range f.Expressions {
+			if t.reads(e, iterators) {
+				markIf(e, true)
+				t[r.ID] = true
+			}
+		}
+	}
+}
+
+// reads reports whether e reads a tainted resource or one of extra.
+func (t taint) reads(e *Expression, extra map[string]bool) bool {
+	if e == nil {
+		return false
+	}
+	for _, ref := range e.References {
+		if t[ref] || extra[ref] {
+			return true
+		}
+	}
+	return false
+}
+
+// markIf marks e sensitive when sensitive is true; it never unmarks.
+func markIf(e *Expression, sensitive bool) {
+	if e != nil && sensitive {
+		e.sensitive = true
 	}
 }
 

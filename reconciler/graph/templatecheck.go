@@ -18,70 +18,84 @@ func (bd *build) checkTemplate(r *Resource) {
 	if s == nil || r.External {
 		return
 	}
-	fields := map[string]*Field{}
+	tc := &templateCheck{bd: bd, r: r, fields: map[string]*Field{}, base: fmt.Sprintf("spec.resources[%d].template", r.Index)}
 	for _, f := range r.Fields {
-		fields[f.Path] = f
+		tc.fields[f.Path] = f
 	}
-	base := fmt.Sprintf("spec.resources[%d].template", r.Index)
-	var walk func(v any, s *spec.Schema, segs []any)
-	walk = func(v any, s *spec.Schema, segs []any) {
-		if s == nil || preservesUnknown(s) {
+	tc.walk(r.Template, s, nil)
+}
+
+// templateCheck walks one resource's template beside its kind's schema.
+type templateCheck struct {
+	bd     *build
+	r      *Resource
+	fields map[string]*Field // the templated fields by path
+	base   string            // the template's path in the definition
+}
+
+// walk checks the value v at segs against its schema s.
+func (tc *templateCheck) walk(v any, s *spec.Schema, segs []any) {
+	if s == nil || preservesUnknown(s) {
+		return
+	}
+	path := formatPath("", segs...)
+	if str, ok := v.(string); ok {
+		if f := tc.fields[path]; f != nil {
+			tc.bd.checkFieldType(tc.r, tc.base, f, s)
 			return
 		}
-		path := formatPath("", segs...)
-		if str, ok := v.(string); ok {
-			if f := fields[path]; f != nil {
-				bd.checkFieldType(r, base, f, s)
-				return
-			}
-			if strings.Contains(str, "${") {
-				return // an expression that did not compile: its error is reported
-			}
+		if strings.Contains(str, "${") {
+			return // an expression that did not compile: its error is reported
 		}
-		if isIntOrString(s) {
+	}
+	if isIntOrString(s) {
+		return
+	}
+	switch val := v.(type) {
+	case map[string]any:
+		tc.object(val, s, segs)
+	case []any:
+		if !hasType(s, "array") {
+			tc.bd.errorf(tc.r.ID, formatPath(tc.base, segs...), "", "%s expects %s, got a list", orRoot(path), schemaType(s))
 			return
 		}
-		switch val := v.(type) {
-		case map[string]any:
-			if !hasType(s, "object") {
-				bd.errorf(r.ID, formatPath(base, segs...), "", "%s expects %s, got an object", orRoot(path), schemaType(s))
-				return
+		if s.Items != nil && s.Items.Schema != nil {
+			for i, e := range val {
+				tc.walk(e, s.Items.Schema, append(append([]any{}, segs...), i))
 			}
-			for _, k := range sortedKeys(val) {
-				child, known := s.Properties[k]
-				switch {
-				case known:
-					walk(val[k], &child, append(append([]any{}, segs...), k))
-				case s.AdditionalProperties != nil && s.AdditionalProperties.Schema != nil:
-					walk(val[k], s.AdditionalProperties.Schema, append(append([]any{}, segs...), k))
-				case s.AdditionalProperties != nil && s.AdditionalProperties.Allows:
-				case len(s.Properties) == 0:
-				default:
-					bd.errorf(r.ID, formatPath(base, append(append([]any{}, segs...), k)...), "check the spelling against the "+r.GVK.Kind+" schema",
-						"%s has no field %q", r.GVK.Kind, k)
-				}
-			}
-		case []any:
-			if !hasType(s, "array") {
-				bd.errorf(r.ID, formatPath(base, segs...), "", "%s expects %s, got a list", orRoot(path), schemaType(s))
-				return
-			}
-			if s.Items != nil && s.Items.Schema != nil {
-				for i, e := range val {
-					walk(e, s.Items.Schema, append(append([]any{}, segs...), i))
-				}
-			}
-		case nil:
+		}
+	case nil:
+	default:
+		want := schemaType(s)
+		got := typeName(v)
+		ok := got == want || (got == "number" && want == "integer" && isWhole(v)) || want == ""
+		if !ok {
+			tc.bd.errorf(tc.r.ID, formatPath(tc.base, segs...), "", "%s expects %s, got %s %v", path, want, got, v)
+		}
+	}
+}
+
+// object checks an object's fields: each must be a property of the kind, or
+// allowed by additionalProperties.
+func (tc *templateCheck) object(val map[string]any, s *spec.Schema, segs []any) {
+	if !hasType(s, "object") {
+		tc.bd.errorf(tc.r.ID, formatPath(tc.base, segs...), "", "%s expects %s, got an object", orRoot(formatPath("", segs...)), schemaType(s))
+		return
+	}
+	for _, k := range sortedKeys(val) {
+		child, known := s.Properties[k]
+		switch {
+		case known:
+			tc.walk(val[k], &child, append(append([]any{}, segs...), k))
+		case s.AdditionalProperties != nil && s.AdditionalProperties.Schema != nil:
+			tc.walk(val[k], s.AdditionalProperties.Schema, append(append([]any{}, segs...), k))
+		case s.AdditionalProperties != nil && s.AdditionalProperties.Allows:
+		case len(s.Properties) == 0:
 		default:
-			want := schemaType(s)
-			got := typeName(v)
-			ok := got == want || (got == "number" && want == "integer" && isWhole(v)) || want == ""
-			if !ok {
-				bd.errorf(r.ID, formatPath(base, segs...), "", "%s expects %s, got %s %v", path, want, got, v)
-			}
+			tc.bd.errorf(tc.r.ID, formatPath(tc.base, append(append([]any{}, segs...), k)...), "check the spelling against the "+tc.r.GVK.Kind+" schema",
+				"%s has no field %q", tc.r.GVK.Kind, k)
 		}
 	}
-	walk(r.Template, s, nil)
 }
 
 // checkFieldType checks a templated field against the schema type.

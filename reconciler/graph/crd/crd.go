@@ -84,6 +84,47 @@ func New(in Input) (*apiextensionsv1.CustomResourceDefinition, error) {
 	if group == "" {
 		group = DefaultGroup
 	}
+	errs := checkNames(in, group)
+	spec, specErrs := specSchema(in)
+	errs = append(errs, specErrs...)
+	status, err := statusSchema(in.Status)
+	if err != nil {
+		errs = append(errs, err)
+	}
+	if len(errs) > 0 {
+		return nil, errors.Join(errs...)
+	}
+	plural := Plural(in.Kind)
+	scope := apiextensionsv1.NamespaceScoped
+	if in.ClusterScoped {
+		scope = apiextensionsv1.ClusterScoped
+	}
+	crd := &apiextensionsv1.CustomResourceDefinition{
+		TypeMeta:   metav1.TypeMeta{APIVersion: apiextensionsv1.SchemeGroupVersion.String(), Kind: "CustomResourceDefinition"},
+		ObjectMeta: objectMeta(in, plural+"."+group),
+		Spec: apiextensionsv1.CustomResourceDefinitionSpec{
+			Group: group,
+			Names: apiextensionsv1.CustomResourceDefinitionNames{
+				Kind:       in.Kind,
+				ListKind:   in.Kind + "List",
+				Plural:     plural,
+				Singular:   strings.ToLower(in.Kind),
+				ShortNames: slices.Clone(in.ShortNames),
+				Categories: slices.Clone(in.Categories),
+			},
+			Scope:    scope,
+			Versions: []apiextensionsv1.CustomResourceDefinitionVersion{version(in, spec, status)},
+		},
+	}
+	if err := Validate(crd); err != nil {
+		return nil, err
+	}
+	return crd, nil
+}
+
+// checkNames checks the kind, version, group and graph name the CRD is
+// named and labelled with.
+func checkNames(in Input, group string) []error {
 	var errs []error
 	if !kindPattern.MatchString(in.Kind) {
 		errs = append(errs, fmt.Errorf("schema.kind %q: must be UpperCamelCase letters and digits, at most 63 characters (like WebApp)", in.Kind))
@@ -97,6 +138,12 @@ func New(in Input) (*apiextensionsv1.CustomResourceDefinition, error) {
 	if msgs := validation.IsValidLabelValue(in.GraphName); in.GraphName == "" || len(msgs) > 0 {
 		errs = append(errs, fmt.Errorf("graph name %q: must be a valid label value (at most 63 characters: letters, digits, '-', '_', '.')", in.GraphName))
 	}
+	return errs
+}
+
+// specSchema is the instance spec schema with the graph's validation rules.
+func specSchema(in Input) (*apiextensionsv1.JSONSchemaProps, []error) {
+	var errs []error
 	spec := &apiextensionsv1.JSONSchemaProps{Type: "object"}
 	if in.Spec != nil {
 		spec = in.Spec.DeepCopy()
@@ -111,24 +158,12 @@ func New(in Input) (*apiextensionsv1.CustomResourceDefinition, error) {
 		}
 		spec.XValidations = append(spec.XValidations, apiextensionsv1.ValidationRule{Rule: v.Expression, Message: v.Message})
 	}
-	status, err := statusSchema(in.Status)
-	if err != nil {
-		errs = append(errs, err)
-	}
-	if len(errs) > 0 {
-		return nil, errors.Join(errs...)
-	}
+	return spec, errs
+}
 
-	plural := Plural(in.Kind)
-	// As in kro, an empty list means the defaults too.
-	columns := in.PrinterColumns
-	if len(columns) == 0 {
-		columns = DefaultPrinterColumns()
-	}
-	scope := apiextensionsv1.NamespaceScoped
-	if in.ClusterScoped {
-		scope = apiextensionsv1.ClusterScoped
-	}
+// objectMeta is the CRD's name, the graph's labels and annotations, and the
+// ownership labels, which win over the graph's.
+func objectMeta(in Input, name string) metav1.ObjectMeta {
 	labels := map[string]string{}
 	maps.Copy(labels, in.Labels)
 	maps.Copy(labels, Labels(in.GraphName))
@@ -136,50 +171,37 @@ func New(in Input) (*apiextensionsv1.CustomResourceDefinition, error) {
 	if len(in.Annotations) > 0 {
 		annotations = maps.Clone(in.Annotations)
 	}
-	crd := &apiextensionsv1.CustomResourceDefinition{
-		TypeMeta: metav1.TypeMeta{APIVersion: apiextensionsv1.SchemeGroupVersion.String(), Kind: "CustomResourceDefinition"},
-		ObjectMeta: metav1.ObjectMeta{
-			Name:        plural + "." + group,
-			Labels:      labels,
-			Annotations: annotations,
-		},
-		Spec: apiextensionsv1.CustomResourceDefinitionSpec{
-			Group: group,
-			Names: apiextensionsv1.CustomResourceDefinitionNames{
-				Kind:       in.Kind,
-				ListKind:   in.Kind + "List",
-				Plural:     plural,
-				Singular:   strings.ToLower(in.Kind),
-				ShortNames: slices.Clone(in.ShortNames),
-				Categories: slices.Clone(in.Categories),
+	return metav1.ObjectMeta{Name: name, Labels: labels, Annotations: annotations}
+}
+
+// version is the one served and stored version, with the status
+// subresource and the printer columns.
+func version(in Input, spec, status *apiextensionsv1.JSONSchemaProps) apiextensionsv1.CustomResourceDefinitionVersion {
+	// As in kro, an empty list means the defaults too.
+	columns := in.PrinterColumns
+	if len(columns) == 0 {
+		columns = DefaultPrinterColumns()
+	}
+	return apiextensionsv1.CustomResourceDefinitionVersion{
+		Name:    in.APIVersion,
+		Served:  true,
+		Storage: true,
+		Schema: &apiextensionsv1.CustomResourceValidation{OpenAPIV3Schema: &apiextensionsv1.JSONSchemaProps{
+			// kro's root requires nothing, not even spec when spec
+			// has required fields: kroscope's CRD must equal kro's,
+			// or taking over kro's CRD would be a breaking change.
+			Type: "object",
+			Properties: map[string]apiextensionsv1.JSONSchemaProps{
+				"apiVersion": {Type: "string"},
+				"kind":       {Type: "string"},
+				"metadata":   {Type: "object"},
+				"spec":       *spec,
+				"status":     *status,
 			},
-			Scope: scope,
-			Versions: []apiextensionsv1.CustomResourceDefinitionVersion{{
-				Name:    in.APIVersion,
-				Served:  true,
-				Storage: true,
-				Schema: &apiextensionsv1.CustomResourceValidation{OpenAPIV3Schema: &apiextensionsv1.JSONSchemaProps{
-					// kro's root requires nothing, not even spec when spec
-					// has required fields: kroscope's CRD must equal kro's,
-					// or taking over kro's CRD would be a breaking change.
-					Type: "object",
-					Properties: map[string]apiextensionsv1.JSONSchemaProps{
-						"apiVersion": {Type: "string"},
-						"kind":       {Type: "string"},
-						"metadata":   {Type: "object"},
-						"spec":       *spec,
-						"status":     *status,
-					},
-				}},
-				Subresources:             &apiextensionsv1.CustomResourceSubresources{Status: &apiextensionsv1.CustomResourceSubresourceStatus{}},
-				AdditionalPrinterColumns: columns,
-			}},
-		},
+		}},
+		Subresources:             &apiextensionsv1.CustomResourceSubresources{Status: &apiextensionsv1.CustomResourceSubresourceStatus{}},
+		AdditionalPrinterColumns: columns,
 	}
-	if err := Validate(crd); err != nil {
-		return nil, err
-	}
-	return crd, nil
 }
 
 // statusSchema adds state and conditions to the inferred status fields.
@@ -237,31 +259,6 @@ func Labels(graphName string) map[string]string {
 		metadata.OwnedLabel:     "true",
 		metadata.GraphNameLabel: graphName,
 	}
-}
-
-// IsOwnedByKroscopeOrKro reports whether the CRD's labels say it was
-// generated from a graph, by kroscope or by kro.
-func IsOwnedByKroscopeOrKro(crd *apiextensionsv1.CustomResourceDefinition) bool {
-	l := crd.GetLabels()
-	switch l[metadata.ManagedByLabel] {
-	case metadata.ManagedByValue, metadata.KroManagedByValue:
-		return true
-	}
-	return l[metadata.OwnedLabel] == "true"
-}
-
-// CheckOwnership returns nil when the CRD already in the cluster may be
-// overwritten with the one generated for graphName: it must be kroscope's
-// or kro's, and belong to the same graph (or name no graph).
-func CheckOwnership(existing *apiextensionsv1.CustomResourceDefinition, graphName string) error {
-	if !IsOwnedByKroscopeOrKro(existing) {
-		return fmt.Errorf("CRD %s exists and was not generated by kroscope or kro (no %s=true label); refusing to overwrite it",
-			existing.Name, metadata.OwnedLabel)
-	}
-	if owner := existing.GetLabels()[metadata.GraphNameLabel]; owner != "" && owner != graphName {
-		return fmt.Errorf("CRD %s belongs to graph %q, not %q; refusing to overwrite it", existing.Name, owner, graphName)
-	}
-	return nil
 }
 
 // Validate runs the API server's CRD creation validation on crd offline, so

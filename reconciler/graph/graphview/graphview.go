@@ -171,26 +171,7 @@ func Text(w io.Writer, g *graph.Graph) error {
 	for i, l := range g.Layers {
 		fmt.Fprintf(&b, "\n  layer %d\n", i)
 		for j, id := range l {
-			r := g.Resources[id]
-			branch, cont := "├─", "│ "
-			if j == len(l)-1 {
-				branch, cont = "└─", "  "
-			}
-			deps := "(no dependencies)"
-			if len(r.Dependencies) > 0 {
-				deps = "← " + strings.Join(r.Dependencies, ", ")
-			}
-			kind := r.GVK.Kind
-			if r.External {
-				kind += "*"
-			}
-			fmt.Fprintf(&b, "  %s %-*s  %-*s  %s\n", branch, idw, id, kindw+1, kind, deps)
-			for _, e := range r.IncludeWhen {
-				fmt.Fprintf(&b, "  %s %-*s  includeWhen ${%s}\n", cont, idw, "", e.Source)
-			}
-			for _, e := range r.ReadyWhen {
-				fmt.Fprintf(&b, "  %s %-*s  readyWhen   ${%s}\n", cont, idw, "", e.Source)
-			}
+			textResource(&b, g.Resources[id], j == len(l)-1, idw, kindw)
 		}
 	}
 	for _, r := range g.Resources {
@@ -201,6 +182,30 @@ func Text(w io.Writer, g *graph.Graph) error {
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// textResource writes one resource of a layer (the last one closes the
+// branch), its id and kind in columns idw and kindw wide.
+func textResource(b *strings.Builder, r *graph.Resource, last bool, idw, kindw int) {
+	branch, cont := "├─", "│ "
+	if last {
+		branch, cont = "└─", "  "
+	}
+	deps := "(no dependencies)"
+	if len(r.Dependencies) > 0 {
+		deps = "← " + strings.Join(r.Dependencies, ", ")
+	}
+	kind := r.GVK.Kind
+	if r.External {
+		kind += "*"
+	}
+	fmt.Fprintf(b, "  %s %-*s  %-*s  %s\n", branch, idw, r.ID, kindw+1, kind, deps)
+	for _, e := range r.IncludeWhen {
+		fmt.Fprintf(b, "  %s %-*s  includeWhen ${%s}\n", cont, idw, "", e.Source)
+	}
+	for _, e := range r.ReadyWhen {
+		fmt.Fprintf(b, "  %s %-*s  readyWhen   ${%s}\n", cont, idw, "", e.Source)
+	}
 }
 
 func orNone(s string) string {

@@ -100,149 +100,197 @@ func isKnownMarker(k string) bool {
 	return false
 }
 
+// applyMarker sets one marker's constraint on s; each marker's own rules
+// are in the set/add function it names.
 func (b *builder) applyMarker(s *apiextensionsv1.JSONSchemaProps, m Marker, required **bool) error {
 	v := m.Value
 	switch m.Key {
 	case MarkerRequired:
-		r, err := parseBool(v)
-		if err != nil {
-			return err
-		}
-		if *required == nil || r {
-			*required = &r
-		}
+		return setRequired(v, required)
 	case MarkerDescription:
 		s.Description = v
 	case MarkerEnum:
 		return setEnum(s, v)
-	case MarkerMinimum, MarkerMaximum:
-		// kro sets them on any type (the API server applies them to
-		// numbers only), so graphs written for kro carry them on strings.
-		f, err := strconv.ParseFloat(v, 64)
-		if err != nil || math.IsInf(f, 0) || math.IsNaN(f) {
-			return fmt.Errorf("%q is not a number", v)
-		}
-		if m.Key == MarkerMinimum {
-			s.Minimum = &f
-		} else {
-			s.Maximum = &f
-		}
+	case MarkerMinimum:
+		return setBound(v, &s.Minimum)
+	case MarkerMaximum:
+		return setBound(v, &s.Maximum)
 	case MarkerPattern:
-		if s.Type != "string" {
-			return typeErr(m.Key, s, "string")
-		}
-		if _, err := regexp.Compile(v); err != nil {
-			return fmt.Errorf("not a valid regular expression: %v", err)
-		}
-		s.Pattern = v
-	case MarkerMinLength, MarkerMaxLength:
-		if s.Type != "string" {
-			return typeErr(m.Key, s, "string")
-		}
-		n, err := parseCount(v)
-		if err != nil {
-			return err
-		}
-		if m.Key == MarkerMinLength {
-			s.MinLength = &n
-		} else {
-			s.MaxLength = &n
-		}
-	case MarkerMinItems, MarkerMaxItems:
-		if s.Type != "array" {
-			return typeErr(m.Key, s, "array ([]T)")
-		}
-		n, err := parseCount(v)
-		if err != nil {
-			return err
-		}
-		if m.Key == MarkerMinItems {
-			s.MinItems = &n
-		} else {
-			s.MaxItems = &n
-		}
+		return setPattern(s, v)
+	case MarkerMinLength:
+		return setCount(s, m.Key, "string", v, &s.MinLength)
+	case MarkerMaxLength:
+		return setCount(s, m.Key, "string", v, &s.MaxLength)
+	case MarkerMinItems:
+		return setCount(s, m.Key, "array", v, &s.MinItems)
+	case MarkerMaxItems:
+		return setCount(s, m.Key, "array", v, &s.MaxItems)
 	case MarkerUniqueItems:
-		if s.Type != "array" {
-			return typeErr(m.Key, s, "array ([]T)")
-		}
-		u, err := parseBool(v)
-		if err != nil || !u {
-			return err
-		}
-		// The API server forbids uniqueItems; a "set" list is its
-		// equivalent, and sets may only hold scalars.
-		if it := s.Items.Schema; it.Type == "object" || it.Type == "array" {
-			return fmt.Errorf("only lists of scalars can be unique, not lists of %s", it.Type)
-		}
-		s.XListType = ptr("set")
+		return setUniqueItems(s, v)
 	case MarkerListType:
-		if s.Type != "array" {
-			return typeErr(m.Key, s, "array ([]T)")
-		}
-		it := s.Items.Schema
-		switch v {
-		case "atomic":
-		case "set":
-			if it.Type == "object" || it.Type == "array" {
-				return fmt.Errorf("only lists of scalars can be sets, not lists of %s", it.Type)
-			}
-		case "map":
-			if it.Type != "object" || len(it.Properties) == 0 {
-				return fmt.Errorf("only lists of objects with fields can be maps")
-			}
-		default:
-			return fmt.Errorf("%q is not atomic, set or map", v)
-		}
-		if s.XListType != nil && *s.XListType != v {
-			return fmt.Errorf("conflicts with uniqueItems=true, which makes the list a set")
-		}
-		s.XListType = ptr(v)
+		return setListType(s, v)
 	case MarkerListMapKey:
-		if s.Type != "array" {
-			return typeErr(m.Key, s, "array ([]T)")
-		}
-		if s.XListType == nil || *s.XListType != "map" {
-			return fmt.Errorf("needs listType=map")
-		}
-		if slices.Contains(s.XListMapKeys, v) {
-			return fmt.Errorf("key field %q is listed twice", v)
-		}
-		it := s.Items.Schema
-		p, ok := it.Properties[v]
-		if !ok {
-			return fmt.Errorf("the list items have no field %q", v)
-		}
-		switch p.Type {
-		case "string", "integer", "number", "boolean":
-		default:
-			return fmt.Errorf("key field %q must be a scalar, not %s", v, typeName(&p))
-		}
-		// The API server requires key fields to be required or defaulted.
-		if p.Default == nil && !slices.Contains(it.Required, v) {
-			it.Required = append(it.Required, v)
-			slices.Sort(it.Required)
-			// The items' propagated default {} no longer fits.
-			if it.Default != nil && string(it.Default.Raw) == "{}" {
-				it.Default = nil
-			}
-		}
-		s.XListMapKeys = append(s.XListMapKeys, v)
+		return addListMapKey(s, v)
 	case MarkerImmutable:
-		im, err := parseBool(v)
-		if err != nil || !im {
-			return err
-		}
-		s.XValidations = append(s.XValidations, apiextensionsv1.ValidationRule{Rule: ImmutableRule, Message: ImmutableMessage})
+		return addImmutable(s, v)
 	case MarkerValidation:
-		if strings.TrimSpace(v) == "" {
-			return fmt.Errorf("empty CEL rule")
-		}
-		// Appended, never replacing an immutable rule (kro once lost it).
-		s.XValidations = append(s.XValidations, apiextensionsv1.ValidationRule{Rule: v, Message: ValidationMessage})
+		return addValidation(s, v)
 	case MarkerDefault:
 		return setDefault(s, m)
 	}
 	return nil
+}
+
+// setRequired: required holds when any required marker says true.
+func setRequired(v string, required **bool) error {
+	r, err := parseBool(v)
+	if err != nil {
+		return err
+	}
+	if *required == nil || r {
+		*required = &r
+	}
+	return nil
+}
+
+// setBound sets minimum or maximum. kro sets them on any type (the API
+// server applies them to numbers only), so graphs written for kro carry
+// them on strings.
+func setBound(v string, bound **float64) error {
+	f, err := strconv.ParseFloat(v, 64)
+	if err != nil || math.IsInf(f, 0) || math.IsNaN(f) {
+		return fmt.Errorf("%q is not a number", v)
+	}
+	*bound = &f
+	return nil
+}
+
+func setPattern(s *apiextensionsv1.JSONSchemaProps, v string) error {
+	if err := needType(MarkerPattern, s, "string"); err != nil {
+		return err
+	}
+	if _, err := regexp.Compile(v); err != nil {
+		return fmt.Errorf("not a valid regular expression: %v", err)
+	}
+	s.Pattern = v
+	return nil
+}
+
+// setCount sets a length (of a string) or item count (of an array) bound.
+func setCount(s *apiextensionsv1.JSONSchemaProps, marker, schemaType, v string, count **int64) error {
+	if err := needType(marker, s, schemaType); err != nil {
+		return err
+	}
+	n, err := parseCount(v)
+	if err != nil {
+		return err
+	}
+	*count = &n
+	return nil
+}
+
+func setUniqueItems(s *apiextensionsv1.JSONSchemaProps, v string) error {
+	if err := needType(MarkerUniqueItems, s, "array"); err != nil {
+		return err
+	}
+	u, err := parseBool(v)
+	if err != nil || !u {
+		return err
+	}
+	// The API server forbids uniqueItems; a "set" list is its
+	// equivalent, and sets may only hold scalars.
+	if it := s.Items.Schema; it.Type == "object" || it.Type == "array" {
+		return fmt.Errorf("only lists of scalars can be unique, not lists of %s", it.Type)
+	}
+	s.XListType = ptr("set")
+	return nil
+}
+
+func setListType(s *apiextensionsv1.JSONSchemaProps, v string) error {
+	if err := needType(MarkerListType, s, "array"); err != nil {
+		return err
+	}
+	it := s.Items.Schema
+	switch v {
+	case "atomic":
+	case "set":
+		if it.Type == "object" || it.Type == "array" {
+			return fmt.Errorf("only lists of scalars can be sets, not lists of %s", it.Type)
+		}
+	case "map":
+		if it.Type != "object" || len(it.Properties) == 0 {
+			return fmt.Errorf("only lists of objects with fields can be maps")
+		}
+	default:
+		return fmt.Errorf("%q is not atomic, set or map", v)
+	}
+	if s.XListType != nil && *s.XListType != v {
+		return fmt.Errorf("conflicts with uniqueItems=true, which makes the list a set")
+	}
+	s.XListType = ptr(v)
+	return nil
+}
+
+func addListMapKey(s *apiextensionsv1.JSONSchemaProps, v string) error {
+	if err := needType(MarkerListMapKey, s, "array"); err != nil {
+		return err
+	}
+	if s.XListType == nil || *s.XListType != "map" {
+		return fmt.Errorf("needs listType=map")
+	}
+	if slices.Contains(s.XListMapKeys, v) {
+		return fmt.Errorf("key field %q is listed twice", v)
+	}
+	it := s.Items.Schema
+	p, ok := it.Properties[v]
+	if !ok {
+		return fmt.Errorf("the list items have no field %q", v)
+	}
+	switch p.Type {
+	case "string", "integer", "number", "boolean":
+	default:
+		return fmt.Errorf("key field %q must be a scalar, not %s", v, typeName(&p))
+	}
+	// The API server requires key fields to be required or defaulted.
+	if p.Default == nil && !slices.Contains(it.Required, v) {
+		it.Required = append(it.Required, v)
+		slices.Sort(it.Required)
+		// The items' propagated default {} no longer fits.
+		if it.Default != nil && string(it.Default.Raw) == "{}" {
+			it.Default = nil
+		}
+	}
+	s.XListMapKeys = append(s.XListMapKeys, v)
+	return nil
+}
+
+func addImmutable(s *apiextensionsv1.JSONSchemaProps, v string) error {
+	im, err := parseBool(v)
+	if err != nil || !im {
+		return err
+	}
+	s.XValidations = append(s.XValidations, apiextensionsv1.ValidationRule{Rule: ImmutableRule, Message: ImmutableMessage})
+	return nil
+}
+
+func addValidation(s *apiextensionsv1.JSONSchemaProps, v string) error {
+	if strings.TrimSpace(v) == "" {
+		return fmt.Errorf("empty CEL rule")
+	}
+	// Appended, never replacing an immutable rule (kro once lost it).
+	s.XValidations = append(s.XValidations, apiextensionsv1.ValidationRule{Rule: v, Message: ValidationMessage})
+	return nil
+}
+
+// needType refuses a marker on a field of another type.
+func needType(marker string, s *apiextensionsv1.JSONSchemaProps, schemaType string) error {
+	if s.Type == schemaType {
+		return nil
+	}
+	if schemaType == "array" {
+		return typeErr(marker, s, "array ([]T)")
+	}
+	return typeErr(marker, s, schemaType)
 }
 
 func typeErr(marker string, s *apiextensionsv1.JSONSchemaProps, want string) error {

@@ -160,24 +160,7 @@ func (b *builder) typeSchema(path, t string, depth int) (*apiextensionsv1.JSONSc
 		}
 		return &apiextensionsv1.JSONSchemaProps{Type: "array", Items: &apiextensionsv1.JSONSchemaPropsOrArray{Schema: items}}, false
 	case strings.HasPrefix(t, "map["):
-		key, val, ok := strings.Cut(t[len("map["):], "]")
-		if !ok {
-			b.fail(path, "type %q: missing ']' after the map key type", t)
-			return nil, false
-		}
-		if strings.TrimSpace(key) != "string" {
-			b.fail(path, "type %q: map keys must be string, not %q", t, key)
-			return nil, false
-		}
-		if strings.TrimSpace(val) == "" {
-			b.fail(path, "type %q: missing the map value type", t)
-			return nil, false
-		}
-		vs, _ := b.typeSchema(path, val, depth+1)
-		if vs == nil {
-			return nil, false
-		}
-		return &apiextensionsv1.JSONSchemaProps{Type: "object", AdditionalProperties: &apiextensionsv1.JSONSchemaPropsOrBool{Allows: true, Schema: vs}}, false
+		return b.mapSchema(path, t, depth), false
 	}
 	switch t {
 	case "string", "integer", "boolean":
@@ -199,6 +182,28 @@ func (b *builder) typeSchema(path, t string, depth int) (*apiextensionsv1.JSONSc
 		return nil, false // its errors are reported under types.<name>
 	}
 	return td.schema.DeepCopy(), td.required
+}
+
+// mapSchema is the schema of map[string]T; nil after reporting an error.
+func (b *builder) mapSchema(path, t string, depth int) *apiextensionsv1.JSONSchemaProps {
+	key, val, ok := strings.Cut(t[len("map["):], "]")
+	if !ok {
+		b.fail(path, "type %q: missing ']' after the map key type", t)
+		return nil
+	}
+	if strings.TrimSpace(key) != "string" {
+		b.fail(path, "type %q: map keys must be string, not %q", t, key)
+		return nil
+	}
+	if strings.TrimSpace(val) == "" {
+		b.fail(path, "type %q: missing the map value type", t)
+		return nil
+	}
+	vs, _ := b.typeSchema(path, val, depth+1)
+	if vs == nil {
+		return nil
+	}
+	return &apiextensionsv1.JSONSchemaProps{Type: "object", AdditionalProperties: &apiextensionsv1.JSONSchemaPropsOrBool{Allows: true, Schema: vs}}
 }
 
 // resolve converts the custom type name (which exists in b.raw), once.
