@@ -24,7 +24,7 @@ import (
 	"github.com/kroscope/kroscope/engine/probes"
 	"github.com/kroscope/kroscope/engine/state"
 	"github.com/kroscope/kroscope/reconciler"
-	"github.com/kroscope/kroscope/reconciler/client"
+	"github.com/kroscope/kroscope/test/engrun"
 	"github.com/kroscope/kroscope/test/envtest"
 	"github.com/kroscope/kroscope/test/graphs"
 	"github.com/kroscope/kroscope/test/krocrds"
@@ -37,37 +37,20 @@ var rgdGVR = schema.GroupVersionResource{Group: "kro.run", Version: "v1alpha1", 
 // kroscope-system), and stops it at the end of the test.
 func startSAEngine(t *testing.T, env *envtest.Env, identity string, logs io.Writer) *engine.Engine {
 	t.Helper()
-	set, err := client.NewSet(saConfig(env))
-	if err != nil {
-		t.Fatal(err)
-	}
-	e, err := engine.New(engine.Options{
-		ClientSet:        set,
-		WatchClusterRGDs: true,
-		LeaseNamespace:   leaseNamespace,
-		LeaseName:        leaseName,
-		Identity:         identity,
+	run := engrun.Start(t, engrun.Config{Rest: saConfig(env)}, func(o *engine.Options) {
+		o.WatchClusterRGDs = true
+		o.DisableLease = false
+		o.LeaseNamespace, o.LeaseName, o.Identity = leaseNamespace, leaseName, identity
+		o.ReconcileConfig = reconciler.ReconcileConfig{} // the Deployment's defaults
 		// Debug level: some refusals (kro detection) are logged there.
-		Log: logsink.New(logsink.Options{Writer: logs, Verbosity: 1}),
+		o.Log = logsink.New(logsink.Options{Writer: logs, Verbosity: 1})
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- e.Run(ctx) }()
 	t.Cleanup(func() {
-		cancel()
-		select {
-		case err := <-done:
-			if err != nil {
-				t.Errorf("engine %s: %v", identity, err)
-			}
-		case <-time.After(time.Minute):
-			t.Errorf("engine %s did not stop", identity)
+		if err := run.Stop(); err != nil {
+			t.Errorf("engine %s: %v", identity, err)
 		}
 	})
-	return e
+	return run.E
 }
 
 func probeCode(t *testing.T, url string) int {

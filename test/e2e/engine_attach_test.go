@@ -140,7 +140,7 @@ func TestEngineAttachedTUIRequeueAndHandover(t *testing.T) {
 	if err := obs.stop(); err != nil {
 		t.Fatal(err)
 	}
-	if n := obs.writes.Load(); n != 0 {
+	if n := obs.Writes(); n != 0 {
 		t.Errorf("the --attach=false engine wrote %d times", n)
 	}
 

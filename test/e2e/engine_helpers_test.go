@@ -1,13 +1,12 @@
 package e2e
 
 import (
+	"bytes"
 	"context"
 	"fmt"
-	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -19,6 +18,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/kroscope/kroscope/engine"
+	"github.com/kroscope/kroscope/engine/logsink"
 	"github.com/kroscope/kroscope/engine/state"
 	"github.com/kroscope/kroscope/test/engrun"
 	"github.com/kroscope/kroscope/test/envtest"
@@ -51,17 +51,11 @@ func (r *engRig) writeFile(name, content string) string {
 }
 
 // engRun is one engine running in the test process, with its requests
-// counted.
+// counted (engrun.Counter: Writes, Requests, Deletes...).
 type engRun struct {
 	*engrun.Run
 	t *testing.T
 	e *engine.Engine // Run.E
-	// writes counts the non-read requests the engine's clients sent, except
-	// those on Leases (the election itself).
-	writes atomic.Int64
-	reqs   atomic.Int64
-	// deletes counts DELETE requests.
-	deletes atomic.Int64
 }
 
 // start runs an engine on the rig's namespace. Defaults: no lease, no
@@ -70,10 +64,7 @@ func (r *engRig) start(mod func(*engine.Options)) *engRun {
 	r.t.Helper()
 	run := &engRun{t: r.t}
 	run.Run = engrun.Start(r.t, engrun.Config{
-		Rest: r.cfg,
-		Wrap: func(rt http.RoundTripper) http.RoundTripper {
-			return &engCounter{next: rt, writes: &run.writes, reqs: &run.reqs, deletes: &run.deletes}
-		},
+		Rest:            r.cfg,
 		Namespace:       r.ns,
 		RequeueInterval: 5 * time.Second,
 		LogLines:        40,
@@ -172,31 +163,6 @@ func describeSnapshot(s *state.Snapshot) string {
 	return b.String()
 }
 
-// engCounter counts requests, and writes other than Lease updates.
-type engCounter struct {
-	next    http.RoundTripper
-	writes  *atomic.Int64
-	reqs    *atomic.Int64
-	deletes *atomic.Int64
-}
-
-func (c *engCounter) RoundTrip(req *http.Request) (*http.Response, error) {
-	c.reqs.Add(1)
-	if req.Method == http.MethodDelete && c.deletes != nil {
-		c.deletes.Add(1)
-	}
-	switch req.Method {
-	case http.MethodGet, http.MethodHead, http.MethodOptions:
-	default:
-		// Access reviews (the capabilities check) are POSTs that store
-		// nothing: not writes.
-		if !strings.Contains(req.URL.Path, "/leases/") && !strings.HasSuffix(req.URL.Path, "/leases") && !envtest.IsAccessReview(req.URL.Path) {
-			c.writes.Add(1)
-		}
-	}
-	return c.next.RoundTrip(req)
-}
-
 // createInstance creates an instance of gvr in the rig's namespace.
 func (r *engRig) createInstance(gvr schema.GroupVersionResource, kind, name string, spec map[string]any) *unstructured.Unstructured {
 	r.t.Helper()
@@ -235,3 +201,19 @@ func (r *engRig) applyYAML(gvr schema.GroupVersionResource, namespace, doc strin
 }
 
 var gvrCM = schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}
+
+// startJSON runs an engine on the graph files as `kroscope run -o json`
+// runs it: its output kept in out, its log (debug level: some refusals are
+// logged there) in logs. Run.Stop returns RunHeadless's error.
+func (r *engRig) startJSON(files []string, out, logs *bytes.Buffer) *engrun.Run {
+	r.t.Helper()
+	return engrun.Start(r.t, engrun.Config{
+		Rest: r.cfg, Namespace: r.ns, LogLines: 40, LogPrefix: "engine log: ",
+		Run: func(ctx context.Context, e *engine.Engine) error {
+			return engine.RunHeadless(ctx, e, &syncWriter{w: out}, engine.HeadlessOptions{Output: "json"})
+		},
+	}, func(o *engine.Options) {
+		o.RGDPaths = files
+		o.Log = logsink.New(logsink.Options{Writer: &syncWriter{w: logs}, Verbosity: 1})
+	})
+}

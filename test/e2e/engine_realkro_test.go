@@ -136,15 +136,15 @@ func TestEngineNeverFightsRealKro(t *testing.T) {
 			t.Errorf("kro's view: %s", g.Kro.Summary())
 		}
 	}
-	reqs := run.reqs.Load()
+	reqs := run.Requests()
 	time.Sleep(3 * time.Second)
-	if n := run.writes.Load(); n != 0 {
+	if n := run.Writes(); n != 0 {
 		t.Errorf("kroscope made %d writes beside a running kro", n)
 	}
 	if _, err := r.env.Kubernetes().CoordinationV1().Leases(r.ns).Get(context.Background(), ownLease, metav1.GetOptions{}); err == nil {
 		t.Error("kroscope wrote its own Lease beside a running kro")
 	}
-	t.Logf("requests while observing kro for 3s: %d (all reads)", run.reqs.Load()-reqs)
+	t.Logf("requests while observing kro for 3s: %d (all reads)", run.Requests()-reqs)
 	if now := r.getRGD(rgd.GetName()); now.GetResourceVersion() != kroStatus.GetResourceVersion() && !kroWroteLast(now) {
 		t.Error("someone other than kro wrote the RGD")
 	}
@@ -174,7 +174,7 @@ func TestEngineNeverFightsRealKro(t *testing.T) {
 			}
 		}
 	}
-	if n := run.writes.Load(); n != 0 {
+	if n := run.Writes(); n != 0 {
 		t.Errorf("kroscope made %d writes beside a running kro", n)
 	}
 	// Back to the served spec; kro settles on it again.
@@ -303,7 +303,7 @@ func TestEngineDetectsRealKroByItsWrites(t *testing.T) {
 		t.Errorf("mode %+v", snap.Mode)
 	}
 	time.Sleep(3 * time.Second)
-	if n := run.writes.Load(); n != 0 {
+	if n := run.Writes(); n != 0 {
 		t.Errorf("kroscope made %d writes beside a running kro", n)
 	}
 }

@@ -15,10 +15,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/kroscope/kroscope/engine"
-	"github.com/kroscope/kroscope/engine/logsink"
 	"github.com/kroscope/kroscope/engine/packed"
 	"github.com/kroscope/kroscope/engine/state"
-	"github.com/kroscope/kroscope/reconciler/client"
 )
 
 // shapeValues are the planted Secret's values, one per shape: each is
@@ -151,23 +149,9 @@ func TestSecretValueShapesLeakNowhere(t *testing.T) {
 	for _, s := range secretShapes {
 		files = append(files, r.writeFile(s.graph+".yaml", shapeGraph(s.graph, s.kind, s.resources)))
 	}
-	set, err := client.NewSet(r.cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var logs bytes.Buffer
-	e, err := engine.New(engine.Options{ClientSet: set, RGDPaths: files, Namespace: r.ns, DisableLease: true,
-		Log: logsink.New(logsink.Options{Writer: &syncWriter{w: &logs}, Verbosity: 1})})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out bytes.Buffer
-	done := make(chan error, 1)
-	runCtx, cancel := context.WithTimeout(ctx, 4*time.Minute)
-	defer cancel()
-	go func() {
-		done <- engine.RunHeadless(runCtx, e, &syncWriter{w: &out}, engine.HeadlessOptions{Output: "json"})
-	}()
+	var out, logs bytes.Buffer
+	run := r.startJSON(files, &out, &logs)
+	e := run.E
 	gvrs := map[string]schema.GroupVersionResource{}
 	for _, s := range secretShapes {
 		gvrs[s.graph] = gvrOfGraph(t, servedGraph(t, e, s.graph))
@@ -209,8 +193,7 @@ func TestSecretValueShapesLeakNowhere(t *testing.T) {
 		channels["events"] += x.Reason + " " + x.Message + "\n"
 	}
 	channels["engine state"] = stateMessages(t, e.Snapshot())
-	cancel()
-	if err := <-done; err != nil {
+	if err := run.Stop(); err != nil {
 		t.Logf("headless run: %v", err) // FAILED instances: exit 1 is expected
 	}
 	channels["run -o json"] = out.String()

@@ -20,8 +20,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/kroscope/kroscope/engine"
-	"github.com/kroscope/kroscope/engine/logsink"
-	"github.com/kroscope/kroscope/reconciler/client"
 	"github.com/kroscope/kroscope/tui"
 )
 
@@ -91,23 +89,9 @@ func TestPlantedSecretTokenLeaksNowhere(t *testing.T) {
 	ctx := context.Background()
 	plantSecret(t, r)
 	file := r.writeFile("plant.yaml", plantedRGD)
-	set, err := client.NewSet(r.cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var logs bytes.Buffer
-	e, err := engine.New(engine.Options{ClientSet: set, RGDPaths: []string{file}, Namespace: r.ns, DisableLease: true,
-		Log: logsink.New(logsink.Options{Writer: &syncWriter{w: &logs}, Verbosity: 1})})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out bytes.Buffer
-	done := make(chan error, 1)
-	runCtx, cancel := context.WithTimeout(ctx, 3*time.Minute)
-	defer cancel()
-	go func() {
-		done <- engine.RunHeadless(runCtx, e, &syncWriter{w: &out}, engine.HeadlessOptions{Output: "json"})
-	}()
+	var out, logs bytes.Buffer
+	run := r.startJSON([]string{file}, &out, &logs)
+	e := run.E
 	gvr := gvrOfGraph(t, waitGraph(t, e, "engplant"))
 	r.createInstance(gvr, "EngPlant", "one", nil)
 	nodes := waitPlantedFailed(t, e)
@@ -116,8 +100,7 @@ func TestPlantedSecretTokenLeaksNowhere(t *testing.T) {
 	for _, v := range renderEveryView(t, e, nodes) {
 		channels["tui "+v.key()] = v.shown.Frame + "\n" + v.shown.Text
 	}
-	cancel()
-	if err := <-done; err != nil {
+	if err := run.Stop(); err != nil {
 		t.Fatalf("headless run: %v", err)
 	}
 	inst, err := r.dyn.Resource(gvr).Namespace(r.ns).Get(ctx, "one", metav1.GetOptions{})

@@ -361,7 +361,7 @@ func TestReconcilerConvergedMakesNoWrites(t *testing.T) {
 		children[n] = r.get(gvrConfigMap, r.ns, n).GetResourceVersion()
 	}
 	gateRV := r.get(gvrDeployment, r.ns, "app-gate").GetResourceVersion()
-	r.writes.Store(0)
+	r.Reset()
 	events := len(fake.Events)
 
 	end := time.Now().Add(30 * time.Second)
@@ -374,7 +374,7 @@ func TestReconcilerConvergedMakesNoWrites(t *testing.T) {
 		n++
 		time.Sleep(250 * time.Millisecond)
 	}
-	if w := r.writes.Load(); w != 0 {
+	if w := r.Writes(); w != 0 {
 		t.Errorf("%d write requests over 30s of %d reconciles of a converged instance, want 0", w, n)
 	}
 	if got := r.instance("app").GetResourceVersion(); got != inst.GetResourceVersion() {
@@ -397,9 +397,9 @@ func TestReconcilerConvergedMakesNoWrites(t *testing.T) {
 func TestReconcilerObserveModeWritesNothing(t *testing.T) {
 	r := newRig(t, chainGraph("RtObserve"), func(c *rigConfig) { c.opts.Observe = true })
 	r.create(chainInstance("RtObserve", "app"))
-	r.writes.Store(0)
+	r.Reset()
 	o, _ := r.reconcile("app")
-	if w := r.writes.Load(); w != 0 {
+	if w := r.Writes(); w != 0 {
 		t.Errorf("observe mode sent %d write requests", w)
 	}
 	if d := o.Resources["first"]; d.State != reconciler.ResourceStatePending || !strings.Contains(d.WaitingFor, "observing") {
@@ -460,7 +460,7 @@ func TestReconcilerObserveModeReadsStates(t *testing.T) {
 		return r.get(gvrDeployment, r.ns, "app-gate") != nil
 	})
 	r.c.SetOptions(reconciler.Options{Observe: true})
-	r.writes.Store(0)
+	r.Reset()
 	o, _ := r.reconcile("app")
 	if got := o.Resources["gate"].State; got != reconciler.ResourceStateWaitingForReadiness {
 		t.Errorf("gate: %s, want WAITING_FOR_READINESS from readyWhen", got)
@@ -477,7 +477,7 @@ func TestReconcilerObserveModeReadsStates(t *testing.T) {
 	if d := o.Resources["independent"]; d.State != reconciler.ResourceStateInProgress || !strings.Contains(d.WaitingFor, ".data.image") {
 		t.Errorf("independent: %s (%s), want the drift at .data.image reported", d.State, d.WaitingFor)
 	}
-	if w := r.writes.Load(); w != 0 {
+	if w := r.Writes(); w != 0 {
 		t.Errorf("observe mode sent %d write requests", w)
 	}
 	if cmData(t, r, "app-independent", "image") != "edited" {

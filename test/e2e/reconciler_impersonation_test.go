@@ -88,7 +88,7 @@ func TestReconcilerImpersonationAllowed(t *testing.T) {
 	r.deleteInstance("app")
 	r.untilGone("app")
 
-	writes := r.writers.snapshot()
+	writes := r.WritesBy()
 	if len(writes[user]) == 0 {
 		t.Fatalf("no write was sent as %s: %v", user, writes)
 	}

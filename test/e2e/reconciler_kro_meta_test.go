@@ -452,13 +452,13 @@ func TestReconcilerSuspension(t *testing.T) {
 	if s, _, _ := unstructured.NestedString(inst.Object, "status", "state"); s != "ACTIVE" {
 		t.Errorf("wire state while suspended %q, want the state it had", s)
 	}
-	before := r.writes.Load()
+	before := r.Writes()
 	for range 3 {
 		if _, err := r.reconcile("app"); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if w := r.writes.Load() - before; w != 0 {
+	if w := r.Writes() - before; w != 0 {
 		t.Errorf("%d writes while suspended, want 0", w)
 	}
 	if v, _, _ := unstructured.NestedString(r.get(gvrConfigMap, r.ns, "app-a").Object, "data", "v"); v != "x" {

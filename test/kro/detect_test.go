@@ -56,7 +56,7 @@ func TestKroDetectedNoWrite(t *testing.T) {
 		for _, n := range []string{"one", "two", "three"} {
 			in := s.Instance(state.InstanceKey{Resource: res, Namespace: r.ns, Name: n})
 			if in == nil || in.State != reconciler.InstanceStateActive || in.Reconciles < 1 {
-				return false, describe(s) + fmt.Sprintf("writes so far: %d %v\n", eng.writes.Load(), *eng.writeLog.Load())
+				return false, describe(s) + fmt.Sprintf("writes so far: %d %v\n", eng.Writes(), eng.FirstWrites())
 			}
 		}
 		return true, ""
@@ -64,10 +64,10 @@ func TestKroDetectedNoWrite(t *testing.T) {
 	if snap.Mode.Reconciling {
 		t.Errorf("kroscope reconciles beside an active kro: mode %+v", snap.Mode)
 	}
-	if n := eng.writes.Load(); n != 0 {
-		t.Errorf("kroscope sent %d write requests while kro was active: %v", n, *eng.writeLog.Load())
+	if n := eng.Writes(); n != 0 {
+		t.Errorf("kroscope sent %d write requests while kro was active: %v", n, eng.FirstWrites())
 	}
-	t.Logf("kroscope beside kro: mode %+v, %d requests, %d writes", snap.Mode, eng.reqs.Load(), eng.writes.Load())
+	t.Logf("kroscope beside kro: mode %+v, %d requests, %d writes", snap.Mode, eng.Requests(), eng.Writes())
 }
 
 // storeGraphYAML is storeGraph for a graph given as YAML.

@@ -337,10 +337,10 @@ func observeParityTest(t *testing.T, r *kroRig, exs []*example, rejects, unpinne
 		}
 	}
 
-	if n := obs.writes.Load(); n != 0 {
-		t.Errorf("kroscope --observe sent %d write requests beside kro: %v", n, *obs.writeLog.Load())
+	if n := obs.Writes(); n != 0 {
+		t.Errorf("kroscope --observe sent %d write requests beside kro: %v", n, obs.FirstWrites())
 	}
-	t.Logf("kroscope --observe beside kro: %d requests, %d writes", obs.reqs.Load(), obs.writes.Load())
+	t.Logf("kroscope --observe beside kro: %d requests, %d writes", obs.Requests(), obs.Writes())
 }
 
 // allActive fakes controller status in every example's namespace and

@@ -2,10 +2,7 @@ package kro
 
 import (
 	"context"
-	"net/http"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -24,35 +21,6 @@ import (
 	"github.com/kroscope/kroscope/test/graphs"
 	"github.com/kroscope/kroscope/test/krocontroller"
 )
-
-// allWrites counts every request of the engine's that is not a read,
-// Lease writes included (access reviews store nothing and are left out).
-type allWrites struct {
-	next   http.RoundTripper
-	n      *atomic.Int64
-	mu     *sync.Mutex
-	first  *[]string
-	leases *atomic.Int64
-}
-
-func (c allWrites) RoundTrip(req *http.Request) (*http.Response, error) {
-	switch req.Method {
-	case http.MethodGet, http.MethodHead, http.MethodOptions:
-	default:
-		if !envtest.IsAccessReview(req.URL.Path) {
-			c.n.Add(1)
-			if strings.Contains(req.URL.Path, "/leases") {
-				c.leases.Add(1)
-			}
-			c.mu.Lock()
-			if len(*c.first) < 10 {
-				*c.first = append(*c.first, req.Method+" "+req.URL.Path)
-			}
-			c.mu.Unlock()
-		}
-	}
-	return c.next.RoundTrip(req)
-}
 
 // waitNoHeldKroLease waits until no kro Lease on the shared test API
 // server is held: a Lease an earlier test's kro left held (kro does not
@@ -105,17 +73,9 @@ func TestKroWithoutLeaseNeverFought(t *testing.T) {
 	r.createInstance(gvr, "KroPlain", "one")
 	r.waitKroActive(gvr, "one")
 
-	var writes, leaseWrites atomic.Int64
-	var mu sync.Mutex
-	var first []string
 	ownLease := "kroscope-plain"
 	silence := 45 * time.Second // well above how long kro takes to answer, even on a busy machine
-	run := engrun.Start(t, engrun.Config{
-		Rest: env.Config, Namespace: r.ns, RequeueInterval: 2 * time.Second, LogLines: 80, LogPrefix: "kroscope log: ",
-		Wrap: func(rt http.RoundTripper) http.RoundTripper {
-			return allWrites{next: rt, n: &writes, mu: &mu, first: &first, leases: &leaseWrites}
-		},
-	}, func(o *engine.Options) {
+	run := engrun.Start(t, r.engineConfig(80), func(o *engine.Options) {
 		o.WatchClusterRGDs = true
 		o.DisableLease = false // as `kroscope` runs by default
 		o.LeaseNamespace, o.LeaseName, o.Identity = r.ns, ownLease, "kroscope-plain"
@@ -141,13 +101,11 @@ func TestKroWithoutLeaseNeverFought(t *testing.T) {
 	if !r.kro.Running() {
 		t.Fatal("kro's controller exited: the test proves nothing")
 	}
-	mu.Lock()
 	t.Logf("kroscope beside an idle kro for %s: %d writes (%d to Leases) %v; header: %s",
-		time.Since(idle).Round(time.Second), writes.Load(), leaseWrites.Load(), first, run.E.Snapshot().Mode.Kro)
-	if writes.Load() != 0 {
-		t.Errorf("kroscope made %d writes (%d to Leases) beside kro: %v", writes.Load(), leaseWrites.Load(), first)
+		time.Since(idle).Round(time.Second), run.Writes(), run.LeaseWrites(), run.FirstWrites(), run.E.Snapshot().Mode.Kro)
+	if run.Writes() != 0 {
+		t.Errorf("kroscope made %d writes (%d to Leases) beside kro: %v", run.Writes(), run.LeaseWrites(), run.FirstWrites())
 	}
-	mu.Unlock()
 	if _, err := env.Kubernetes().CoordinationV1().Leases(r.ns).Get(context.Background(), ownLease, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
 		t.Errorf("kroscope's Lease exists beside kro (err %v)", err)
 	}

@@ -74,8 +74,8 @@ func TestKroIgnoresRequeueAnnotation(t *testing.T) {
 		t.Fatalf("after the requeue: annotations %v, generation %d -> %d; want the annotation and the same generation",
 			touched.GetAnnotations(), prior.GetGeneration(), touched.GetGeneration())
 	}
-	if n := eng.writes.Load(); n != 1 {
-		t.Errorf("kroscope sent %d writes beside kro, want only the requeue patch: %v", n, *eng.writeLog.Load())
+	if n := eng.Writes(); n != 1 {
+		t.Errorf("kroscope sent %d writes beside kro, want only the requeue patch: %v", n, eng.FirstWrites())
 	}
 
 	// kro reacts to its watch within milliseconds; ten seconds is plenty.

@@ -3,11 +3,9 @@ package kro
 import (
 	"context"
 	"fmt"
-	"net/http"
 	"os"
 	"slices"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -342,17 +340,12 @@ func (r *kroRig) fakeGC(ns string) {
 }
 
 // engRun is a kroscope engine in the test process; every request it sends
-// is counted.
+// is counted (engrun.Counter: its Lease's writes are writes too, a kroscope
+// that takes its Lease beside a running kro writes).
 type engRun struct {
 	*engrun.Run
 	t *testing.T
 	e *engine.Engine // Run.E
-	// writes counts non-read requests, its Lease's included (a kroscope
-	// that takes its Lease beside a running kro writes); reqs counts all.
-	writes atomic.Int64
-	reqs   atomic.Int64
-	// writeLog names the first writes, for the failure message.
-	writeLog atomic.Pointer[[]string]
 }
 
 // startEngine runs a kroscope engine with the rig's admin identity on
@@ -360,18 +353,15 @@ type engRun struct {
 func (r *kroRig) startEngine(mod func(*engine.Options)) *engRun {
 	r.t.Helper()
 	run := &engRun{t: r.t}
-	empty := []string{}
-	run.writeLog.Store(&empty)
-	run.Run = engrun.Start(r.t, engrun.Config{
-		Rest:            r.env.Config,
-		Wrap:            func(rt http.RoundTripper) http.RoundTripper { return &counter{next: rt, run: run} },
-		Namespace:       r.ns,
-		RequeueInterval: 2 * time.Second,
-		LogLines:        60,
-		LogPrefix:       "kroscope log: ",
-	}, mod)
+	run.Run = engrun.Start(r.t, r.engineConfig(60), mod)
 	run.e = run.E
 	return run
+}
+
+// engineConfig is how the rig's engines run: on its namespace, quick
+// requeues, the last logLines of their log shown when the test fails.
+func (r *kroRig) engineConfig(logLines int) engrun.Config {
+	return engrun.Config{Rest: r.env.Config, Namespace: r.ns, RequeueInterval: 2 * time.Second, LogLines: logLines, LogPrefix: "kroscope log: "}
 }
 
 // stop ends the engine; a test may stop it before its cleanup does.
@@ -392,27 +382,4 @@ func (run *engRun) waitFor(timeout time.Duration, what string, cond func(*state.
 		}
 		time.Sleep(200 * time.Millisecond)
 	}
-}
-
-type counter struct {
-	next http.RoundTripper
-	run  *engRun
-}
-
-func (c *counter) RoundTrip(req *http.Request) (*http.Response, error) {
-	c.run.reqs.Add(1)
-	switch req.Method {
-	case http.MethodGet, http.MethodHead, http.MethodOptions:
-	default:
-		// Access reviews (the capabilities check) are POSTs that store
-		// nothing: not writes.
-		if !envtest.IsAccessReview(req.URL.Path) {
-			if c.run.writes.Add(1) <= 10 {
-				old := *c.run.writeLog.Load()
-				next := append(append([]string(nil), old...), req.Method+" "+req.URL.Path)
-				c.run.writeLog.Store(&next)
-			}
-		}
-	}
-	return c.next.RoundTrip(req)
 }

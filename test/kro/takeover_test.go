@@ -404,8 +404,8 @@ func TestTakeOverFromKro(t *testing.T) {
 		run := r.with(t).takeoverEngine(true, "kroscope-early")
 		snap := run.waitFor(time.Minute, "kroscope to see kro", func(s *state.Snapshot) (bool, string) { return s.Mode.Kro != "", describe(s) })
 		time.Sleep(2 * time.Second)
-		if n := run.writes.Load(); n != 0 || snap.Mode.Reconciling {
-			t.Errorf("kroscope --take-over beside a running kro: mode %+v, %d writes %v", snap.Mode, n, *run.writeLog.Load())
+		if n := run.Writes(); n != 0 || snap.Mode.Reconciling {
+			t.Errorf("kroscope --take-over beside a running kro: mode %+v, %d writes %v", snap.Mode, n, run.FirstWrites())
 		}
 		run.stop()
 	})
@@ -494,7 +494,7 @@ func TestTakeOverFromKro(t *testing.T) {
 	if u := r.get(gvr, r.ns, "two"); u == nil || u.GetDeletionTimestamp() != nil {
 		t.Errorf("instance two was deleted too")
 	}
-	t.Logf("kroscope: %d requests, %d writes", run.reqs.Load(), run.writes.Load())
+	t.Logf("kroscope: %d requests, %d writes", run.Requests(), run.Writes())
 
 	// kroscope restarted (a new Pod), kro still gone: it now applies its
 	// instance CRD over kro's at once, and must find nothing breaking in
