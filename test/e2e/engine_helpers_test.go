@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"os"
@@ -77,26 +76,10 @@ func (r *engRig) start(mod func(*engine.Options)) *engRun {
 // stop ends the engine (idempotent) and returns Run's error.
 func (run *engRun) stop() error { return run.Stop() }
 
-// waitFor polls the engine's state until cond holds.
+// waitFor waits until cond holds on the engine's state (engrun.Run.Until).
 func (run *engRun) waitFor(timeout time.Duration, what string, cond func(*state.Snapshot) bool) *state.Snapshot {
 	run.t.Helper()
-	ch, cancel := run.e.Subscribe()
-	defer cancel()
-	deadline := time.After(timeout)
-	tick := time.NewTicker(200 * time.Millisecond)
-	defer tick.Stop()
-	for {
-		s := run.e.Snapshot()
-		if cond(s) {
-			return s
-		}
-		select {
-		case <-ch:
-		case <-tick.C:
-		case <-deadline:
-			run.t.Fatalf("timed out after %s waiting for %s\n%s", timeout, what, describeSnapshot(s))
-		}
-	}
+	return run.Until(timeout, what, func(s *state.Snapshot) (bool, string) { return cond(s), "" })
 }
 
 // graphServed waits for a graph to be served and returns its instance GVR.
@@ -136,31 +119,6 @@ func (run *engRun) allInState(resource string, n int, st string, timeout time.Du
 		}
 		return c == n
 	})
-}
-
-func describeSnapshot(s *state.Snapshot) string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "startup=%+v mode=%+v engine=%+v\n", s.Startup, s.Mode, s.Engine)
-	if s.Fatal != nil {
-		fmt.Fprintf(&b, "fatal: %+v\n", *s.Fatal)
-	}
-	for _, g := range s.Graphs {
-		fmt.Fprintf(&b, "graph %s served=%v err=%q\n", g.Name, g.Served, g.Err)
-	}
-	for _, w := range s.Watches {
-		fmt.Fprintf(&b, "watch %s synced=%v healthy=%v %s\n", w.Name, w.Synced, w.Healthy, w.Err)
-	}
-	for i, in := range s.Instances {
-		if i == 10 {
-			fmt.Fprintf(&b, "... %d more instances\n", len(s.Instances)-10)
-			break
-		}
-		fmt.Fprintf(&b, "instance %s %s: %s\n", in.Key, in.State, in.Message)
-		for _, r := range in.Resources {
-			fmt.Fprintf(&b, "  %s %s %s %s\n", r.ID, r.State, r.WaitingFor, r.Err)
-		}
-	}
-	return b.String()
 }
 
 // createInstance creates an instance of gvr in the rig's namespace.
@@ -205,15 +163,15 @@ var gvrCM = schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}
 // startJSON runs an engine on the graph files as `kroscope run -o json`
 // runs it: its output kept in out, its log (debug level: some refusals are
 // logged there) in logs. Run.Stop returns RunHeadless's error.
-func (r *engRig) startJSON(files []string, out, logs *bytes.Buffer) *engrun.Run {
+func (r *engRig) startJSON(files []string, out, logs *engrun.Buffer) *engrun.Run {
 	r.t.Helper()
 	return engrun.Start(r.t, engrun.Config{
 		Rest: r.cfg, Namespace: r.ns, LogLines: 40, LogPrefix: "engine log: ",
 		Run: func(ctx context.Context, e *engine.Engine) error {
-			return engine.RunHeadless(ctx, e, &syncWriter{w: out}, engine.HeadlessOptions{Output: "json"})
+			return engine.RunHeadless(ctx, e, out, engine.HeadlessOptions{Output: "json"})
 		},
 	}, func(o *engine.Options) {
 		o.RGDPaths = files
-		o.Log = logsink.New(logsink.Options{Writer: &syncWriter{w: logs}, Verbosity: 1})
+		o.Log = logsink.New(logsink.Options{Writer: logs, Verbosity: 1})
 	})
 }

@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"bytes"
 	"context"
 	"encoding/base64"
 	"encoding/json"
@@ -17,6 +16,7 @@ import (
 	"github.com/kroscope/kroscope/engine"
 	"github.com/kroscope/kroscope/engine/packed"
 	"github.com/kroscope/kroscope/engine/state"
+	"github.com/kroscope/kroscope/test/engrun"
 )
 
 // shapeValues are the planted Secret's values, one per shape: each is
@@ -149,7 +149,7 @@ func TestSecretValueShapesLeakNowhere(t *testing.T) {
 	for _, s := range secretShapes {
 		files = append(files, r.writeFile(s.graph+".yaml", shapeGraph(s.graph, s.kind, s.resources)))
 	}
-	var out, logs bytes.Buffer
+	var out, logs engrun.Buffer
 	run := r.startJSON(files, &out, &logs)
 	e := run.E
 	gvrs := map[string]schema.GroupVersionResource{}
@@ -170,7 +170,7 @@ func TestSecretValueShapesLeakNowhere(t *testing.T) {
 	}
 	for deadline := time.Now().Add(2 * time.Minute); !settled(); time.Sleep(200 * time.Millisecond) {
 		if time.Now().After(deadline) {
-			t.Fatalf("the instances never reached their states:\n%s", describeSnapshot(e.Snapshot()))
+			t.Fatalf("the instances never reached their states:\n%s", engrun.Describe(e.Snapshot()))
 		}
 	}
 	// One more pass of every instance (the requeue) lands in every channel.

@@ -1,14 +1,12 @@
 package e2e
 
 import (
-	"bytes"
 	"context"
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -20,6 +18,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/kroscope/kroscope/engine"
+	"github.com/kroscope/kroscope/test/engrun"
 	"github.com/kroscope/kroscope/tui"
 )
 
@@ -89,7 +88,7 @@ func TestPlantedSecretTokenLeaksNowhere(t *testing.T) {
 	ctx := context.Background()
 	plantSecret(t, r)
 	file := r.writeFile("plant.yaml", plantedRGD)
-	var out, logs bytes.Buffer
+	var out, logs engrun.Buffer
 	run := r.startJSON([]string{file}, &out, &logs)
 	e := run.E
 	gvr := gvrOfGraph(t, waitGraph(t, e, "engplant"))
@@ -158,7 +157,7 @@ func waitPlantedFailed(t *testing.T, e *engine.Engine) []string {
 			}
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("the instance never became FAILED with its 4 nodes:\n%s", describeSnapshot(e.Snapshot()))
+			t.Fatalf("the instance never became FAILED with its 4 nodes:\n%s", engrun.Describe(e.Snapshot()))
 		}
 	}
 }
@@ -174,18 +173,6 @@ func eventsText(t *testing.T, r *engRig) string {
 		ev.WriteString(x.InvolvedObject.Name + " " + x.Reason + " " + x.Message + "\n")
 	}
 	return ev.String()
-}
-
-// syncWriter serializes writes from the engine's goroutines.
-type syncWriter struct {
-	mu sync.Mutex
-	w  *bytes.Buffer
-}
-
-func (s *syncWriter) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.w.Write(p)
 }
 
 // viewKeys are the keys that reach each view of tui.Views from the

@@ -23,6 +23,7 @@ import (
 	"github.com/kroscope/kroscope/reconciler/client"
 	"github.com/kroscope/kroscope/reconciler/graph"
 	"github.com/kroscope/kroscope/reconciler/metadata"
+	"github.com/kroscope/kroscope/test/engrun"
 	"github.com/kroscope/kroscope/test/krocontroller"
 	"github.com/kroscope/kroscope/test/kroexamples"
 )
@@ -235,7 +236,7 @@ func takeOverExamples(t *testing.T, r *kroRig, exs []*example) {
 				fmt.Fprintf(&b, "  %s: status.state %q (last written by %q)\n", ex.name, kroState(r, ex), statusWriter(u))
 			}
 		}
-		return b.Len() == 0, describe(snap) + b.String()
+		return b.Len() == 0, engrun.Describe(snap) + b.String()
 	})
 	snap := run.e.Snapshot()
 	for _, ex := range exs {
@@ -272,7 +273,7 @@ func observeParityTest(t *testing.T, r *kroRig, exs []*example, rejects, unpinne
 		o.DisableLease = false // --observe never campaigns
 		o.LeaseNamespace = r.ns
 	})
-	obs.waitFor(time.Minute, "kroscope to load every cluster graph", func(s *state.Snapshot) (bool, string) {
+	obs.Until(time.Minute, "kroscope to load every cluster graph", func(s *state.Snapshot) (bool, string) {
 		var b strings.Builder
 		done := true
 		for _, ex := range exs {
@@ -296,7 +297,7 @@ func observeParityTest(t *testing.T, r *kroRig, exs []*example, rejects, unpinne
 
 	// A graph kro rejects has no CRD: kroscope shows kro's reason (from the
 	// RGD status kro wrote), not the CRD's absence.
-	obs.waitFor(time.Minute, "kroscope to show kro's rejection of the graphs kro rejects", func(s *state.Snapshot) (bool, string) {
+	obs.Until(time.Minute, "kroscope to show kro's rejection of the graphs kro rejects", func(s *state.Snapshot) (bool, string) {
 		var b strings.Builder
 		for name, msg := range rejects {
 			if g := graphNamed(s, name); g == nil || !strings.Contains(g.Err, "kro does not serve this graph: GraphAccepted: ") || !strings.Contains(g.Err, msg) {
@@ -373,7 +374,7 @@ func observeParity(t *testing.T, r *kroRig, obs *engRun, exs []*example, ready b
 	}
 	var states []string
 	var agreeSince time.Time
-	snap := obs.waitFor(2*time.Minute, "kroscope to show the state kro wrote ("+phase+")", func(s *state.Snapshot) (bool, string) {
+	snap := obs.Until(2*time.Minute, "kroscope to show the state kro wrote ("+phase+")", func(s *state.Snapshot) (bool, string) {
 		var b strings.Builder
 		states = states[:0]
 		agree := true

@@ -82,9 +82,9 @@ func TestKroWithoutLeaseNeverFought(t *testing.T) {
 		o.KroPollInterval = 300 * time.Millisecond
 		o.KroSilence = silence
 	})
-	waitSnap(t, run, time.Minute, "kroscope to see kro and serve its graph", func(s *state.Snapshot) bool {
+	run.Until(time.Minute, "kroscope to see kro and serve its graph", func(s *state.Snapshot) (bool, string) {
 		g := graphNamed(s, rgd.GetName())
-		return s.Mode.Kro != "" && g != nil && g.Served
+		return s.Mode.Kro != "" && g != nil && g.Served, ""
 	})
 
 	// The reproduction: the instance and the graph deleted while kro runs
@@ -117,9 +117,9 @@ func TestKroWithoutLeaseNeverFought(t *testing.T) {
 	r.kro.Stop()
 	next := r.storeGraphYAML(graphs.Chain("kroplaingone", "KroPlainGone"))
 	stored := time.Now()
-	waitSnap(t, run, silence+time.Minute, "kroscope to prove kro gone and serve the new graph", func(s *state.Snapshot) bool {
+	run.Until(silence+time.Minute, "kroscope to prove kro gone and serve the new graph", func(s *state.Snapshot) (bool, string) {
 		g := graphNamed(s, next.GetName())
-		return s.Mode.Reconciling && g != nil && g.Served
+		return s.Mode.Reconciling && g != nil && g.Served, ""
 	})
 	t.Logf("kroscope reconciling %s after the graph kro left unanswered was stored (silence %s)", time.Since(stored).Round(time.Second), silence)
 	if time.Since(stored) < silence {
@@ -127,17 +127,6 @@ func TestKroWithoutLeaseNeverFought(t *testing.T) {
 	}
 	if n := mayReconcileLines(run); n != 1 {
 		t.Errorf("kroscope changed its mind %d times, want once", n)
-	}
-}
-
-func waitSnap(t *testing.T, run *engrun.Run, timeout time.Duration, what string, cond func(*state.Snapshot) bool) {
-	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for !cond(run.E.Snapshot()) {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %s waiting for %s:\n%s", timeout, what, describe(run.E.Snapshot()))
-		}
-		time.Sleep(200 * time.Millisecond)
 	}
 }
 

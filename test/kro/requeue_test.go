@@ -17,6 +17,7 @@ import (
 
 	"github.com/kroscope/kroscope/engine"
 	"github.com/kroscope/kroscope/engine/state"
+	"github.com/kroscope/kroscope/test/engrun"
 	"github.com/kroscope/kroscope/test/graphs"
 )
 
@@ -55,8 +56,8 @@ func TestKroIgnoresRequeueAnnotation(t *testing.T) {
 		o.Identity = "kroscope-requeue"
 	})
 	key := state.InstanceKey{Resource: res, Namespace: r.ns, Name: "touched"}
-	eng.waitFor(time.Minute, "kroscope observing kro's instance, attached", func(s *state.Snapshot) (bool, string) {
-		return s.Mode.Kro != "" && s.Mode.Attached && s.Instance(key) != nil, describe(s)
+	eng.Until(time.Minute, "kroscope observing kro's instance, attached", func(s *state.Snapshot) (bool, string) {
+		return s.Mode.Kro != "" && s.Mode.Attached && s.Instance(key) != nil, engrun.Describe(s)
 	})
 
 	metrics := "http://" + addr + "/metrics"

@@ -19,7 +19,6 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/kroscope/kroscope/engine"
-	"github.com/kroscope/kroscope/engine/state"
 	"github.com/kroscope/kroscope/reconciler/graph"
 	"github.com/kroscope/kroscope/test/engrun"
 	"github.com/kroscope/kroscope/test/envtest"
@@ -366,20 +365,3 @@ func (r *kroRig) engineConfig(logLines int) engrun.Config {
 
 // stop ends the engine; a test may stop it before its cleanup does.
 func (run *engRun) stop() { _ = run.Stop() }
-
-// waitFor polls the engine's state until cond holds.
-func (run *engRun) waitFor(timeout time.Duration, what string, cond func(*state.Snapshot) (bool, string)) *state.Snapshot {
-	run.t.Helper()
-	deadline := time.Now().Add(timeout)
-	for {
-		s := run.e.Snapshot()
-		ok, desc := cond(s)
-		if ok {
-			return s
-		}
-		if time.Now().After(deadline) {
-			run.t.Fatalf("timed out after %s waiting for %s:\n%s", timeout, what, desc)
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
-}

@@ -23,6 +23,7 @@ import (
 	"github.com/kroscope/kroscope/reconciler"
 	"github.com/kroscope/kroscope/reconciler/graph"
 	"github.com/kroscope/kroscope/reconciler/metadata"
+	"github.com/kroscope/kroscope/test/engrun"
 	"github.com/kroscope/kroscope/test/envtest"
 	"github.com/kroscope/kroscope/test/krocontroller"
 )
@@ -402,7 +403,7 @@ func TestTakeOverFromKro(t *testing.T) {
 	// --take-over does not override a kro that is still running.
 	t.Run("KroStillRunning", func(t *testing.T) {
 		run := r.with(t).takeoverEngine(true, "kroscope-early")
-		snap := run.waitFor(time.Minute, "kroscope to see kro", func(s *state.Snapshot) (bool, string) { return s.Mode.Kro != "", describe(s) })
+		snap := run.Until(time.Minute, "kroscope to see kro", func(s *state.Snapshot) (bool, string) { return s.Mode.Kro != "", engrun.Describe(s) })
 		time.Sleep(2 * time.Second)
 		if n := run.Writes(); n != 0 || snap.Mode.Reconciling {
 			t.Errorf("kroscope --take-over beside a running kro: mode %+v, %d writes %v", snap.Mode, n, run.FirstWrites())
@@ -419,14 +420,14 @@ func TestTakeOverFromKro(t *testing.T) {
 	t.Logf("kro stopped in %s", time.Since(stopped).Round(time.Millisecond))
 	run := r.takeoverEngine(true, "kroscope-takeover")
 	start = time.Now()
-	run.waitFor(2*time.Minute, "kroscope to reconcile and show every instance ACTIVE", func(s *state.Snapshot) (bool, string) {
+	run.Until(2*time.Minute, "kroscope to reconcile and show every instance ACTIVE", func(s *state.Snapshot) (bool, string) {
 		if !s.Mode.Reconciling {
-			return false, describe(s)
+			return false, engrun.Describe(s)
 		}
 		for _, n := range names {
 			in := s.Instance(state.InstanceKey{Resource: res, Namespace: r.ns, Name: n})
 			if in == nil || in.State != reconciler.InstanceStateActive {
-				return false, describe(s)
+				return false, engrun.Describe(s)
 			}
 		}
 		return true, ""
@@ -503,9 +504,9 @@ func TestTakeOverFromKro(t *testing.T) {
 	// graph left unserved.
 	run.stop()
 	again := r.takeoverEngine(true, "kroscope-restarted")
-	again.waitFor(2*time.Minute, "the restarted kroscope to serve the graph and show instance two ACTIVE", func(s *state.Snapshot) (bool, string) {
+	again.Until(2*time.Minute, "the restarted kroscope to serve the graph and show instance two ACTIVE", func(s *state.Snapshot) (bool, string) {
 		in := s.Instance(state.InstanceKey{Resource: res, Namespace: r.ns, Name: "two"})
-		return s.Mode.Reconciling && in != nil && in.State == reconciler.InstanceStateActive, describe(s)
+		return s.Mode.Reconciling && in != nil && in.State == reconciler.InstanceStateActive, engrun.Describe(s)
 	})
 	for _, g := range again.e.Snapshot().Graphs {
 		if g.Err != "" {
@@ -529,9 +530,9 @@ func TestKroTakesOverFromKroscope(t *testing.T) {
 	// left behind (kro does not release it on SIGTERM) holds kroscope back
 	// until it expires, as on a real cluster.
 	start := time.Now()
-	run.waitFor(2*time.Minute, "kroscope to reconcile and serve the cluster graph", func(s *state.Snapshot) (bool, string) {
+	run.Until(2*time.Minute, "kroscope to reconcile and serve the cluster graph", func(s *state.Snapshot) (bool, string) {
 		g := graphNamed(s, rgd.GetName())
-		return g != nil && g.Served && s.Mode.Reconciling, describe(s)
+		return g != nil && g.Served && s.Mode.Reconciling, engrun.Describe(s)
 	})
 	t.Logf("kroscope reconciling and serving the graph after %s", time.Since(start).Round(time.Millisecond))
 	gvr = schema.GroupVersionResource{Group: graph.Group, Version: "v1alpha1", Resource: "kroscopetakeovers"}
