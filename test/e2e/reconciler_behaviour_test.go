@@ -14,6 +14,7 @@ import (
 	"github.com/kroscope/kroscope/reconciler"
 	"github.com/kroscope/kroscope/reconciler/metadata"
 	"github.com/kroscope/kroscope/reconciler/requeue"
+	"github.com/kroscope/kroscope/test/envtest"
 )
 
 // gatedGraph: gate is a Deployment that is ready only with an available
@@ -119,7 +120,7 @@ func TestReconcilerReadyWhenHoldsOnlyDependents(t *testing.T) {
 		t.Errorf("status %v: want IN_PROGRESS without gateReplicas", st)
 	}
 	// The condition says who waits for what.
-	if c := condition(r.instance("app"), "ResourcesReady"); c == nil || !strings.Contains(c["message"].(string), "dependent: waiting for gate") {
+	if c := envtest.Condition(r.instance("app"), "ResourcesReady"); c == nil || !strings.Contains(c["message"].(string), "dependent: waiting for gate") {
 		t.Errorf("ResourcesReady %v does not say what dependent waits for", c)
 	}
 
@@ -275,7 +276,7 @@ func TestReconcilerCELErrorFails(t *testing.T) {
 	if inst.Object["status"].(map[string]any)["state"] != "FAILED" {
 		t.Errorf("status.state %v", inst.Object["status"])
 	}
-	if c := condition(inst, "Ready"); c["status"] != "False" || !strings.Contains(c["message"].(string), "schema.spec.total / schema.spec.parts") {
+	if c := envtest.Condition(inst, "Ready"); c["status"] != "False" || !strings.Contains(c["message"].(string), "schema.spec.total / schema.spec.parts") {
 		t.Errorf("Ready condition %v does not carry the expression", c)
 	}
 	// Fixing the spec recovers.

@@ -276,18 +276,6 @@ var (
 	gvrJob        = schema.GroupVersionResource{Group: "batch", Version: "v1", Resource: "jobs"}
 )
 
-// condition returns the instance condition of type typ, or nil.
-func condition(inst *unstructured.Unstructured, typ string) map[string]any {
-	conds, _, _ := unstructured.NestedSlice(inst.Object, "status", "conditions")
-	for _, c := range conds {
-		m, _ := c.(map[string]any)
-		if m["type"] == typ {
-			return m
-		}
-	}
-	return nil
-}
-
 // assertSubset checks that every field of want is in got with the same
 // value, the way a Chainsaw assert file does. Keys in parentheses (JMESPath
 // filters) are not supported and are skipped by the caller.

@@ -11,6 +11,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	"github.com/kroscope/kroscope/reconciler"
+	"github.com/kroscope/kroscope/test/envtest"
 )
 
 // grant creates a Role and RoleBinding giving ServiceAccount sa the rules.
@@ -135,7 +136,7 @@ func TestReconcilerImpersonationForbidden(t *testing.T) {
 		t.Errorf("%s%v did not increase (%v -> %v)", reconciler.MetricImpersonationErrors, labels, before, after)
 	}
 	inst := r.instance("app")
-	if c := condition(inst, "ResourcesReady"); c == nil || !strings.Contains(c["message"].(string), "forbidden") {
+	if c := envtest.Condition(inst, "ResourcesReady"); c == nil || !strings.Contains(c["message"].(string), "forbidden") {
 		t.Errorf("ResourcesReady %v does not show the forbidden error", c)
 	}
 }

@@ -200,7 +200,7 @@ func (r *kroRig) waitGraphsOrRejected(names []string, rejects map[string]string,
 			u := r.get(graph.GroupVersionResource, "", n)
 			out[n] = u
 			st, _, _ := unstructured.NestedString(u.Object, "status", "state")
-			accepted := condition(u, "GraphAccepted")
+			accepted := envtest.Condition(u, "GraphAccepted")
 			if want, rejected := rejects[n]; rejected {
 				if accepted["status"] == "False" {
 					if msg, _ := accepted["message"].(string); !strings.Contains(msg, want) || accepted["reason"] != "InvalidResourceGraph" || st != "Inactive" {
@@ -224,17 +224,6 @@ func (r *kroRig) waitGraphsOrRejected(names []string, rejects map[string]string,
 		return ok, b.String()
 	})
 	return out, unpinned
-}
-
-// condition returns the status condition of type typ, or nil.
-func condition(u *unstructured.Unstructured, typ string) map[string]any {
-	conds, _, _ := unstructured.NestedSlice(u.Object, "status", "conditions")
-	for _, c := range conds {
-		if m, ok := c.(map[string]any); ok && m["type"] == typ {
-			return m
-		}
-	}
-	return nil
 }
 
 // instanceCRD finds the CRD kro generated for a stored graph.
@@ -265,47 +254,17 @@ func (r *kroRig) instanceCRD(rgd *unstructured.Unstructured) *apiextensionsv1.Cu
 // already complete are left alone.
 func (r *kroRig) fakeControllers(ns string) {
 	r.t.Helper()
-	deps, err := r.dyn.Resource(gvrDeployment).Namespace(ns).List(ctxT(r.t), metav1.ListOptions{})
-	if err != nil {
-		r.t.Fatal(err)
-	}
-	for _, d := range deps.Items {
-		replicas, found, _ := unstructured.NestedInt64(d.Object, "spec", "replicas")
-		if !found {
-			replicas = 1
+	for _, gvr := range []schema.GroupVersionResource{gvrDeployment, gvrJob} {
+		list, err := r.dyn.Resource(gvr).Namespace(ns).List(ctxT(r.t), metav1.ListOptions{})
+		if err != nil {
+			r.t.Fatal(err)
 		}
-		avail, _, _ := unstructured.NestedInt64(d.Object, "status", "availableReplicas")
-		og, _, _ := unstructured.NestedInt64(d.Object, "status", "observedGeneration")
-		if avail == replicas && og == d.GetGeneration() {
-			continue
+		for _, u := range list.Items {
+			if status, ok := envtest.ControllerStatus(&u); ok {
+				u.Object["status"] = status
+				r.writeStatus(gvr, &u)
+			}
 		}
-		d.Object["status"] = map[string]any{
-			"observedGeneration": d.GetGeneration(),
-			"replicas":           replicas, "readyReplicas": replicas, "availableReplicas": replicas, "updatedReplicas": replicas,
-			"conditions": []any{map[string]any{
-				"type": "Available", "status": "True", "reason": "MinimumReplicasAvailable", "message": "Deployment has minimum availability.",
-				"lastUpdateTime": time.Now().UTC().Format(time.RFC3339), "lastTransitionTime": time.Now().UTC().Format(time.RFC3339),
-			}},
-		}
-		r.writeStatus(gvrDeployment, &d)
-	}
-	jobs, err := r.dyn.Resource(gvrJob).Namespace(ns).List(ctxT(r.t), metav1.ListOptions{})
-	if err != nil {
-		r.t.Fatal(err)
-	}
-	for _, j := range jobs.Items {
-		if _, done, _ := unstructured.NestedString(j.Object, "status", "completionTime"); done {
-			continue
-		}
-		now := time.Now().UTC().Format(time.RFC3339)
-		cond := func(typ string) map[string]any {
-			return map[string]any{"type": typ, "status": "True", "lastProbeTime": now, "lastTransitionTime": now}
-		}
-		j.Object["status"] = map[string]any{
-			"startTime": now, "completionTime": now, "succeeded": int64(1),
-			"conditions": []any{cond("SuccessCriteriaMet"), cond("Complete")},
-		}
-		r.writeStatus(gvrJob, &j)
 	}
 }
 

@@ -195,7 +195,7 @@ func (r *kroRig) waitActiveFaking(gvr schema.GroupVersionResource, what string, 
 			}
 			if st != reconciler.InstanceStateActive {
 				ok = false
-				fmt.Fprintf(&b, "  %s: state %q ResourcesReady %v\n", n, st, conditionOf(u, "ResourcesReady"))
+				fmt.Fprintf(&b, "  %s: state %q ResourcesReady %v\n", n, st, envtest.Condition(u, "ResourcesReady"))
 				continue
 			}
 			if done != nil {
@@ -208,13 +208,6 @@ func (r *kroRig) waitActiveFaking(gvr schema.GroupVersionResource, what string, 
 		return ok, b.String()
 	})
 	return out
-}
-
-func conditionOf(u *unstructured.Unstructured, typ string) map[string]any {
-	if u == nil {
-		return nil
-	}
-	return condition(u, typ)
 }
 
 // statusWriter is the manager of the newest managedFields entry on the
@@ -473,7 +466,7 @@ func TestTakeOverFromKro(t *testing.T) {
 	}
 	r.poll(time.Minute, "kroscope to write the RGD status", func() (bool, string) {
 		u := r.get(graph.GroupVersionResource, "", rgd.GetName())
-		m := condition(u, "GraphRevisionsResolved")
+		m := envtest.Condition(u, "GraphRevisionsResolved")
 		st, _, _ := unstructured.NestedString(u.Object, "status", "state")
 		return st == "Active" && m != nil && strings.Contains(fmt.Sprint(m["message"]), "kroscope") && statusWriter(u) == metadata.FieldManager,
 			fmt.Sprintf("state %q GraphRevisionsResolved %v, status written by %s", st, m, statusWriter(u))
@@ -570,7 +563,7 @@ func TestKroTakesOverFromKroscope(t *testing.T) {
 			t.Errorf("%s: kro's state %q after settling", n, st)
 		}
 		for _, typ := range []string{"InstanceManaged", "GraphResolved", "ResourcesReady", "Ready"} {
-			c := condition(u, typ)
+			c := envtest.Condition(u, typ)
 			if c["status"] != "True" {
 				t.Errorf("%s: kro's %s condition %v", n, typ, c)
 			}
