@@ -221,7 +221,7 @@ func takeOverExamples(t *testing.T, r *kroRig, exs []*example) {
 	})
 	r.poll(3*time.Minute, "kroscope to reconcile every example's instance to ACTIVE and write it", func() (bool, string) {
 		var b strings.Builder
-		snap := run.e.Snapshot()
+		snap := run.E.Snapshot()
 		for _, ex := range exs {
 			r.fakeControllers(ex.ns)
 			u := r.get(ex.gvr, ex.ns, ex.instance)
@@ -238,7 +238,7 @@ func takeOverExamples(t *testing.T, r *kroRig, exs []*example) {
 		}
 		return b.Len() == 0, engrun.Describe(snap) + b.String()
 	})
-	snap := run.e.Snapshot()
+	snap := run.E.Snapshot()
 	for _, ex := range exs {
 		in := snap.Instance(state.InstanceKey{Resource: ex.gvr.Resource + "." + ex.gvr.Group, Namespace: ex.ns, Name: ex.instance})
 		if h := instanceHistory(in); strings.Contains(h, reconciler.InstanceStateError) || strings.Contains(strings.ToLower(h), "conflict") {
@@ -313,7 +313,7 @@ func observeParityTest(t *testing.T, r *kroRig, exs []*example, rejects, unpinne
 		return b.Len() == 0, b.String()
 	})
 	for name := range unpinned {
-		t.Logf("kroscope shows for %s, which kro rejects: %s", name, graphNamed(obs.e.Snapshot(), name).Err)
+		t.Logf("kroscope shows for %s, which kro rejects: %s", name, graphNamed(obs.E.Snapshot(), name).Err)
 	}
 
 	// Phase 1: nobody makes Deployments or Jobs ready, so kro settles with
@@ -328,7 +328,7 @@ func observeParityTest(t *testing.T, r *kroRig, exs []*example, rejects, unpinne
 	// ... and says so once per reason, not at every retry.
 	for name := range rejects {
 		n := 0
-		for _, l := range obs.e.Snapshot().Logs {
+		for _, l := range obs.E.Snapshot().Logs {
 			if strings.Contains(l.Message, "instance CRD not ready") && strings.Contains(l.KV, "graph="+name) {
 				n++
 			}
@@ -365,7 +365,7 @@ func allActive(r *kroRig, exs []*example) (bool, string) {
 // SKIPPED); any other state means at least one is not. With ready true it
 // first requires kro to report every instance ACTIVE, faking controller
 // status until it does. It returns kro's states, by example.
-func observeParity(t *testing.T, r *kroRig, obs *engRun, exs []*example, ready bool) []string {
+func observeParity(t *testing.T, r *kroRig, obs *engrun.Run, exs []*example, ready bool) []string {
 	t.Helper()
 	phase := "before readiness"
 	if ready {

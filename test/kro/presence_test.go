@@ -6,18 +6,15 @@ import (
 	"testing"
 	"time"
 
-	apiextensionsclient "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/client-go/dynamic"
 
 	"github.com/kroscope/kroscope/engine"
 	"github.com/kroscope/kroscope/engine/krodetect"
 	"github.com/kroscope/kroscope/engine/state"
 	"github.com/kroscope/kroscope/reconciler/graph"
 	"github.com/kroscope/kroscope/test/engrun"
-	"github.com/kroscope/kroscope/test/envtest"
 	"github.com/kroscope/kroscope/test/graphs"
 	"github.com/kroscope/kroscope/test/krocontroller"
 )
@@ -56,12 +53,8 @@ func (r *kroRig) waitNoHeldKroLease() {
 // stored: kro leaves it unanswered, which after KroSilence proves kro
 // gone, and kroscope reconciles, having changed its mind once.
 func TestKroWithoutLeaseNeverFought(t *testing.T) {
-	krocontroller.Require(t)
-	crds := krocontroller.CRDs(t)
-	env := envtest.Start(t)
-	env.InstallCRDs(t, crds...)
-	r := &kroRig{t: t, env: env, dyn: dynamic.NewForConfigOrDie(env.Config), ns: env.Namespace(t)}
-	r.ext = apiextensionsclient.NewForConfigOrDie(env.Config)
+	r := newKroRigWithout(t)
+	env := r.env
 	r.waitNoHeldKroLease()
 	r.kro = krocontroller.New(t, env.Config, krocontroller.Options{})
 	r.kro.Start()

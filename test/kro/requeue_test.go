@@ -64,10 +64,10 @@ func TestKroIgnoresRequeueAnnotation(t *testing.T) {
 	before := settledKroReconciles(t, metrics, gvr.Resource)
 	prior := r.get(gvr, r.ns, "touched")
 	skipped := kroSkips(r, "touched")
-	if err := eng.e.Requeue(key); err != nil {
+	if err := eng.E.Requeue(key); err != nil {
 		t.Fatalf("requeue beside kro: %v", err)
 	}
-	if note := eng.e.Snapshot().Mode.RequeueNote; note != engine.KroRequeueNote {
+	if note := eng.E.Snapshot().Mode.RequeueNote; note != engine.KroRequeueNote {
 		t.Errorf("requeue note beside kro = %q, want %q", note, engine.KroRequeueNote)
 	}
 	touched := r.get(gvr, r.ns, "touched")

@@ -50,14 +50,22 @@ type kroRig struct {
 // remove its finalizers.
 func newKroRig(t *testing.T, kroArgs ...string) *kroRig {
 	t.Helper()
+	r := newKroRigWithout(t)
+	r.kro = krocontroller.New(t, r.env.Config, krocontroller.Options{LeaderElectionNamespace: r.ns, Args: kroArgs})
+	r.kro.Start()
+	return r
+}
+
+// newKroRigWithout is the test API server with kro's CRDs and a namespace,
+// kro's controller not made yet (r.kro is nil).
+func newKroRigWithout(t *testing.T) *kroRig {
+	t.Helper()
 	krocontroller.Require(t)
 	crds := krocontroller.CRDs(t)
 	env := envtest.Start(t)
 	env.InstallCRDs(t, crds...)
 	r := &kroRig{t: t, env: env, dyn: dynamic.NewForConfigOrDie(env.Config), ns: env.Namespace(t)}
 	r.ext = apiextensionsclient.NewForConfigOrDie(env.Config)
-	r.kro = krocontroller.New(t, env.Config, krocontroller.Options{LeaderElectionNamespace: r.ns, Args: kroArgs})
-	r.kro.Start()
 	return r
 }
 
@@ -297,23 +305,13 @@ func (r *kroRig) fakeGC(ns string) {
 	}
 }
 
-// engRun is a kroscope engine in the test process; every request it sends
-// is counted (engrun.Counter: its Lease's writes are writes too, a kroscope
-// that takes its Lease beside a running kro writes).
-type engRun struct {
-	*engrun.Run
-	t *testing.T
-	e *engine.Engine // Run.E
-}
-
 // startEngine runs a kroscope engine with the rig's admin identity on
-// the rig's namespace; mod adjusts the options.
-func (r *kroRig) startEngine(mod func(*engine.Options)) *engRun {
+// the rig's namespace; mod adjusts the options. Every request it sends is
+// counted (engrun.Counter: its Lease's writes are writes too, a kroscope
+// that takes its Lease beside a running kro writes).
+func (r *kroRig) startEngine(mod func(*engine.Options)) *engrun.Run {
 	r.t.Helper()
-	run := &engRun{t: r.t}
-	run.Run = engrun.Start(r.t, r.engineConfig(60), mod)
-	run.e = run.E
-	return run
+	return engrun.Start(r.t, r.engineConfig(60), mod)
 }
 
 // engineConfig is how the rig's engines run: on its namespace, quick
@@ -321,6 +319,3 @@ func (r *kroRig) startEngine(mod func(*engine.Options)) *engRun {
 func (r *kroRig) engineConfig(logLines int) engrun.Config {
 	return engrun.Config{Rest: r.env.Config, Namespace: r.ns, RequeueInterval: 2 * time.Second, LogLines: logLines, LogPrefix: "kroscope log: "}
 }
-
-// stop ends the engine; a test may stop it before its cleanup does.
-func (run *engRun) stop() { _ = run.Stop() }

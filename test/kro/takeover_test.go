@@ -11,12 +11,10 @@ import (
 	"testing"
 	"time"
 
-	apiextensionsclient "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/watch"
-	"k8s.io/client-go/dynamic"
 
 	"github.com/kroscope/kroscope/engine"
 	"github.com/kroscope/kroscope/engine/state"
@@ -131,13 +129,8 @@ type child struct {
 // started, for a test that lets kroscope write first.
 func newKroRigStopped(t *testing.T) *kroRig {
 	t.Helper()
-	krocontroller.Require(t)
-	crds := krocontroller.CRDs(t)
-	env := envtest.Start(t)
-	env.InstallCRDs(t, crds...)
-	r := &kroRig{t: t, env: env, dyn: dynamic.NewForConfigOrDie(env.Config), ns: env.Namespace(t)}
-	r.ext = apiextensionsclient.NewForConfigOrDie(env.Config)
-	r.kro = krocontroller.New(t, env.Config, krocontroller.Options{LeaderElectionNamespace: r.ns})
+	r := newKroRigWithout(t)
+	r.kro = krocontroller.New(t, r.env.Config, krocontroller.Options{LeaderElectionNamespace: r.ns})
 	return r
 }
 
@@ -333,7 +326,7 @@ func sameChildren(t *testing.T, what string, before, after map[string]child) {
 
 // takeoverEngine starts kroscope as `kroscope --take-over` runs: cluster
 // graphs, its Lease on, kro detection polling quickly.
-func (r *kroRig) takeoverEngine(takeOver bool, identity string) *engRun {
+func (r *kroRig) takeoverEngine(takeOver bool, identity string) *engrun.Run {
 	r.t.Helper()
 	return r.startEngine(func(o *engine.Options) {
 		o.WatchClusterRGDs = true
@@ -401,7 +394,7 @@ func TestTakeOverFromKro(t *testing.T) {
 		if n := run.Writes(); n != 0 || snap.Mode.Reconciling {
 			t.Errorf("kroscope --take-over beside a running kro: mode %+v, %d writes %v", snap.Mode, n, run.FirstWrites())
 		}
-		run.stop()
+		_ = run.Stop()
 	})
 
 	stopped := time.Now()
@@ -433,7 +426,7 @@ func TestTakeOverFromKro(t *testing.T) {
 	t.Logf("kroscope reconciling %s after kro stopped; instances ACTIVE by kroscope after %s", reconciling.Round(time.Millisecond), time.Since(start).Round(time.Millisecond))
 	// The snapshot after kroscope's own ACTIVE reached the cluster (the
 	// first one may still show what kroscope observed while kro ran).
-	snap := run.e.Snapshot()
+	snap := run.E.Snapshot()
 	for _, n := range names {
 		in := snap.Instance(state.InstanceKey{Resource: res, Namespace: r.ns, Name: n})
 		h := instanceHistory(in)
@@ -459,7 +452,7 @@ func TestTakeOverFromKro(t *testing.T) {
 			t.Errorf("%s: finalizers %v", n, f)
 		}
 	}
-	for _, l := range run.e.Snapshot().Logs {
+	for _, l := range run.E.Snapshot().Logs {
 		if strings.Contains(strings.ToLower(l.Message+fmt.Sprint(l.KV)), "conflict") {
 			t.Errorf("kroscope logged a conflict: %s %v", l.Message, l.KV)
 		}
@@ -495,13 +488,13 @@ func TestTakeOverFromKro(t *testing.T) {
 	// it. The graph has a required field: a CRD that required spec where
 	// kro's does not was refused here ("spec: newly required") and the
 	// graph left unserved.
-	run.stop()
+	_ = run.Stop()
 	again := r.takeoverEngine(true, "kroscope-restarted")
 	again.Until(2*time.Minute, "the restarted kroscope to serve the graph and show instance two ACTIVE", func(s *state.Snapshot) (bool, string) {
 		in := s.Instance(state.InstanceKey{Resource: res, Namespace: r.ns, Name: "two"})
 		return s.Mode.Reconciling && in != nil && in.State == reconciler.InstanceStateActive, engrun.Describe(s)
 	})
-	for _, g := range again.e.Snapshot().Graphs {
+	for _, g := range again.E.Snapshot().Graphs {
 		if g.Err != "" {
 			t.Errorf("graph %s after the restart: %s", g.Name, g.Err)
 		}
@@ -543,7 +536,7 @@ func TestKroTakesOverFromKroscope(t *testing.T) {
 			t.Fatalf("kroscope made %d children for %s, want %d: %v", len(before[n]), n, takeoverChildCount, sortedKeys(before[n]))
 		}
 	}
-	run.stop()
+	_ = run.Stop()
 
 	r.kro.Start()
 	start = time.Now()
