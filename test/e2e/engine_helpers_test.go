@@ -21,6 +21,7 @@ import (
 	"github.com/kroscope/kroscope/engine/state"
 	"github.com/kroscope/kroscope/test/engrun"
 	"github.com/kroscope/kroscope/test/envtest"
+	"github.com/kroscope/kroscope/test/graphs"
 )
 
 // engRig is a namespace and a folder of graphs on the test API server.
@@ -119,6 +120,15 @@ func (run *engRun) allInState(resource string, n int, st string, timeout time.Du
 		}
 		return c == n
 	})
+}
+
+// serveChain starts an engine on the rig's folder holding graphs.Chain(name,
+// kind) and waits until it serves it.
+func (r *engRig) serveChain(name, kind string) (*engRun, schema.GroupVersionResource) {
+	r.t.Helper()
+	r.writeFile("chain.yaml", graphs.Chain(name, kind))
+	run := r.start(func(o *engine.Options) { o.RGDPaths = []string{r.dir} })
+	return run, run.graphServed(name)
 }
 
 // createInstance creates an instance of gvr in the rig's namespace.
