@@ -22,6 +22,7 @@ import (
 	"github.com/kroscope/kroscope/demo"
 	"github.com/kroscope/kroscope/engine"
 	"github.com/kroscope/kroscope/reconciler"
+	"github.com/kroscope/kroscope/test/engrun"
 	"github.com/kroscope/kroscope/tui"
 	"github.com/kroscope/kroscope/tui/cmdrunner"
 )
@@ -57,16 +58,14 @@ func demoKeyToFrame(b *testing.B, n int) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	e, err := engine.New(d.EngineOptions(demoWorkers(), logr.Discard()))
-	if err != nil {
-		b.Fatal(err)
-	}
-	demoDone, engineDone := make(chan error, 1), make(chan error, 1)
+	// The engine on the demo's cluster, as `kroscope demo` builds it.
+	eng := engrun.Start(b, engrun.Config{}, func(o *engine.Options) { *o = d.EngineOptions(demoWorkers(), logr.Discard()) })
+	e := eng.E
+	demoDone := make(chan error, 1)
 	go func() { demoDone <- d.Run(ctx) }()
-	go func() { engineDone <- e.Run(ctx) }()
 	defer func() {
+		_ = eng.Stop()
 		cancel()
-		<-engineDone
 		<-demoDone
 	}()
 

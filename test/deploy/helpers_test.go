@@ -8,7 +8,6 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
-	"sync"
 	"testing"
 	"time"
 
@@ -139,24 +138,6 @@ func eventually(t *testing.T, timeout time.Duration, what func() string, cond fu
 			t.Fatalf("after %s: %s", timeout, what())
 		}
 	}
-}
-
-// syncBuffer is a bytes.Buffer safe for concurrent writers and readers.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }
 
 // rgdObject decodes a ResourceGraphDefinition's YAML.

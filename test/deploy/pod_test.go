@@ -25,6 +25,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
 
+	"github.com/kroscope/kroscope/test/engrun"
 	"github.com/kroscope/kroscope/test/envtest"
 	"github.com/kroscope/kroscope/test/graphs"
 	"github.com/kroscope/kroscope/test/krocrds"
@@ -182,7 +183,7 @@ exec setpriv --reuid 65532 --regid 65532 --clear-groups "$@"`
 		"POD_SA_FILES=" + mount, "HOME=/home/nonroot", "PATH=/usr/sbin:/usr/bin:/sbin:/bin",
 		"GOMEMLIMIT=536870912", // the limit's 512Mi, as resourceFieldRef passes it
 	}
-	var stdout, stderr syncBuffer
+	var stdout, stderr engrun.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)

@@ -2,7 +2,6 @@ package deploy
 
 import (
 	"context"
-	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -24,7 +23,7 @@ import (
 	"github.com/kroscope/kroscope/engine/probes"
 	"github.com/kroscope/kroscope/engine/state"
 	"github.com/kroscope/kroscope/reconciler"
-	"github.com/kroscope/kroscope/reconciler/client"
+	"github.com/kroscope/kroscope/test/engrun"
 	"github.com/kroscope/kroscope/test/envtest"
 	"github.com/kroscope/kroscope/test/graphs"
 	"github.com/kroscope/kroscope/test/krocrds"
@@ -37,37 +36,20 @@ var rgdGVR = schema.GroupVersionResource{Group: "kro.run", Version: "v1alpha1", 
 // kroscope-system), and stops it at the end of the test.
 func startSAEngine(t *testing.T, env *envtest.Env, identity string, logs io.Writer) *engine.Engine {
 	t.Helper()
-	set, err := client.NewSet(saConfig(env))
-	if err != nil {
-		t.Fatal(err)
-	}
-	e, err := engine.New(engine.Options{
-		ClientSet:        set,
-		WatchClusterRGDs: true,
-		LeaseNamespace:   leaseNamespace,
-		LeaseName:        leaseName,
-		Identity:         identity,
+	run := engrun.Start(t, engrun.Config{Rest: saConfig(env)}, func(o *engine.Options) {
+		o.WatchClusterRGDs = true
+		o.DisableLease = false
+		o.LeaseNamespace, o.LeaseName, o.Identity = leaseNamespace, leaseName, identity
+		o.ReconcileConfig = reconciler.ReconcileConfig{} // the Deployment's defaults
 		// Debug level: some refusals (kro detection) are logged there.
-		Log: logsink.New(logsink.Options{Writer: logs, Verbosity: 1}),
+		o.Log = logsink.New(logsink.Options{Writer: logs, Verbosity: 1})
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- e.Run(ctx) }()
 	t.Cleanup(func() {
-		cancel()
-		select {
-		case err := <-done:
-			if err != nil {
-				t.Errorf("engine %s: %v", identity, err)
-			}
-		case <-time.After(time.Minute):
-			t.Errorf("engine %s did not stop", identity)
+		if err := run.Stop(); err != nil {
+			t.Errorf("engine %s: %v", identity, err)
 		}
 	})
-	return e
+	return run.E
 }
 
 func probeCode(t *testing.T, url string) int {
@@ -100,13 +82,13 @@ func TestServiceAccountRBACServesClusterGraphs(t *testing.T) {
 	}
 	t.Cleanup(func() { _ = admin.Resource(rgdGVR).Delete(context.Background(), "deployrbac", metav1.DeleteOptions{}) })
 
-	var logs syncBuffer
+	var logs engrun.Buffer
 	e := startSAEngine(t, env, "replica-a", &logs)
 	live := httptest.NewServer(probes.Handler(func() error { return e.Healthy(time.Now()) }, e.Ready))
 	defer live.Close()
 
 	gvr := schema.GroupVersionResource{Group: "kro.run", Version: "v1alpha1", Resource: "deployrbacs"}
-	snapshot := func() string { return describe(e.Snapshot()) + "\nlog:\n" + logs.String() }
+	snapshot := func() string { return engrun.Describe(e.Snapshot()) + "\nlog:\n" + logs.String() }
 	eventually(t, 2*time.Minute, func() string { return "the graph is not served and written to:\n" + snapshot() }, func() bool {
 		s := e.Snapshot()
 		return s.Mode.Reconciling && graphServed(s, "deployrbac")
@@ -146,11 +128,11 @@ func TestServiceAccountRBACServesClusterGraphs(t *testing.T) {
 
 	// The second replica: not ready before it runs, ready once synced,
 	// while it waits for the Lease.
-	var standbyLogs syncBuffer
+	var standbyLogs engrun.Buffer
 	standby := startSAEngine(t, env, "replica-b", &standbyLogs)
 	sb := httptest.NewServer(probes.Handler(func() error { return standby.Healthy(time.Now()) }, standby.Ready))
 	defer sb.Close()
-	eventually(t, 2*time.Minute, func() string { return "the standby is not ready:\n" + describe(standby.Snapshot()) }, func() bool {
+	eventually(t, 2*time.Minute, func() string { return "the standby is not ready:\n" + engrun.Describe(standby.Snapshot()) }, func() bool {
 		return probeCode(t, sb.URL+"/readyz") == http.StatusOK
 	})
 	if m := standby.Snapshot().Mode; m.Reconciling || m.Holder != "replica-a" {
@@ -239,19 +221,4 @@ func graphServed(s *state.Snapshot, name string) bool {
 		}
 	}
 	return false
-}
-
-func describe(s *state.Snapshot) string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "mode %+v startup %+v fatal %+v\n", s.Mode, s.Startup, s.Fatal)
-	for _, g := range s.Graphs {
-		fmt.Fprintf(&b, "graph %s served=%v err=%q\n", g.Name, g.Served, g.Err)
-	}
-	for _, w := range s.Watches {
-		fmt.Fprintf(&b, "watch %s synced=%v healthy=%v err=%q\n", w.Name, w.Synced, w.Healthy, w.Err)
-	}
-	for _, in := range s.Instances {
-		fmt.Fprintf(&b, "instance %s/%s %s %q\n", in.Key.Namespace, in.Key.Name, in.State, in.Message)
-	}
-	return b.String()
 }

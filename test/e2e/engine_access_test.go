@@ -69,7 +69,7 @@ func TestEngineAccessFollowsRBAC(t *testing.T) {
 	if err := pat.e.Delete(context.Background(), key); err == nil || !strings.Contains(err.Error(), "user pat may not delete "+resource) {
 		t.Errorf("pat's delete should be refused with the reason, got %v", err)
 	}
-	if n := pat.deletes.Load(); n != 0 {
+	if n := pat.Deletes(); n != 0 {
 		t.Errorf("the refused delete sent %d DELETE requests", n)
 	}
 
@@ -129,7 +129,7 @@ func TestEngineAccessFollowsRBAC(t *testing.T) {
 	if !apierrors.IsForbidden(err) {
 		t.Fatalf("pat's delete after the revocation should be refused by the API server, got %v", err)
 	}
-	if n := pat.deletes.Load(); n != 1 {
+	if n := pat.Deletes(); n != 1 {
 		t.Errorf("the delete should have reached the API server once, sent %d DELETEs", n)
 	}
 	snap = pat.waitFor(30*time.Second, "delete denied again after the API server refused it", func(s *state.Snapshot) bool {
@@ -202,7 +202,7 @@ func TestEngineCampaignsOnceLeaseGranted(t *testing.T) {
 	lee.waitFor(time.Minute, "lee observing, saying why", func(s *state.Snapshot) bool {
 		return !s.Mode.Reconciling && s.Capabilities.Lease == "user lee may not create the lease "+r.ns+"/"+leaseName && s.Instance(key) != nil
 	})
-	if n := lee.writes.Load(); n != 0 {
+	if n := lee.Writes(); n != 0 {
 		t.Errorf("lee's engine, observing, wrote %d times", n)
 	}
 

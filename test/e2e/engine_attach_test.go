@@ -140,7 +140,7 @@ func TestEngineAttachedTUIRequeueAndHandover(t *testing.T) {
 	if err := obs.stop(); err != nil {
 		t.Fatal(err)
 	}
-	if n := obs.writes.Load(); n != 0 {
+	if n := obs.Writes(); n != 0 {
 		t.Errorf("the --attach=false engine wrote %d times", n)
 	}
 
@@ -185,7 +185,7 @@ type replicaProc struct {
 	id      string
 	cmd     *exec.Cmd
 	metrics string
-	stderr  *lockedBuffer
+	stderr  *engrun.Buffer
 	once    sync.Once
 }
 
@@ -197,7 +197,7 @@ func startReplica(t *testing.T, bin, id string, args ...string) *replicaProc {
 	}
 	addr := l.Addr().String()
 	l.Close()
-	p := &replicaProc{id: id, metrics: "http://" + addr + "/metrics", stderr: &lockedBuffer{}}
+	p := &replicaProc{id: id, metrics: "http://" + addr + "/metrics", stderr: &engrun.Buffer{}}
 	p.cmd = exec.Command(bin, append(args, "--metrics-bind-address", addr)...)
 	p.cmd.Stdout, p.cmd.Stderr = io.Discard, p.stderr
 	if err := p.cmd.Start(); err != nil {

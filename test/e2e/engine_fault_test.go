@@ -22,8 +22,8 @@ import (
 	"github.com/kroscope/kroscope/engine"
 	"github.com/kroscope/kroscope/engine/state"
 	"github.com/kroscope/kroscope/reconciler"
-	"github.com/kroscope/kroscope/reconciler/client"
 	"github.com/kroscope/kroscope/reconciler/metadata"
+	"github.com/kroscope/kroscope/test/engrun"
 	"github.com/kroscope/kroscope/test/envtest"
 	"github.com/kroscope/kroscope/test/graphs"
 	ctrlenvtest "sigs.k8s.io/controller-runtime/pkg/envtest"
@@ -136,32 +136,29 @@ func TestEngineHelperProcess(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	set, err := client.NewSet(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	o := engine.Options{
-		ClientSet:       set,
-		RGDPaths:        []string{os.Getenv("KROSCOPE_ENGINE_CHILD_RGD")},
-		Namespace:       os.Getenv("KROSCOPE_ENGINE_CHILD_NAMESPACE"),
-		DisableLease:    true,
-		RequeueInterval: 5 * time.Second,
-	}
-	if id := os.Getenv("KROSCOPE_ENGINE_CHILD_LEASE_IDENTITY"); id != "" {
-		o.DisableLease = false
-		o.Identity = id
-		o.LeaseNamespace = o.Namespace
-		o.LeaseName = "kroscope-test"
-		o.LeaseDuration = 3 * time.Second
-	}
-	e, err := engine.New(o)
-	if err != nil {
-		t.Fatal(err)
-	}
 	// SIGTERM ends it as it ends `kroscope run`; SIGKILL, as it comes.
-	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM)
+	term, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM)
 	defer stop()
-	_ = engine.RunHeadless(ctx, e, os.Stdout, engine.HeadlessOptions{})
+	run := engrun.Start(t, engrun.Config{
+		Rest: cfg, Namespace: os.Getenv("KROSCOPE_ENGINE_CHILD_NAMESPACE"), RequeueInterval: 5 * time.Second,
+		Run: func(ctx context.Context, e *engine.Engine) error {
+			return engine.RunHeadless(ctx, e, os.Stdout, engine.HeadlessOptions{})
+		},
+	}, func(o *engine.Options) {
+		o.RGDPaths = []string{os.Getenv("KROSCOPE_ENGINE_CHILD_RGD")}
+		if id := os.Getenv("KROSCOPE_ENGINE_CHILD_LEASE_IDENTITY"); id != "" {
+			o.DisableLease = false
+			o.Identity = id
+			o.LeaseNamespace = o.Namespace
+			o.LeaseName = "kroscope-test"
+			o.LeaseDuration = 3 * time.Second
+		}
+	})
+	select {
+	case <-term.Done():
+	case <-run.Done():
+	}
+	_ = run.Stop()
 }
 
 // startChild runs the engine in a child process.

@@ -16,7 +16,7 @@ import (
 	"github.com/kroscope/kroscope/engine"
 	"github.com/kroscope/kroscope/engine/state"
 	"github.com/kroscope/kroscope/reconciler"
-	"github.com/kroscope/kroscope/reconciler/client"
+	"github.com/kroscope/kroscope/test/engrun"
 	"github.com/kroscope/kroscope/test/graphs"
 )
 
@@ -43,27 +43,23 @@ spec:
         ratio: ${string(10 / schema.spec.zero)}
 `
 
-// headless runs RunHeadless on a fresh engine for the rig and returns its
-// output and error.
+// headless runs RunHeadless on a fresh engine for the rig (engine
+// defaults: no requeue interval of the rig's) and returns its output and
+// error, waiting up to three minutes for it to end on its own.
 func (r *engRig) headless(t *testing.T, rgd string, h engine.HeadlessOptions, during func(*engine.Engine)) (string, error) {
 	t.Helper()
-	set, err := client.NewSet(r.cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	e, err := engine.New(engine.Options{ClientSet: set, RGDPaths: []string{rgd}, Namespace: r.ns, DisableLease: true})
-	if err != nil {
-		t.Fatal(err)
-	}
 	var out bytes.Buffer
-	done := make(chan error, 1)
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
-	go func() { done <- engine.RunHeadless(ctx, e, &out, h) }()
+	run := engrun.Start(t, engrun.Config{
+		Rest: r.cfg, Namespace: r.ns, LogLines: 40, LogPrefix: "engine log: ",
+		Run: func(ctx context.Context, e *engine.Engine) error { return engine.RunHeadless(ctx, e, &out, h) },
+	}, func(o *engine.Options) { o.RGDPaths = []string{rgd} })
 	if during != nil {
-		during(e)
+		during(run.E)
 	}
-	err = <-done
+	stopped, err := run.Wait(3 * time.Minute)
+	if !stopped {
+		err = run.Stop()
+	}
 	return out.String(), err
 }
 

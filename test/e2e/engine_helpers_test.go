@@ -3,11 +3,9 @@ package e2e
 import (
 	"context"
 	"fmt"
-	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -19,9 +17,11 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/kroscope/kroscope/engine"
+	"github.com/kroscope/kroscope/engine/logsink"
 	"github.com/kroscope/kroscope/engine/state"
 	"github.com/kroscope/kroscope/test/engrun"
 	"github.com/kroscope/kroscope/test/envtest"
+	"github.com/kroscope/kroscope/test/graphs"
 )
 
 // engRig is a namespace and a folder of graphs on the test API server.
@@ -51,17 +51,11 @@ func (r *engRig) writeFile(name, content string) string {
 }
 
 // engRun is one engine running in the test process, with its requests
-// counted.
+// counted (engrun.Counter: Writes, Requests, Deletes...).
 type engRun struct {
 	*engrun.Run
 	t *testing.T
 	e *engine.Engine // Run.E
-	// writes counts the non-read requests the engine's clients sent, except
-	// those on Leases (the election itself).
-	writes atomic.Int64
-	reqs   atomic.Int64
-	// deletes counts DELETE requests.
-	deletes atomic.Int64
 }
 
 // start runs an engine on the rig's namespace. Defaults: no lease, no
@@ -70,10 +64,7 @@ func (r *engRig) start(mod func(*engine.Options)) *engRun {
 	r.t.Helper()
 	run := &engRun{t: r.t}
 	run.Run = engrun.Start(r.t, engrun.Config{
-		Rest: r.cfg,
-		Wrap: func(rt http.RoundTripper) http.RoundTripper {
-			return &engCounter{next: rt, writes: &run.writes, reqs: &run.reqs, deletes: &run.deletes}
-		},
+		Rest:            r.cfg,
 		Namespace:       r.ns,
 		RequeueInterval: 5 * time.Second,
 		LogLines:        40,
@@ -86,26 +77,10 @@ func (r *engRig) start(mod func(*engine.Options)) *engRun {
 // stop ends the engine (idempotent) and returns Run's error.
 func (run *engRun) stop() error { return run.Stop() }
 
-// waitFor polls the engine's state until cond holds.
+// waitFor waits until cond holds on the engine's state (engrun.Run.Until).
 func (run *engRun) waitFor(timeout time.Duration, what string, cond func(*state.Snapshot) bool) *state.Snapshot {
 	run.t.Helper()
-	ch, cancel := run.e.Subscribe()
-	defer cancel()
-	deadline := time.After(timeout)
-	tick := time.NewTicker(200 * time.Millisecond)
-	defer tick.Stop()
-	for {
-		s := run.e.Snapshot()
-		if cond(s) {
-			return s
-		}
-		select {
-		case <-ch:
-		case <-tick.C:
-		case <-deadline:
-			run.t.Fatalf("timed out after %s waiting for %s\n%s", timeout, what, describeSnapshot(s))
-		}
-	}
+	return run.Until(timeout, what, func(s *state.Snapshot) (bool, string) { return cond(s), "" })
 }
 
 // graphServed waits for a graph to be served and returns its instance GVR.
@@ -147,54 +122,13 @@ func (run *engRun) allInState(resource string, n int, st string, timeout time.Du
 	})
 }
 
-func describeSnapshot(s *state.Snapshot) string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "startup=%+v mode=%+v engine=%+v\n", s.Startup, s.Mode, s.Engine)
-	if s.Fatal != nil {
-		fmt.Fprintf(&b, "fatal: %+v\n", *s.Fatal)
-	}
-	for _, g := range s.Graphs {
-		fmt.Fprintf(&b, "graph %s served=%v err=%q\n", g.Name, g.Served, g.Err)
-	}
-	for _, w := range s.Watches {
-		fmt.Fprintf(&b, "watch %s synced=%v healthy=%v %s\n", w.Name, w.Synced, w.Healthy, w.Err)
-	}
-	for i, in := range s.Instances {
-		if i == 10 {
-			fmt.Fprintf(&b, "... %d more instances\n", len(s.Instances)-10)
-			break
-		}
-		fmt.Fprintf(&b, "instance %s %s: %s\n", in.Key, in.State, in.Message)
-		for _, r := range in.Resources {
-			fmt.Fprintf(&b, "  %s %s %s %s\n", r.ID, r.State, r.WaitingFor, r.Err)
-		}
-	}
-	return b.String()
-}
-
-// engCounter counts requests, and writes other than Lease updates.
-type engCounter struct {
-	next    http.RoundTripper
-	writes  *atomic.Int64
-	reqs    *atomic.Int64
-	deletes *atomic.Int64
-}
-
-func (c *engCounter) RoundTrip(req *http.Request) (*http.Response, error) {
-	c.reqs.Add(1)
-	if req.Method == http.MethodDelete && c.deletes != nil {
-		c.deletes.Add(1)
-	}
-	switch req.Method {
-	case http.MethodGet, http.MethodHead, http.MethodOptions:
-	default:
-		// Access reviews (the capabilities check) are POSTs that store
-		// nothing: not writes.
-		if !strings.Contains(req.URL.Path, "/leases/") && !strings.HasSuffix(req.URL.Path, "/leases") && !envtest.IsAccessReview(req.URL.Path) {
-			c.writes.Add(1)
-		}
-	}
-	return c.next.RoundTrip(req)
+// serveChain starts an engine on the rig's folder holding graphs.Chain(name,
+// kind) and waits until it serves it.
+func (r *engRig) serveChain(name, kind string) (*engRun, schema.GroupVersionResource) {
+	r.t.Helper()
+	r.writeFile("chain.yaml", graphs.Chain(name, kind))
+	run := r.start(func(o *engine.Options) { o.RGDPaths = []string{r.dir} })
+	return run, run.graphServed(name)
 }
 
 // createInstance creates an instance of gvr in the rig's namespace.
@@ -235,3 +169,19 @@ func (r *engRig) applyYAML(gvr schema.GroupVersionResource, namespace, doc strin
 }
 
 var gvrCM = schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}
+
+// startJSON runs an engine on the graph files as `kroscope run -o json`
+// runs it: its output kept in out, its log (debug level: some refusals are
+// logged there) in logs. Run.Stop returns RunHeadless's error.
+func (r *engRig) startJSON(files []string, out, logs *engrun.Buffer) *engrun.Run {
+	r.t.Helper()
+	return engrun.Start(r.t, engrun.Config{
+		Rest: r.cfg, Namespace: r.ns, LogLines: 40, LogPrefix: "engine log: ",
+		Run: func(ctx context.Context, e *engine.Engine) error {
+			return engine.RunHeadless(ctx, e, out, engine.HeadlessOptions{Output: "json"})
+		},
+	}, func(o *engine.Options) {
+		o.RGDPaths = files
+		o.Log = logsink.New(logsink.Options{Writer: logs, Verbosity: 1})
+	})
+}

@@ -11,9 +11,7 @@ import (
 	k8stypes "k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
 
-	"github.com/kroscope/kroscope/engine"
 	"github.com/kroscope/kroscope/engine/state"
-	"github.com/kroscope/kroscope/test/graphs"
 )
 
 // The engine's InstanceDetail returns the instance from its cache with its
@@ -21,22 +19,12 @@ import (
 // first.
 func TestEngineInstanceDetailReadsEventsNewestFirst(t *testing.T) {
 	rig := newEngRig(t)
-	rig.writeFile("chain.yaml", graphs.Chain("detail-chain", "DetailChain"))
-	run := rig.start(func(o *engine.Options) { o.RGDPaths = []string{rig.dir} })
-	gvr := run.graphServed("detail-chain")
+	run, gvr := rig.serveChain("detail-chain", "DetailChain")
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	var uids []string
 	for _, n := range []string{"seen", "other"} {
-		inst := &unstructured.Unstructured{Object: map[string]any{
-			"apiVersion": gvr.Group + "/" + gvr.Version, "kind": "DetailChain",
-			"metadata": map[string]any{"name": n, "namespace": rig.ns},
-			"spec":     map[string]any{"value": "v-" + n},
-		}}
-		u, err := rig.dyn.Resource(gvr).Namespace(rig.ns).Create(ctx, inst, metav1.CreateOptions{})
-		if err != nil {
-			t.Fatal(err)
-		}
+		u := rig.createInstance(gvr, "DetailChain", n, map[string]any{"value": "v-" + n})
 		uids = append(uids, string(u.GetUID()))
 	}
 	run.allInState("detailchains."+gvr.Group, 2, "ACTIVE", time.Minute)

@@ -144,9 +144,9 @@ func TestEngineWritesRGDStatus(t *testing.T) {
 
 	// Idle: no further write, the object is untouched.
 	rv := u.GetResourceVersion()
-	before := run.writes.Load()
+	before := run.Writes()
 	time.Sleep(3 * time.Second)
-	if n := run.writes.Load() - before; n != 0 {
+	if n := run.Writes() - before; n != 0 {
 		t.Errorf("%d writes while idle", n)
 	}
 	if now := r.getRGD(rgd.GetName()); now.GetResourceVersion() != rv {
@@ -194,7 +194,7 @@ func TestEngineObserveWritesNoRGDStatus(t *testing.T) {
 	if st := rgdState(r.getRGD(rgd.GetName())); st != "" {
 		t.Errorf("observe mode wrote state %q", st)
 	}
-	if n := run.writes.Load(); n != 0 {
+	if n := run.Writes(); n != 0 {
 		t.Errorf("observe mode made %d writes", n)
 	}
 }
@@ -314,7 +314,7 @@ func TestEngineObservesWhileKroLeaseHeld(t *testing.T) {
 		t.Errorf("mode %+v\nwant Kro %q", snap.Mode, want)
 	}
 	time.Sleep(2 * time.Second)
-	if n := run.writes.Load(); n != 0 {
+	if n := run.Writes(); n != 0 {
 		t.Errorf("%d writes while kro holds its lease", n)
 	}
 	if _, err := r.env.Kubernetes().CoordinationV1().Leases(r.ns).Get(context.Background(), ownLease, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
@@ -365,7 +365,7 @@ func TestEngineObservesKroDeployment(t *testing.T) {
 		t.Errorf("mode %+v", snap.Mode)
 	}
 	time.Sleep(time.Second)
-	if n := run.writes.Load(); n != 0 {
+	if n := run.Writes(); n != 0 {
 		t.Errorf("%d writes while kro's Deployment runs", n)
 	}
 	// Its replica no longer ready (a kro crashing in a loop still writes
@@ -377,7 +377,7 @@ func TestEngineObservesKroDeployment(t *testing.T) {
 	}
 	snap = run.waitFor(time.Minute, "kro no longer ready", func(s *state.Snapshot) bool { return strings.Contains(s.Mode.Kro, "not proven gone") })
 	time.Sleep(time.Second)
-	if n := run.writes.Load(); n != 0 || snap.Mode.Reconciling {
+	if n := run.Writes(); n != 0 || snap.Mode.Reconciling {
 		t.Errorf("%d writes while kro's Deployment has a replica that is not ready: mode %+v", n, snap.Mode)
 	}
 	// Scaled to zero (no replica wanted or left): kroscope reconciles.
@@ -450,7 +450,7 @@ spec:
 		}
 	}
 	time.Sleep(time.Second)
-	if n := run.writes.Load(); n != 0 {
+	if n := run.Writes(); n != 0 {
 		t.Errorf("%d writes while kro's writes are the newest", n)
 	}
 	if err := run.stop(); err != nil {

@@ -46,11 +46,11 @@ func TestEngineLeaseOneWriter(t *testing.T) {
 	res := gvr.Resource + "." + gvr.Group
 	a.allInState(res, 3, reconciler.InstanceStateActive, 2*time.Minute)
 	b.allInState(res, 3, reconciler.InstanceStateActive, 2*time.Minute)
-	t.Logf("while a holds the lease: a wrote %d times, b %d times (b sent %d requests)", a.writes.Load(), b.writes.Load(), b.reqs.Load())
-	if b.writes.Load() != 0 {
-		t.Fatalf("the observing engine wrote %d times", b.writes.Load())
+	t.Logf("while a holds the lease: a wrote %d times, b %d times (b sent %d requests)", a.Writes(), b.Writes(), b.Requests())
+	if b.Writes() != 0 {
+		t.Fatalf("the observing engine wrote %d times", b.Writes())
 	}
-	if a.writes.Load() == 0 {
+	if a.Writes() == 0 {
 		t.Fatalf("the lease holder wrote nothing")
 	}
 	if err := b.e.Delete(context.Background(), state.InstanceKey{Resource: res, Namespace: r.ns, Name: "l0"}); err == nil || !strings.Contains(err.Error(), "engine-a") {
@@ -75,7 +75,7 @@ func TestEngineLeaseOneWriter(t *testing.T) {
 	t.Logf("engine b took over %s after engine a stopped", time.Since(stopped).Round(time.Millisecond))
 	r.createInstance(gvr, "EngLease", "after", nil)
 	b.allInState(res, 4, reconciler.InstanceStateActive, 2*time.Minute)
-	if b.writes.Load() == 0 {
+	if b.Writes() == 0 {
 		t.Errorf("engine b holds the lease but wrote nothing")
 	}
 }
@@ -119,10 +119,10 @@ func TestEngineObserveMakesNoWrites(t *testing.T) {
 	if err := obs.e.Delete(context.Background(), un.Key); err == nil || !strings.Contains(err.Error(), "--observe") {
 		t.Errorf("Delete in observe mode: err = %v", err)
 	}
-	if n := obs.writes.Load(); n != 0 {
+	if n := obs.Writes(); n != 0 {
 		t.Fatalf("--observe sent %d write requests", n)
 	}
-	t.Logf("--observe: %d requests, 0 writes", obs.reqs.Load())
+	t.Logf("--observe: %d requests, 0 writes", obs.Requests())
 }
 
 // The lease holder is SIGKILLed (no release): the observing engine takes
@@ -158,8 +158,8 @@ func TestEngineLeaseTakeoverAfterSIGKILL(t *testing.T) {
 	r.createInstance(gvr, "EngLeaseKill", "k", nil)
 	res := gvr.Resource + "." + gvr.Group
 	b.allInState(res, 1, reconciler.InstanceStateActive, 2*time.Minute)
-	if b.writes.Load() != 0 {
-		t.Fatalf("the observing engine wrote %d times", b.writes.Load())
+	if b.Writes() != 0 {
+		t.Fatalf("the observing engine wrote %d times", b.Writes())
 	}
 	killed := time.Now()
 	if err := child.Process.Signal(syscall.SIGKILL); err != nil {

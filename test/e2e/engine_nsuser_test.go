@@ -182,7 +182,7 @@ func TestEngineNamespaceScopedUser(t *testing.T) {
 	if got.Capabilities.User != "jane" {
 		t.Errorf("the capabilities should name the user: %q", got.Capabilities.User)
 	}
-	if n := jane.writes.Load(); n != 0 {
+	if n := jane.Writes(); n != 0 {
 		t.Errorf("jane's observing engine wrote %d times", n)
 	}
 
@@ -207,7 +207,7 @@ func TestEngineNamespaceScopedUser(t *testing.T) {
 	if n := logCount(js, "not taking the lease"); n != 1 {
 		t.Errorf("the denied lease should be logged once, got %d", n)
 	}
-	if n := janeRun.writes.Load(); n != 0 {
+	if n := janeRun.Writes(); n != 0 {
 		t.Errorf("jane's engine, observing, wrote %d times", n)
 	}
 	janeRun.stop()
@@ -241,7 +241,7 @@ func TestEngineNamespaceScopedUser(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "may not delete") {
 		t.Errorf("jane2's delete should be refused with the reason, got %v", err)
 	}
-	if n := jane2.deletes.Load(); n != 0 {
+	if n := jane2.Deletes(); n != 0 {
 		t.Errorf("the refused delete sent %d DELETE requests", n)
 	}
 
@@ -259,7 +259,7 @@ func TestEngineNamespaceScopedUser(t *testing.T) {
 	screenUntil(t, tm, "the denied delete's reason", func(s string) bool {
 		return strings.Contains(s, "not allowed: user jane2 may not delete "+resource)
 	})
-	if n := jane2.deletes.Load(); n != 0 {
+	if n := jane2.Deletes(); n != 0 {
 		t.Errorf("the TUI's denied delete sent %d DELETE requests", n)
 	}
 

@@ -1,12 +1,8 @@
 package e2e
 
 import (
-	"context"
 	"testing"
 	"time"
-
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/kroscope/kroscope/engine"
 	"github.com/kroscope/kroscope/engine/state"
@@ -44,15 +40,7 @@ func TestEngineReadyChecksCarryOperandValues(t *testing.T) {
 	rig.writeFile("ready.yaml", readyChecksRGD)
 	run := rig.start(func(o *engine.Options) { o.RGDPaths = []string{rig.dir} })
 	gvr := run.graphServed("ready-checks")
-	inst := &unstructured.Unstructured{Object: map[string]any{
-		"apiVersion": gvr.Group + "/" + gvr.Version, "kind": "ReadyChecks",
-		"metadata": map[string]any{"name": "wait", "namespace": rig.ns},
-	}}
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	if _, err := rig.dyn.Resource(gvr).Namespace(rig.ns).Create(ctx, inst, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
+	rig.createInstance(gvr, "ReadyChecks", "wait", nil)
 	var checks []state.ReadyCheck
 	run.waitFor(time.Minute, "the readyWhen checks", func(s *state.Snapshot) bool {
 		for _, in := range s.Instances {

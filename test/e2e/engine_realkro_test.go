@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"bytes"
 	"context"
 	"encoding/base64"
 	"fmt"
@@ -22,6 +21,7 @@ import (
 	"github.com/kroscope/kroscope/engine"
 	"github.com/kroscope/kroscope/engine/state"
 	"github.com/kroscope/kroscope/reconciler/graph"
+	"github.com/kroscope/kroscope/test/engrun"
 	"github.com/kroscope/kroscope/test/graphs"
 	"github.com/kroscope/kroscope/test/prereq"
 )
@@ -51,7 +51,7 @@ current-context: e2e
 	}
 	args := append([]string{"--kubeconfig", kubeconfig, "--metrics-bind-address", "0", "--health-probe-bind-address", "0"}, flags...)
 	cmd := exec.Command(bin, args...)
-	var out syncBuffer
+	var out engrun.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -76,23 +76,6 @@ current-context: e2e
 		}
 	})
 	return stop
-}
-
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
 
 // With kro's real controller reconciling a graph, kroscope makes no write
@@ -136,15 +119,15 @@ func TestEngineNeverFightsRealKro(t *testing.T) {
 			t.Errorf("kro's view: %s", g.Kro.Summary())
 		}
 	}
-	reqs := run.reqs.Load()
+	reqs := run.Requests()
 	time.Sleep(3 * time.Second)
-	if n := run.writes.Load(); n != 0 {
+	if n := run.Writes(); n != 0 {
 		t.Errorf("kroscope made %d writes beside a running kro", n)
 	}
 	if _, err := r.env.Kubernetes().CoordinationV1().Leases(r.ns).Get(context.Background(), ownLease, metav1.GetOptions{}); err == nil {
 		t.Error("kroscope wrote its own Lease beside a running kro")
 	}
-	t.Logf("requests while observing kro for 3s: %d (all reads)", run.reqs.Load()-reqs)
+	t.Logf("requests while observing kro for 3s: %d (all reads)", run.Requests()-reqs)
 	if now := r.getRGD(rgd.GetName()); now.GetResourceVersion() != kroStatus.GetResourceVersion() && !kroWroteLast(now) {
 		t.Error("someone other than kro wrote the RGD")
 	}
@@ -174,7 +157,7 @@ func TestEngineNeverFightsRealKro(t *testing.T) {
 			}
 		}
 	}
-	if n := run.writes.Load(); n != 0 {
+	if n := run.Writes(); n != 0 {
 		t.Errorf("kroscope made %d writes beside a running kro", n)
 	}
 	// Back to the served spec; kro settles on it again.
@@ -303,7 +286,7 @@ func TestEngineDetectsRealKroByItsWrites(t *testing.T) {
 		t.Errorf("mode %+v", snap.Mode)
 	}
 	time.Sleep(3 * time.Second)
-	if n := run.writes.Load(); n != 0 {
+	if n := run.Writes(); n != 0 {
 		t.Errorf("kroscope made %d writes beside a running kro", n)
 	}
 }

@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"bytes"
 	"context"
 	"encoding/base64"
 	"encoding/json"
@@ -15,10 +14,9 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/kroscope/kroscope/engine"
-	"github.com/kroscope/kroscope/engine/logsink"
 	"github.com/kroscope/kroscope/engine/packed"
 	"github.com/kroscope/kroscope/engine/state"
-	"github.com/kroscope/kroscope/reconciler/client"
+	"github.com/kroscope/kroscope/test/engrun"
 )
 
 // shapeValues are the planted Secret's values, one per shape: each is
@@ -151,23 +149,9 @@ func TestSecretValueShapesLeakNowhere(t *testing.T) {
 	for _, s := range secretShapes {
 		files = append(files, r.writeFile(s.graph+".yaml", shapeGraph(s.graph, s.kind, s.resources)))
 	}
-	set, err := client.NewSet(r.cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var logs bytes.Buffer
-	e, err := engine.New(engine.Options{ClientSet: set, RGDPaths: files, Namespace: r.ns, DisableLease: true,
-		Log: logsink.New(logsink.Options{Writer: &syncWriter{w: &logs}, Verbosity: 1})})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out bytes.Buffer
-	done := make(chan error, 1)
-	runCtx, cancel := context.WithTimeout(ctx, 4*time.Minute)
-	defer cancel()
-	go func() {
-		done <- engine.RunHeadless(runCtx, e, &syncWriter{w: &out}, engine.HeadlessOptions{Output: "json"})
-	}()
+	var out, logs engrun.Buffer
+	run := r.startJSON(files, &out, &logs)
+	e := run.E
 	gvrs := map[string]schema.GroupVersionResource{}
 	for _, s := range secretShapes {
 		gvrs[s.graph] = gvrOfGraph(t, servedGraph(t, e, s.graph))
@@ -186,7 +170,7 @@ func TestSecretValueShapesLeakNowhere(t *testing.T) {
 	}
 	for deadline := time.Now().Add(2 * time.Minute); !settled(); time.Sleep(200 * time.Millisecond) {
 		if time.Now().After(deadline) {
-			t.Fatalf("the instances never reached their states:\n%s", describeSnapshot(e.Snapshot()))
+			t.Fatalf("the instances never reached their states:\n%s", engrun.Describe(e.Snapshot()))
 		}
 	}
 	// One more pass of every instance (the requeue) lands in every channel.
@@ -209,8 +193,7 @@ func TestSecretValueShapesLeakNowhere(t *testing.T) {
 		channels["events"] += x.Reason + " " + x.Message + "\n"
 	}
 	channels["engine state"] = stateMessages(t, e.Snapshot())
-	cancel()
-	if err := <-done; err != nil {
+	if err := run.Stop(); err != nil {
 		t.Logf("headless run: %v", err) // FAILED instances: exit 1 is expected
 	}
 	channels["run -o json"] = out.String()

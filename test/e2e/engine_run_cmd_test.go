@@ -1,16 +1,15 @@
 package e2e
 
 import (
-	"bytes"
 	"os/exec"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/kroscope/kroscope/engine"
 	"github.com/kroscope/kroscope/reconciler"
+	"github.com/kroscope/kroscope/test/engrun"
 	"github.com/kroscope/kroscope/test/graphs"
 	"github.com/kroscope/kroscope/test/prereq"
 )
@@ -34,8 +33,8 @@ func TestEngineKroscopeRunCommand(t *testing.T) {
 	}
 	r.createInstance(gvr, "EngCmd", "cmd", nil)
 
-	// The command writes while the test reads: lockedBuffer keeps that safe.
-	var stdout, stderr lockedBuffer
+	// The command writes while the test reads: engrun.Buffer keeps that safe.
+	var stdout, stderr engrun.Buffer
 	cmd := exec.Command(bin, "run", "--kubeconfig", kubeconfig(t, r.cfg), "-n", r.ns, "--rgd", rgd,
 		"-o", "json", "--lease-namespace", r.ns, "--cluster-rgds=false")
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
@@ -75,22 +74,4 @@ func TestEngineKroscopeRunCommand(t *testing.T) {
 	if !strings.Contains(stderr.String(), "shutting down") {
 		t.Errorf("logs on stderr do not show the graceful shutdown:\n%s", stderr.String())
 	}
-}
-
-// lockedBuffer is a bytes.Buffer safe for one writer and one reader.
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }

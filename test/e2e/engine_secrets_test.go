@@ -1,14 +1,12 @@
 package e2e
 
 import (
-	"bytes"
 	"context"
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -20,8 +18,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/kroscope/kroscope/engine"
-	"github.com/kroscope/kroscope/engine/logsink"
-	"github.com/kroscope/kroscope/reconciler/client"
+	"github.com/kroscope/kroscope/test/engrun"
 	"github.com/kroscope/kroscope/tui"
 )
 
@@ -91,23 +88,9 @@ func TestPlantedSecretTokenLeaksNowhere(t *testing.T) {
 	ctx := context.Background()
 	plantSecret(t, r)
 	file := r.writeFile("plant.yaml", plantedRGD)
-	set, err := client.NewSet(r.cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var logs bytes.Buffer
-	e, err := engine.New(engine.Options{ClientSet: set, RGDPaths: []string{file}, Namespace: r.ns, DisableLease: true,
-		Log: logsink.New(logsink.Options{Writer: &syncWriter{w: &logs}, Verbosity: 1})})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out bytes.Buffer
-	done := make(chan error, 1)
-	runCtx, cancel := context.WithTimeout(ctx, 3*time.Minute)
-	defer cancel()
-	go func() {
-		done <- engine.RunHeadless(runCtx, e, &syncWriter{w: &out}, engine.HeadlessOptions{Output: "json"})
-	}()
+	var out, logs engrun.Buffer
+	run := r.startJSON([]string{file}, &out, &logs)
+	e := run.E
 	gvr := gvrOfGraph(t, waitGraph(t, e, "engplant"))
 	r.createInstance(gvr, "EngPlant", "one", nil)
 	nodes := waitPlantedFailed(t, e)
@@ -116,8 +99,7 @@ func TestPlantedSecretTokenLeaksNowhere(t *testing.T) {
 	for _, v := range renderEveryView(t, e, nodes) {
 		channels["tui "+v.key()] = v.shown.Frame + "\n" + v.shown.Text
 	}
-	cancel()
-	if err := <-done; err != nil {
+	if err := run.Stop(); err != nil {
 		t.Fatalf("headless run: %v", err)
 	}
 	inst, err := r.dyn.Resource(gvr).Namespace(r.ns).Get(ctx, "one", metav1.GetOptions{})
@@ -175,7 +157,7 @@ func waitPlantedFailed(t *testing.T, e *engine.Engine) []string {
 			}
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("the instance never became FAILED with its 4 nodes:\n%s", describeSnapshot(e.Snapshot()))
+			t.Fatalf("the instance never became FAILED with its 4 nodes:\n%s", engrun.Describe(e.Snapshot()))
 		}
 	}
 }
@@ -191,18 +173,6 @@ func eventsText(t *testing.T, r *engRig) string {
 		ev.WriteString(x.InvolvedObject.Name + " " + x.Reason + " " + x.Message + "\n")
 	}
 	return ev.String()
-}
-
-// syncWriter serializes writes from the engine's goroutines.
-type syncWriter struct {
-	mu sync.Mutex
-	w  *bytes.Buffer
-}
-
-func (s *syncWriter) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.w.Write(p)
 }
 
 // viewKeys are the keys that reach each view of tui.Views from the

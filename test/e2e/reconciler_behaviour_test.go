@@ -14,6 +14,7 @@ import (
 	"github.com/kroscope/kroscope/reconciler"
 	"github.com/kroscope/kroscope/reconciler/metadata"
 	"github.com/kroscope/kroscope/reconciler/requeue"
+	"github.com/kroscope/kroscope/test/envtest"
 )
 
 // gatedGraph: gate is a Deployment that is ready only with an available
@@ -119,7 +120,7 @@ func TestReconcilerReadyWhenHoldsOnlyDependents(t *testing.T) {
 		t.Errorf("status %v: want IN_PROGRESS without gateReplicas", st)
 	}
 	// The condition says who waits for what.
-	if c := condition(r.instance("app"), "ResourcesReady"); c == nil || !strings.Contains(c["message"].(string), "dependent: waiting for gate") {
+	if c := envtest.Condition(r.instance("app"), "ResourcesReady"); c == nil || !strings.Contains(c["message"].(string), "dependent: waiting for gate") {
 		t.Errorf("ResourcesReady %v does not say what dependent waits for", c)
 	}
 
@@ -275,7 +276,7 @@ func TestReconcilerCELErrorFails(t *testing.T) {
 	if inst.Object["status"].(map[string]any)["state"] != "FAILED" {
 		t.Errorf("status.state %v", inst.Object["status"])
 	}
-	if c := condition(inst, "Ready"); c["status"] != "False" || !strings.Contains(c["message"].(string), "schema.spec.total / schema.spec.parts") {
+	if c := envtest.Condition(inst, "Ready"); c["status"] != "False" || !strings.Contains(c["message"].(string), "schema.spec.total / schema.spec.parts") {
 		t.Errorf("Ready condition %v does not carry the expression", c)
 	}
 	// Fixing the spec recovers.
@@ -361,7 +362,7 @@ func TestReconcilerConvergedMakesNoWrites(t *testing.T) {
 		children[n] = r.get(gvrConfigMap, r.ns, n).GetResourceVersion()
 	}
 	gateRV := r.get(gvrDeployment, r.ns, "app-gate").GetResourceVersion()
-	r.writes.Store(0)
+	r.Reset()
 	events := len(fake.Events)
 
 	end := time.Now().Add(30 * time.Second)
@@ -374,7 +375,7 @@ func TestReconcilerConvergedMakesNoWrites(t *testing.T) {
 		n++
 		time.Sleep(250 * time.Millisecond)
 	}
-	if w := r.writes.Load(); w != 0 {
+	if w := r.Writes(); w != 0 {
 		t.Errorf("%d write requests over 30s of %d reconciles of a converged instance, want 0", w, n)
 	}
 	if got := r.instance("app").GetResourceVersion(); got != inst.GetResourceVersion() {
@@ -397,9 +398,9 @@ func TestReconcilerConvergedMakesNoWrites(t *testing.T) {
 func TestReconcilerObserveModeWritesNothing(t *testing.T) {
 	r := newRig(t, chainGraph("RtObserve"), func(c *rigConfig) { c.opts.Observe = true })
 	r.create(chainInstance("RtObserve", "app"))
-	r.writes.Store(0)
+	r.Reset()
 	o, _ := r.reconcile("app")
-	if w := r.writes.Load(); w != 0 {
+	if w := r.Writes(); w != 0 {
 		t.Errorf("observe mode sent %d write requests", w)
 	}
 	if d := o.Resources["first"]; d.State != reconciler.ResourceStatePending || !strings.Contains(d.WaitingFor, "observing") {
@@ -460,7 +461,7 @@ func TestReconcilerObserveModeReadsStates(t *testing.T) {
 		return r.get(gvrDeployment, r.ns, "app-gate") != nil
 	})
 	r.c.SetOptions(reconciler.Options{Observe: true})
-	r.writes.Store(0)
+	r.Reset()
 	o, _ := r.reconcile("app")
 	if got := o.Resources["gate"].State; got != reconciler.ResourceStateWaitingForReadiness {
 		t.Errorf("gate: %s, want WAITING_FOR_READINESS from readyWhen", got)
@@ -477,7 +478,7 @@ func TestReconcilerObserveModeReadsStates(t *testing.T) {
 	if d := o.Resources["independent"]; d.State != reconciler.ResourceStateInProgress || !strings.Contains(d.WaitingFor, ".data.image") {
 		t.Errorf("independent: %s (%s), want the drift at .data.image reported", d.State, d.WaitingFor)
 	}
-	if w := r.writes.Load(); w != 0 {
+	if w := r.Writes(); w != 0 {
 		t.Errorf("observe mode sent %d write requests", w)
 	}
 	if cmData(t, r, "app-independent", "image") != "edited" {

@@ -63,7 +63,7 @@ func BenchmarkReconcileConverged(b *testing.B) {
 // recorder sends them asynchronously, after the state change).
 func countWrites(r *rig) int {
 	n := 0
-	for _, paths := range r.writers.snapshot() {
+	for _, paths := range r.WritesBy() {
 		n += len(paths)
 	}
 	return n

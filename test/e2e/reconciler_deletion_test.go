@@ -13,6 +13,7 @@ import (
 
 	"github.com/kroscope/kroscope/reconciler"
 	"github.com/kroscope/kroscope/reconciler/metadata"
+	"github.com/kroscope/kroscope/test/envtest"
 )
 
 // layeredGraph has three layers: base; midA, midB (read base); leaf (reads
@@ -219,7 +220,7 @@ func TestReconcilerDeletionGraceTime(t *testing.T) {
 		t.Fatalf("leaf error %v", err)
 	}
 	inst := r.instance("app")
-	if c := condition(inst, "ResourcesReady"); c == nil || !strings.Contains(c["message"].(string), "deletion has taken longer than") {
+	if c := envtest.Condition(inst, "ResourcesReady"); c == nil || !strings.Contains(c["message"].(string), "deletion has taken longer than") {
 		t.Errorf("ResourcesReady %v does not show the overdue deletion", c)
 	}
 	// Deletion never removes another controller's finalizer.

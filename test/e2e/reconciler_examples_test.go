@@ -96,7 +96,7 @@ func runExample(t *testing.T, dir, rgdFile string) {
 		r.fakeControllers(o)
 		live := r.instance(name)
 		return o.State.State == reconciler.InstanceStateActive && live != nil &&
-			condition(live, "Ready")["observedGeneration"] == live.GetGeneration()
+			envtest.Condition(live, "Ready")["observedGeneration"] == live.GetGeneration()
 	}
 	r.until(name, 2*time.Minute, "ACTIVE", active)
 	r.compareAsserts(dir, false)
@@ -127,19 +127,9 @@ func (r *rig) fakeControllers(o reconciler.Observation) {
 		}
 		switch d.GVK.Kind {
 		case "Deployment":
-			replicas, _, _ := unstructured.NestedInt64(d.Observed.Object, "spec", "replicas")
-			r.writeStatus(gvrDeployment, d.Namespace, d.Name, map[string]any{
-				"replicas": replicas, "readyReplicas": replicas, "availableReplicas": replicas, "updatedReplicas": replicas,
-			})
+			r.writeStatus(gvrDeployment, d.Namespace, d.Name)
 		case "Job":
-			now := time.Now().UTC().Format(time.RFC3339)
-			cond := func(typ string) map[string]any {
-				return map[string]any{"type": typ, "status": "True", "lastProbeTime": now, "lastTransitionTime": now}
-			}
-			r.writeStatus(gvrJob, d.Namespace, d.Name, map[string]any{
-				"startTime": now, "completionTime": now, "succeeded": int64(1),
-				"conditions": []any{cond("SuccessCriteriaMet"), cond("Complete")},
-			})
+			r.writeStatus(gvrJob, d.Namespace, d.Name)
 		}
 	}
 }
@@ -174,14 +164,17 @@ func (r *rig) fakeAutoscaler(hpa *unstructured.Unstructured) {
 	}
 }
 
-func (r *rig) writeStatus(gvr schema.GroupVersionResource, ns, name string, status map[string]any) {
+// writeStatus writes the status kube-controller-manager would write on the
+// live object, unless it already holds it.
+func (r *rig) writeStatus(gvr schema.GroupVersionResource, ns, name string) {
 	r.t.Helper()
 	u := r.get(gvr, ns, name)
 	if u == nil {
 		return
 	}
-	if gvr != gvrJob {
-		status["observedGeneration"] = u.GetGeneration()
+	status, ok := envtest.ControllerStatus(u)
+	if !ok {
+		return
 	}
 	u.Object["status"] = status
 	if _, err := r.dyn.Resource(gvr).Namespace(ns).UpdateStatus(ctxT(r.t), u, metav1.UpdateOptions{}); err != nil {
@@ -218,7 +211,7 @@ func (r *rig) compareAsserts(dir string, update bool) {
 				delete(st, "conditions")
 			}
 			live := r.instance(u.GetName())
-			if c := condition(live, "Ready"); c == nil || c["status"] != "True" {
+			if c := envtest.Condition(live, "Ready"); c == nil || c["status"] != "True" {
 				r.t.Errorf("%s: instance Ready condition %v, want True", base, c)
 			}
 		}

@@ -145,7 +145,7 @@ spec: {}
 	if got := r.summaryData(t, "app", "names"); got != "c1,c2,c3" {
 		t.Errorf("summary names = %v, want c1,c2,c3", got)
 	}
-	if got := r.writers.snapshot(); strings.Contains(strings.Join(flatten(got), " "), "/configmaps/c") {
+	if got := r.WritesBy(); strings.Contains(strings.Join(flatten(got), " "), "/configmaps/c") {
 		t.Errorf("an external object was written: %v", got)
 	}
 
@@ -246,7 +246,7 @@ spec: {}
 	r.until("app", 60*time.Second, "cms synced", func(o reconciler.Observation, _ error) bool {
 		return o.Resources["cms"].State == reconciler.ResourceStateSynced
 	})
-	for _, p := range flatten(r.writers.snapshot()) {
+	for _, p := range flatten(r.WritesBy()) {
 		if strings.Contains(p, "/configmaps") {
 			t.Errorf("observe mode wrote %s", p)
 		}

@@ -5,11 +5,9 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"net/http"
 	"reflect"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -31,6 +29,7 @@ import (
 	"github.com/kroscope/kroscope/reconciler/client"
 	"github.com/kroscope/kroscope/reconciler/graph"
 	"github.com/kroscope/kroscope/reconciler/metadata"
+	"github.com/kroscope/kroscope/test/engrun"
 	"github.com/kroscope/kroscope/test/envtest"
 	"github.com/kroscope/kroscope/test/krocrds"
 )
@@ -46,11 +45,9 @@ type rig struct {
 	c   *reconciler.Controller
 	ns  string
 
-	// writes counts every non-read request the controller's clients send;
-	// writers records, per impersonated user ("" for none), the paths of
-	// those requests (Events excluded).
-	writes  atomic.Int64
-	writers *writerLog
+	// Counter counts the controller's requests: Writes, and WritesBy
+	// impersonated user.
+	*engrun.Counter
 
 	mu  sync.Mutex
 	obs map[types.NamespacedName]reconciler.Observation
@@ -82,14 +79,12 @@ func newRig(t testing.TB, rgdYAML string, mods ...func(*rigConfig)) *rig {
 	for _, m := range mods {
 		m(rc)
 	}
-	r := &rig{t: t, env: env, obs: map[types.NamespacedName]reconciler.Observation{}, writers: &writerLog{byUser: map[string][]string{}}}
+	r := &rig{t: t, env: env, obs: map[types.NamespacedName]reconciler.Observation{}, Counter: &engrun.Counter{}}
 	cfg := rest.CopyConfig(env.Config)
 	if rc.clientConfig != nil {
 		cfg = rest.CopyConfig(rc.clientConfig)
 	}
-	cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper {
-		return &countingRT{next: rt, n: &r.writes, log: r.writers}
-	})
+	cfg.Wrap(r.Counter.Wrap)
 	cs, err := client.NewSet(cfg)
 	if err != nil {
 		t.Fatalf("client set: %v", err)
@@ -135,44 +130,6 @@ func newRig(t testing.TB, rgdYAML string, mods ...func(*rigConfig)) *rig {
 	})
 	r.ns = env.Namespace(t)
 	return r
-}
-
-// countingRT counts requests that may write. It sits below client-go's
-// impersonation wrapper, so it sees the Impersonate-User header.
-type countingRT struct {
-	next http.RoundTripper
-	n    *atomic.Int64
-	log  *writerLog
-}
-
-type writerLog struct {
-	mu     sync.Mutex
-	byUser map[string][]string
-}
-
-func (w *writerLog) snapshot() map[string][]string {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	out := map[string][]string{}
-	for k, v := range w.byUser {
-		out[k] = append([]string(nil), v...)
-	}
-	return out
-}
-
-func (c *countingRT) RoundTrip(req *http.Request) (*http.Response, error) {
-	switch req.Method {
-	case http.MethodGet, http.MethodHead, http.MethodOptions:
-	default:
-		c.n.Add(1)
-		if !strings.Contains(req.URL.Path, "/events") {
-			c.log.mu.Lock()
-			user := req.Header.Get("Impersonate-User")
-			c.log.byUser[user] = append(c.log.byUser[user], req.Method+" "+req.URL.Path)
-			c.log.mu.Unlock()
-		}
-	}
-	return c.next.RoundTrip(req)
 }
 
 func ctxT(t testing.TB) context.Context {
@@ -318,18 +275,6 @@ var (
 	gvrDeployment = schema.GroupVersionResource{Group: "apps", Version: "v1", Resource: "deployments"}
 	gvrJob        = schema.GroupVersionResource{Group: "batch", Version: "v1", Resource: "jobs"}
 )
-
-// condition returns the instance condition of type typ, or nil.
-func condition(inst *unstructured.Unstructured, typ string) map[string]any {
-	conds, _, _ := unstructured.NestedSlice(inst.Object, "status", "conditions")
-	for _, c := range conds {
-		m, _ := c.(map[string]any)
-		if m["type"] == typ {
-			return m
-		}
-	}
-	return nil
-}
 
 // assertSubset checks that every field of want is in got with the same
 // value, the way a Chainsaw assert file does. Keys in parentheses (JMESPath

@@ -11,6 +11,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	"github.com/kroscope/kroscope/reconciler"
+	"github.com/kroscope/kroscope/test/envtest"
 )
 
 // grant creates a Role and RoleBinding giving ServiceAccount sa the rules.
@@ -88,7 +89,7 @@ func TestReconcilerImpersonationAllowed(t *testing.T) {
 	r.deleteInstance("app")
 	r.untilGone("app")
 
-	writes := r.writers.snapshot()
+	writes := r.WritesBy()
 	if len(writes[user]) == 0 {
 		t.Fatalf("no write was sent as %s: %v", user, writes)
 	}
@@ -135,7 +136,7 @@ func TestReconcilerImpersonationForbidden(t *testing.T) {
 		t.Errorf("%s%v did not increase (%v -> %v)", reconciler.MetricImpersonationErrors, labels, before, after)
 	}
 	inst := r.instance("app")
-	if c := condition(inst, "ResourcesReady"); c == nil || !strings.Contains(c["message"].(string), "forbidden") {
+	if c := envtest.Condition(inst, "ResourcesReady"); c == nil || !strings.Contains(c["message"].(string), "forbidden") {
 		t.Errorf("ResourcesReady %v does not show the forbidden error", c)
 	}
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/kroscope/kroscope/reconciler"
 	"github.com/kroscope/kroscope/reconciler/graph"
 	"github.com/kroscope/kroscope/reconciler/metadata"
+	"github.com/kroscope/kroscope/test/envtest"
 )
 
 var gvrSecret = schema.GroupVersionResource{Version: "v1", Resource: "secrets"}
@@ -332,7 +333,7 @@ spec:
 
 func wantCond(t *testing.T, inst *unstructured.Unstructured, typ, status, reason, msgPrefix string) {
 	t.Helper()
-	c := condition(inst, typ)
+	c := envtest.Condition(inst, typ)
 	if c == nil {
 		t.Fatalf("no %s condition in %v", typ, inst.Object["status"])
 	}
@@ -355,7 +356,7 @@ func TestReconcilerKroConditions(t *testing.T) {
 	})
 	r.create("apiVersion: kro.run/v1alpha1\nkind: KmCond\nmetadata:\n  name: app\nspec: {}\n")
 	r.until("app", 60*time.Second, "waiting for readiness", func(o reconciler.Observation, _ error) bool {
-		return o.State.State == reconciler.InstanceStateInProgress && condition(r.instance("app"), "ResourcesReady") != nil
+		return o.State.State == reconciler.InstanceStateInProgress && envtest.Condition(r.instance("app"), "ResourcesReady") != nil
 	})
 	inst := r.instance("app")
 	wantCond(t, inst, "InstanceManaged", "True", "Managed", "instance is properly managed with finalizers and labels")
@@ -369,7 +370,7 @@ func TestReconcilerKroConditions(t *testing.T) {
 	if last := conds[len(conds)-1].(map[string]any); last["type"] != "Ready" || len(conds) != 4 {
 		t.Errorf("conditions %v: want four, Ready last", conds)
 	}
-	readyLTT := condition(inst, "InstanceManaged")["lastTransitionTime"]
+	readyLTT := envtest.Condition(inst, "InstanceManaged")["lastTransitionTime"]
 
 	// Someone else's status field.
 	if _, err := r.dyn.Resource(r.instanceGVR()).Namespace(r.ns).Patch(ctxT(t), "app", types.MergePatchType,
@@ -384,7 +385,7 @@ func TestReconcilerKroConditions(t *testing.T) {
 	if note, _, _ := unstructured.NestedString(inst.Object, "status", "note"); note != "kept" {
 		t.Errorf("status.note = %q: the status write dropped someone else's field", note)
 	}
-	if got := condition(inst, "InstanceManaged")["lastTransitionTime"]; got != readyLTT {
+	if got := envtest.Condition(inst, "InstanceManaged")["lastTransitionTime"]; got != readyLTT {
 		t.Errorf("InstanceManaged lastTransitionTime moved from %v to %v without a change", readyLTT, got)
 	}
 
@@ -452,13 +453,13 @@ func TestReconcilerSuspension(t *testing.T) {
 	if s, _, _ := unstructured.NestedString(inst.Object, "status", "state"); s != "ACTIVE" {
 		t.Errorf("wire state while suspended %q, want the state it had", s)
 	}
-	before := r.writes.Load()
+	before := r.Writes()
 	for range 3 {
 		if _, err := r.reconcile("app"); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if w := r.writes.Load() - before; w != 0 {
+	if w := r.Writes() - before; w != 0 {
 		t.Errorf("%d writes while suspended, want 0", w)
 	}
 	if v, _, _ := unstructured.NestedString(r.get(gvrConfigMap, r.ns, "app-a").Object, "data", "v"); v != "x" {

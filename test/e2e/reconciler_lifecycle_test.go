@@ -10,6 +10,7 @@ import (
 
 	"github.com/kroscope/kroscope/reconciler"
 	"github.com/kroscope/kroscope/reconciler/metadata"
+	"github.com/kroscope/kroscope/test/envtest"
 )
 
 // chainGraph is first → second (reads first), plus extra (includeWhen) and
@@ -125,7 +126,7 @@ func TestReconcilerCreateToActive(t *testing.T) {
 		t.Errorf("finalizers %v lack %s", live.GetFinalizers(), metadata.Finalizer)
 	}
 	for _, typ := range []string{"Ready", "InstanceManaged", "GraphResolved", "ResourcesReady"} {
-		c := condition(live, typ)
+		c := envtest.Condition(live, typ)
 		if c == nil || c["status"] != "True" {
 			t.Errorf("condition %s = %v, want True", typ, c)
 			continue
@@ -135,9 +136,9 @@ func TestReconcilerCreateToActive(t *testing.T) {
 		}
 	}
 	// lastTransitionTime stays put while the status does not change.
-	before := condition(live, "Ready")["lastTransitionTime"]
+	before := envtest.Condition(live, "Ready")["lastTransitionTime"]
 	r.untilState("app", reconciler.InstanceStateActive)
-	if after := condition(r.instance("app"), "Ready")["lastTransitionTime"]; after != before {
+	if after := envtest.Condition(r.instance("app"), "Ready")["lastTransitionTime"]; after != before {
 		t.Errorf("Ready lastTransitionTime moved from %v to %v without a status change", before, after)
 	}
 }
@@ -158,7 +159,7 @@ func TestReconcilerSpecChangePropagates(t *testing.T) {
 	if got := live.Object["status"].(map[string]any)["seen"]; got != "two" {
 		t.Errorf("status.seen = %v, want two", got)
 	}
-	if c := condition(live, "Ready"); c["observedGeneration"] != live.GetGeneration() {
+	if c := envtest.Condition(live, "Ready"); c["observedGeneration"] != live.GetGeneration() {
 		t.Errorf("Ready observedGeneration %v, generation %d", c["observedGeneration"], live.GetGeneration())
 	}
 }

@@ -55,13 +55,13 @@ func TestReconcilerQuantitiesAreNotDrift(t *testing.T) {
 	if req["cpu"] != "1" || req["memory"] != "1Gi" {
 		t.Fatalf("the API server did not normalise the quantities (%v): the test proves nothing", req)
 	}
-	before := r.writes.Load()
+	before := r.Writes()
 	for range 5 {
 		if _, err := r.reconcile("app"); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if n := r.writes.Load() - before; n != 0 {
+	if n := r.Writes() - before; n != 0 {
 		t.Fatalf("%d writes in 5 reconciles of a converged instance", n)
 	}
 	if got := r.get(gvrDeployment, r.ns, "app").GetResourceVersion(); got != d.GetResourceVersion() {

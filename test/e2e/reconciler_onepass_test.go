@@ -13,7 +13,7 @@ import (
 func TestReconcilerNewInstanceActiveInOnePass(t *testing.T) {
 	r := newRig(t, graphs.Chain("rtonepass", "RtOnePass"))
 	r.create("apiVersion: kro.run/v1alpha1\nkind: RtOnePass\nmetadata:\n  name: one\nspec: {}\n")
-	before := r.writes.Load()
+	before := r.Writes()
 	o, err := r.reconcile("one")
 	if err != nil {
 		t.Fatalf("reconcile returned %v, want nil (%s: %s)", err, o.State.State, o.Message)
@@ -30,7 +30,7 @@ func TestReconcilerNewInstanceActiveInOnePass(t *testing.T) {
 		t.Errorf("written status %v, want ACTIVE", st)
 	}
 	// The labels and finalizer, three applies and one status write.
-	if got := r.writes.Load() - before; got != 5 {
+	if got := r.Writes() - before; got != 5 {
 		t.Errorf("%d writes, want 5", got)
 	}
 }

@@ -10,13 +10,10 @@ import (
 	"github.com/charmbracelet/colorprofile"
 	"github.com/charmbracelet/x/exp/teatest/v2"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 
-	"github.com/kroscope/kroscope/engine"
 	"github.com/kroscope/kroscope/engine/state"
-	"github.com/kroscope/kroscope/test/graphs"
 	"github.com/kroscope/kroscope/tui"
 )
 
@@ -28,19 +25,11 @@ import (
 // removed it).
 func TestTUIDeletionHeldByAFinalizer(t *testing.T) {
 	rig := newEngRig(t)
-	rig.writeFile("chain.yaml", graphs.Chain("tui-held", "TuiHeld"))
-	run := rig.start(func(o *engine.Options) { o.RGDPaths = []string{rig.dir} })
-	gvr := run.graphServed("tui-held")
+	run, gvr := rig.serveChain("tui-held", "TuiHeld")
 
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	inst := &unstructured.Unstructured{Object: map[string]any{
-		"apiVersion": gvr.Group + "/" + gvr.Version, "kind": "TuiHeld",
-		"metadata": map[string]any{"name": "held", "namespace": rig.ns},
-	}}
-	if _, err := rig.dyn.Resource(gvr).Namespace(rig.ns).Create(ctx, inst, metav1.CreateOptions{}); err != nil {
-		t.Fatalf("creating the instance: %v", err)
-	}
+	rig.createInstance(gvr, "TuiHeld", "held", nil)
 	run.waitFor(time.Minute, "the instance ACTIVE", func(s *state.Snapshot) bool {
 		for _, in := range s.Instances {
 			if in.Key.Name == "held" && in.State == "ACTIVE" {

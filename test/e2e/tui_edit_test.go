@@ -16,7 +16,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/kroscope/kroscope/engine"
-	"github.com/kroscope/kroscope/test/graphs"
 	"github.com/kroscope/kroscope/tui"
 )
 
@@ -32,19 +31,10 @@ var (
 // is applied, as kroscope's field manager, and reconciled.
 func TestTUIEditThroughTheAPIServer(t *testing.T) {
 	rig := newEngRig(t)
-	rig.writeFile("chain.yaml", graphs.Chain("tui-edit", "TuiEdit"))
-	run := rig.start(func(o *engine.Options) { o.RGDPaths = []string{rig.dir} })
-	gvr := run.graphServed("tui-edit")
+	run, gvr := rig.serveChain("tui-edit", "TuiEdit")
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	inst := &unstructured.Unstructured{Object: map[string]any{
-		"apiVersion": gvr.Group + "/" + gvr.Version, "kind": "TuiEdit",
-		"metadata": map[string]any{"name": "edited", "namespace": rig.ns},
-		"spec":     map[string]any{"value": "before"},
-	}}
-	if _, err := rig.dyn.Resource(gvr).Namespace(rig.ns).Create(ctx, inst, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
+	rig.createInstance(gvr, "TuiEdit", "edited", map[string]any{"value": "before"})
 
 	dir := t.TempDir()
 	script := filepath.Join(dir, "editor.sh")

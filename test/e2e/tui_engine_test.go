@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"context"
 	"strings"
 	"testing"
 	"time"
@@ -10,11 +9,7 @@ import (
 	"github.com/charmbracelet/colorprofile"
 	"github.com/charmbracelet/x/ansi"
 	"github.com/charmbracelet/x/exp/teatest/v2"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
-	"github.com/kroscope/kroscope/engine"
-	"github.com/kroscope/kroscope/test/graphs"
 	"github.com/kroscope/kroscope/tui"
 )
 
@@ -23,25 +18,14 @@ import (
 // shows every node SYNCED and the instance ACTIVE.
 func TestTUIShowsRealEngine(t *testing.T) {
 	rig := newEngRig(t)
-	rig.writeFile("chain.yaml", graphs.Chain("tui-chain", "TuiChain"))
-	run := rig.start(func(o *engine.Options) { o.RGDPaths = []string{rig.dir} })
-	gvr := run.graphServed("tui-chain")
+	run, gvr := rig.serveChain("tui-chain", "TuiChain")
 
 	m := tui.NewModel(run.e, tui.Options{ConfigPath: "-", Theme: "dark", ASCII: true, NoColor: true})
 	tm := teatest.NewTestModel(t, m, teatest.WithInitialTermSize(120, 30),
 		teatest.WithProgramOptions(tea.WithColorProfile(colorprofile.Ascii)))
 	t.Cleanup(func() { _ = tm.Quit() })
 
-	inst := &unstructured.Unstructured{Object: map[string]any{
-		"apiVersion": gvr.Group + "/" + gvr.Version, "kind": "TuiChain",
-		"metadata": map[string]any{"name": "shown", "namespace": rig.ns},
-		"spec":     map[string]any{"value": "hello"},
-	}}
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	if _, err := rig.dyn.Resource(gvr).Namespace(rig.ns).Create(ctx, inst, metav1.CreateOptions{}); err != nil {
-		t.Fatalf("creating the instance: %v", err)
-	}
+	rig.createInstance(gvr, "TuiChain", "shown", map[string]any{"value": "hello"})
 
 	// The instance appears in the table; open it.
 	screenUntil(t, tm, "the instance row", func(s string) bool { return strings.Contains(s, "/shown") })

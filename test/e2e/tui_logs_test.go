@@ -2,18 +2,14 @@ package e2e
 
 import (
 	"bytes"
-	"context"
 	"io"
 	"net/http"
 	"strings"
 	"testing"
-	"time"
 
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/colorprofile"
 	"github.com/charmbracelet/x/exp/teatest/v2"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/rest"
 
 	"github.com/kroscope/kroscope/engine"
@@ -52,15 +48,7 @@ func TestTUIInstanceLogsShowFailedCalls(t *testing.T) {
 		o.ClientSet = set
 	})
 	gvr := run.graphServed("tui-logs")
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	inst := &unstructured.Unstructured{Object: map[string]any{
-		"apiVersion": gvr.Group + "/" + gvr.Version, "kind": "TuiLogs",
-		"metadata": map[string]any{"name": "flaky", "namespace": rig.ns},
-	}}
-	if _, err := rig.dyn.Resource(gvr).Namespace(rig.ns).Create(ctx, inst, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
+	rig.createInstance(gvr, "TuiLogs", "flaky", nil)
 
 	m := tui.NewModel(run.e, tui.Options{ConfigPath: "-", Theme: "dark", ASCII: true, NoColor: true})
 	tm := teatest.NewTestModel(t, m, teatest.WithInitialTermSize(220, 40),

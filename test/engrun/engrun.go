@@ -1,7 +1,9 @@
 // Package engrun runs a kroscope engine inside a test, against the test API
 // server (package envtest), and stops it when the test ends, printing the
-// engine's last log lines when the test failed or ENG_DEBUG is set. The
-// end-to-end rigs (test/e2e, test/kro) build on it and add what they count.
+// engine's last log lines when the test failed or ENG_DEBUG is set. Every
+// request the engine sends is counted (Counter). It is the one place tests
+// start an engine in-process: the end-to-end rigs (test/e2e, test/kro,
+// test/deploy) build on it, and the benchmarks.
 package engrun
 
 import (
@@ -23,9 +25,13 @@ import (
 // Config says how Start builds the engine.
 type Config struct {
 	// Rest is the API server's config; Wrap, when set, wraps the engine's
-	// transport (the rigs count requests with it).
+	// transport outside the counter. With no Rest, mod sets the ClientSet
+	// (the demo's cluster) and nothing is counted.
 	Rest *rest.Config
 	Wrap func(http.RoundTripper) http.RoundTripper
+	// Run runs the engine until ctx ends; default (*engine.Engine).Run.
+	// Headless tests pass engine.RunHeadless here.
+	Run func(ctx context.Context, e *engine.Engine) error
 	// Namespace is the one namespace the engine serves.
 	Namespace       string
 	RequeueInterval time.Duration
@@ -37,7 +43,9 @@ type Config struct {
 
 // Run is one engine running in the test process.
 type Run struct {
-	E       *engine.Engine
+	E *engine.Engine
+	// Counter counts the engine's requests.
+	*Counter
 	t       testing.TB
 	cancel  context.CancelFunc
 	stopped chan struct{}
@@ -49,21 +57,16 @@ type Run struct {
 // adjusts the options. The test's cleanup stops it.
 func Start(t testing.TB, c Config, mod func(*engine.Options)) *Run {
 	t.Helper()
-	cfg := rest.CopyConfig(c.Rest)
-	if c.Wrap != nil {
-		cfg.Wrap(c.Wrap)
-	}
-	set, err := client.NewSet(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
+	count := &Counter{}
 	o := engine.Options{
-		ClientSet:       set,
 		Namespace:       c.Namespace,
 		DisableLease:    true,
 		RequeueInterval: c.RequeueInterval,
 		Log:             logr.Discard(),
 		ReconcileConfig: reconciler.ReconcileConfig{DeletionGraceTimeDuration: time.Minute},
+	}
+	if c.Rest != nil {
+		o.ClientSet = clientSet(t, c, count)
 	}
 	if mod != nil {
 		mod(&o)
@@ -73,9 +76,13 @@ func Start(t testing.TB, c Config, mod func(*engine.Options)) *Run {
 		t.Fatalf("engine.New: %v", err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	r := &Run{E: e, t: t, cancel: cancel, stopped: make(chan struct{})}
+	r := &Run{E: e, Counter: count, t: t, cancel: cancel, stopped: make(chan struct{})}
+	run := c.Run
+	if run == nil {
+		run = func(ctx context.Context, e *engine.Engine) error { return e.Run(ctx) }
+	}
 	go func() {
-		r.err = e.Run(ctx)
+		r.err = run(ctx, e)
 		close(r.stopped)
 	}()
 	t.Cleanup(func() {
@@ -93,8 +100,26 @@ func Start(t testing.TB, c Config, mod func(*engine.Options)) *Run {
 	return r
 }
 
+// clientSet is the engine's clients on c.Rest, counted by count.
+func clientSet(t testing.TB, c Config, count *Counter) *client.Set {
+	t.Helper()
+	cfg := rest.CopyConfig(c.Rest)
+	cfg.Wrap(count.Wrap)
+	if c.Wrap != nil {
+		cfg.Wrap(c.Wrap)
+	}
+	set, err := client.NewSet(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return set
+}
+
 // Cancel cancels the engine's context: it starts shutting down.
 func (r *Run) Cancel() { r.cancel() }
+
+// Done is closed once the engine's Run has returned.
+func (r *Run) Done() <-chan struct{} { return r.stopped }
 
 // Wait waits up to d for the engine's Run to return: stopped says whether
 // it did, err is what it returned.

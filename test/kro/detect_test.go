@@ -15,6 +15,7 @@ import (
 	"github.com/kroscope/kroscope/engine/state"
 	"github.com/kroscope/kroscope/reconciler"
 	"github.com/kroscope/kroscope/reconciler/graph"
+	"github.com/kroscope/kroscope/test/engrun"
 	"github.com/kroscope/kroscope/test/graphs"
 )
 
@@ -42,21 +43,21 @@ func TestKroDetectedNoWrite(t *testing.T) {
 		o.LeaseNamespace = r.ns
 		o.Identity = "kroscope-detect"
 	})
-	eng.waitFor(time.Minute, "kroscope to serve the cluster graph", func(s *state.Snapshot) (bool, string) {
+	eng.Until(time.Minute, "kroscope to serve the cluster graph", func(s *state.Snapshot) (bool, string) {
 		g := graphNamed(s, rgd.GetName())
 		if g != nil && g.Err != "" {
 			t.Fatalf("kroscope rejected the cluster graph %s (Active in kro): %s", g.Name, g.Err)
 		}
-		return g != nil && g.Served, describe(s)
+		return g != nil && g.Served, engrun.Describe(s)
 	})
 	// An instance created while both run: kro takes it; kroscope must not.
 	r.createInstance(gvr, "KroDetect", "three")
 	r.waitKroActive(gvr, "three")
-	snap := eng.waitFor(time.Minute, "kroscope to show every instance as kro left it", func(s *state.Snapshot) (bool, string) {
+	snap := eng.Until(time.Minute, "kroscope to show every instance as kro left it", func(s *state.Snapshot) (bool, string) {
 		for _, n := range []string{"one", "two", "three"} {
 			in := s.Instance(state.InstanceKey{Resource: res, Namespace: r.ns, Name: n})
 			if in == nil || in.State != reconciler.InstanceStateActive || in.Reconciles < 1 {
-				return false, describe(s) + fmt.Sprintf("writes so far: %d %v\n", eng.writes.Load(), *eng.writeLog.Load())
+				return false, engrun.Describe(s) + fmt.Sprintf("writes so far: %d %v\n", eng.Writes(), eng.FirstWrites())
 			}
 		}
 		return true, ""
@@ -64,10 +65,10 @@ func TestKroDetectedNoWrite(t *testing.T) {
 	if snap.Mode.Reconciling {
 		t.Errorf("kroscope reconciles beside an active kro: mode %+v", snap.Mode)
 	}
-	if n := eng.writes.Load(); n != 0 {
-		t.Errorf("kroscope sent %d write requests while kro was active: %v", n, *eng.writeLog.Load())
+	if n := eng.Writes(); n != 0 {
+		t.Errorf("kroscope sent %d write requests while kro was active: %v", n, eng.FirstWrites())
 	}
-	t.Logf("kroscope beside kro: mode %+v, %d requests, %d writes", snap.Mode, eng.reqs.Load(), eng.writes.Load())
+	t.Logf("kroscope beside kro: mode %+v, %d requests, %d writes", snap.Mode, eng.Requests(), eng.Writes())
 }
 
 // storeGraphYAML is storeGraph for a graph given as YAML.
@@ -120,16 +121,4 @@ func (r *kroRig) waitKroActive(gvr schema.GroupVersionResource, names ...string)
 		}
 		return ok, b.String()
 	})
-}
-
-func describe(s *state.Snapshot) string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "mode %+v\n", s.Mode)
-	for _, g := range s.Graphs {
-		fmt.Fprintf(&b, "graph %s served=%v err=%q\n", g.Name, g.Served, g.Err)
-	}
-	for _, in := range s.Instances {
-		fmt.Fprintf(&b, "instance %s %s (%d reconciles): %s\n", in.Key, in.State, in.Reconciles, in.Message)
-	}
-	return b.String()
 }

@@ -23,6 +23,7 @@ import (
 	"github.com/kroscope/kroscope/reconciler/client"
 	"github.com/kroscope/kroscope/reconciler/graph"
 	"github.com/kroscope/kroscope/reconciler/metadata"
+	"github.com/kroscope/kroscope/test/engrun"
 	"github.com/kroscope/kroscope/test/krocontroller"
 	"github.com/kroscope/kroscope/test/kroexamples"
 )
@@ -220,7 +221,7 @@ func takeOverExamples(t *testing.T, r *kroRig, exs []*example) {
 	})
 	r.poll(3*time.Minute, "kroscope to reconcile every example's instance to ACTIVE and write it", func() (bool, string) {
 		var b strings.Builder
-		snap := run.e.Snapshot()
+		snap := run.E.Snapshot()
 		for _, ex := range exs {
 			r.fakeControllers(ex.ns)
 			u := r.get(ex.gvr, ex.ns, ex.instance)
@@ -235,9 +236,9 @@ func takeOverExamples(t *testing.T, r *kroRig, exs []*example) {
 				fmt.Fprintf(&b, "  %s: status.state %q (last written by %q)\n", ex.name, kroState(r, ex), statusWriter(u))
 			}
 		}
-		return b.Len() == 0, describe(snap) + b.String()
+		return b.Len() == 0, engrun.Describe(snap) + b.String()
 	})
-	snap := run.e.Snapshot()
+	snap := run.E.Snapshot()
 	for _, ex := range exs {
 		in := snap.Instance(state.InstanceKey{Resource: ex.gvr.Resource + "." + ex.gvr.Group, Namespace: ex.ns, Name: ex.instance})
 		if h := instanceHistory(in); strings.Contains(h, reconciler.InstanceStateError) || strings.Contains(strings.ToLower(h), "conflict") {
@@ -272,7 +273,7 @@ func observeParityTest(t *testing.T, r *kroRig, exs []*example, rejects, unpinne
 		o.DisableLease = false // --observe never campaigns
 		o.LeaseNamespace = r.ns
 	})
-	obs.waitFor(time.Minute, "kroscope to load every cluster graph", func(s *state.Snapshot) (bool, string) {
+	obs.Until(time.Minute, "kroscope to load every cluster graph", func(s *state.Snapshot) (bool, string) {
 		var b strings.Builder
 		done := true
 		for _, ex := range exs {
@@ -296,7 +297,7 @@ func observeParityTest(t *testing.T, r *kroRig, exs []*example, rejects, unpinne
 
 	// A graph kro rejects has no CRD: kroscope shows kro's reason (from the
 	// RGD status kro wrote), not the CRD's absence.
-	obs.waitFor(time.Minute, "kroscope to show kro's rejection of the graphs kro rejects", func(s *state.Snapshot) (bool, string) {
+	obs.Until(time.Minute, "kroscope to show kro's rejection of the graphs kro rejects", func(s *state.Snapshot) (bool, string) {
 		var b strings.Builder
 		for name, msg := range rejects {
 			if g := graphNamed(s, name); g == nil || !strings.Contains(g.Err, "kro does not serve this graph: GraphAccepted: ") || !strings.Contains(g.Err, msg) {
@@ -312,7 +313,7 @@ func observeParityTest(t *testing.T, r *kroRig, exs []*example, rejects, unpinne
 		return b.Len() == 0, b.String()
 	})
 	for name := range unpinned {
-		t.Logf("kroscope shows for %s, which kro rejects: %s", name, graphNamed(obs.e.Snapshot(), name).Err)
+		t.Logf("kroscope shows for %s, which kro rejects: %s", name, graphNamed(obs.E.Snapshot(), name).Err)
 	}
 
 	// Phase 1: nobody makes Deployments or Jobs ready, so kro settles with
@@ -327,7 +328,7 @@ func observeParityTest(t *testing.T, r *kroRig, exs []*example, rejects, unpinne
 	// ... and says so once per reason, not at every retry.
 	for name := range rejects {
 		n := 0
-		for _, l := range obs.e.Snapshot().Logs {
+		for _, l := range obs.E.Snapshot().Logs {
 			if strings.Contains(l.Message, "instance CRD not ready") && strings.Contains(l.KV, "graph="+name) {
 				n++
 			}
@@ -337,10 +338,10 @@ func observeParityTest(t *testing.T, r *kroRig, exs []*example, rejects, unpinne
 		}
 	}
 
-	if n := obs.writes.Load(); n != 0 {
-		t.Errorf("kroscope --observe sent %d write requests beside kro: %v", n, *obs.writeLog.Load())
+	if n := obs.Writes(); n != 0 {
+		t.Errorf("kroscope --observe sent %d write requests beside kro: %v", n, obs.FirstWrites())
 	}
-	t.Logf("kroscope --observe beside kro: %d requests, %d writes", obs.reqs.Load(), obs.writes.Load())
+	t.Logf("kroscope --observe beside kro: %d requests, %d writes", obs.Requests(), obs.Writes())
 }
 
 // allActive fakes controller status in every example's namespace and
@@ -364,7 +365,7 @@ func allActive(r *kroRig, exs []*example) (bool, string) {
 // SKIPPED); any other state means at least one is not. With ready true it
 // first requires kro to report every instance ACTIVE, faking controller
 // status until it does. It returns kro's states, by example.
-func observeParity(t *testing.T, r *kroRig, obs *engRun, exs []*example, ready bool) []string {
+func observeParity(t *testing.T, r *kroRig, obs *engrun.Run, exs []*example, ready bool) []string {
 	t.Helper()
 	phase := "before readiness"
 	if ready {
@@ -373,7 +374,7 @@ func observeParity(t *testing.T, r *kroRig, obs *engRun, exs []*example, ready b
 	}
 	var states []string
 	var agreeSince time.Time
-	snap := obs.waitFor(2*time.Minute, "kroscope to show the state kro wrote ("+phase+")", func(s *state.Snapshot) (bool, string) {
+	snap := obs.Until(2*time.Minute, "kroscope to show the state kro wrote ("+phase+")", func(s *state.Snapshot) (bool, string) {
 		var b strings.Builder
 		states = states[:0]
 		agree := true

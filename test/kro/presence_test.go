@@ -2,57 +2,22 @@ package kro
 
 import (
 	"context"
-	"net/http"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
-	apiextensionsclient "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/client-go/dynamic"
 
 	"github.com/kroscope/kroscope/engine"
 	"github.com/kroscope/kroscope/engine/krodetect"
 	"github.com/kroscope/kroscope/engine/state"
 	"github.com/kroscope/kroscope/reconciler/graph"
 	"github.com/kroscope/kroscope/test/engrun"
-	"github.com/kroscope/kroscope/test/envtest"
 	"github.com/kroscope/kroscope/test/graphs"
 	"github.com/kroscope/kroscope/test/krocontroller"
 )
-
-// allWrites counts every request of the engine's that is not a read,
-// Lease writes included (access reviews store nothing and are left out).
-type allWrites struct {
-	next   http.RoundTripper
-	n      *atomic.Int64
-	mu     *sync.Mutex
-	first  *[]string
-	leases *atomic.Int64
-}
-
-func (c allWrites) RoundTrip(req *http.Request) (*http.Response, error) {
-	switch req.Method {
-	case http.MethodGet, http.MethodHead, http.MethodOptions:
-	default:
-		if !envtest.IsAccessReview(req.URL.Path) {
-			c.n.Add(1)
-			if strings.Contains(req.URL.Path, "/leases") {
-				c.leases.Add(1)
-			}
-			c.mu.Lock()
-			if len(*c.first) < 10 {
-				*c.first = append(*c.first, req.Method+" "+req.URL.Path)
-			}
-			c.mu.Unlock()
-		}
-	}
-	return c.next.RoundTrip(req)
-}
 
 // waitNoHeldKroLease waits until no kro Lease on the shared test API
 // server is held: a Lease an earlier test's kro left held (kro does not
@@ -88,12 +53,8 @@ func (r *kroRig) waitNoHeldKroLease() {
 // stored: kro leaves it unanswered, which after KroSilence proves kro
 // gone, and kroscope reconciles, having changed its mind once.
 func TestKroWithoutLeaseNeverFought(t *testing.T) {
-	krocontroller.Require(t)
-	crds := krocontroller.CRDs(t)
-	env := envtest.Start(t)
-	env.InstallCRDs(t, crds...)
-	r := &kroRig{t: t, env: env, dyn: dynamic.NewForConfigOrDie(env.Config), ns: env.Namespace(t)}
-	r.ext = apiextensionsclient.NewForConfigOrDie(env.Config)
+	r := newKroRigWithout(t)
+	env := r.env
 	r.waitNoHeldKroLease()
 	r.kro = krocontroller.New(t, env.Config, krocontroller.Options{})
 	r.kro.Start()
@@ -105,26 +66,18 @@ func TestKroWithoutLeaseNeverFought(t *testing.T) {
 	r.createInstance(gvr, "KroPlain", "one")
 	r.waitKroActive(gvr, "one")
 
-	var writes, leaseWrites atomic.Int64
-	var mu sync.Mutex
-	var first []string
 	ownLease := "kroscope-plain"
 	silence := 45 * time.Second // well above how long kro takes to answer, even on a busy machine
-	run := engrun.Start(t, engrun.Config{
-		Rest: env.Config, Namespace: r.ns, RequeueInterval: 2 * time.Second, LogLines: 80, LogPrefix: "kroscope log: ",
-		Wrap: func(rt http.RoundTripper) http.RoundTripper {
-			return allWrites{next: rt, n: &writes, mu: &mu, first: &first, leases: &leaseWrites}
-		},
-	}, func(o *engine.Options) {
+	run := engrun.Start(t, r.engineConfig(80), func(o *engine.Options) {
 		o.WatchClusterRGDs = true
 		o.DisableLease = false // as `kroscope` runs by default
 		o.LeaseNamespace, o.LeaseName, o.Identity = r.ns, ownLease, "kroscope-plain"
 		o.KroPollInterval = 300 * time.Millisecond
 		o.KroSilence = silence
 	})
-	waitSnap(t, run, time.Minute, "kroscope to see kro and serve its graph", func(s *state.Snapshot) bool {
+	run.Until(time.Minute, "kroscope to see kro and serve its graph", func(s *state.Snapshot) (bool, string) {
 		g := graphNamed(s, rgd.GetName())
-		return s.Mode.Kro != "" && g != nil && g.Served
+		return s.Mode.Kro != "" && g != nil && g.Served, ""
 	})
 
 	// The reproduction: the instance and the graph deleted while kro runs
@@ -141,13 +94,11 @@ func TestKroWithoutLeaseNeverFought(t *testing.T) {
 	if !r.kro.Running() {
 		t.Fatal("kro's controller exited: the test proves nothing")
 	}
-	mu.Lock()
 	t.Logf("kroscope beside an idle kro for %s: %d writes (%d to Leases) %v; header: %s",
-		time.Since(idle).Round(time.Second), writes.Load(), leaseWrites.Load(), first, run.E.Snapshot().Mode.Kro)
-	if writes.Load() != 0 {
-		t.Errorf("kroscope made %d writes (%d to Leases) beside kro: %v", writes.Load(), leaseWrites.Load(), first)
+		time.Since(idle).Round(time.Second), run.Writes(), run.LeaseWrites(), run.FirstWrites(), run.E.Snapshot().Mode.Kro)
+	if run.Writes() != 0 {
+		t.Errorf("kroscope made %d writes (%d to Leases) beside kro: %v", run.Writes(), run.LeaseWrites(), run.FirstWrites())
 	}
-	mu.Unlock()
 	if _, err := env.Kubernetes().CoordinationV1().Leases(r.ns).Get(context.Background(), ownLease, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
 		t.Errorf("kroscope's Lease exists beside kro (err %v)", err)
 	}
@@ -159,9 +110,9 @@ func TestKroWithoutLeaseNeverFought(t *testing.T) {
 	r.kro.Stop()
 	next := r.storeGraphYAML(graphs.Chain("kroplaingone", "KroPlainGone"))
 	stored := time.Now()
-	waitSnap(t, run, silence+time.Minute, "kroscope to prove kro gone and serve the new graph", func(s *state.Snapshot) bool {
+	run.Until(silence+time.Minute, "kroscope to prove kro gone and serve the new graph", func(s *state.Snapshot) (bool, string) {
 		g := graphNamed(s, next.GetName())
-		return s.Mode.Reconciling && g != nil && g.Served
+		return s.Mode.Reconciling && g != nil && g.Served, ""
 	})
 	t.Logf("kroscope reconciling %s after the graph kro left unanswered was stored (silence %s)", time.Since(stored).Round(time.Second), silence)
 	if time.Since(stored) < silence {
@@ -169,17 +120,6 @@ func TestKroWithoutLeaseNeverFought(t *testing.T) {
 	}
 	if n := mayReconcileLines(run); n != 1 {
 		t.Errorf("kroscope changed its mind %d times, want once", n)
-	}
-}
-
-func waitSnap(t *testing.T, run *engrun.Run, timeout time.Duration, what string, cond func(*state.Snapshot) bool) {
-	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for !cond(run.E.Snapshot()) {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %s waiting for %s:\n%s", timeout, what, describe(run.E.Snapshot()))
-		}
-		time.Sleep(200 * time.Millisecond)
 	}
 }
 

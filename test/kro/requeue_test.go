@@ -17,6 +17,7 @@ import (
 
 	"github.com/kroscope/kroscope/engine"
 	"github.com/kroscope/kroscope/engine/state"
+	"github.com/kroscope/kroscope/test/engrun"
 	"github.com/kroscope/kroscope/test/graphs"
 )
 
@@ -55,18 +56,18 @@ func TestKroIgnoresRequeueAnnotation(t *testing.T) {
 		o.Identity = "kroscope-requeue"
 	})
 	key := state.InstanceKey{Resource: res, Namespace: r.ns, Name: "touched"}
-	eng.waitFor(time.Minute, "kroscope observing kro's instance, attached", func(s *state.Snapshot) (bool, string) {
-		return s.Mode.Kro != "" && s.Mode.Attached && s.Instance(key) != nil, describe(s)
+	eng.Until(time.Minute, "kroscope observing kro's instance, attached", func(s *state.Snapshot) (bool, string) {
+		return s.Mode.Kro != "" && s.Mode.Attached && s.Instance(key) != nil, engrun.Describe(s)
 	})
 
 	metrics := "http://" + addr + "/metrics"
 	before := settledKroReconciles(t, metrics, gvr.Resource)
 	prior := r.get(gvr, r.ns, "touched")
 	skipped := kroSkips(r, "touched")
-	if err := eng.e.Requeue(key); err != nil {
+	if err := eng.E.Requeue(key); err != nil {
 		t.Fatalf("requeue beside kro: %v", err)
 	}
-	if note := eng.e.Snapshot().Mode.RequeueNote; note != engine.KroRequeueNote {
+	if note := eng.E.Snapshot().Mode.RequeueNote; note != engine.KroRequeueNote {
 		t.Errorf("requeue note beside kro = %q, want %q", note, engine.KroRequeueNote)
 	}
 	touched := r.get(gvr, r.ns, "touched")
@@ -74,8 +75,8 @@ func TestKroIgnoresRequeueAnnotation(t *testing.T) {
 		t.Fatalf("after the requeue: annotations %v, generation %d -> %d; want the annotation and the same generation",
 			touched.GetAnnotations(), prior.GetGeneration(), touched.GetGeneration())
 	}
-	if n := eng.writes.Load(); n != 1 {
-		t.Errorf("kroscope sent %d writes beside kro, want only the requeue patch: %v", n, *eng.writeLog.Load())
+	if n := eng.Writes(); n != 1 {
+		t.Errorf("kroscope sent %d writes beside kro, want only the requeue patch: %v", n, eng.FirstWrites())
 	}
 
 	// kro reacts to its watch within milliseconds; ten seconds is plenty.

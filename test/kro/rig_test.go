@@ -3,11 +3,9 @@ package kro
 import (
 	"context"
 	"fmt"
-	"net/http"
 	"os"
 	"slices"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -21,7 +19,6 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/kroscope/kroscope/engine"
-	"github.com/kroscope/kroscope/engine/state"
 	"github.com/kroscope/kroscope/reconciler/graph"
 	"github.com/kroscope/kroscope/test/engrun"
 	"github.com/kroscope/kroscope/test/envtest"
@@ -53,14 +50,22 @@ type kroRig struct {
 // remove its finalizers.
 func newKroRig(t *testing.T, kroArgs ...string) *kroRig {
 	t.Helper()
+	r := newKroRigWithout(t)
+	r.kro = krocontroller.New(t, r.env.Config, krocontroller.Options{LeaderElectionNamespace: r.ns, Args: kroArgs})
+	r.kro.Start()
+	return r
+}
+
+// newKroRigWithout is the test API server with kro's CRDs and a namespace,
+// kro's controller not made yet (r.kro is nil).
+func newKroRigWithout(t *testing.T) *kroRig {
+	t.Helper()
 	krocontroller.Require(t)
 	crds := krocontroller.CRDs(t)
 	env := envtest.Start(t)
 	env.InstallCRDs(t, crds...)
 	r := &kroRig{t: t, env: env, dyn: dynamic.NewForConfigOrDie(env.Config), ns: env.Namespace(t)}
 	r.ext = apiextensionsclient.NewForConfigOrDie(env.Config)
-	r.kro = krocontroller.New(t, env.Config, krocontroller.Options{LeaderElectionNamespace: r.ns, Args: kroArgs})
-	r.kro.Start()
 	return r
 }
 
@@ -203,7 +208,7 @@ func (r *kroRig) waitGraphsOrRejected(names []string, rejects map[string]string,
 			u := r.get(graph.GroupVersionResource, "", n)
 			out[n] = u
 			st, _, _ := unstructured.NestedString(u.Object, "status", "state")
-			accepted := condition(u, "GraphAccepted")
+			accepted := envtest.Condition(u, "GraphAccepted")
 			if want, rejected := rejects[n]; rejected {
 				if accepted["status"] == "False" {
 					if msg, _ := accepted["message"].(string); !strings.Contains(msg, want) || accepted["reason"] != "InvalidResourceGraph" || st != "Inactive" {
@@ -227,17 +232,6 @@ func (r *kroRig) waitGraphsOrRejected(names []string, rejects map[string]string,
 		return ok, b.String()
 	})
 	return out, unpinned
-}
-
-// condition returns the status condition of type typ, or nil.
-func condition(u *unstructured.Unstructured, typ string) map[string]any {
-	conds, _, _ := unstructured.NestedSlice(u.Object, "status", "conditions")
-	for _, c := range conds {
-		if m, ok := c.(map[string]any); ok && m["type"] == typ {
-			return m
-		}
-	}
-	return nil
 }
 
 // instanceCRD finds the CRD kro generated for a stored graph.
@@ -268,47 +262,17 @@ func (r *kroRig) instanceCRD(rgd *unstructured.Unstructured) *apiextensionsv1.Cu
 // already complete are left alone.
 func (r *kroRig) fakeControllers(ns string) {
 	r.t.Helper()
-	deps, err := r.dyn.Resource(gvrDeployment).Namespace(ns).List(ctxT(r.t), metav1.ListOptions{})
-	if err != nil {
-		r.t.Fatal(err)
-	}
-	for _, d := range deps.Items {
-		replicas, found, _ := unstructured.NestedInt64(d.Object, "spec", "replicas")
-		if !found {
-			replicas = 1
+	for _, gvr := range []schema.GroupVersionResource{gvrDeployment, gvrJob} {
+		list, err := r.dyn.Resource(gvr).Namespace(ns).List(ctxT(r.t), metav1.ListOptions{})
+		if err != nil {
+			r.t.Fatal(err)
 		}
-		avail, _, _ := unstructured.NestedInt64(d.Object, "status", "availableReplicas")
-		og, _, _ := unstructured.NestedInt64(d.Object, "status", "observedGeneration")
-		if avail == replicas && og == d.GetGeneration() {
-			continue
+		for _, u := range list.Items {
+			if status, ok := envtest.ControllerStatus(&u); ok {
+				u.Object["status"] = status
+				r.writeStatus(gvr, &u)
+			}
 		}
-		d.Object["status"] = map[string]any{
-			"observedGeneration": d.GetGeneration(),
-			"replicas":           replicas, "readyReplicas": replicas, "availableReplicas": replicas, "updatedReplicas": replicas,
-			"conditions": []any{map[string]any{
-				"type": "Available", "status": "True", "reason": "MinimumReplicasAvailable", "message": "Deployment has minimum availability.",
-				"lastUpdateTime": time.Now().UTC().Format(time.RFC3339), "lastTransitionTime": time.Now().UTC().Format(time.RFC3339),
-			}},
-		}
-		r.writeStatus(gvrDeployment, &d)
-	}
-	jobs, err := r.dyn.Resource(gvrJob).Namespace(ns).List(ctxT(r.t), metav1.ListOptions{})
-	if err != nil {
-		r.t.Fatal(err)
-	}
-	for _, j := range jobs.Items {
-		if _, done, _ := unstructured.NestedString(j.Object, "status", "completionTime"); done {
-			continue
-		}
-		now := time.Now().UTC().Format(time.RFC3339)
-		cond := func(typ string) map[string]any {
-			return map[string]any{"type": typ, "status": "True", "lastProbeTime": now, "lastTransitionTime": now}
-		}
-		j.Object["status"] = map[string]any{
-			"startTime": now, "completionTime": now, "succeeded": int64(1),
-			"conditions": []any{cond("SuccessCriteriaMet"), cond("Complete")},
-		}
-		r.writeStatus(gvrJob, &j)
 	}
 }
 
@@ -341,78 +305,17 @@ func (r *kroRig) fakeGC(ns string) {
 	}
 }
 
-// engRun is a kroscope engine in the test process; every request it sends
-// is counted.
-type engRun struct {
-	*engrun.Run
-	t *testing.T
-	e *engine.Engine // Run.E
-	// writes counts non-read requests, its Lease's included (a kroscope
-	// that takes its Lease beside a running kro writes); reqs counts all.
-	writes atomic.Int64
-	reqs   atomic.Int64
-	// writeLog names the first writes, for the failure message.
-	writeLog atomic.Pointer[[]string]
-}
-
 // startEngine runs a kroscope engine with the rig's admin identity on
-// the rig's namespace; mod adjusts the options.
-func (r *kroRig) startEngine(mod func(*engine.Options)) *engRun {
+// the rig's namespace; mod adjusts the options. Every request it sends is
+// counted (engrun.Counter: its Lease's writes are writes too, a kroscope
+// that takes its Lease beside a running kro writes).
+func (r *kroRig) startEngine(mod func(*engine.Options)) *engrun.Run {
 	r.t.Helper()
-	run := &engRun{t: r.t}
-	empty := []string{}
-	run.writeLog.Store(&empty)
-	run.Run = engrun.Start(r.t, engrun.Config{
-		Rest:            r.env.Config,
-		Wrap:            func(rt http.RoundTripper) http.RoundTripper { return &counter{next: rt, run: run} },
-		Namespace:       r.ns,
-		RequeueInterval: 2 * time.Second,
-		LogLines:        60,
-		LogPrefix:       "kroscope log: ",
-	}, mod)
-	run.e = run.E
-	return run
+	return engrun.Start(r.t, r.engineConfig(60), mod)
 }
 
-// stop ends the engine; a test may stop it before its cleanup does.
-func (run *engRun) stop() { _ = run.Stop() }
-
-// waitFor polls the engine's state until cond holds.
-func (run *engRun) waitFor(timeout time.Duration, what string, cond func(*state.Snapshot) (bool, string)) *state.Snapshot {
-	run.t.Helper()
-	deadline := time.Now().Add(timeout)
-	for {
-		s := run.e.Snapshot()
-		ok, desc := cond(s)
-		if ok {
-			return s
-		}
-		if time.Now().After(deadline) {
-			run.t.Fatalf("timed out after %s waiting for %s:\n%s", timeout, what, desc)
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
-}
-
-type counter struct {
-	next http.RoundTripper
-	run  *engRun
-}
-
-func (c *counter) RoundTrip(req *http.Request) (*http.Response, error) {
-	c.run.reqs.Add(1)
-	switch req.Method {
-	case http.MethodGet, http.MethodHead, http.MethodOptions:
-	default:
-		// Access reviews (the capabilities check) are POSTs that store
-		// nothing: not writes.
-		if !envtest.IsAccessReview(req.URL.Path) {
-			if c.run.writes.Add(1) <= 10 {
-				old := *c.run.writeLog.Load()
-				next := append(append([]string(nil), old...), req.Method+" "+req.URL.Path)
-				c.run.writeLog.Store(&next)
-			}
-		}
-	}
-	return c.next.RoundTrip(req)
+// engineConfig is how the rig's engines run: on its namespace, quick
+// requeues, the last logLines of their log shown when the test fails.
+func (r *kroRig) engineConfig(logLines int) engrun.Config {
+	return engrun.Config{Rest: r.env.Config, Namespace: r.ns, RequeueInterval: 2 * time.Second, LogLines: logLines, LogPrefix: "kroscope log: "}
 }

@@ -11,18 +11,17 @@ import (
 	"testing"
 	"time"
 
-	apiextensionsclient "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/watch"
-	"k8s.io/client-go/dynamic"
 
 	"github.com/kroscope/kroscope/engine"
 	"github.com/kroscope/kroscope/engine/state"
 	"github.com/kroscope/kroscope/reconciler"
 	"github.com/kroscope/kroscope/reconciler/graph"
 	"github.com/kroscope/kroscope/reconciler/metadata"
+	"github.com/kroscope/kroscope/test/engrun"
 	"github.com/kroscope/kroscope/test/envtest"
 	"github.com/kroscope/kroscope/test/krocontroller"
 )
@@ -130,13 +129,8 @@ type child struct {
 // started, for a test that lets kroscope write first.
 func newKroRigStopped(t *testing.T) *kroRig {
 	t.Helper()
-	krocontroller.Require(t)
-	crds := krocontroller.CRDs(t)
-	env := envtest.Start(t)
-	env.InstallCRDs(t, crds...)
-	r := &kroRig{t: t, env: env, dyn: dynamic.NewForConfigOrDie(env.Config), ns: env.Namespace(t)}
-	r.ext = apiextensionsclient.NewForConfigOrDie(env.Config)
-	r.kro = krocontroller.New(t, env.Config, krocontroller.Options{LeaderElectionNamespace: r.ns})
+	r := newKroRigWithout(t)
+	r.kro = krocontroller.New(t, r.env.Config, krocontroller.Options{LeaderElectionNamespace: r.ns})
 	return r
 }
 
@@ -194,7 +188,7 @@ func (r *kroRig) waitActiveFaking(gvr schema.GroupVersionResource, what string, 
 			}
 			if st != reconciler.InstanceStateActive {
 				ok = false
-				fmt.Fprintf(&b, "  %s: state %q ResourcesReady %v\n", n, st, conditionOf(u, "ResourcesReady"))
+				fmt.Fprintf(&b, "  %s: state %q ResourcesReady %v\n", n, st, envtest.Condition(u, "ResourcesReady"))
 				continue
 			}
 			if done != nil {
@@ -207,13 +201,6 @@ func (r *kroRig) waitActiveFaking(gvr schema.GroupVersionResource, what string, 
 		return ok, b.String()
 	})
 	return out
-}
-
-func conditionOf(u *unstructured.Unstructured, typ string) map[string]any {
-	if u == nil {
-		return nil
-	}
-	return condition(u, typ)
 }
 
 // statusWriter is the manager of the newest managedFields entry on the
@@ -339,7 +326,7 @@ func sameChildren(t *testing.T, what string, before, after map[string]child) {
 
 // takeoverEngine starts kroscope as `kroscope --take-over` runs: cluster
 // graphs, its Lease on, kro detection polling quickly.
-func (r *kroRig) takeoverEngine(takeOver bool, identity string) *engRun {
+func (r *kroRig) takeoverEngine(takeOver bool, identity string) *engrun.Run {
 	r.t.Helper()
 	return r.startEngine(func(o *engine.Options) {
 		o.WatchClusterRGDs = true
@@ -402,12 +389,12 @@ func TestTakeOverFromKro(t *testing.T) {
 	// --take-over does not override a kro that is still running.
 	t.Run("KroStillRunning", func(t *testing.T) {
 		run := r.with(t).takeoverEngine(true, "kroscope-early")
-		snap := run.waitFor(time.Minute, "kroscope to see kro", func(s *state.Snapshot) (bool, string) { return s.Mode.Kro != "", describe(s) })
+		snap := run.Until(time.Minute, "kroscope to see kro", func(s *state.Snapshot) (bool, string) { return s.Mode.Kro != "", engrun.Describe(s) })
 		time.Sleep(2 * time.Second)
-		if n := run.writes.Load(); n != 0 || snap.Mode.Reconciling {
-			t.Errorf("kroscope --take-over beside a running kro: mode %+v, %d writes %v", snap.Mode, n, *run.writeLog.Load())
+		if n := run.Writes(); n != 0 || snap.Mode.Reconciling {
+			t.Errorf("kroscope --take-over beside a running kro: mode %+v, %d writes %v", snap.Mode, n, run.FirstWrites())
 		}
-		run.stop()
+		_ = run.Stop()
 	})
 
 	stopped := time.Now()
@@ -419,14 +406,14 @@ func TestTakeOverFromKro(t *testing.T) {
 	t.Logf("kro stopped in %s", time.Since(stopped).Round(time.Millisecond))
 	run := r.takeoverEngine(true, "kroscope-takeover")
 	start = time.Now()
-	run.waitFor(2*time.Minute, "kroscope to reconcile and show every instance ACTIVE", func(s *state.Snapshot) (bool, string) {
+	run.Until(2*time.Minute, "kroscope to reconcile and show every instance ACTIVE", func(s *state.Snapshot) (bool, string) {
 		if !s.Mode.Reconciling {
-			return false, describe(s)
+			return false, engrun.Describe(s)
 		}
 		for _, n := range names {
 			in := s.Instance(state.InstanceKey{Resource: res, Namespace: r.ns, Name: n})
 			if in == nil || in.State != reconciler.InstanceStateActive {
-				return false, describe(s)
+				return false, engrun.Describe(s)
 			}
 		}
 		return true, ""
@@ -439,7 +426,7 @@ func TestTakeOverFromKro(t *testing.T) {
 	t.Logf("kroscope reconciling %s after kro stopped; instances ACTIVE by kroscope after %s", reconciling.Round(time.Millisecond), time.Since(start).Round(time.Millisecond))
 	// The snapshot after kroscope's own ACTIVE reached the cluster (the
 	// first one may still show what kroscope observed while kro ran).
-	snap := run.e.Snapshot()
+	snap := run.E.Snapshot()
 	for _, n := range names {
 		in := snap.Instance(state.InstanceKey{Resource: res, Namespace: r.ns, Name: n})
 		h := instanceHistory(in)
@@ -465,14 +452,14 @@ func TestTakeOverFromKro(t *testing.T) {
 			t.Errorf("%s: finalizers %v", n, f)
 		}
 	}
-	for _, l := range run.e.Snapshot().Logs {
+	for _, l := range run.E.Snapshot().Logs {
 		if strings.Contains(strings.ToLower(l.Message+fmt.Sprint(l.KV)), "conflict") {
 			t.Errorf("kroscope logged a conflict: %s %v", l.Message, l.KV)
 		}
 	}
 	r.poll(time.Minute, "kroscope to write the RGD status", func() (bool, string) {
 		u := r.get(graph.GroupVersionResource, "", rgd.GetName())
-		m := condition(u, "GraphRevisionsResolved")
+		m := envtest.Condition(u, "GraphRevisionsResolved")
 		st, _, _ := unstructured.NestedString(u.Object, "status", "state")
 		return st == "Active" && m != nil && strings.Contains(fmt.Sprint(m["message"]), "kroscope") && statusWriter(u) == metadata.FieldManager,
 			fmt.Sprintf("state %q GraphRevisionsResolved %v, status written by %s", st, m, statusWriter(u))
@@ -494,20 +481,20 @@ func TestTakeOverFromKro(t *testing.T) {
 	if u := r.get(gvr, r.ns, "two"); u == nil || u.GetDeletionTimestamp() != nil {
 		t.Errorf("instance two was deleted too")
 	}
-	t.Logf("kroscope: %d requests, %d writes", run.reqs.Load(), run.writes.Load())
+	t.Logf("kroscope: %d requests, %d writes", run.Requests(), run.Writes())
 
 	// kroscope restarted (a new Pod), kro still gone: it now applies its
 	// instance CRD over kro's at once, and must find nothing breaking in
 	// it. The graph has a required field: a CRD that required spec where
 	// kro's does not was refused here ("spec: newly required") and the
 	// graph left unserved.
-	run.stop()
+	_ = run.Stop()
 	again := r.takeoverEngine(true, "kroscope-restarted")
-	again.waitFor(2*time.Minute, "the restarted kroscope to serve the graph and show instance two ACTIVE", func(s *state.Snapshot) (bool, string) {
+	again.Until(2*time.Minute, "the restarted kroscope to serve the graph and show instance two ACTIVE", func(s *state.Snapshot) (bool, string) {
 		in := s.Instance(state.InstanceKey{Resource: res, Namespace: r.ns, Name: "two"})
-		return s.Mode.Reconciling && in != nil && in.State == reconciler.InstanceStateActive, describe(s)
+		return s.Mode.Reconciling && in != nil && in.State == reconciler.InstanceStateActive, engrun.Describe(s)
 	})
-	for _, g := range again.e.Snapshot().Graphs {
+	for _, g := range again.E.Snapshot().Graphs {
 		if g.Err != "" {
 			t.Errorf("graph %s after the restart: %s", g.Name, g.Err)
 		}
@@ -529,9 +516,9 @@ func TestKroTakesOverFromKroscope(t *testing.T) {
 	// left behind (kro does not release it on SIGTERM) holds kroscope back
 	// until it expires, as on a real cluster.
 	start := time.Now()
-	run.waitFor(2*time.Minute, "kroscope to reconcile and serve the cluster graph", func(s *state.Snapshot) (bool, string) {
+	run.Until(2*time.Minute, "kroscope to reconcile and serve the cluster graph", func(s *state.Snapshot) (bool, string) {
 		g := graphNamed(s, rgd.GetName())
-		return g != nil && g.Served && s.Mode.Reconciling, describe(s)
+		return g != nil && g.Served && s.Mode.Reconciling, engrun.Describe(s)
 	})
 	t.Logf("kroscope reconciling and serving the graph after %s", time.Since(start).Round(time.Millisecond))
 	gvr = schema.GroupVersionResource{Group: graph.Group, Version: "v1alpha1", Resource: "kroscopetakeovers"}
@@ -549,7 +536,7 @@ func TestKroTakesOverFromKroscope(t *testing.T) {
 			t.Fatalf("kroscope made %d children for %s, want %d: %v", len(before[n]), n, takeoverChildCount, sortedKeys(before[n]))
 		}
 	}
-	run.stop()
+	_ = run.Stop()
 
 	r.kro.Start()
 	start = time.Now()
@@ -569,7 +556,7 @@ func TestKroTakesOverFromKroscope(t *testing.T) {
 			t.Errorf("%s: kro's state %q after settling", n, st)
 		}
 		for _, typ := range []string{"InstanceManaged", "GraphResolved", "ResourcesReady", "Ready"} {
-			c := condition(u, typ)
+			c := envtest.Condition(u, typ)
 			if c["status"] != "True" {
 				t.Errorf("%s: kro's %s condition %v", n, typ, c)
 			}

@@ -15,6 +15,7 @@ import (
 
 	"github.com/kroscope/kroscope/reconciler"
 	"github.com/kroscope/kroscope/reconciler/graph"
+	"github.com/kroscope/kroscope/test/envtest"
 	"github.com/kroscope/kroscope/test/krocontroller"
 )
 
@@ -60,7 +61,7 @@ func kroWaiting(t *testing.T, r *kroRig, exs []*example) {
 			continue
 		}
 		waiting++
-		rr, ready := condition(u, "ResourcesReady"), condition(u, "Ready")
+		rr, ready := envtest.Condition(u, "ResourcesReady"), envtest.Condition(u, "Ready")
 		t.Logf("%s waits: state %s, ResourcesReady %v/%v %q", ex.name, st, rr["status"], rr["reason"], rr["message"])
 		// kro v0.9.4 reports a readyWhen that is not yet true as a failed
 		// apply: "resource reconciliation failed: apply results contain
