@@ -45,7 +45,7 @@ func kroWaiting(t *testing.T, r *kroRig, exs []*example) {
 		for _, ex := range exs {
 			u := r.get(ex.gvr, ex.ns, ex.instance)
 			st := kroState(r, ex)
-			msg := fmt.Sprint(condition(u, "ResourcesReady")["message"])
+			msg := fmt.Sprint(envtest.Condition(u, "ResourcesReady")["message"])
 			if st == "" || (st != reconciler.InstanceStateActive && !strings.HasSuffix(msg, "(waiting for readiness)")) {
 				ok = false
 				fmt.Fprintf(&b, "  %s: state %q, %s\n", ex.name, st, msg)

@@ -15,7 +15,7 @@ func TestKroVersion(t *testing.T) {
 	}
 	pinned := strings.TrimSpace(string(b))
 	for _, tt := range []struct {
-		version, dir string
+		version, dir  string
 		want, wantDir string
 	}{
 		{"", "", pinned, filepath.Join(RepoRoot(), "bin", "kro", pinned)},
