@@ -8,6 +8,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/kroscope/kroscope/engine/authority"
 	"github.com/kroscope/kroscope/engine/readonly"
 	"github.com/kroscope/kroscope/engine/state"
 )
@@ -40,11 +41,10 @@ func (e *Engine) Requeue(key state.InstanceKey) error {
 	if _, ok, _ := s.inf.GetIndexer().GetByKey(k); !ok {
 		return fmt.Errorf("instance %s no longer exists", key)
 	}
-	attached, refused := e.userRoute()
-	switch {
-	case refused != "":
-		return fmt.Errorf("not requeueing %s: %s", key, refused)
-	case attached:
+	switch a := e.decision().Requeue; a.Route {
+	case authority.Refused:
+		return fmt.Errorf("not requeueing %s: %s", key, a.Why)
+	case authority.Cluster:
 		// The annotation is a patch of the instance: refused before the
 		// call when this user may not patch these.
 		if err := e.refuse("requeueing", key, func(k state.KindAccess) state.Permission { return k.Requeue }); err != nil {
@@ -92,14 +92,11 @@ func (e *Engine) Delete(ctx context.Context, key state.InstanceKey) error {
 	if err := e.refuse("deleting", key, func(k state.KindAccess) state.Permission { return k.Delete }); err != nil {
 		return err
 	}
-	attached, refused := e.userRoute()
-	switch {
-	case refused != "":
-		return fmt.Errorf("not deleting %s: %s", key, refused)
-	case attached:
+	switch a := e.decision().Delete; a.Route {
+	case authority.Refused:
+		return fmt.Errorf("not deleting %s: %s", key, a.Why)
+	case authority.Cluster:
 		ctx = readonly.UserWrite(ctx) // the user's own action passes the closed gate
-	case !e.gate.Open():
-		return fmt.Errorf("not deleting %s: observing until this kroscope holds the lease", key)
 	}
 	err = e.set.Dynamic().Resource(s.gvr).Namespace(key.Namespace).Delete(ctx, key.Name, metav1.DeleteOptions{})
 	if apierrors.IsNotFound(err) {

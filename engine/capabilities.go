@@ -209,7 +209,7 @@ func (e *Engine) noteAccess(ctx context.Context, w state.Watch, granted bool) {
 // ever: it observes instead, said once in the log and on the header, and
 // the Lease is asked about again with the kinds (recheckLeaseAccess).
 func (e *Engine) checkLeaseAccess(ctx context.Context) {
-	if e.o.Observe || e.o.DisableLease || e.base.Config() == nil || e.base.Kubernetes() == nil {
+	if !e.decision().UsesLease || e.base.Config() == nil {
 		return
 	}
 	e.accessUser(ctx)
@@ -248,9 +248,7 @@ func (e *Engine) leaseAccessDenied(ctx context.Context) (why string, checked boo
 // Deployment and its RBAC are applied together), the engine campaigns as
 // it would have at start, instead of observing until restarted.
 func (e *Engine) recheckLeaseAccess(ctx context.Context) {
-	e.mu.RLock()
-	denied := e.leaseDenied
-	e.mu.RUnlock()
+	denied := e.wr.auth.Facts().LeaseDenied
 	if denied == "" {
 		return
 	}
@@ -263,15 +261,4 @@ func (e *Engine) recheckLeaseAccess(ctx context.Context) {
 		return // denied still, for another verb
 	}
 	e.log.Info("lease access granted: campaigning", "lease", e.o.LeaseNamespace+"/"+e.o.LeaseName)
-	e.campaign()
-}
-
-// setLeaseDenied records why this user may not take the Lease ("" once
-// it may): the engine's campaign decision, the header and the mode.
-func (e *Engine) setLeaseDenied(why string) {
-	e.mu.Lock()
-	e.leaseDenied = why
-	e.mu.Unlock()
-	e.store.SetLeaseDenied(why)
-	e.store.SetMode(e.mode())
 }

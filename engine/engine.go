@@ -27,6 +27,7 @@ import (
 	"k8s.io/client-go/transport"
 	"k8s.io/client-go/util/workqueue"
 
+	"github.com/kroscope/kroscope/engine/authority"
 	"github.com/kroscope/kroscope/engine/krodetect"
 	"github.com/kroscope/kroscope/engine/lease"
 	"github.com/kroscope/kroscope/engine/logsink"
@@ -153,7 +154,6 @@ type Engine struct {
 	o     Options
 	store *state.Store
 	log   logr.Logger
-	gate  *readonly.Gate
 	set   *client.Set // writes go through gate
 	base  *client.Set // the caller's set, for the lease only
 
@@ -167,32 +167,17 @@ type Engine struct {
 	// OpenAPI, shared so graphs over the same kinds fetch it once.
 	schemas *graph.CachedSchemaResolver
 
-	mu      sync.RWMutex
-	served  map[schema.GroupVersionResource]*served
-	byRes   map[string]*served // "plural.group" → served
-	runs    map[string]*graphRun
-	holder  string
-	leading bool
-	// following: CampaignIfFree found the Lease held by another live
-	// kroscope, so this engine follows it instead of campaigning;
-	// holderExpired is the followed holder's renewal overdue.
-	following     bool
-	holderExpired bool
-	// kro is why kroscope may not write beside kro's controller, the line
-	// the header shows ("" when it may);
-	// detector collects the evidence (nil without a real cluster).
-	kro         string
-	kroMu       sync.Mutex // see refreshKro
-	detector    *krodetect.Detector
-	leaseCancel context.CancelFunc // the running lease campaign, or nil
-	// leaseDone is closed when the last campaign started has returned,
-	// its lease released: shutdown waits for it, or the process would exit
-	// still holding the lease and the next holder wait out its duration.
-	leaseDone chan struct{}
-	// leaseDenied says why this user may not take the Lease ("" when it
-	// may, or it was not checked): no campaign is run then.
-	leaseDenied string
-	kroView     kroView
+	mu     sync.RWMutex
+	served map[schema.GroupVersionResource]*served
+	byRes  map[string]*served // "plural.group" → served
+	runs   map[string]*graphRun
+	// wr holds the write authority's facts and acts on its decisions.
+	wr *writer
+	// kroMu orders kro verdicts (see refreshKro); detector collects the
+	// evidence (nil without a real cluster).
+	kroMu    sync.Mutex
+	detector *krodetect.Detector
+	kroView  kroView
 
 	busy       atomic.Int64
 	reconciles atomic.Int64
@@ -261,10 +246,9 @@ func New(o Options) (*Engine, error) {
 	e.reader = &reader{e: e, cache: objcache.New()}
 	// Logs go to the caller's sink and to the state's log pane.
 	e.log = logsink.Tee(o.Log, logsink.New(logsink.Options{Store: e.store}))
-	// Writes are allowed only while this process may write: never with
-	// --observe, only while holding the lease otherwise.
-	e.gate = readonly.NewGate(!o.Observe && o.DisableLease)
-	set, err := gatedSet(o.ClientSet, e.gate, &e.apiErrors, e.noteCall)
+	// Writes are allowed only while the write authority says so.
+	e.wr = newWriter(o, o.ClientSet.Kubernetes() != nil)
+	set, err := gatedSet(o.ClientSet, e.wr.gate, &e.apiErrors, e.noteCall)
 	if err != nil {
 		return nil, err
 	}
@@ -282,7 +266,7 @@ func New(o Options) (*Engine, error) {
 		workqueue.TypedRateLimitingQueueConfig[item]{Name: "kroscope"},
 	)
 	e.store.SetCluster(o.Cluster)
-	e.store.SetMode(e.mode())
+	e.store.SetMode(e.decision().Mode)
 	e.store.SetEngine(state.Engine{Workers: o.Workers})
 	e.store.SetStartup(state.Startup{Phase: "starting"})
 	return e, nil
@@ -360,21 +344,6 @@ func (e *Engine) Subscribe() (<-chan struct{}, func()) { return e.store.Subscrib
 // Log returns the engine's logger (it also feeds the state's log pane).
 func (e *Engine) Log() logr.Logger { return e.log }
 
-func (e *Engine) mode() state.Mode {
-	e.mu.RLock()
-	defer e.mu.RUnlock()
-	holder := e.holder
-	if e.o.DisableLease && !e.o.Observe {
-		holder = e.o.Identity
-	}
-	m := state.Mode{Reconciling: e.gate.Open(), Forced: e.o.Observe, Identity: e.o.Identity, Holder: holder, TakeOver: e.o.TakeOver}
-	m.Kro = e.kro
-	m.Attached = e.attachedLocked()
-	m.HolderExpired = e.following && e.holderExpired
-	m.RequeueNote = e.requeueNoteLocked()
-	return m
-}
-
 // Run starts everything and blocks until ctx is done, then shuts down:
 // in-flight reconciles get ShutdownGrace to finish, informers stop. It
 // returns an error only when the engine cannot run at all (also recorded as
@@ -450,11 +419,11 @@ func (e *Engine) Run(ctx context.Context) error {
 	// kro's controller: checked before anything is written, then watched.
 	e.startKroDetection(ctx, clusterRGDs)
 	e.decideCampaign(ctx)
-	if !e.o.Observe && !e.o.DisableLease && e.base.Kubernetes() == nil {
+	if e.decision().NoLeaseClient {
 		e.log.Info("no typed client for the lease: observing")
 	}
 	e.checkLeaseAccess(ctx)
-	e.campaign()
+	e.update(func(f *authority.Facts) { f.Running = true })
 	go e.recheckDeniedAccess(ctx)
 	if clusterRGDs {
 		go e.watchGraphRevisions(ctx)
@@ -507,7 +476,7 @@ func (e *Engine) Run(ctx context.Context) error {
 		}
 	}
 	e.store.SetStartup(state.Startup{Done: true, Phase: "running", Step: len(initial), Total: len(initial)})
-	e.log.Info("engine running", "graphs", len(initial), "workers", e.o.Workers, "mode", modeWord(e.mode()))
+	e.log.Info("engine running", "graphs", len(initial), "workers", e.o.Workers, "mode", authority.Word(e.decision().Mode))
 
 	<-ctx.Done()
 	e.shutdown(stopWork, &workers)
@@ -542,14 +511,7 @@ func (e *Engine) shutdown(stopWork context.CancelFunc, workers *sync.WaitGroup) 
 	}
 	// The lease goes only once no worker writes any more, so the next
 	// holder never writes beside one of ours.
-	e.mu.Lock()
-	if e.leaseCancel != nil {
-		e.leaseCancel()
-		e.leaseCancel = nil
-	}
-	leaseDone := e.leaseDone
-	e.mu.Unlock()
-	if leaseDone != nil {
+	if leaseDone := e.releaseLease(); leaseDone != nil {
 		wait("the lease's release", func() { <-leaseDone })
 	}
 	wait("graphs", e.stopAll)
@@ -567,22 +529,6 @@ func (e *Engine) inFlight() []string {
 	return out
 }
 
-func modeWord(m state.Mode) string {
-	switch {
-	case m.Forced:
-		return "observe (--observe)"
-	case m.Kro != "":
-		return "observe (kro may be reconciling this cluster)"
-	case m.Reconciling:
-		return "reconcile"
-	case m.Attached && m.Holder == "":
-		return "attached (lease holder unknown)"
-	case m.Attached:
-		return "attached to " + m.Holder
-	}
-	return "observe (lease held elsewhere)"
-}
-
 // fatal records an error that stops the engine and returns it.
 func (e *Engine) fatal(title string, cause error, hint string) error {
 	e.store.SetFatal(&state.Fatal{Title: title, Cause: cause.Error(), Hint: hint})
@@ -596,48 +542,6 @@ func (e *Engine) servedGraphs() []*served {
 	e.mu.RLock()
 	defer e.mu.RUnlock()
 	return slices.Collect(maps.Values(e.served))
-}
-
-func (e *Engine) setHolder(id string) {
-	e.mu.Lock()
-	e.holder = id
-	e.mu.Unlock()
-	e.store.SetMode(e.mode())
-}
-
-// setLeading records whether this process holds the lease.
-func (e *Engine) setLeading(on bool) {
-	e.mu.Lock()
-	e.leading = on
-	if on {
-		e.holder = e.o.Identity
-	}
-	e.mu.Unlock()
-	e.applyGate()
-}
-
-// applyGate opens the write gate when this process may write (not
-// --observe, holding the lease or needing none, kro not active) and closes
-// it otherwise; on a change every controller switches between reconciling
-// and observing and its instances are re-checked at once.
-func (e *Engine) applyGate() {
-	e.mu.Lock()
-	open := !e.o.Observe && (e.o.DisableLease || e.leading) && e.kro == ""
-	changed := e.gate.Open() != open
-	e.gate.Set(open)
-	all := slices.Collect(maps.Values(e.served))
-	e.mu.Unlock()
-	e.store.SetMode(e.mode())
-	if !changed {
-		return
-	}
-	for _, s := range all {
-		s.setObserve(!open)
-		e.enqueueAll(s)
-	}
-	if open && e.ctx != nil {
-		go e.syncAllRGDStatus(e.ctx)
-	}
 }
 
 // recovered runs when the API server is reachable again: instances that

@@ -317,7 +317,7 @@ func (e *Engine) runGraph(ctx context.Context, r *graphRun, rgd *graph.ResourceG
 // blocked (it rejected it, say), kro's own reason is the one that counts,
 // not the CRD's absence.
 func (e *Engine) crdWaitReason(graph string, err error) string {
-	if e.gate.Open() {
+	if e.wr.gate.Open() {
 		return err.Error()
 	}
 	if k := e.store.KroOf(graph); k != nil && k.Blocked != "" {
@@ -338,7 +338,7 @@ func (s *served) start(ctx context.Context) error {
 			observe(o)
 		}
 	})
-	s.setObserve(!e.gate.Open())
+	s.setObserve(!e.wr.gate.Open())
 
 	// Children (by kroscope's instance label), external references (by
 	// name) and external collections (by their label selector).

@@ -14,7 +14,6 @@ import (
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/kroscope/kroscope/engine/krodetect"
-	"github.com/kroscope/kroscope/engine/lease"
 	"github.com/kroscope/kroscope/engine/state"
 	"github.com/kroscope/kroscope/reconciler/graph"
 	"github.com/kroscope/kroscope/reconciler/metadata"
@@ -124,10 +123,7 @@ func (e *Engine) refreshKro(d *krodetect.Detector) {
 	e.kroMu.Lock()
 	v := d.Verdict()
 	line := v.Line(e.o.TakeOver)
-	e.mu.Lock()
-	was := e.kro
-	e.kro = line
-	e.mu.Unlock()
+	was := e.setKro(v) // the gate, the campaign and the header follow
 	e.kroMu.Unlock()
 	switch {
 	case line == was:
@@ -137,44 +133,7 @@ func (e *Engine) refreshKro(d *krodetect.Detector) {
 	default:
 		e.log.Info(v.Changed(), "was", was)
 	}
-	e.applyGate()
-	e.campaign()
 	e.refreshKroViews()
-}
-
-// campaign runs the lease election while this process may write, and stops
-// it (releasing the lease) while kro is active: with kro running, kroscope
-// does not even write its Lease.
-func (e *Engine) campaign() {
-	kube := e.base.Kubernetes()
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	want := !e.o.Observe && !e.o.DisableLease && kube != nil && e.kro == "" && !e.following && e.leaseDenied == "" && e.ctx != nil && e.ctx.Err() == nil
-	switch {
-	case want && e.leaseCancel == nil:
-		// Not ended by the engine's context: shutdown ends it once the
-		// workers have stopped (see shutdown).
-		ctx, cancel := context.WithCancel(context.WithoutCancel(e.ctx))
-		e.leaseCancel = cancel
-		done := make(chan struct{})
-		e.leaseDone = done
-		go func() {
-			defer close(done)
-			err := lease.Run(ctx, lease.Config{
-				Client: kube, Namespace: e.o.LeaseNamespace, Name: e.o.LeaseName, Identity: e.o.Identity,
-				LeaseDuration: e.o.LeaseDuration, Log: e.log,
-				OnStarted: func() { e.setLeading(true) },
-				OnStopped: func() { e.setLeading(false) },
-				OnHolder:  e.setHolder,
-			})
-			if err != nil {
-				e.log.Error(err, "lease")
-			}
-		}()
-	case !want && e.leaseCancel != nil:
-		e.leaseCancel()
-		e.leaseCancel = nil
-	}
 }
 
 // kroView is what kro reports per graph: the RGD objects as last seen and
@@ -393,7 +352,7 @@ const kroFinalizer = krodetect.Finalizer
 // stopping the graph's controller, and without kro the RGD would never go
 // away. Like kro by default, the instance CRD is kept.
 func (e *Engine) releaseKroFinalizer(u *unstructured.Unstructured) {
-	if u.GetDeletionTimestamp() == nil || !e.gate.Open() || e.ctx == nil {
+	if u.GetDeletionTimestamp() == nil || !e.wr.gate.Open() || e.ctx == nil {
 		return
 	}
 	for i, f := range u.GetFinalizers() {

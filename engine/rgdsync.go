@@ -26,7 +26,7 @@ func (e *Engine) setOutcome(ctx context.Context, r *graphRun, fn func(*rgdstatus
 // when it differs from what the RGD carries: a graph that is served and
 // unchanged costs one read and no write. File graphs have no object to write.
 func (e *Engine) syncRGDStatus(ctx context.Context, r *graphRun) {
-	if !r.cluster || !e.gate.Open() || ctx.Err() != nil {
+	if !r.cluster || !e.wr.gate.Open() || ctx.Err() != nil {
 		return
 	}
 	r.syncMu.Lock()
@@ -52,7 +52,7 @@ func (e *Engine) syncRGDStatus(ctx context.Context, r *graphRun) {
 		return
 	}
 	if _, err := rgds.Patch(ctx, r.name, types.MergePatchType, patch, metav1.PatchOptions{FieldManager: metadata.FieldManager}, "status"); err != nil {
-		if ctx.Err() == nil && e.gate.Open() {
+		if ctx.Err() == nil && e.wr.gate.Open() {
 			e.log.Error(err, "writing the ResourceGraphDefinition status", "graph", r.name)
 		}
 		return
