@@ -7,6 +7,7 @@ import (
 
 	"github.com/kroscope/kroscope/engine/objcache"
 	"github.com/kroscope/kroscope/engine/packed"
+	"github.com/kroscope/kroscope/engine/slim"
 	"github.com/kroscope/kroscope/engine/watch"
 	"github.com/kroscope/kroscope/reconciler/graph"
 	"github.com/kroscope/kroscope/reconciler/metadata"
@@ -163,24 +164,8 @@ func (r *reader) kept(res *graph.Resource, obj *unstructured.Unstructured) packe
 			return c
 		}
 	}
-	view := obj.Object
-	if md, ok := obj.Object["metadata"].(map[string]any); ok {
-		if _, has := md["managedFields"]; has {
-			// A shallow copy without them: obj is the reconcile's, and
-			// what is encoded here is the state's own.
-			view = make(map[string]any, len(obj.Object))
-			for k, v := range obj.Object {
-				view[k] = v
-			}
-			m := make(map[string]any, len(md))
-			for k, v := range md {
-				if k != "managedFields" {
-					m[k] = v
-				}
-			}
-			view["metadata"] = m
-		}
-	}
+	// obj is the reconcile's; what is encoded here is the state's own.
+	view := slim.WithoutManagedFields(obj.Object)
 	p, err := packed.Pack(view)
 	if err != nil {
 		return packed.Object{}

@@ -21,6 +21,7 @@ import (
 
 	"github.com/kroscope/kroscope/engine"
 	"github.com/kroscope/kroscope/engine/state"
+	"github.com/kroscope/kroscope/headless"
 	"github.com/kroscope/kroscope/reconciler"
 	"github.com/kroscope/kroscope/reconciler/client"
 	"github.com/kroscope/kroscope/reconciler/metadata"
@@ -161,7 +162,7 @@ func TestEngineHelperProcess(t *testing.T) {
 	// SIGTERM ends it as it ends `kroscope run`; SIGKILL, as it comes.
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM)
 	defer stop()
-	_ = engine.RunHeadless(ctx, e, os.Stdout, engine.HeadlessOptions{})
+	_ = headless.Run(ctx, e, os.Stdout, headless.Options{})
 }
 
 // startChild runs the engine in a child process.

@@ -15,6 +15,7 @@ import (
 
 	"github.com/kroscope/kroscope/engine"
 	"github.com/kroscope/kroscope/engine/state"
+	"github.com/kroscope/kroscope/headless"
 	"github.com/kroscope/kroscope/reconciler"
 	"github.com/kroscope/kroscope/reconciler/client"
 	"github.com/kroscope/kroscope/test/graphs"
@@ -45,7 +46,7 @@ spec:
 
 // headless runs RunHeadless on a fresh engine for the rig and returns its
 // output and error.
-func (r *engRig) headless(t *testing.T, rgd string, h engine.HeadlessOptions, during func(*engine.Engine)) (string, error) {
+func (r *engRig) headless(t *testing.T, rgd string, h headless.Options, during func(*engine.Engine)) (string, error) {
 	t.Helper()
 	set, err := client.NewSet(r.cfg)
 	if err != nil {
@@ -59,7 +60,7 @@ func (r *engRig) headless(t *testing.T, rgd string, h engine.HeadlessOptions, du
 	done := make(chan error, 1)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	go func() { done <- engine.RunHeadless(ctx, e, &out, h) }()
+	go func() { done <- headless.Run(ctx, e, &out, h) }()
 	if during != nil {
 		during(e)
 	}
@@ -84,7 +85,7 @@ func waitGraph(t *testing.T, e *engine.Engine, name string) state.Graph {
 }
 
 func exitCode(err error) int {
-	var ee *engine.ExitError
+	var ee *headless.ExitError
 	if errors.As(err, &ee) {
 		return ee.ExitCode()
 	}
@@ -100,7 +101,7 @@ func TestEngineHeadlessExitCodes(t *testing.T) {
 	r := newEngRig(t)
 	good := r.writeFile("good.yaml", graphs.Chain("enghlgood", "EngHlGood"))
 	var goodGVR schema.GroupVersionResource
-	out, err := r.headless(t, good, engine.HeadlessOptions{ExitWhen: "active", Timeout: 2 * time.Minute}, func(e *engine.Engine) {
+	out, err := r.headless(t, good, headless.Options{ExitWhen: "active", Timeout: 2 * time.Minute}, func(e *engine.Engine) {
 		g := waitGraph(t, e, "enghlgood")
 		gvr := gvrOfGraph(t, g)
 		goodGVR = gvr
@@ -116,7 +117,7 @@ func TestEngineHeadlessExitCodes(t *testing.T) {
 	}
 
 	bad := r.writeFile("bad.yaml", failingRGD)
-	out, err = r.headless(t, bad, engine.HeadlessOptions{ExitWhen: "active", Timeout: 2 * time.Minute}, func(e *engine.Engine) {
+	out, err = r.headless(t, bad, headless.Options{ExitWhen: "active", Timeout: 2 * time.Minute}, func(e *engine.Engine) {
 		g := waitGraph(t, e, "enghlfail")
 		r.createInstance(gvrOfGraph(t, g), "EngHlFail", "bad", nil)
 	})
@@ -126,11 +127,11 @@ func TestEngineHeadlessExitCodes(t *testing.T) {
 	}
 
 	// Idle: exit 0 when everything is converged, 1 when an instance FAILED.
-	_, err = r.headless(t, good, engine.HeadlessOptions{ExitWhen: "idle", Timeout: 2 * time.Minute}, nil)
+	_, err = r.headless(t, good, headless.Options{ExitWhen: "idle", Timeout: 2 * time.Minute}, nil)
 	if exitCode(err) != 0 {
 		t.Fatalf("exit-when idle with converged instances: %v", err)
 	}
-	out, err = r.headless(t, bad, engine.HeadlessOptions{ExitWhen: "idle", Timeout: 2 * time.Minute}, nil)
+	out, err = r.headless(t, bad, headless.Options{ExitWhen: "idle", Timeout: 2 * time.Minute}, nil)
 	if exitCode(err) != 1 || !strings.Contains(err.Error(), "bad is FAILED") {
 		t.Fatalf("exit-when idle with a FAILED instance: exit %d (%v)\n%s", exitCode(err), err, out)
 	}
@@ -140,7 +141,7 @@ func TestEngineHeadlessExitCodes(t *testing.T) {
 	// the engine starts.)
 	r.applyYAML(gvrCM, r.ns, "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: three-a\n")
 	r.createInstance(goodGVR, "EngHlGood", "three", nil)
-	_, err = r.headless(t, good, engine.HeadlessOptions{ExitWhen: "active", Timeout: 5 * time.Second}, nil)
+	_, err = r.headless(t, good, headless.Options{ExitWhen: "active", Timeout: 5 * time.Second}, nil)
 	if exitCode(err) != 2 || !strings.Contains(err.Error(), "timed out") {
 		t.Fatalf("exit-when active that cannot happen: exit %d (%v)", exitCode(err), err)
 	}

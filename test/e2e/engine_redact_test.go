@@ -18,6 +18,7 @@ import (
 	"github.com/kroscope/kroscope/engine/logsink"
 	"github.com/kroscope/kroscope/engine/packed"
 	"github.com/kroscope/kroscope/engine/state"
+	"github.com/kroscope/kroscope/headless"
 	"github.com/kroscope/kroscope/reconciler/client"
 )
 
@@ -166,7 +167,7 @@ func TestSecretValueShapesLeakNowhere(t *testing.T) {
 	runCtx, cancel := context.WithTimeout(ctx, 4*time.Minute)
 	defer cancel()
 	go func() {
-		done <- engine.RunHeadless(runCtx, e, &syncWriter{w: &out}, engine.HeadlessOptions{Output: "json"})
+		done <- headless.Run(runCtx, e, &syncWriter{w: &out}, headless.Options{Output: "json"})
 	}()
 	gvrs := map[string]schema.GroupVersionResource{}
 	for _, s := range secretShapes {

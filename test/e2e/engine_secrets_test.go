@@ -21,6 +21,7 @@ import (
 
 	"github.com/kroscope/kroscope/engine"
 	"github.com/kroscope/kroscope/engine/logsink"
+	"github.com/kroscope/kroscope/headless"
 	"github.com/kroscope/kroscope/reconciler/client"
 	"github.com/kroscope/kroscope/tui"
 )
@@ -106,7 +107,7 @@ func TestPlantedSecretTokenLeaksNowhere(t *testing.T) {
 	runCtx, cancel := context.WithTimeout(ctx, 3*time.Minute)
 	defer cancel()
 	go func() {
-		done <- engine.RunHeadless(runCtx, e, &syncWriter{w: &out}, engine.HeadlessOptions{Output: "json"})
+		done <- headless.Run(runCtx, e, &syncWriter{w: &out}, headless.Options{Output: "json"})
 	}()
 	gvr := gvrOfGraph(t, waitGraph(t, e, "engplant"))
 	r.createInstance(gvr, "EngPlant", "one", nil)

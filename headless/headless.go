@@ -1,4 +1,8 @@
-package engine
+// Package headless is kroscope's second front end beside tui: the text
+// and JSON printer of `kroscope run` and `kroscope demo --headless`. Like
+// the TUI it reads only engine/state, through the engine's snapshots and
+// change notifications.
+package headless
 
 import (
 	"context"
@@ -13,8 +17,15 @@ import (
 	"github.com/kroscope/kroscope/reconciler"
 )
 
-// HeadlessOptions configure RunHeadless.
-type HeadlessOptions struct {
+// Engine is what the printer needs of the engine (engine.Engine).
+type Engine interface {
+	Run(ctx context.Context) error
+	Snapshot() *state.Snapshot
+	Subscribe() (<-chan struct{}, func())
+}
+
+// Options configure Run.
+type Options struct {
 	// Output is "text" (default) or "json" (one object per line).
 	Output string
 	// ExitWhen is "" (run until interrupted), "active" (every instance
@@ -28,7 +39,7 @@ type HeadlessOptions struct {
 	IdleFor time.Duration
 }
 
-// ExitError is RunHeadless's failure; ExitCode is the process exit status
+// ExitError is Run's failure; ExitCode is the process exit status
 // (1: an instance ended in ERROR/FAILED or the engine could not run, 2: timeout).
 type ExitError struct {
 	Code int
@@ -40,11 +51,11 @@ func (e *ExitError) Error() string { return e.Msg }
 // ExitCode returns the process exit status.
 func (e *ExitError) ExitCode() int { return e.Code }
 
-// RunHeadless runs e and writes one line per instance state transition (and
+// Run runs e and writes one line per instance state transition (and
 // per graph error) to w, until ctx is done or the exit condition holds. It
 // returns an *ExitError when an instance ends in ERROR or FAILED, on timeout,
 // or when the engine cannot run.
-func RunHeadless(ctx context.Context, e *Engine, w io.Writer, o HeadlessOptions) error {
+func Run(ctx context.Context, e Engine, w io.Writer, o Options) error {
 	switch o.Output {
 	case "", "text", "json":
 	default:
