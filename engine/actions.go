@@ -103,7 +103,7 @@ func (e *Engine) Delete(ctx context.Context, key state.InstanceKey) error {
 		return fmt.Errorf("instance %s no longer exists", key)
 	}
 	if err != nil {
-		e.recheckAfterForbidden(s, err)
+		e.recheckAfterForbidden(ctx, s, err)
 		return fmt.Errorf("deleting %s: %w", key, err)
 	}
 	return nil

@@ -36,17 +36,14 @@ const KroRequeueNote = authority.KroRequeueNote
 // touchRequeue writes RequeueAnnotation on the instance: a metadata-only
 // merge patch, the one write an attached requeue makes.
 func (e *Engine) touchRequeue(s *served, key state.InstanceKey) error {
-	base := e.ctx
-	if base == nil {
-		base = context.Background()
-	}
-	ctx, cancel := context.WithTimeout(readonly.UserWrite(base), userWriteTimeout)
+	// The user's own action, bounded on its own: Requeue has no context.
+	ctx, cancel := context.WithTimeout(readonly.UserWrite(context.Background()), userWriteTimeout)
 	defer cancel()
 	body := fmt.Sprintf(`{"metadata":{"annotations":{%q:%q}}}`, RequeueAnnotation, time.Now().UTC().Format(time.RFC3339Nano))
 	_, err := e.set.Dynamic().Resource(s.gvr).Namespace(key.Namespace).Patch(ctx, key.Name, types.MergePatchType, []byte(body),
 		metav1.PatchOptions{FieldManager: RequeueFieldManager})
 	if err != nil {
-		e.recheckAfterForbidden(s, err)
+		e.recheckAfterForbidden(ctx, s, err)
 		return fmt.Errorf("writing the %s annotation on %s: %w", RequeueAnnotation, key, err)
 	}
 	return nil

@@ -131,16 +131,21 @@ func (e *Engine) recheckDeniedAccess(ctx context.Context) {
 // recheckAfterForbidden re-checks s's kind, in the background, when the
 // API server refused one of the user's actions on it: the permission the
 // capabilities promised was revoked, and the keys should say so now.
-func (e *Engine) recheckAfterForbidden(s *served, err error) {
+// It outlives the action (ctx's values, not its end), bounded by
+// accessRecheckTimeout.
+func (e *Engine) recheckAfterForbidden(ctx context.Context, s *served, err error) {
 	if !apierrors.IsForbidden(err) {
 		return
 	}
-	ctx := e.ctx
-	if ctx == nil {
-		ctx = context.Background()
-	}
-	go e.checkAccess(ctx, s.gvr, s.graph.Instance.Namespaced)
+	go func() {
+		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), accessRecheckTimeout)
+		defer cancel()
+		e.checkAccess(ctx, s.gvr, s.graph.Instance.Namespaced)
+	}()
 }
+
+// accessRecheckTimeout bounds a re-check after a refusal.
+const accessRecheckTimeout = 30 * time.Second
 
 // accessUser records who this user is (SelfSubjectReview), once; a server
 // that cannot say leaves it blank.

@@ -73,7 +73,7 @@ func (e *Engine) ApplyInstanceEdit(ctx context.Context, key state.InstanceKey, d
 		return err
 	}
 	_, err = e.set.Dynamic().Resource(s.gvr).Namespace(key.Namespace).Update(ctx, u, metav1.UpdateOptions{FieldManager: metadata.FieldManager})
-	e.recheckAfterForbidden(s, err)
+	e.recheckAfterForbidden(ctx, s, err)
 	if apierrors.IsConflict(err) {
 		return fmt.Errorf("the instance changed since the editor opened it (reopen to see the new version): %w", err)
 	}

@@ -22,6 +22,7 @@ import (
 	"github.com/go-logr/logr"
 	"golang.org/x/time/rate"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/rand"
 	"k8s.io/client-go/transport"
@@ -162,7 +163,6 @@ type Engine struct {
 	group   *watch.Group
 	watches *watch.Manager
 	reader  *reader
-	ctx     context.Context // set by Run
 	// schemas types every graph's resources from the API server's
 	// OpenAPI, shared so graphs over the same kinds fetch it once.
 	schemas *graph.CachedSchemaResolver
@@ -347,14 +347,39 @@ func (e *Engine) Log() logr.Logger { return e.log }
 // Run starts everything and blocks until ctx is done, then shuts down:
 // in-flight reconciles get ShutdownGrace to finish, informers stop. It
 // returns an error only when the engine cannot run at all (also recorded as
-// the state's Fatal).
+// the state's Fatal). Each step is a method below, in the order run.
 func (e *Engine) Run(ctx context.Context) error {
 	if !e.running.CompareAndSwap(false, true) {
 		return errors.New("engine: Run called twice")
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	e.ctx = ctx
+	e.startWatches(ctx)
+	if err := e.serveEndpoints(ctx); err != nil {
+		return err
+	}
+	clusterRGDs, err := e.connect(ctx)
+	if err != nil {
+		return err
+	}
+	// Workers start now so instances of the first graphs are reconciled
+	// while later graphs are still starting.
+	stopWork, workers := e.startWorkers(ctx)
+	defer stopWork()
+	e.decideWriter(ctx, clusterRGDs)
+	initial, err := e.loadGraphs(ctx, clusterRGDs)
+	if err != nil {
+		return err
+	}
+	e.awaitGraphs(ctx, initial)
+	<-ctx.Done()
+	e.shutdown(stopWork, workers)
+	return nil
+}
+
+// startWatches sets up the shared watches (children, external objects)
+// and, with a real API server, the probe that notices it coming back.
+func (e *Engine) startWatches(ctx context.Context) {
 	e.group = watch.NewGroup(e.store)
 	e.group.OnAccess(func(w state.Watch, granted bool) { e.noteAccess(ctx, w, granted) })
 	e.watches = watch.NewManager(ctx, e.set.Metadata(), e.group, e.routeWatchEvent)
@@ -363,7 +388,11 @@ func (e *Engine) Run(ctx context.Context) error {
 			return d.RESTClient().Get().AbsPath("/readyz").Do(ctx).Error()
 		}, e.recovered)
 	}
+}
 
+// serveEndpoints starts /metrics and the health probes when asked for,
+// and the counters loop (also the heartbeat, so it runs from the start).
+func (e *Engine) serveEndpoints(ctx context.Context) error {
 	if e.o.MetricsBindAddress != "" && e.o.MetricsBindAddress != "0" {
 		addr, err := metrics.Serve(ctx, e.o.MetricsBindAddress)
 		if err != nil {
@@ -372,7 +401,7 @@ func (e *Engine) Run(ctx context.Context) error {
 		e.log.Info("serving metrics", "address", addr.String())
 	}
 	e.startHealth(time.Now())
-	go e.counters(ctx) // also the heartbeat, so it runs from the start
+	go e.counters(ctx)
 	if e.o.HealthProbeBindAddress != "" && e.o.HealthProbeBindAddress != "0" {
 		addr, err := probes.Serve(ctx, e.o.HealthProbeBindAddress, func() error { return e.Healthy(time.Now()) }, e.Ready)
 		if err != nil {
@@ -380,94 +409,126 @@ func (e *Engine) Run(ctx context.Context) error {
 		}
 		e.log.Info("serving health probes", "address", addr.String())
 	}
+	return nil
+}
 
+// connect asks the API server for its version (a clear error when it
+// cannot be reached or refuses the credentials) and whether it serves
+// kro's ResourceGraphDefinitions.
+func (e *Engine) connect(ctx context.Context) (clusterRGDs bool, err error) {
 	e.store.SetStartup(state.Startup{Phase: "connecting"})
-	clusterRGDs := false
-	if d := e.set.Discovery(); d != nil {
-		if _, err := d.ServerVersion(); err != nil {
-			switch {
-			case apierrors.IsUnauthorized(err):
-				return e.fatal("the API server rejected the credentials", err, "log in again or refresh the kubeconfig's token or certificate")
-			case apierrors.IsForbidden(err):
-				return e.fatal("forbidden by the API server", err, "this user needs read access to the cluster (and write access to reconcile)")
-			}
-			return e.fatal("cannot reach the API server", err, "check --kubeconfig and --context, and that the cluster is running")
-		}
-		if e.o.WatchClusterRGDs {
-			ok, err := source.ClusterHasRGDs(d)
-			if err != nil {
-				e.log.Error(err, "cannot tell whether the cluster has ResourceGraphDefinitions; not watching them")
-			}
-			clusterRGDs = ok
-		}
+	d := e.set.Discovery()
+	if d == nil {
+		return false, nil
 	}
+	if _, err := d.ServerVersion(); err != nil {
+		switch {
+		case apierrors.IsUnauthorized(err):
+			return false, e.fatal("the API server rejected the credentials", err, "log in again or refresh the kubeconfig's token or certificate")
+		case apierrors.IsForbidden(err):
+			return false, e.fatal("forbidden by the API server", err, "this user needs read access to the cluster (and write access to reconcile)")
+		}
+		return false, e.fatal("cannot reach the API server", err, "check --kubeconfig and --context, and that the cluster is running")
+	}
+	if !e.o.WatchClusterRGDs {
+		return false, nil
+	}
+	ok, err := source.ClusterHasRGDs(d)
+	if err != nil {
+		e.log.Error(err, "cannot tell whether the cluster has ResourceGraphDefinitions; not watching them")
+	}
+	return ok, nil
+}
 
-	// Workers start now so instances of the first graphs are reconciled
-	// while later graphs are still starting.
-	workCtx, stopWork := context.WithCancel(context.WithoutCancel(ctx))
-	defer stopWork()
-	var workers sync.WaitGroup
+// startWorkers starts Options.Workers workers; stop cancels their
+// context (not ctx's: shutdown gives them a grace), workers waits for them.
+func (e *Engine) startWorkers(ctx context.Context) (stop context.CancelFunc, workers *sync.WaitGroup) {
+	workCtx, stop := context.WithCancel(context.WithoutCancel(ctx))
+	workers = &sync.WaitGroup{}
 	for range e.o.Workers {
-		workers.Add(1)
-		go func() {
-			defer workers.Done()
+		workers.Go(func() {
 			for e.processNext(workCtx) {
 			}
-		}()
+		})
 	}
+	return stop, workers
+}
 
-	// kro's controller: checked before anything is written, then watched.
+// decideWriter gathers the facts the write authority needs before
+// anything is written: kro's controller (checked, then watched), a Lease
+// held by another kroscope, this user's access to the Lease; then the
+// engine may campaign.
+func (e *Engine) decideWriter(ctx context.Context, clusterRGDs bool) {
 	e.startKroDetection(ctx, clusterRGDs)
 	e.decideCampaign(ctx)
 	if e.decision().NoLeaseClient {
 		e.log.Info("no typed client for the lease: observing")
 	}
 	e.checkLeaseAccess(ctx)
+	go e.syncWhenWriting(ctx)
 	e.update(func(f *authority.Facts) { f.Running = true })
 	go e.recheckDeniedAccess(ctx)
 	if clusterRGDs {
 		go e.watchGraphRevisions(ctx)
 	}
+}
 
+// loadGraphs starts the graphs of the --rgd files and, when the cluster
+// has them, of its ResourceGraphDefinitions (watched from then on); it
+// returns the runs started, for startup to wait on.
+func (e *Engine) loadGraphs(ctx context.Context, clusterRGDs bool) ([]*graphRun, error) {
 	e.store.SetStartup(state.Startup{Phase: "loading graphs"})
 	var initial []*graphRun
 	loader := graph.Loader{MaxFileSize: e.o.MaxFileSize, Warn: func(path, why string) {
 		e.log.Info("--rgd: "+why, "path", path)
 	}}
 	for _, u := range source.Files(loader, e.o.RGDPaths) {
-		if r := e.apply(u); r != nil {
+		if r := e.apply(ctx, u); r != nil {
 			initial = append(initial, r)
 		}
 	}
 	if clusterRGDs {
-		var mu sync.Mutex
-		starting := true
-		err := source.Cluster(ctx, e.set.Dynamic(), e.group, func(u source.Update) {
-			if u.Removed {
-				e.forgetKroRGD(u.Name)
-			} else if u.Object != nil {
-				e.noteKroRGD(u.Object)
-			}
-			r := e.apply(u)
-			mu.Lock()
-			if starting && r != nil {
-				initial = append(initial, r)
-			}
-			mu.Unlock()
-		}, e.noteKroRGD)
-		mu.Lock()
-		starting = false
-		mu.Unlock()
-		if err != nil && ctx.Err() == nil {
-			e.log.Error(err, "watching the cluster's ResourceGraphDefinitions")
-		}
+		initial = append(initial, e.watchClusterGraphs(ctx)...)
 	}
 	if len(e.o.RGDPaths) == 0 && !clusterRGDs && ctx.Err() == nil {
-		return e.fatal("no graphs to serve", errors.New("no --rgd files were given and the cluster has no kro.run ResourceGraphDefinition CRD"),
+		return nil, e.fatal("no graphs to serve", errors.New("no --rgd files were given and the cluster has no kro.run ResourceGraphDefinition CRD"),
 			"pass --rgd FILE_OR_DIR, or install kro's CRDs in the cluster")
 	}
+	return initial, nil
+}
 
-	// Startup ends when every initial graph is served or has failed.
+// watchClusterGraphs serves the cluster's graphs and follows their
+// changes; it returns the runs of the graphs there at start.
+func (e *Engine) watchClusterGraphs(ctx context.Context) []*graphRun {
+	var mu sync.Mutex
+	var initial []*graphRun
+	starting := true
+	note := func(u *unstructured.Unstructured) { e.noteKroRGD(ctx, u) }
+	err := source.Cluster(ctx, e.set.Dynamic(), e.group, func(u source.Update) {
+		if u.Removed {
+			e.forgetKroRGD(u.Name)
+		} else if u.Object != nil {
+			note(u.Object)
+		}
+		r := e.apply(ctx, u)
+		mu.Lock()
+		if starting && r != nil {
+			initial = append(initial, r)
+		}
+		mu.Unlock()
+	}, note)
+	mu.Lock()
+	defer mu.Unlock()
+	starting = false
+	if err != nil && ctx.Err() == nil {
+		e.log.Error(err, "watching the cluster's ResourceGraphDefinitions")
+	}
+	return initial
+}
+
+// awaitGraphs ends startup when every initial graph is served or has
+// failed.
+func (e *Engine) awaitGraphs(ctx context.Context, initial []*graphRun) {
 	for i, r := range initial {
 		e.store.SetStartup(state.Startup{Phase: "starting graphs", Step: i, Total: len(initial)})
 		select {
@@ -477,10 +538,6 @@ func (e *Engine) Run(ctx context.Context) error {
 	}
 	e.store.SetStartup(state.Startup{Done: true, Phase: "running", Step: len(initial), Total: len(initial)})
 	e.log.Info("engine running", "graphs", len(initial), "workers", e.o.Workers, "mode", authority.Word(e.decision().Mode))
-
-	<-ctx.Done()
-	e.shutdown(stopWork, &workers)
-	return nil
 }
 
 // shutdown ends Run within Options.ShutdownGrace whatever a worker is

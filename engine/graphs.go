@@ -103,7 +103,7 @@ func resourceName(gvr schema.GroupVersionResource) string {
 
 // apply starts, restarts or stops the graph named by u. It returns the new
 // run, or nil when nothing new is served.
-func (e *Engine) apply(u source.Update) *graphRun {
+func (e *Engine) apply(ctx context.Context, u source.Update) *graphRun {
 	e.mu.Lock()
 	old := e.runs[u.Name]
 	delete(e.runs, u.Name)
@@ -130,11 +130,11 @@ func (e *Engine) apply(u source.Update) *graphRun {
 			e.mu.Lock()
 			e.runs[u.Name] = r
 			e.mu.Unlock()
-			e.syncRGDStatus(e.ctx, r)
+			e.syncRGDStatus(ctx, r)
 		}
 		return nil
 	}
-	ctx, cancel := context.WithCancel(e.ctx)
+	ctx, cancel := context.WithCancel(ctx)
 	r := &graphRun{name: u.Name, cancel: cancel, ready: make(chan struct{}), done: make(chan struct{}),
 		cluster: u.Object != nil, allowBreaking: u.AllowBreakingChanges()}
 	e.mu.Lock()

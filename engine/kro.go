@@ -151,9 +151,9 @@ type revision struct {
 }
 
 // noteKroRGD records a cluster RGD as seen (every update, status included).
-func (e *Engine) noteKroRGD(u *unstructured.Unstructured) {
+func (e *Engine) noteKroRGD(ctx context.Context, u *unstructured.Unstructured) {
 	e.noteGraph(u)
-	e.releaseKroFinalizer(u)
+	e.releaseKroFinalizer(ctx, u)
 	v := &e.kroView
 	v.mu.Lock()
 	if v.rgds == nil {
@@ -351,8 +351,8 @@ const kroFinalizer = krodetect.Finalizer
 // while kroscope writes (so kro is not running): kro would remove it after
 // stopping the graph's controller, and without kro the RGD would never go
 // away. Like kro by default, the instance CRD is kept.
-func (e *Engine) releaseKroFinalizer(u *unstructured.Unstructured) {
-	if u.GetDeletionTimestamp() == nil || !e.wr.gate.Open() || e.ctx == nil {
+func (e *Engine) releaseKroFinalizer(ctx context.Context, u *unstructured.Unstructured) {
+	if u.GetDeletionTimestamp() == nil || !e.wr.gate.Open() {
 		return
 	}
 	for i, f := range u.GetFinalizers() {
@@ -362,11 +362,11 @@ func (e *Engine) releaseKroFinalizer(u *unstructured.Unstructured) {
 		patch := fmt.Sprintf(`[{"op":"test","path":"/metadata/finalizers/%d","value":%q},{"op":"remove","path":"/metadata/finalizers/%d"}]`, i, kroFinalizer, i)
 		name := u.GetName()
 		go func() {
-			_, err := e.set.Dynamic().Resource(graph.GroupVersionResource).Patch(e.ctx, name, types.JSONPatchType, []byte(patch), metav1.PatchOptions{FieldManager: metadata.FieldManager})
+			_, err := e.set.Dynamic().Resource(graph.GroupVersionResource).Patch(ctx, name, types.JSONPatchType, []byte(patch), metav1.PatchOptions{FieldManager: metadata.FieldManager})
 			switch {
 			case err == nil:
 				e.log.Info("ResourceGraphDefinition deleted: removed kro's finalizer (kro is not running; the instance CRD is kept)", "graph", name)
-			case e.ctx.Err() == nil:
+			case ctx.Err() == nil:
 				e.log.Error(err, "removing kro's finalizer from a deleted ResourceGraphDefinition", "graph", name)
 			}
 		}()

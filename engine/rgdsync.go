@@ -81,6 +81,6 @@ func (e *Engine) syncAllRGDStatus(ctx context.Context) {
 	}
 	v.mu.Unlock()
 	for _, u := range rgds {
-		e.releaseKroFinalizer(u)
+		e.releaseKroFinalizer(ctx, u)
 	}
 }

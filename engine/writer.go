@@ -28,6 +28,8 @@ type writer struct {
 	// Lease released: shutdown waits for it, or the process would exit
 	// still holding the Lease and the next holder wait out its duration.
 	done chan struct{}
+	// opened is signalled when the gate opens (see syncWhenWriting).
+	opened chan struct{}
 }
 
 func newWriter(o Options, leaseClient bool) *writer {
@@ -35,7 +37,7 @@ func newWriter(o Options, leaseClient bool) *writer {
 		Observe: o.Observe, NoLease: o.DisableLease, LeaseClient: leaseClient,
 		Identity: o.Identity, TakeOver: o.TakeOver, Attach: o.Attach,
 	})
-	return &writer{auth: auth, gate: readonly.NewGate(auth.Decision().GateOpen)}
+	return &writer{auth: auth, gate: readonly.NewGate(auth.Decision().GateOpen), opened: make(chan struct{}, 1)}
 }
 
 // decision is the write authority's decision now.
@@ -65,8 +67,24 @@ func (e *Engine) update(change func(*authority.Facts)) {
 		s.setObserve(!d.GateOpen)
 		e.enqueueAll(s)
 	}
-	if d.GateOpen && e.ctx != nil {
-		go e.syncAllRGDStatus(e.ctx)
+	if d.GateOpen {
+		select { // syncWhenWriting writes what the previous writer left
+		case w.opened <- struct{}{}:
+		default:
+		}
+	}
+}
+
+// syncWhenWriting re-writes the cluster graphs' status each time this
+// process starts writing, until ctx is done.
+func (e *Engine) syncWhenWriting(ctx context.Context) {
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-e.wr.opened:
+			e.syncAllRGDStatus(ctx)
+		}
 	}
 }
 
