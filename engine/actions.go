@@ -15,10 +15,10 @@ import (
 
 // servedFor returns the graph serving key's kind, or an error the UI can show.
 func (e *Engine) servedFor(key state.InstanceKey) (*served, error) {
-	e.mu.RLock()
-	s := e.byRes[key.Resource]
+	e.graphs.mu.RLock()
+	s := e.graphs.byRes[key.Resource]
 	started := s != nil && s.inf != nil
-	e.mu.RUnlock()
+	e.graphs.mu.RUnlock()
 	if !started {
 		return nil, fmt.Errorf("no graph serves %s", key.Resource)
 	}
@@ -59,8 +59,8 @@ func (e *Engine) Requeue(key state.InstanceKey) error {
 // requeueLocal puts the instance at the head of this engine's queue.
 func (e *Engine) requeueLocal(s *served, key state.InstanceKey) {
 	it := item{gvr: s.gvr, namespace: key.Namespace, name: key.Name}
-	e.queue.Forget(it)
-	e.queue.Add(it)
+	e.work.queue.Forget(it)
+	e.work.queue.Add(it)
 }
 
 // RequeueAll requeues every known instance that filter accepts (nil: all)
@@ -98,7 +98,7 @@ func (e *Engine) Delete(ctx context.Context, key state.InstanceKey) error {
 	case authority.Cluster:
 		ctx = readonly.UserWrite(ctx) // the user's own action passes the closed gate
 	}
-	err = e.set.Dynamic().Resource(s.gvr).Namespace(key.Namespace).Delete(ctx, key.Name, metav1.DeleteOptions{})
+	err = e.cl.set.Dynamic().Resource(s.gvr).Namespace(key.Namespace).Delete(ctx, key.Name, metav1.DeleteOptions{})
 	if apierrors.IsNotFound(err) {
 		return fmt.Errorf("instance %s no longer exists", key)
 	}

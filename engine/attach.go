@@ -40,7 +40,7 @@ func (e *Engine) touchRequeue(s *served, key state.InstanceKey) error {
 	ctx, cancel := context.WithTimeout(readonly.UserWrite(context.Background()), userWriteTimeout)
 	defer cancel()
 	body := fmt.Sprintf(`{"metadata":{"annotations":{%q:%q}}}`, RequeueAnnotation, time.Now().UTC().Format(time.RFC3339Nano))
-	_, err := e.set.Dynamic().Resource(s.gvr).Namespace(key.Namespace).Patch(ctx, key.Name, types.MergePatchType, []byte(body),
+	_, err := e.cl.set.Dynamic().Resource(s.gvr).Namespace(key.Namespace).Patch(ctx, key.Name, types.MergePatchType, []byte(body),
 		metav1.PatchOptions{FieldManager: RequeueFieldManager})
 	if err != nil {
 		e.recheckAfterForbidden(ctx, s, err)

@@ -34,11 +34,11 @@ var (
 // that fails leaves the kind unchecked (the API server still refuses what
 // it must).
 func (e *Engine) checkAccess(ctx context.Context, gvr schema.GroupVersionResource, namespaced bool) {
-	if e.base.Config() == nil || e.base.Kubernetes() == nil {
+	if e.cl.base.Config() == nil || e.cl.base.Kubernetes() == nil {
 		return
 	}
 	e.accessUser(ctx)
-	kube := e.base.Kubernetes()
+	kube := e.cl.base.Kubernetes()
 	resource := resourceName(gvr)
 	ns := e.o.Namespace
 	if !namespaced {
@@ -108,7 +108,7 @@ const DefaultAccessRecheck = 30 * time.Second
 // recheckDeniedAccess re-checks, every AccessRecheck, each served kind
 // this user was denied something on, and a denied Lease.
 func (e *Engine) recheckDeniedAccess(ctx context.Context) {
-	if e.o.AccessRecheck < 0 || e.base.Config() == nil || e.base.Kubernetes() == nil {
+	if e.o.AccessRecheck < 0 || e.cl.base.Config() == nil || e.cl.base.Kubernetes() == nil {
 		return
 	}
 	t := time.NewTicker(e.o.AccessRecheck)
@@ -153,7 +153,7 @@ func (e *Engine) accessUser(ctx context.Context) {
 	if e.store.Snapshot().Capabilities.User != "" {
 		return
 	}
-	r, err := e.base.Kubernetes().AuthenticationV1().SelfSubjectReviews().Create(ctx, &authenticationv1.SelfSubjectReview{}, metav1.CreateOptions{})
+	r, err := e.cl.base.Kubernetes().AuthenticationV1().SelfSubjectReviews().Create(ctx, &authenticationv1.SelfSubjectReview{}, metav1.CreateOptions{})
 	if err == nil && r.Status.UserInfo.Username != "" {
 		e.store.SetAccessUser(r.Status.UserInfo.Username)
 	}
@@ -214,7 +214,7 @@ func (e *Engine) noteAccess(ctx context.Context, w state.Watch, granted bool) {
 // ever: it observes instead, said once in the log and on the header, and
 // the Lease is asked about again with the kinds (recheckLeaseAccess).
 func (e *Engine) checkLeaseAccess(ctx context.Context) {
-	if !e.decision().UsesLease || e.base.Config() == nil {
+	if !e.decision().UsesLease || e.cl.base.Config() == nil {
 		return
 	}
 	e.accessUser(ctx)
@@ -231,7 +231,7 @@ func (e *Engine) checkLeaseAccess(ctx context.Context) {
 // may); checked is false when the API server could not say.
 func (e *Engine) leaseAccessDenied(ctx context.Context) (why string, checked bool) {
 	for _, verb := range []string{"get", "create", "update"} {
-		r, err := e.base.Kubernetes().AuthorizationV1().SelfSubjectAccessReviews().Create(ctx, &authorizationv1.SelfSubjectAccessReview{
+		r, err := e.cl.base.Kubernetes().AuthorizationV1().SelfSubjectAccessReviews().Create(ctx, &authorizationv1.SelfSubjectAccessReview{
 			Spec: authorizationv1.SelfSubjectAccessReviewSpec{ResourceAttributes: &authorizationv1.ResourceAttributes{
 				Namespace: e.o.LeaseNamespace, Verb: verb, Group: "coordination.k8s.io", Resource: "leases", Name: e.o.LeaseName,
 			}},

@@ -61,7 +61,7 @@ func (e *Engine) ensureCRD(ctx context.Context, g *graph.Graph, allowBreaking bo
 	if want == nil {
 		return "", fmt.Errorf("graph %s has no generated CRD", g.Name)
 	}
-	crds := e.set.Dynamic().Resource(crdGVR)
+	crds := e.cl.set.Dynamic().Resource(crdGVR)
 	cur, err := crds.Get(ctx, want.Name, metav1.GetOptions{})
 	switch {
 	case apierrors.IsNotFound(err):
@@ -83,7 +83,7 @@ func (e *Engine) crdByDiscovery(g *graph.Graph) (string, error) {
 	if e.wr.gate.Open() {
 		skipped = fmt.Sprintf("cannot read CRD %s (forbidden): the kind is served (discovery), but this user cannot apply the graph's schema to it; not checking its owner or schema compatibility", want.Name)
 	}
-	d := e.set.Discovery()
+	d := e.cl.set.Discovery()
 	if d == nil {
 		return "", fmt.Errorf("cannot read CRD %s (forbidden) and there is no discovery client to ask whether the kind is served", want.Name)
 	}
@@ -105,7 +105,7 @@ func (e *Engine) crdByDiscovery(g *graph.Graph) (string, error) {
 // applyCRD is ensureCRD once the CRD (cur, nil when absent) could be read.
 func (e *Engine) applyCRD(ctx context.Context, g *graph.Graph, cur *unstructured.Unstructured, allowBreaking bool) error {
 	want := g.Instance.CRD
-	crds := e.set.Dynamic().Resource(crdGVR)
+	crds := e.cl.set.Dynamic().Resource(crdGVR)
 	if !e.wr.gate.Open() {
 		if cur == nil {
 			return fmt.Errorf("CRD %s does not exist yet (observing: the lease holder or kro creates it)", want.Name)

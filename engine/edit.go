@@ -72,7 +72,7 @@ func (e *Engine) ApplyInstanceEdit(ctx context.Context, key state.InstanceKey, d
 	if err != nil {
 		return err
 	}
-	_, err = e.set.Dynamic().Resource(s.gvr).Namespace(key.Namespace).Update(ctx, u, metav1.UpdateOptions{FieldManager: metadata.FieldManager})
+	_, err = e.cl.set.Dynamic().Resource(s.gvr).Namespace(key.Namespace).Update(ctx, u, metav1.UpdateOptions{FieldManager: metadata.FieldManager})
 	e.recheckAfterForbidden(ctx, s, err)
 	if apierrors.IsConflict(err) {
 		return fmt.Errorf("the instance changed since the editor opened it (reopen to see the new version): %w", err)

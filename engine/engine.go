@@ -29,7 +29,6 @@ import (
 	"k8s.io/client-go/util/workqueue"
 
 	"github.com/kroscope/kroscope/engine/authority"
-	"github.com/kroscope/kroscope/engine/krodetect"
 	"github.com/kroscope/kroscope/engine/lease"
 	"github.com/kroscope/kroscope/engine/logsink"
 	"github.com/kroscope/kroscope/engine/metrics"
@@ -150,50 +149,44 @@ type Options struct {
 // seen at once through the watches).
 const DefaultKroPollInterval = 5 * time.Second
 
-// Engine is a running set of reconcilers and their state.
+// Engine is a running set of reconcilers and their state. Its fields are
+// grouped by what they decide, each group owned by one file: cl
+// (engine.go), wr (writer.go: who may write), kro (kro.go: kro's
+// controller and its view of the graphs), graphs (graphs.go: what is
+// served), work (queue.go: the queue and the workers), informers (the
+// shared watches, set up by Run), reader (reader.go), health (health.go).
 type Engine struct {
-	o     Options
-	store *state.Store
-	log   logr.Logger
-	set   *client.Set // writes go through gate
-	base  *client.Set // the caller's set, for the lease only
-
-	queue   workqueue.TypedRateLimitingInterface[item]
-	limiter *recordingLimiter // the queue's, so a retry's backoff can be shown
-	group   *watch.Group
-	watches *watch.Manager
+	o       Options
+	store   *state.Store
+	log     logr.Logger
+	cl      clients
+	wr      *writer
+	kro     kroState
+	graphs  graphTable
+	work    workQueue
 	reader  *reader
+	health  health // heartbeat and progress, for Healthy
+	running atomic.Bool
+	// informers are the shared watches of children and external objects
+	// and their health (set up by Run's first step).
+	informers informers
+}
+
+// clients are the engine's connections to the API server.
+type clients struct {
+	set  *client.Set // writes go through the write gate
+	base *client.Set // the caller's set, for the Lease and access reviews
 	// schemas types every graph's resources from the API server's
 	// OpenAPI, shared so graphs over the same kinds fetch it once.
 	schemas *graph.CachedSchemaResolver
+	// apiErrors counts the set's failed requests.
+	apiErrors atomic.Int64
+}
 
-	mu     sync.RWMutex
-	served map[schema.GroupVersionResource]*served
-	byRes  map[string]*served // "plural.group" → served
-	runs   map[string]*graphRun
-	// wr holds the write authority's facts and acts on its decisions.
-	wr *writer
-	// kroMu orders kro verdicts (see refreshKro); detector collects the
-	// evidence (nil without a real cluster).
-	kroMu    sync.Mutex
-	detector *krodetect.Detector
-	kroView  kroView
-
-	busy       atomic.Int64
-	reconciles atomic.Int64
-	apiErrors  atomic.Int64
-	running    atomic.Bool
-
-	// flying are the items workers hold, for the shutdown log.
-	flightMu sync.Mutex
-	flying   map[item]struct{}
-	// streaks counts each item's rounds of immediate requeues in a row.
-	streaks map[item]int
-	// held are the child events that came for an item while a worker
-	// held it (see wakeForChild).
-	held map[item][]watch.Event
-
-	health health // heartbeat and progress, for Healthy
+// informers are the engine's shared watches.
+type informers struct {
+	group   *watch.Group
+	watches *watch.Manager
 }
 
 // New checks o and prepares an engine; Run starts it.
@@ -238,23 +231,21 @@ func New(o Options) (*Engine, error) {
 	e := &Engine{
 		o:      o,
 		store:  state.NewStore(),
-		served: map[schema.GroupVersionResource]*served{},
-		byRes:  map[string]*served{},
-		runs:   map[string]*graphRun{},
-		base:   o.ClientSet,
+		graphs: graphTable{served: map[schema.GroupVersionResource]*served{}, byRes: map[string]*served{}, runs: map[string]*graphRun{}},
+		cl:     clients{base: o.ClientSet},
 	}
 	e.reader = &reader{e: e, cache: objcache.New()}
 	// Logs go to the caller's sink and to the state's log pane.
 	e.log = logsink.Tee(o.Log, logsink.New(logsink.Options{Store: e.store}))
 	// Writes are allowed only while the write authority says so.
 	e.wr = newWriter(o, o.ClientSet.Kubernetes() != nil)
-	set, err := gatedSet(o.ClientSet, e.wr.gate, &e.apiErrors, e.noteCall)
+	set, err := gatedSet(o.ClientSet, e.wr.gate, &e.cl.apiErrors, e.noteCall)
 	if err != nil {
 		return nil, err
 	}
-	e.set = set
-	e.schemas = graph.NewCachedSchemaResolver(set.Discovery(), 0)
-	e.limiter = newRecordingLimiter(workqueue.NewTypedMaxOfRateLimiter(
+	e.cl.set = set
+	e.cl.schemas = graph.NewCachedSchemaResolver(set.Discovery(), 0)
+	e.work.limiter = newRecordingLimiter(workqueue.NewTypedMaxOfRateLimiter(
 		// Per instance: 100ms, doubling, capped so a failing instance is
 		// retried at least every two minutes and never dropped.
 		workqueue.NewTypedItemExponentialFailureRateLimiter[item](100*time.Millisecond, 2*time.Minute),
@@ -262,7 +253,7 @@ func New(o Options) (*Engine, error) {
 		// use Add and are not slowed by it.
 		&workqueue.TypedBucketRateLimiter[item]{Limiter: rate.NewLimiter(rate.Limit(50), 300)},
 	))
-	e.queue = workqueue.NewTypedRateLimitingQueueWithConfig[item](e.limiter,
+	e.work.queue = workqueue.NewTypedRateLimitingQueueWithConfig[item](e.work.limiter,
 		workqueue.TypedRateLimitingQueueConfig[item]{Name: "kroscope"},
 	)
 	e.store.SetCluster(o.Cluster)
@@ -380,11 +371,11 @@ func (e *Engine) Run(ctx context.Context) error {
 // startWatches sets up the shared watches (children, external objects)
 // and, with a real API server, the probe that notices it coming back.
 func (e *Engine) startWatches(ctx context.Context) {
-	e.group = watch.NewGroup(e.store)
-	e.group.OnAccess(func(w state.Watch, granted bool) { e.noteAccess(ctx, w, granted) })
-	e.watches = watch.NewManager(ctx, e.set.Metadata(), e.group, e.routeWatchEvent)
-	if d := e.set.Discovery(); d != nil && d.RESTClient() != nil {
-		go e.group.Probe(ctx, 2*time.Second, func(ctx context.Context) error {
+	e.informers.group = watch.NewGroup(e.store)
+	e.informers.group.OnAccess(func(w state.Watch, granted bool) { e.noteAccess(ctx, w, granted) })
+	e.informers.watches = watch.NewManager(ctx, e.cl.set.Metadata(), e.informers.group, e.routeWatchEvent)
+	if d := e.cl.set.Discovery(); d != nil && d.RESTClient() != nil {
+		go e.informers.group.Probe(ctx, 2*time.Second, func(ctx context.Context) error {
 			return d.RESTClient().Get().AbsPath("/readyz").Do(ctx).Error()
 		}, e.recovered)
 	}
@@ -417,7 +408,7 @@ func (e *Engine) serveEndpoints(ctx context.Context) error {
 // kro's ResourceGraphDefinitions.
 func (e *Engine) connect(ctx context.Context) (clusterRGDs bool, err error) {
 	e.store.SetStartup(state.Startup{Phase: "connecting"})
-	d := e.set.Discovery()
+	d := e.cl.set.Discovery()
 	if d == nil {
 		return false, nil
 	}
@@ -504,7 +495,7 @@ func (e *Engine) watchClusterGraphs(ctx context.Context) []*graphRun {
 	var initial []*graphRun
 	starting := true
 	note := func(u *unstructured.Unstructured) { e.noteKroRGD(ctx, u) }
-	err := source.Cluster(ctx, e.set.Dynamic(), e.group, func(u source.Update) {
+	err := source.Cluster(ctx, e.cl.set.Dynamic(), e.informers.group, func(u source.Update) {
 		if u.Removed {
 			e.forgetKroRGD(u.Name)
 		} else if u.Object != nil {
@@ -551,7 +542,7 @@ func (e *Engine) shutdown(stopWork context.CancelFunc, workers *sync.WaitGroup) 
 	defer deadline.Stop()
 	e.log.Info("shutting down", "grace", e.o.ShutdownGrace, "inFlight", e.inFlight())
 	stopWork()
-	e.queue.ShutDown()
+	e.work.queue.ShutDown()
 	wait := func(what string, f func()) bool {
 		done := make(chan struct{})
 		go func() { f(); close(done) }()
@@ -576,10 +567,10 @@ func (e *Engine) shutdown(stopWork context.CancelFunc, workers *sync.WaitGroup) 
 
 // inFlight names the instances being reconciled now, sorted.
 func (e *Engine) inFlight() []string {
-	e.flightMu.Lock()
-	defer e.flightMu.Unlock()
-	out := make([]string, 0, len(e.flying))
-	for it := range e.flying {
+	e.work.flightMu.Lock()
+	defer e.work.flightMu.Unlock()
+	out := make([]string, 0, len(e.work.flying))
+	for it := range e.work.flying {
 		out = append(out, it.String())
 	}
 	sort.Strings(out)
@@ -596,9 +587,9 @@ func (e *Engine) fatal(title string, cause error, hint string) error {
 // servedGraphs returns the graphs served now, copied under the engine's
 // lock so that callers can make API calls without holding it.
 func (e *Engine) servedGraphs() []*served {
-	e.mu.RLock()
-	defer e.mu.RUnlock()
-	return slices.Collect(maps.Values(e.served))
+	e.graphs.mu.RLock()
+	defer e.graphs.mu.RUnlock()
+	return slices.Collect(maps.Values(e.graphs.served))
 }
 
 // recovered runs when the API server is reachable again: instances that
@@ -635,7 +626,7 @@ func (e *Engine) counters(ctx context.Context) {
 		case <-ctx.Done():
 			return
 		case now := <-t.C:
-			n := e.reconciles.Load()
+			n := e.work.reconciles.Load()
 			e.heartbeat(now, n)
 			samples = append(samples, sample{now, n})
 			if len(samples) > window {

@@ -117,7 +117,7 @@ func TestObserveGateRefusesDynamicWrites(t *testing.T) {
 	}
 	gvr := schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}
 	cm := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "ConfigMap", "metadata": map[string]any{"name": "x", "namespace": "ns"}}}
-	if _, err := e.set.Dynamic().Resource(gvr).Namespace("ns").Create(context.Background(), cm, metav1.CreateOptions{}); err == nil {
+	if _, err := e.cl.set.Dynamic().Resource(gvr).Namespace("ns").Create(context.Background(), cm, metav1.CreateOptions{}); err == nil {
 		t.Fatal("observe mode let a create through")
 	}
 	if m := e.Snapshot().Mode; !m.Forced || m.Reconciling {
@@ -209,7 +209,7 @@ func (q *countingQueue) Forget(item)         {}
 // outcome resets the count.
 func TestImmediateRequeuesAreRateLimited(t *testing.T) {
 	q := &countingQueue{}
-	e := &Engine{queue: q, log: logr.Discard()}
+	e := &Engine{work: workQueue{queue: q}, log: logr.Discard()}
 	it := item{name: "spinning"}
 	again := requeue.Now(errors.New("resource cm: created"))
 	for range immediateRounds + 3 {

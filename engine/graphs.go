@@ -43,6 +43,15 @@ func GraphOptions(set *client.Set, schemas graph.SchemaResolver, celOmit bool) [
 	return opts
 }
 
+// graphTable is what is served, under one lock: the graphs' runs by name
+// and their instance kinds.
+type graphTable struct {
+	mu     sync.RWMutex
+	served map[schema.GroupVersionResource]*served
+	byRes  map[string]*served // "plural.group" → served
+	runs   map[string]*graphRun
+}
+
 // graphRun is one definition being served, from build to stop.
 type graphRun struct {
 	name   string
@@ -104,10 +113,10 @@ func resourceName(gvr schema.GroupVersionResource) string {
 // apply starts, restarts or stops the graph named by u. It returns the new
 // run, or nil when nothing new is served.
 func (e *Engine) apply(ctx context.Context, u source.Update) *graphRun {
-	e.mu.Lock()
-	old := e.runs[u.Name]
-	delete(e.runs, u.Name)
-	e.mu.Unlock()
+	e.graphs.mu.Lock()
+	old := e.graphs.runs[u.Name]
+	delete(e.graphs.runs, u.Name)
+	e.graphs.mu.Unlock()
 	if old != nil {
 		old.cancel()
 		<-old.done
@@ -127,9 +136,9 @@ func (e *Engine) apply(ctx context.Context, u source.Update) *graphRun {
 				cluster: true, outcome: rgdstatus.Outcome{BuildErr: u.Err}}
 			r.markReady()
 			close(r.done)
-			e.mu.Lock()
-			e.runs[u.Name] = r
-			e.mu.Unlock()
+			e.graphs.mu.Lock()
+			e.graphs.runs[u.Name] = r
+			e.graphs.mu.Unlock()
 			e.syncRGDStatus(ctx, r)
 		}
 		return nil
@@ -137,19 +146,19 @@ func (e *Engine) apply(ctx context.Context, u source.Update) *graphRun {
 	ctx, cancel := context.WithCancel(ctx)
 	r := &graphRun{name: u.Name, cancel: cancel, ready: make(chan struct{}), done: make(chan struct{}),
 		cluster: u.Object != nil, allowBreaking: u.AllowBreakingChanges()}
-	e.mu.Lock()
-	e.runs[u.Name] = r
-	e.mu.Unlock()
+	e.graphs.mu.Lock()
+	e.graphs.runs[u.Name] = r
+	e.graphs.mu.Unlock()
 	go e.runGraph(ctx, r, u.RGD)
 	return r
 }
 
 // stopAll stops every graph (on shutdown).
 func (e *Engine) stopAll() {
-	e.mu.Lock()
-	runs := e.runs
-	e.runs = map[string]*graphRun{}
-	e.mu.Unlock()
+	e.graphs.mu.Lock()
+	runs := e.graphs.runs
+	e.graphs.runs = map[string]*graphRun{}
+	e.graphs.mu.Unlock()
 	for _, r := range runs {
 		r.cancel()
 	}
@@ -174,7 +183,7 @@ func (e *Engine) runGraph(ctx context.Context, r *graphRun, rgd *graph.ResourceG
 
 	// The decision `kroscope validate` makes: a graph it rejects is not
 	// served, and says why where the graph's state shows.
-	g, large, err := graph.NewBuilder(append(GraphOptions(e.set, e.schemas, e.o.CELOmit), graph.WithLimits(e.o.CELLimits))...).Servable(rgd)
+	g, large, err := graph.NewBuilder(append(GraphOptions(e.cl.set, e.cl.schemas, e.o.CELOmit), graph.WithLimits(e.o.CELLimits))...).Servable(rgd)
 	for _, w := range large {
 		log.Info("warning: " + w.Error())
 	}
@@ -197,26 +206,26 @@ func (e *Engine) runGraph(ctx context.Context, r *graphRun, rgd *graph.ResourceG
 	r.outcome = rgdstatus.Outcome{Kind: info.Kind, TopologicalOrder: g.TopologicalOrder, Dependencies: info.Dependencies}
 	r.mu.Unlock()
 
-	e.mu.Lock()
-	if other, ok := e.byRes[info.Resource]; ok {
-		e.mu.Unlock()
+	e.graphs.mu.Lock()
+	if other, ok := e.graphs.byRes[info.Resource]; ok {
+		e.graphs.mu.Unlock()
 		err := fmt.Errorf("%s is already served by graph %q (%s); this graph (%s) is not served until one of them changes its kind", info.Resource, other.graph.Name, other.graph.Source, rgd.Source)
 		fail(err, "graph conflicts with another")
 		e.setOutcome(ctx, r, func(o *rgdstatus.Outcome) { o.CRDErr = err })
 		return
 	}
 	s := &served{e: e, graph: g, gvr: gvr, resource: info.Resource, children: map[schema.GroupVersionResource]bool{}}
-	e.byRes[info.Resource] = s // reserve the kind while the CRD is prepared
-	e.mu.Unlock()
+	e.graphs.byRes[info.Resource] = s // reserve the kind while the CRD is prepared
+	e.graphs.mu.Unlock()
 	defer func() {
-		e.mu.Lock()
-		if e.byRes[info.Resource] == s {
-			delete(e.byRes, info.Resource)
+		e.graphs.mu.Lock()
+		if e.graphs.byRes[info.Resource] == s {
+			delete(e.graphs.byRes, info.Resource)
 		}
-		if e.served[gvr] == s {
-			delete(e.served, gvr)
+		if e.graphs.served[gvr] == s {
+			delete(e.graphs.served, gvr)
 		}
-		e.mu.Unlock()
+		e.graphs.mu.Unlock()
 		// Release the graph's event broadcaster: one leaked per restart
 		// otherwise.
 		if s.ctrl != nil {
@@ -264,7 +273,7 @@ func (e *Engine) runGraph(ctx context.Context, r *graphRun, rgd *graph.ResourceG
 		case <-time.After(backoff):
 		}
 	}
-	e.set.RESTMapper().Reset()
+	e.cl.set.RESTMapper().Reset()
 	e.checkAccess(ctx, gvr, g.Instance.Namespaced)
 	defer e.store.ForgetAccess(info.Resource)
 	// KindReady is written together with ControllerReady below: one write.
@@ -292,11 +301,11 @@ func (e *Engine) runGraph(ctx context.Context, r *graphRun, rgd *graph.ResourceG
 	// Stopped: no worker picks its instances any more, observations of
 	// reconciles still in flight are dropped, and the kind's instances
 	// leave the state (their informer is gone).
-	e.mu.Lock()
-	if e.served[gvr] == s {
-		delete(e.served, gvr)
+	e.graphs.mu.Lock()
+	if e.graphs.served[gvr] == s {
+		delete(e.graphs.served, gvr)
 	}
-	e.mu.Unlock()
+	e.graphs.mu.Unlock()
 	s.stopped.Store(true)
 	uids := map[string]bool{}
 	for _, in := range e.store.Snapshot().Instances {
@@ -330,7 +339,7 @@ func (e *Engine) crdWaitReason(graph string, err error) string {
 func (s *served) start(ctx context.Context) error {
 	e := s.e
 	g := s.graph
-	s.ctrl = reconciler.NewController(e.log.WithName("reconciler").WithValues("graph", g.Name), e.o.ReconcileConfig, s.gvr, g, e.set,
+	s.ctrl = reconciler.NewController(e.log.WithName("reconciler").WithValues("graph", g.Name), e.o.ReconcileConfig, s.gvr, g, e.cl.set,
 		g.DefaultServiceAccounts, metadata.NewGraphLabeler(g.Name, g.UID))
 	observe := e.observer(s)
 	s.ctrl.SetObserver(func(o reconciler.Observation) {
@@ -390,25 +399,25 @@ func (s *served) start(ctx context.Context) error {
 		specs = append(specs, watch.Spec{GVR: r.GVR, Namespace: ns, FieldSelector: "metadata.name=" + ref.name})
 	}
 	for _, sp := range specs {
-		release := e.watches.Acquire(sp)
+		release := e.informers.watches.Acquire(sp)
 		go func() { <-ctx.Done(); release() }()
 	}
 
-	inf := dynamicinformer.NewFilteredDynamicInformer(e.set.Dynamic(), s.gvr, instanceNS, 0, cache.Indexers{}, nil).Informer()
+	inf := dynamicinformer.NewFilteredDynamicInformer(e.cl.set.Dynamic(), s.gvr, instanceNS, 0, cache.Indexers{}, nil).Informer()
 	// Instances are kept slim and mostly encoded (storeInstance).
 	if err := inf.SetTransform(storeInstance); err != nil {
 		return err
 	}
-	mon := e.group.MonitoredScope(inf, s.resource, s.resource, instanceNS)
+	mon := e.informers.group.MonitoredScope(inf, s.resource, s.resource, instanceNS)
 	if _, err := inf.AddEventHandler(s.instanceHandler(mon)); err != nil {
 		return err
 	}
-	e.mu.Lock()
+	e.graphs.mu.Lock()
 	s.inf = inf
-	e.served[s.gvr] = s
-	e.mu.Unlock()
+	e.graphs.served[s.gvr] = s
+	e.graphs.mu.Unlock()
 	go mon.Run(ctx, time.Second)
-	if !cache.WaitForCacheSync(ctx.Done(), watch.SyncedOrForbidden(inf, mon)) || !e.watches.WaitForSync(ctx, e.servedSpecs(specs)...) {
+	if !cache.WaitForCacheSync(ctx.Done(), watch.SyncedOrForbidden(inf, mon)) || !e.informers.watches.WaitForSync(ctx, e.servedSpecs(specs)...) {
 		return ctx.Err()
 	}
 	return nil
@@ -420,7 +429,7 @@ func (s *served) start(ctx context.Context) error {
 // includeWhen must still be served. The watches stay acquired and sync
 // once the kind is served.
 func (e *Engine) servedSpecs(specs []watch.Spec) []watch.Spec {
-	m := e.set.RESTMapper()
+	m := e.cl.set.RESTMapper()
 	if m == nil {
 		return specs
 	}
@@ -466,7 +475,7 @@ func (s *served) instanceHandler(mon *watch.Monitor) cache.ResourceEventHandler 
 			if u, gvk, ok := instanceMeta(obj); ok {
 				e.noteWrites(instanceWhat(s.resource, u), u)
 				e.noteInstance(s, u, gvk, nil)
-				e.queue.Add(item{gvr: s.gvr, namespace: u.GetNamespace(), name: u.GetName()})
+				e.work.queue.Add(item{gvr: s.gvr, namespace: u.GetNamespace(), name: u.GetName()})
 			}
 		},
 		UpdateFunc: func(oldObj, obj any) {
@@ -487,9 +496,9 @@ func (s *served) instanceHandler(mon *watch.Monitor) cache.ResourceEventHandler 
 			if needsReconcile(o, u) {
 				it := item{gvr: s.gvr, namespace: u.GetNamespace(), name: u.GetName()}
 				if requeueAsked(o, u) {
-					e.queue.Forget(it) // a user asked for it: no backoff
+					e.work.queue.Forget(it) // a user asked for it: no backoff
 				}
-				e.queue.Add(it)
+				e.work.queue.Add(it)
 			}
 		},
 		DeleteFunc: func(obj any) {
@@ -497,7 +506,7 @@ func (s *served) instanceHandler(mon *watch.Monitor) cache.ResourceEventHandler 
 			if m := watch.MetaOf(obj); m != nil {
 				e.reader.Gone(s.gvr, m.GetNamespace(), m.GetName(), m.GetUID())
 				e.store.RemoveInstance(state.InstanceKey{Resource: s.resource, Namespace: m.GetNamespace(), Name: m.GetName()})
-				e.queue.Forget(item{gvr: s.gvr, namespace: m.GetNamespace(), name: m.GetName()})
+				e.work.queue.Forget(item{gvr: s.gvr, namespace: m.GetNamespace(), name: m.GetName()})
 			}
 		},
 	}

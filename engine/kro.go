@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -26,14 +27,12 @@ var graphRevisionGVR = schema.GroupVersionResource{Group: "internal.kro.run", Ve
 // Deployment and, when the cluster has graphs, its writes on them) before
 // anything is written, then keeps checking every KroPollInterval.
 func (e *Engine) startKroDetection(ctx context.Context, clusterRGDs bool) {
-	kube := e.base.Kubernetes()
+	kube := e.cl.base.Kubernetes()
 	if e.o.KroPollInterval < 0 || kube == nil {
 		return
 	}
 	d := krodetect.New(krodetect.Config{Kube: kube, OwnManager: metadata.FieldManager, TakeOver: e.o.TakeOver, Since: time.Now(), Silence: e.o.KroSilence})
-	e.mu.Lock()
-	e.detector = d
-	e.mu.Unlock()
+	e.kro.detector.Store(d)
 	poll := func() {
 		for _, err := range d.Poll(ctx) {
 			if ctx.Err() == nil {
@@ -43,7 +42,7 @@ func (e *Engine) startKroDetection(ctx context.Context, clusterRGDs bool) {
 	}
 	poll()
 	if clusterRGDs {
-		list, err := e.set.Dynamic().Resource(graph.GroupVersionResource).List(ctx, metav1.ListOptions{})
+		list, err := e.cl.set.Dynamic().Resource(graph.GroupVersionResource).List(ctx, metav1.ListOptions{})
 		if err == nil {
 			for i := range list.Items {
 				u := &list.Items[i]
@@ -79,9 +78,7 @@ func instanceWhat(resource string, u metav1.Object) string {
 
 // noteWrites passes an object's managedFields to the detector.
 func (e *Engine) noteWrites(what string, obj metav1.Object) {
-	e.mu.RLock()
-	d := e.detector
-	e.mu.RUnlock()
+	d := e.kro.detector.Load()
 	if d == nil {
 		return
 	}
@@ -92,9 +89,7 @@ func (e *Engine) noteWrites(what string, obj metav1.Object) {
 // noteGraph passes a cluster graph to the detector: its writes, and
 // whether it holds a change kro has not answered.
 func (e *Engine) noteGraph(u *unstructured.Unstructured) {
-	e.mu.RLock()
-	d := e.detector
-	e.mu.RUnlock()
+	d := e.kro.detector.Load()
 	if d == nil {
 		return
 	}
@@ -107,9 +102,7 @@ func (e *Engine) noteGraph(u *unstructured.Unstructured) {
 // seen writing on it is kept: a kro whose objects are gone is idle, not
 // absent.
 func (e *Engine) forgetGraph(name string) {
-	e.mu.RLock()
-	d := e.detector
-	e.mu.RUnlock()
+	d := e.kro.detector.Load()
 	if d != nil {
 		d.Forget(rgdWhat(name))
 	}
@@ -120,11 +113,11 @@ func (e *Engine) forgetGraph(name string) {
 // the log follow. kroMu keeps two callers (a watch event, the poll) from
 // recording their verdicts in the other order, an older one last.
 func (e *Engine) refreshKro(d *krodetect.Detector) {
-	e.kroMu.Lock()
+	e.kro.mu.Lock()
 	v := d.Verdict()
 	line := v.Line(e.o.TakeOver)
 	was := e.setKro(v) // the gate, the campaign and the header follow
-	e.kroMu.Unlock()
+	e.kro.mu.Unlock()
 	switch {
 	case line == was:
 		return
@@ -134,6 +127,15 @@ func (e *Engine) refreshKro(d *krodetect.Detector) {
 		e.log.Info(v.Changed(), "was", was)
 	}
 	e.refreshKroViews()
+}
+
+// kroState is what the engine knows of kro's controller.
+type kroState struct {
+	// mu orders kro verdicts (see refreshKro).
+	mu sync.Mutex
+	// detector collects the evidence (nil without a real cluster).
+	detector atomic.Pointer[krodetect.Detector]
+	view     kroView
 }
 
 // kroView is what kro reports per graph: the RGD objects as last seen and
@@ -154,7 +156,7 @@ type revision struct {
 func (e *Engine) noteKroRGD(ctx context.Context, u *unstructured.Unstructured) {
 	e.noteGraph(u)
 	e.releaseKroFinalizer(ctx, u)
-	v := &e.kroView
+	v := &e.kro.view
 	v.mu.Lock()
 	if v.rgds == nil {
 		v.rgds = map[string]*unstructured.Unstructured{}
@@ -166,7 +168,7 @@ func (e *Engine) noteKroRGD(ctx context.Context, u *unstructured.Unstructured) {
 
 func (e *Engine) forgetKroRGD(name string) {
 	e.forgetGraph(name)
-	v := &e.kroView
+	v := &e.kro.view
 	v.mu.Lock()
 	delete(v.rgds, name)
 	v.mu.Unlock()
@@ -174,7 +176,7 @@ func (e *Engine) forgetKroRGD(name string) {
 }
 
 func (e *Engine) refreshKroViews() {
-	v := &e.kroView
+	v := &e.kro.view
 	v.mu.Lock()
 	names := make([]string, 0, len(v.rgds))
 	for n := range v.rgds {
@@ -189,7 +191,7 @@ func (e *Engine) refreshKroViews() {
 // refreshKroView derives kro's view of one graph. It is shown only when
 // kro wrote the RGD's status last (kroscope's own status is not kro's).
 func (e *Engine) refreshKroView(name string) {
-	v := &e.kroView
+	v := &e.kro.view
 	v.mu.Lock()
 	u := v.rgds[name]
 	revs := v.revs[name]
@@ -264,7 +266,7 @@ func maxTime(a, b time.Time) time.Time {
 // from every second up to every graphRevisionRetryMax (kro before v0.9.1
 // has no GraphRevisions at all).
 func (e *Engine) watchGraphRevisions(ctx context.Context) {
-	d := e.set.Discovery()
+	d := e.cl.set.Discovery()
 	if d == nil {
 		return
 	}
@@ -275,8 +277,8 @@ func (e *Engine) watchGraphRevisions(ctx context.Context) {
 		case <-time.After(wait):
 		}
 	}
-	inf := dynamicinformer.NewFilteredDynamicInformer(e.set.Dynamic(), graphRevisionGVR, "", 0, cache.Indexers{}, nil).Informer()
-	mon := e.group.Monitored(inf, graphRevisionGVR.Resource+"."+graphRevisionGVR.Group)
+	inf := dynamicinformer.NewFilteredDynamicInformer(e.cl.set.Dynamic(), graphRevisionGVR, "", 0, cache.Indexers{}, nil).Informer()
+	mon := e.informers.group.Monitored(inf, graphRevisionGVR.Resource+"."+graphRevisionGVR.Group)
 	put := func(obj any, gone bool) {
 		u, ok := obj.(*unstructured.Unstructured)
 		if !ok {
@@ -300,7 +302,7 @@ func (e *Engine) watchGraphRevisions(ctx context.Context) {
 				r.message, _ = m["message"].(string)
 			}
 		}
-		v := &e.kroView
+		v := &e.kro.view
 		v.mu.Lock()
 		if v.revs == nil {
 			v.revs = map[string]map[string]revision{}
@@ -362,7 +364,7 @@ func (e *Engine) releaseKroFinalizer(ctx context.Context, u *unstructured.Unstru
 		patch := fmt.Sprintf(`[{"op":"test","path":"/metadata/finalizers/%d","value":%q},{"op":"remove","path":"/metadata/finalizers/%d"}]`, i, kroFinalizer, i)
 		name := u.GetName()
 		go func() {
-			_, err := e.set.Dynamic().Resource(graph.GroupVersionResource).Patch(ctx, name, types.JSONPatchType, []byte(patch), metav1.PatchOptions{FieldManager: metadata.FieldManager})
+			_, err := e.cl.set.Dynamic().Resource(graph.GroupVersionResource).Patch(ctx, name, types.JSONPatchType, []byte(patch), metav1.PatchOptions{FieldManager: metadata.FieldManager})
 			switch {
 			case err == nil:
 				e.log.Info("ResourceGraphDefinition deleted: removed kro's finalizer (kro is not running; the instance CRD is kept)", "graph", name)

@@ -17,11 +17,11 @@ import (
 func (e *Engine) queueStats(reconciles int64, rps float64) state.Engine {
 	s := state.Engine{
 		Workers:             e.o.Workers,
-		BusyWorkers:         int(e.busy.Load()),
-		QueueDepth:          e.queue.Len(),
+		BusyWorkers:         int(e.work.busy.Load()),
+		QueueDepth:          e.work.queue.Len(),
 		Reconciles:          reconciles,
 		ReconcilesPerSecond: rps,
-		APIErrors:           e.apiErrors.Load(),
+		APIErrors:           e.cl.apiErrors.Load(),
 		HeapInUse:           heapInUse(),
 		RSS:                 residentBytes(),
 	}

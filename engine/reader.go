@@ -31,9 +31,9 @@ func key(gvr schema.GroupVersionResource, namespace, name string) objcache.Key {
 // Instance answers from the kind's informer, or from the object kroscope
 // last wrote while the informer has not caught up with it.
 func (r *reader) Instance(gvr schema.GroupVersionResource, namespace, name string) (*unstructured.Unstructured, bool) {
-	r.e.mu.RLock()
-	s := r.e.served[gvr]
-	r.e.mu.RUnlock()
+	r.e.graphs.mu.RLock()
+	s := r.e.graphs.served[gvr]
+	r.e.graphs.mu.RUnlock()
 	if s == nil || s.inf == nil || !s.inf.HasSynced() {
 		return nil, false
 	}
@@ -84,12 +84,12 @@ func (r *reader) Child(gvr schema.GroupVersionResource, namespace, name string) 
 // all-namespaces one, or the one of the engine's namespace.
 func (r *reader) childWatch(gvr schema.GroupVersionResource, namespace, name string) (meta interface{ GetResourceVersion() string }, exists, ok bool) {
 	spec := watch.Spec{GVR: gvr, LabelSelector: metadata.InstanceIDLabel}
-	if m, ex, ok := r.e.watches.Lookup(spec, namespace, name); ok {
+	if m, ex, ok := r.e.informers.watches.Lookup(spec, namespace, name); ok {
 		return m, ex, true
 	}
 	if ns := r.e.o.Namespace; ns != "" && ns == namespace {
 		spec.Namespace = ns
-		if m, ex, ok := r.e.watches.Lookup(spec, namespace, name); ok {
+		if m, ex, ok := r.e.informers.watches.Lookup(spec, namespace, name); ok {
 			return m, ex, true
 		}
 	}
@@ -115,9 +115,9 @@ func (r *reader) Wrote(gvr schema.GroupVersionResource, obj *unstructured.Unstru
 // holds for the object; false when gvr is not a served instance kind or
 // the informer does not hold it.
 func (r *reader) instanceVersion(gvr schema.GroupVersionResource, namespace, name string) (string, bool) {
-	r.e.mu.RLock()
-	s := r.e.served[gvr]
-	r.e.mu.RUnlock()
+	r.e.graphs.mu.RLock()
+	s := r.e.graphs.served[gvr]
+	r.e.graphs.mu.RUnlock()
 	if s == nil || s.inf == nil {
 		return "", false
 	}

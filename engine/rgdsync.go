@@ -34,7 +34,7 @@ func (e *Engine) syncRGDStatus(ctx context.Context, r *graphRun) {
 	r.mu.Lock()
 	o := r.outcome
 	r.mu.Unlock()
-	rgds := e.set.Dynamic().Resource(graph.GroupVersionResource)
+	rgds := e.cl.set.Dynamic().Resource(graph.GroupVersionResource)
 	cur, err := rgds.Get(ctx, r.name, metav1.GetOptions{})
 	if err != nil {
 		if ctx.Err() == nil {
@@ -63,17 +63,17 @@ func (e *Engine) syncRGDStatus(ctx context.Context, r *graphRun) {
 // syncAllRGDStatus re-writes every cluster graph's status (after this
 // process starts writing: the previous writer may have left other values).
 func (e *Engine) syncAllRGDStatus(ctx context.Context) {
-	e.mu.RLock()
-	runs := make([]*graphRun, 0, len(e.runs))
-	for _, r := range e.runs {
+	e.graphs.mu.RLock()
+	runs := make([]*graphRun, 0, len(e.graphs.runs))
+	for _, r := range e.graphs.runs {
 		runs = append(runs, r)
 	}
-	e.mu.RUnlock()
+	e.graphs.mu.RUnlock()
 	for _, r := range runs {
 		e.syncRGDStatus(ctx, r)
 	}
 	// RGDs deleted while another process wrote may wait for kro's finalizer.
-	v := &e.kroView
+	v := &e.kro.view
 	v.mu.Lock()
 	rgds := make([]*unstructured.Unstructured, 0, len(v.rgds))
 	for _, u := range v.rgds {

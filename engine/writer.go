@@ -60,9 +60,9 @@ func (e *Engine) update(change func(*authority.Facts)) {
 	if !changed {
 		return
 	}
-	e.mu.RLock()
-	all := slices.Collect(maps.Values(e.served))
-	e.mu.RUnlock()
+	e.graphs.mu.RLock()
+	all := slices.Collect(maps.Values(e.graphs.served))
+	e.graphs.mu.RUnlock()
 	for _, s := range all {
 		s.setObserve(!d.GateOpen)
 		e.enqueueAll(s)
@@ -104,7 +104,7 @@ func (e *Engine) campaignLocked(want bool) {
 		go func() {
 			defer close(done)
 			err := lease.Run(ctx, lease.Config{
-				Client: e.base.Kubernetes(), Namespace: e.o.LeaseNamespace, Name: e.o.LeaseName, Identity: e.o.Identity,
+				Client: e.cl.base.Kubernetes(), Namespace: e.o.LeaseNamespace, Name: e.o.LeaseName, Identity: e.o.Identity,
 				LeaseDuration: e.o.LeaseDuration, Log: e.log,
 				OnStarted: func() { e.setLeading(true) },
 				OnStopped: func() { e.setLeading(false) },
@@ -159,7 +159,7 @@ func (e *Engine) decideCampaign(ctx context.Context) {
 	if !e.o.CampaignIfFree || !e.decision().UsesLease {
 		return
 	}
-	kube := e.base.Kubernetes()
+	kube := e.cl.base.Kubernetes()
 	free, h, err := lease.Free(ctx, kube, e.o.LeaseNamespace, e.o.LeaseName, e.o.Identity, time.Now())
 	if err != nil {
 		e.log.Error(err, "cannot read the lease; campaigning for it")
