@@ -146,58 +146,7 @@ func holderOf(l *coordinationv1.Lease, now time.Time) Holder {
 // Lease renewed (as client-go's election does), so clock skew does not
 // matter once the Lease has been seen to change.
 func Follow(ctx context.Context, client kubernetes.Interface, namespace, name string, log logr.Logger, onChange func(Holder)) {
-	var (
-		mu       sync.Mutex
-		last     Holder
-		reported bool
-		record   string    // resourceVersion last seen
-		seenAt   time.Time // when it changed, local clock
-		duration time.Duration
-		identity string
-	)
-	report := func() {
-		h := Holder{Identity: identity}
-		if identity != "" && duration > 0 && !seenAt.IsZero() {
-			h.Expired = time.Since(seenAt) > duration
-		}
-		if reported && h == last {
-			return
-		}
-		last, reported = h, true
-		onChange(h)
-	}
-	observe := func(obj any, deleted bool) {
-		l, ok := obj.(*coordinationv1.Lease)
-		if !ok {
-			if d, isTomb := obj.(cache.DeletedFinalStateUnknown); isTomb {
-				l, ok = d.Obj.(*coordinationv1.Lease)
-			}
-		}
-		mu.Lock()
-		defer mu.Unlock()
-		switch {
-		case deleted || !ok:
-			identity, duration, seenAt, record = "", 0, time.Time{}, ""
-		default:
-			h := holderOf(l, time.Now())
-			duration = 0
-			if l.Spec.LeaseDurationSeconds != nil {
-				duration = time.Duration(*l.Spec.LeaseDurationSeconds) * time.Second
-			}
-			if l.ResourceVersion != record {
-				first := record == ""
-				record = l.ResourceVersion
-				seenAt = time.Now()
-				if first && h.Expired {
-					// First sight of a Lease nobody has renewed for
-					// longer than its duration (by its own record).
-					seenAt = seenAt.Add(-duration - time.Second)
-				}
-			}
-			identity = h.Identity
-		}
-		report()
-	}
+	f := &follower{onChange: onChange}
 	factory := informers.NewSharedInformerFactoryWithOptions(client, 0,
 		informers.WithNamespace(namespace),
 		informers.WithTweakListOptions(func(o *metav1.ListOptions) {
@@ -205,9 +154,9 @@ func Follow(ctx context.Context, client kubernetes.Interface, namespace, name st
 		}))
 	inf := factory.Coordination().V1().Leases().Informer()
 	if _, err := inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
-		AddFunc:    func(obj any) { observe(obj, false) },
-		UpdateFunc: func(_, obj any) { observe(obj, false) },
-		DeleteFunc: func(obj any) { observe(obj, true) },
+		AddFunc:    func(obj any) { f.observe(obj, false) },
+		UpdateFunc: func(_, obj any) { f.observe(obj, false) },
+		DeleteFunc: func(obj any) { f.observe(obj, true) },
 	}); err != nil {
 		log.Error(err, "following the lease", "lease", namespace+"/"+name)
 		return
@@ -222,9 +171,68 @@ func Follow(ctx context.Context, client kubernetes.Interface, namespace, name st
 			factory.Shutdown()
 			return
 		case <-t.C:
-			mu.Lock()
-			report()
-			mu.Unlock()
+			f.mu.Lock()
+			f.report()
+			f.mu.Unlock()
 		}
 	}
+}
+
+// follower is what Follow knows of the Lease, under mu.
+type follower struct {
+	onChange func(Holder)
+	mu       sync.Mutex
+	last     Holder
+	reported bool
+	record   string    // resourceVersion last seen
+	seenAt   time.Time // when it changed, local clock
+	duration time.Duration
+	identity string
+}
+
+// report tells onChange about a holder or expiry not told yet (f.mu held).
+func (f *follower) report() {
+	h := Holder{Identity: f.identity}
+	if f.identity != "" && f.duration > 0 && !f.seenAt.IsZero() {
+		h.Expired = time.Since(f.seenAt) > f.duration
+	}
+	if f.reported && h == f.last {
+		return
+	}
+	f.last, f.reported = h, true
+	f.onChange(h)
+}
+
+// observe records a Lease event.
+func (f *follower) observe(obj any, deleted bool) {
+	l, ok := obj.(*coordinationv1.Lease)
+	if !ok {
+		if d, isTomb := obj.(cache.DeletedFinalStateUnknown); isTomb {
+			l, ok = d.Obj.(*coordinationv1.Lease)
+		}
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if deleted || !ok {
+		f.identity, f.duration, f.seenAt, f.record = "", 0, time.Time{}, ""
+		f.report()
+		return
+	}
+	h := holderOf(l, time.Now())
+	f.duration = 0
+	if l.Spec.LeaseDurationSeconds != nil {
+		f.duration = time.Duration(*l.Spec.LeaseDurationSeconds) * time.Second
+	}
+	if l.ResourceVersion != f.record {
+		first := f.record == ""
+		f.record = l.ResourceVersion
+		f.seenAt = time.Now()
+		if first && h.Expired {
+			// First sight of a Lease nobody has renewed for longer
+			// than its duration (by its own record).
+			f.seenAt = f.seenAt.Add(-f.duration - time.Second)
+		}
+	}
+	f.identity = h.Identity
+	f.report()
 }
