@@ -15,11 +15,8 @@ import (
 
 // servedFor returns the graph serving key's kind, or an error the UI can show.
 func (e *Engine) servedFor(key state.InstanceKey) (*served, error) {
-	e.graphs.mu.RLock()
-	s := e.graphs.byRes[key.Resource]
-	started := s != nil && s.inf != nil
-	e.graphs.mu.RUnlock()
-	if !started {
+	s := e.graphs.started(key.Resource)
+	if s == nil {
 		return nil, fmt.Errorf("no graph serves %s", key.Resource)
 	}
 	return s, nil
@@ -54,13 +51,6 @@ func (e *Engine) Requeue(key state.InstanceKey) error {
 	}
 	e.requeueLocal(s, key)
 	return nil
-}
-
-// requeueLocal puts the instance at the head of this engine's queue.
-func (e *Engine) requeueLocal(s *served, key state.InstanceKey) {
-	it := item{gvr: s.gvr, namespace: key.Namespace, name: key.Name}
-	e.work.queue.Forget(it)
-	e.work.queue.Add(it)
 }
 
 // RequeueAll requeues every known instance that filter accepts (nil: all)

@@ -253,7 +253,7 @@ func (e *Engine) leaseAccessDenied(ctx context.Context) (why string, checked boo
 // Deployment and its RBAC are applied together), the engine campaigns as
 // it would have at start, instead of observing until restarted.
 func (e *Engine) recheckLeaseAccess(ctx context.Context) {
-	denied := e.wr.auth.Facts().LeaseDenied
+	denied := e.leaseDenied()
 	if denied == "" {
 		return
 	}

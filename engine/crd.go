@@ -80,7 +80,7 @@ func (e *Engine) crdByDiscovery(g *graph.Graph) (string, error) {
 	want := g.Instance.CRD
 	gvr := g.Instance.GVR
 	skipped := fmt.Sprintf("cannot read CRD %s (forbidden): the kind is served (discovery); not applying it, not checking its owner or schema compatibility (they need cluster rights)", want.Name)
-	if e.wr.gate.Open() {
+	if e.writing() {
 		skipped = fmt.Sprintf("cannot read CRD %s (forbidden): the kind is served (discovery), but this user cannot apply the graph's schema to it; not checking its owner or schema compatibility", want.Name)
 	}
 	d := e.cl.set.Discovery()
@@ -106,7 +106,7 @@ func (e *Engine) crdByDiscovery(g *graph.Graph) (string, error) {
 func (e *Engine) applyCRD(ctx context.Context, g *graph.Graph, cur *unstructured.Unstructured, allowBreaking bool) error {
 	want := g.Instance.CRD
 	crds := e.cl.set.Dynamic().Resource(crdGVR)
-	if !e.wr.gate.Open() {
+	if !e.writing() {
 		if cur == nil {
 			return fmt.Errorf("CRD %s does not exist yet (observing: the lease holder or kro creates it)", want.Name)
 		}

@@ -9,24 +9,19 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"maps"
 	"net/http"
 	"os"
 	"runtime"
-	"slices"
-	"sort"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/go-logr/logr"
-	"golang.org/x/time/rate"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/rand"
 	"k8s.io/client-go/transport"
-	"k8s.io/client-go/util/workqueue"
 
 	"github.com/kroscope/kroscope/engine/authority"
 	"github.com/kroscope/kroscope/engine/lease"
@@ -150,11 +145,13 @@ type Options struct {
 const DefaultKroPollInterval = 5 * time.Second
 
 // Engine is a running set of reconcilers and their state. Its fields are
-// grouped by what they decide, each group owned by one file: cl
-// (engine.go), wr (writer.go: who may write), kro (kro.go: kro's
-// controller and its view of the graphs), graphs (graphs.go: what is
-// served), work (queue.go: the queue and the workers), informers (the
-// shared watches, set up by Run), reader (reader.go), health (health.go).
+// grouped by what they decide, each group's fields read and written only
+// by the file that declares it (others call its methods): wr (writer.go:
+// who may write), kro (kro.go: kro's controller and its view of the
+// graphs), graphs (graphs.go: what is served), work (queue.go and
+// queuestats.go: the queue and the workers), reader (reader.go), health
+// (health.go). cl and informers are set once (New, Run's first step) and
+// read everywhere.
 type Engine struct {
 	o       Options
 	store   *state.Store
@@ -245,17 +242,7 @@ func New(o Options) (*Engine, error) {
 	}
 	e.cl.set = set
 	e.cl.schemas = graph.NewCachedSchemaResolver(set.Discovery(), 0)
-	e.work.limiter = newRecordingLimiter(workqueue.NewTypedMaxOfRateLimiter(
-		// Per instance: 100ms, doubling, capped so a failing instance is
-		// retried at least every two minutes and never dropped.
-		workqueue.NewTypedItemExponentialFailureRateLimiter[item](100*time.Millisecond, 2*time.Minute),
-		// Overall: bounds the retry storm after an outage; watch events
-		// use Add and are not slowed by it.
-		&workqueue.TypedBucketRateLimiter[item]{Limiter: rate.NewLimiter(rate.Limit(50), 300)},
-	))
-	e.work.queue = workqueue.NewTypedRateLimitingQueueWithConfig[item](e.work.limiter,
-		workqueue.TypedRateLimitingQueueConfig[item]{Name: "kroscope"},
-	)
+	e.work.setUp()
 	e.store.SetCluster(o.Cluster)
 	e.store.SetMode(e.decision().Mode)
 	e.store.SetEngine(state.Engine{Workers: o.Workers})
@@ -542,7 +529,7 @@ func (e *Engine) shutdown(stopWork context.CancelFunc, workers *sync.WaitGroup) 
 	defer deadline.Stop()
 	e.log.Info("shutting down", "grace", e.o.ShutdownGrace, "inFlight", e.inFlight())
 	stopWork()
-	e.work.queue.ShutDown()
+	e.work.shutDown() // the queue stops handing out items
 	wait := func(what string, f func()) bool {
 		done := make(chan struct{})
 		go func() { f(); close(done) }()
@@ -565,18 +552,6 @@ func (e *Engine) shutdown(stopWork context.CancelFunc, workers *sync.WaitGroup) 
 	wait("graphs", e.stopAll)
 }
 
-// inFlight names the instances being reconciled now, sorted.
-func (e *Engine) inFlight() []string {
-	e.work.flightMu.Lock()
-	defer e.work.flightMu.Unlock()
-	out := make([]string, 0, len(e.work.flying))
-	for it := range e.work.flying {
-		out = append(out, it.String())
-	}
-	sort.Strings(out)
-	return out
-}
-
 // fatal records an error that stops the engine and returns it.
 func (e *Engine) fatal(title string, cause error, hint string) error {
 	e.store.SetFatal(&state.Fatal{Title: title, Cause: cause.Error(), Hint: hint})
@@ -587,9 +562,7 @@ func (e *Engine) fatal(title string, cause error, hint string) error {
 // servedGraphs returns the graphs served now, copied under the engine's
 // lock so that callers can make API calls without holding it.
 func (e *Engine) servedGraphs() []*served {
-	e.graphs.mu.RLock()
-	defer e.graphs.mu.RUnlock()
-	return slices.Collect(maps.Values(e.graphs.served))
+	return e.graphs.all()
 }
 
 // recovered runs when the API server is reachable again: instances that
@@ -608,35 +581,4 @@ func (e *Engine) recovered() {
 		}
 	}
 	e.log.Info("API server reachable again; retrying failed instances", "instances", n)
-}
-
-// counters publishes queue depth, busy workers and the reconcile rate
-// (over the last few seconds).
-func (e *Engine) counters(ctx context.Context) {
-	type sample struct {
-		at time.Time
-		n  int64
-	}
-	const window = 10
-	samples := make([]sample, 0, window+1)
-	t := time.NewTicker(500 * time.Millisecond)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case now := <-t.C:
-			n := e.work.reconciles.Load()
-			e.heartbeat(now, n)
-			samples = append(samples, sample{now, n})
-			if len(samples) > window {
-				samples = samples[1:]
-			}
-			rps := 0.0
-			if first := samples[0]; len(samples) > 1 {
-				rps = float64(n-first.n) / now.Sub(first.at).Seconds()
-			}
-			e.store.SetEngine(e.queueStats(n, rps))
-		}
-	}
 }

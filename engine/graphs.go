@@ -4,6 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"iter"
+	"maps"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -51,6 +54,60 @@ type graphTable struct {
 	served map[schema.GroupVersionResource]*served
 	byRes  map[string]*served // "plural.group" → served
 	runs   map[string]*graphRun
+}
+
+// of returns the graph serving gvr's instances, or nil.
+func (t *graphTable) of(gvr schema.GroupVersionResource) *served {
+	t.mu.RLock()
+	defer t.mu.RUnlock()
+	return t.served[gvr]
+}
+
+// started returns the graph serving resource ("plural.group") once its
+// informer is started, or nil.
+func (t *graphTable) started(resource string) *served {
+	t.mu.RLock()
+	defer t.mu.RUnlock()
+	if s := t.byRes[resource]; s != nil && s.inf != nil {
+		return s
+	}
+	return nil
+}
+
+// all returns the graphs served now, copied under the lock so that
+// callers can make API calls without holding it.
+func (t *graphTable) all() []*served {
+	t.mu.RLock()
+	defer t.mu.RUnlock()
+	return slices.Collect(maps.Values(t.served))
+}
+
+// each yields the graphs served, under the lock (the hot path of
+// routing a watch event copies nothing).
+func (t *graphTable) each() iter.Seq[*served] {
+	return func(yield func(*served) bool) {
+		t.mu.RLock()
+		defer t.mu.RUnlock()
+		for _, s := range t.served {
+			if !yield(s) {
+				return
+			}
+		}
+	}
+}
+
+// alive takes and releases the lock: it blocks while a deadlock holds it
+// (the heartbeat's probe, see Engine.heartbeat).
+func (t *graphTable) alive() {
+	t.mu.RLock()
+	defer t.mu.RUnlock()
+}
+
+// allRuns returns the graphs' runs now.
+func (t *graphTable) allRuns() []*graphRun {
+	t.mu.RLock()
+	defer t.mu.RUnlock()
+	return slices.Collect(maps.Values(t.runs))
 }
 
 // graphRun is one definition being served, from build to stop.
@@ -367,7 +424,7 @@ func (e *Engine) stopServing(s *served) {
 // blocked (it rejected it, say), kro's own reason is the one that counts,
 // not the CRD's absence.
 func (e *Engine) crdWaitReason(graph string, err error) string {
-	if e.wr.gate.Open() {
+	if e.writing() {
 		return err.Error()
 	}
 	if k := e.store.KroOf(graph); k != nil && k.Blocked != "" {
@@ -388,7 +445,7 @@ func (s *served) start(ctx context.Context) error {
 			observe(o)
 		}
 	})
-	s.setObserve(!e.wr.gate.Open())
+	s.setObserve(!e.writing())
 
 	// Instances of a cluster-scoped kind have no namespace to narrow to:
 	// --namespace cannot hide them, and their children may be anywhere.
@@ -523,7 +580,7 @@ func (s *served) instanceHandler(mon *watch.Monitor) cache.ResourceEventHandler 
 			if u, gvk, ok := instanceMeta(obj); ok {
 				e.noteWrites(instanceWhat(s.resource, u), u)
 				e.noteInstance(s, u, gvk, nil)
-				e.work.queue.Add(item{gvr: s.gvr, namespace: u.GetNamespace(), name: u.GetName()})
+				e.enqueue(s, u.GetNamespace(), u.GetName())
 			}
 		},
 		UpdateFunc: func(oldObj, obj any) {
@@ -544,9 +601,9 @@ func (s *served) instanceHandler(mon *watch.Monitor) cache.ResourceEventHandler 
 			if needsReconcile(o, u) {
 				it := item{gvr: s.gvr, namespace: u.GetNamespace(), name: u.GetName()}
 				if requeueAsked(o, u) {
-					e.work.queue.Forget(it) // a user asked for it: no backoff
+					e.work.forget(it) // a user asked for it: no backoff
 				}
-				e.work.queue.Add(it)
+				e.work.add(it)
 			}
 		},
 		DeleteFunc: func(obj any) {
@@ -554,7 +611,7 @@ func (s *served) instanceHandler(mon *watch.Monitor) cache.ResourceEventHandler 
 			if m := watch.MetaOf(obj); m != nil {
 				e.reader.Gone(s.gvr, m.GetNamespace(), m.GetName(), m.GetUID())
 				e.store.RemoveInstance(state.InstanceKey{Resource: s.resource, Namespace: m.GetNamespace(), Name: m.GetName()})
-				e.work.queue.Forget(item{gvr: s.gvr, namespace: m.GetNamespace(), name: m.GetName()})
+				e.work.forget(item{gvr: s.gvr, namespace: m.GetNamespace(), name: m.GetName()})
 			}
 		},
 	}

@@ -3,6 +3,8 @@ package engine
 import (
 	"context"
 	"fmt"
+	"maps"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -144,6 +146,13 @@ type kroView struct {
 	mu   sync.Mutex
 	rgds map[string]*unstructured.Unstructured
 	revs map[string]map[string]revision // graph → GraphRevision name → revision
+}
+
+// all returns the cluster RGDs as last seen.
+func (v *kroView) all() []*unstructured.Unstructured {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	return slices.Collect(maps.Values(v.rgds))
 }
 
 type revision struct {
@@ -354,7 +363,7 @@ const kroFinalizer = krodetect.Finalizer
 // stopping the graph's controller, and without kro the RGD would never go
 // away. Like kro by default, the instance CRD is kept.
 func (e *Engine) releaseKroFinalizer(ctx context.Context, u *unstructured.Unstructured) {
-	if u.GetDeletionTimestamp() == nil || !e.wr.gate.Open() {
+	if u.GetDeletionTimestamp() == nil || !e.writing() {
 		return
 	}
 	for i, f := range u.GetFinalizers() {

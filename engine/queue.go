@@ -3,10 +3,12 @@ package engine
 import (
 	"context"
 	"fmt"
+	"sort"
 	"sync"
 	"sync/atomic"
 	"time"
 
+	"golang.org/x/time/rate"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -67,9 +69,7 @@ func (e *Engine) processNext(ctx context.Context) bool {
 		return false
 	}
 	defer e.work.queue.Done(it)
-	e.graphs.mu.RLock()
-	s := e.graphs.served[it.gvr]
-	e.graphs.mu.RUnlock()
+	s := e.graphs.of(it.gvr)
 	if s == nil {
 		e.work.queue.Forget(it) // its graph stopped
 		return true
@@ -286,14 +286,12 @@ func (e *Engine) enqueueAll(s *served, namespace ...string) int {
 
 // routeWatchEvent wakes the instances a child or external event concerns.
 func (e *Engine) routeWatchEvent(ev watch.Event) {
-	e.graphs.mu.RLock()
-	defer e.graphs.mu.RUnlock()
 	if ev.Spec.ExternalSelector {
 		e.routeSelected(ev)
 		return
 	}
 	if ev.Spec.FieldSelector != "" {
-		for _, s := range e.graphs.served {
+		for s := range e.graphs.each() {
 			for _, ref := range s.external {
 				if ref.gvr != ev.Spec.GVR || ref.name != ev.Name {
 					continue
@@ -378,9 +376,9 @@ func (e *Engine) ownWriteEcho(ev watch.Event) bool {
 
 // routeSelected wakes every instance of the graphs whose external
 // collection the object belongs to, or belonged to before an update (its
-// labels left the selector). Must be called with e.graphs.mu read-locked.
+// labels left the selector).
 func (e *Engine) routeSelected(ev watch.Event) {
-	for _, s := range e.graphs.served {
+	for s := range e.graphs.each() {
 		for _, sel := range s.selectors {
 			if sel.gvr != ev.Spec.GVR || (sel.namespace != "" && sel.namespace != ev.Namespace) {
 				continue
@@ -396,7 +394,6 @@ func (e *Engine) routeSelected(ev watch.Event) {
 // routeChild wakes the instance whose labels the child carries, in every
 // graph that has children of that kind, when the instance's UID matches
 // (ev is the child's event, nil to wake it in any case).
-// Must be called with e.graphs.mu read-locked.
 func (e *Engine) routeChild(gvr schema.GroupVersionResource, labels map[string]string, ev *watch.Event) {
 	uid := labels[metadata.InstanceIDLabel]
 	name := labels[metadata.InstanceNameLabel]
@@ -408,7 +405,7 @@ func (e *Engine) routeChild(gvr schema.GroupVersionResource, labels map[string]s
 	if ns != "" {
 		key = ns + "/" + name
 	}
-	for _, s := range e.graphs.served {
+	for s := range e.graphs.each() {
 		if !s.children[gvr] || s.inf == nil {
 			continue
 		}
@@ -420,4 +417,47 @@ func (e *Engine) routeChild(gvr schema.GroupVersionResource, labels map[string]s
 			e.wakeForChild(item{gvr: s.gvr, namespace: ns, name: name}, ev)
 		}
 	}
+}
+
+// requeueLocal puts the instance at the head of this engine's queue.
+func (e *Engine) requeueLocal(s *served, key state.InstanceKey) {
+	it := item{gvr: s.gvr, namespace: key.Namespace, name: key.Name}
+	e.work.queue.Forget(it)
+	e.work.queue.Add(it)
+}
+
+// setUp makes the rate-limited queue.
+func (w *workQueue) setUp() {
+	w.limiter = newRecordingLimiter(workqueue.NewTypedMaxOfRateLimiter(
+		// Per instance: 100ms, doubling, capped so a failing instance is
+		// retried at least every two minutes and never dropped.
+		workqueue.NewTypedItemExponentialFailureRateLimiter[item](100*time.Millisecond, 2*time.Minute),
+		// Overall: bounds the retry storm after an outage; watch events
+		// use Add and are not slowed by it.
+		&workqueue.TypedBucketRateLimiter[item]{Limiter: rate.NewLimiter(rate.Limit(50), 300)},
+	))
+	w.queue = workqueue.NewTypedRateLimitingQueueWithConfig[item](w.limiter,
+		workqueue.TypedRateLimitingQueueConfig[item]{Name: "kroscope"},
+	)
+}
+
+// shutDown stops handing out items; busyWorkers counts the workers
+// reconciling now.
+func (w *workQueue) shutDown()          { w.queue.ShutDown() }
+func (w *workQueue) busyWorkers() int64 { return w.busy.Load() }
+
+// add queues it; forget drops its backoff.
+func (w *workQueue) add(it item)    { w.queue.Add(it) }
+func (w *workQueue) forget(it item) { w.queue.Forget(it) }
+
+// inFlight names the instances being reconciled now, sorted.
+func (e *Engine) inFlight() []string {
+	e.work.flightMu.Lock()
+	defer e.work.flightMu.Unlock()
+	out := make([]string, 0, len(e.work.flying))
+	for it := range e.work.flying {
+		out = append(out, it.String())
+	}
+	sort.Strings(out)
+	return out
 }

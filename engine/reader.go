@@ -31,9 +31,7 @@ func key(gvr schema.GroupVersionResource, namespace, name string) objcache.Key {
 // Instance answers from the kind's informer, or from the object kroscope
 // last wrote while the informer has not caught up with it.
 func (r *reader) Instance(gvr schema.GroupVersionResource, namespace, name string) (*unstructured.Unstructured, bool) {
-	r.e.graphs.mu.RLock()
-	s := r.e.graphs.served[gvr]
-	r.e.graphs.mu.RUnlock()
+	s := r.e.graphs.of(gvr)
 	if s == nil || s.inf == nil || !s.inf.HasSynced() {
 		return nil, false
 	}
@@ -115,9 +113,7 @@ func (r *reader) Wrote(gvr schema.GroupVersionResource, obj *unstructured.Unstru
 // holds for the object; false when gvr is not a served instance kind or
 // the informer does not hold it.
 func (r *reader) instanceVersion(gvr schema.GroupVersionResource, namespace, name string) (string, bool) {
-	r.e.graphs.mu.RLock()
-	s := r.e.graphs.served[gvr]
-	r.e.graphs.mu.RUnlock()
+	s := r.e.graphs.of(gvr)
 	if s == nil || s.inf == nil {
 		return "", false
 	}

@@ -2,8 +2,6 @@ package engine
 
 import (
 	"context"
-	"maps"
-	"slices"
 	"sync"
 	"time"
 
@@ -40,6 +38,12 @@ func newWriter(o Options, leaseClient bool) *writer {
 	return &writer{auth: auth, gate: readonly.NewGate(auth.Decision().GateOpen), opened: make(chan struct{}, 1)}
 }
 
+// writing reports whether reconciles write now (the gate is open).
+func (e *Engine) writing() bool { return e.wr.gate.Open() }
+
+// leaseDenied says why this user may not take the Lease ("" when it may).
+func (e *Engine) leaseDenied() string { return e.wr.auth.Facts().LeaseDenied }
+
 // decision is the write authority's decision now.
 func (e *Engine) decision() authority.Decision { return e.wr.auth.Decision() }
 
@@ -60,10 +64,7 @@ func (e *Engine) update(change func(*authority.Facts)) {
 	if !changed {
 		return
 	}
-	e.graphs.mu.RLock()
-	all := slices.Collect(maps.Values(e.graphs.served))
-	e.graphs.mu.RUnlock()
-	for _, s := range all {
+	for _, s := range e.graphs.all() {
 		s.setObserve(!d.GateOpen)
 		e.enqueueAll(s)
 	}
