@@ -191,6 +191,34 @@ func New(o Options) (*Engine, error) {
 	if o.ClientSet == nil {
 		return nil, errors.New("engine: no client set")
 	}
+	o = o.withDefaults()
+	e := &Engine{
+		o:      o,
+		store:  state.NewStore(),
+		graphs: graphTable{served: map[schema.GroupVersionResource]*served{}, byRes: map[string]*served{}, runs: map[string]*graphRun{}},
+		cl:     clients{base: o.ClientSet},
+	}
+	e.reader = &reader{e: e, cache: objcache.New()}
+	// Logs go to the caller's sink and to the state's log pane.
+	e.log = logsink.Tee(o.Log, logsink.New(logsink.Options{Store: e.store}))
+	// Writes are allowed only while the write authority says so.
+	e.wr = newWriter(o, o.ClientSet.Kubernetes() != nil)
+	set, err := gatedSet(o.ClientSet, e.wr.gate, &e.cl.apiErrors, e.noteCall)
+	if err != nil {
+		return nil, err
+	}
+	e.cl.set = set
+	e.cl.schemas = graph.NewCachedSchemaResolver(set.Discovery(), 0)
+	e.work.setUp()
+	e.store.SetCluster(o.Cluster)
+	e.store.SetMode(e.decision().Mode)
+	e.store.SetEngine(state.Engine{Workers: o.Workers})
+	e.store.SetStartup(state.Startup{Phase: "starting"})
+	return e, nil
+}
+
+// withDefaults fills in what o leaves zero.
+func (o Options) withDefaults() Options {
 	if o.Workers <= 0 {
 		o.Workers = WorkersPerCPU * runtime.NumCPU()
 	}
@@ -225,29 +253,7 @@ func New(o Options) (*Engine, error) {
 	if o.AccessRecheck == 0 {
 		o.AccessRecheck = DefaultAccessRecheck
 	}
-	e := &Engine{
-		o:      o,
-		store:  state.NewStore(),
-		graphs: graphTable{served: map[schema.GroupVersionResource]*served{}, byRes: map[string]*served{}, runs: map[string]*graphRun{}},
-		cl:     clients{base: o.ClientSet},
-	}
-	e.reader = &reader{e: e, cache: objcache.New()}
-	// Logs go to the caller's sink and to the state's log pane.
-	e.log = logsink.Tee(o.Log, logsink.New(logsink.Options{Store: e.store}))
-	// Writes are allowed only while the write authority says so.
-	e.wr = newWriter(o, o.ClientSet.Kubernetes() != nil)
-	set, err := gatedSet(o.ClientSet, e.wr.gate, &e.cl.apiErrors, e.noteCall)
-	if err != nil {
-		return nil, err
-	}
-	e.cl.set = set
-	e.cl.schemas = graph.NewCachedSchemaResolver(set.Discovery(), 0)
-	e.work.setUp()
-	e.store.SetCluster(o.Cluster)
-	e.store.SetMode(e.decision().Mode)
-	e.store.SetEngine(state.Engine{Workers: o.Workers})
-	e.store.SetStartup(state.Startup{Phase: "starting"})
-	return e, nil
+	return o
 }
 
 // gatedSet returns a client set whose writes pass through gate and whose
