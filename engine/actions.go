@@ -8,17 +8,15 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/kroscope/kroscope/engine/authority"
 	"github.com/kroscope/kroscope/engine/readonly"
 	"github.com/kroscope/kroscope/engine/state"
 )
 
 // servedFor returns the graph serving key's kind, or an error the UI can show.
 func (e *Engine) servedFor(key state.InstanceKey) (*served, error) {
-	e.mu.RLock()
-	s := e.byRes[key.Resource]
-	started := s != nil && s.inf != nil
-	e.mu.RUnlock()
-	if !started {
+	s := e.graphs.started(key.Resource)
+	if s == nil {
 		return nil, fmt.Errorf("no graph serves %s", key.Resource)
 	}
 	return s, nil
@@ -40,11 +38,10 @@ func (e *Engine) Requeue(key state.InstanceKey) error {
 	if _, ok, _ := s.inf.GetIndexer().GetByKey(k); !ok {
 		return fmt.Errorf("instance %s no longer exists", key)
 	}
-	attached, refused := e.userRoute()
-	switch {
-	case refused != "":
-		return fmt.Errorf("not requeueing %s: %s", key, refused)
-	case attached:
+	switch a := e.decision().Requeue; a.Route {
+	case authority.Refused:
+		return fmt.Errorf("not requeueing %s: %s", key, a.Why)
+	case authority.Cluster:
 		// The annotation is a patch of the instance: refused before the
 		// call when this user may not patch these.
 		if err := e.refuse("requeueing", key, func(k state.KindAccess) state.Permission { return k.Requeue }); err != nil {
@@ -54,13 +51,6 @@ func (e *Engine) Requeue(key state.InstanceKey) error {
 	}
 	e.requeueLocal(s, key)
 	return nil
-}
-
-// requeueLocal puts the instance at the head of this engine's queue.
-func (e *Engine) requeueLocal(s *served, key state.InstanceKey) {
-	it := item{gvr: s.gvr, namespace: key.Namespace, name: key.Name}
-	e.queue.Forget(it)
-	e.queue.Add(it)
 }
 
 // RequeueAll requeues every known instance that filter accepts (nil: all)
@@ -92,21 +82,18 @@ func (e *Engine) Delete(ctx context.Context, key state.InstanceKey) error {
 	if err := e.refuse("deleting", key, func(k state.KindAccess) state.Permission { return k.Delete }); err != nil {
 		return err
 	}
-	attached, refused := e.userRoute()
-	switch {
-	case refused != "":
-		return fmt.Errorf("not deleting %s: %s", key, refused)
-	case attached:
+	switch a := e.decision().Delete; a.Route {
+	case authority.Refused:
+		return fmt.Errorf("not deleting %s: %s", key, a.Why)
+	case authority.Cluster:
 		ctx = readonly.UserWrite(ctx) // the user's own action passes the closed gate
-	case !e.gate.Open():
-		return fmt.Errorf("not deleting %s: observing until this kroscope holds the lease", key)
 	}
-	err = e.set.Dynamic().Resource(s.gvr).Namespace(key.Namespace).Delete(ctx, key.Name, metav1.DeleteOptions{})
+	err = e.cl.set.Dynamic().Resource(s.gvr).Namespace(key.Namespace).Delete(ctx, key.Name, metav1.DeleteOptions{})
 	if apierrors.IsNotFound(err) {
 		return fmt.Errorf("instance %s no longer exists", key)
 	}
 	if err != nil {
-		e.recheckAfterForbidden(s, err)
+		e.recheckAfterForbidden(ctx, s, err)
 		return fmt.Errorf("deleting %s: %w", key, err)
 	}
 	return nil

@@ -21,7 +21,7 @@ func TestRequeueAnnotationForgetsBackoff(t *testing.T) {
 	lim := newRecordingLimiter(workqueue.NewTypedItemExponentialFailureRateLimiter[item](100*time.Millisecond, time.Minute))
 	q := workqueue.NewTypedRateLimitingQueueWithConfig[item](lim, workqueue.TypedRateLimitingQueueConfig[item]{Name: "test"})
 	defer q.ShutDown()
-	e := &Engine{store: state.NewStore(), limiter: lim, queue: q}
+	e := &Engine{store: state.NewStore(), work: workQueue{limiter: lim, queue: q}}
 	e.reader = &reader{e: e, cache: objcache.New()}
 	gvr := schema.GroupVersionResource{Group: "kro.run", Version: "v1alpha1", Resource: "webapps"}
 	s := &served{e: e, gvr: gvr, resource: "webapps.kro.run"}

@@ -34,11 +34,11 @@ var (
 // that fails leaves the kind unchecked (the API server still refuses what
 // it must).
 func (e *Engine) checkAccess(ctx context.Context, gvr schema.GroupVersionResource, namespaced bool) {
-	if e.base.Config() == nil || e.base.Kubernetes() == nil {
+	if e.cl.base.Config() == nil || e.cl.base.Kubernetes() == nil {
 		return
 	}
 	e.accessUser(ctx)
-	kube := e.base.Kubernetes()
+	kube := e.cl.base.Kubernetes()
 	resource := resourceName(gvr)
 	ns := e.o.Namespace
 	if !namespaced {
@@ -108,7 +108,7 @@ const DefaultAccessRecheck = 30 * time.Second
 // recheckDeniedAccess re-checks, every AccessRecheck, each served kind
 // this user was denied something on, and a denied Lease.
 func (e *Engine) recheckDeniedAccess(ctx context.Context) {
-	if e.o.AccessRecheck < 0 || e.base.Config() == nil || e.base.Kubernetes() == nil {
+	if e.o.AccessRecheck < 0 || e.cl.base.Config() == nil || e.cl.base.Kubernetes() == nil {
 		return
 	}
 	t := time.NewTicker(e.o.AccessRecheck)
@@ -131,16 +131,21 @@ func (e *Engine) recheckDeniedAccess(ctx context.Context) {
 // recheckAfterForbidden re-checks s's kind, in the background, when the
 // API server refused one of the user's actions on it: the permission the
 // capabilities promised was revoked, and the keys should say so now.
-func (e *Engine) recheckAfterForbidden(s *served, err error) {
+// It outlives the action (ctx's values, not its end), bounded by
+// accessRecheckTimeout.
+func (e *Engine) recheckAfterForbidden(ctx context.Context, s *served, err error) {
 	if !apierrors.IsForbidden(err) {
 		return
 	}
-	ctx := e.ctx
-	if ctx == nil {
-		ctx = context.Background()
-	}
-	go e.checkAccess(ctx, s.gvr, s.graph.Instance.Namespaced)
+	go func() {
+		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), accessRecheckTimeout)
+		defer cancel()
+		e.checkAccess(ctx, s.gvr, s.graph.Instance.Namespaced)
+	}()
 }
+
+// accessRecheckTimeout bounds a re-check after a refusal.
+const accessRecheckTimeout = 30 * time.Second
 
 // accessUser records who this user is (SelfSubjectReview), once; a server
 // that cannot say leaves it blank.
@@ -148,7 +153,7 @@ func (e *Engine) accessUser(ctx context.Context) {
 	if e.store.Snapshot().Capabilities.User != "" {
 		return
 	}
-	r, err := e.base.Kubernetes().AuthenticationV1().SelfSubjectReviews().Create(ctx, &authenticationv1.SelfSubjectReview{}, metav1.CreateOptions{})
+	r, err := e.cl.base.Kubernetes().AuthenticationV1().SelfSubjectReviews().Create(ctx, &authenticationv1.SelfSubjectReview{}, metav1.CreateOptions{})
 	if err == nil && r.Status.UserInfo.Username != "" {
 		e.store.SetAccessUser(r.Status.UserInfo.Username)
 	}
@@ -209,7 +214,7 @@ func (e *Engine) noteAccess(ctx context.Context, w state.Watch, granted bool) {
 // ever: it observes instead, said once in the log and on the header, and
 // the Lease is asked about again with the kinds (recheckLeaseAccess).
 func (e *Engine) checkLeaseAccess(ctx context.Context) {
-	if e.o.Observe || e.o.DisableLease || e.base.Config() == nil || e.base.Kubernetes() == nil {
+	if !e.decision().UsesLease || e.cl.base.Config() == nil {
 		return
 	}
 	e.accessUser(ctx)
@@ -226,7 +231,7 @@ func (e *Engine) checkLeaseAccess(ctx context.Context) {
 // may); checked is false when the API server could not say.
 func (e *Engine) leaseAccessDenied(ctx context.Context) (why string, checked bool) {
 	for _, verb := range []string{"get", "create", "update"} {
-		r, err := e.base.Kubernetes().AuthorizationV1().SelfSubjectAccessReviews().Create(ctx, &authorizationv1.SelfSubjectAccessReview{
+		r, err := e.cl.base.Kubernetes().AuthorizationV1().SelfSubjectAccessReviews().Create(ctx, &authorizationv1.SelfSubjectAccessReview{
 			Spec: authorizationv1.SelfSubjectAccessReviewSpec{ResourceAttributes: &authorizationv1.ResourceAttributes{
 				Namespace: e.o.LeaseNamespace, Verb: verb, Group: "coordination.k8s.io", Resource: "leases", Name: e.o.LeaseName,
 			}},
@@ -248,9 +253,7 @@ func (e *Engine) leaseAccessDenied(ctx context.Context) (why string, checked boo
 // Deployment and its RBAC are applied together), the engine campaigns as
 // it would have at start, instead of observing until restarted.
 func (e *Engine) recheckLeaseAccess(ctx context.Context) {
-	e.mu.RLock()
-	denied := e.leaseDenied
-	e.mu.RUnlock()
+	denied := e.leaseDenied()
 	if denied == "" {
 		return
 	}
@@ -263,15 +266,4 @@ func (e *Engine) recheckLeaseAccess(ctx context.Context) {
 		return // denied still, for another verb
 	}
 	e.log.Info("lease access granted: campaigning", "lease", e.o.LeaseNamespace+"/"+e.o.LeaseName)
-	e.campaign()
-}
-
-// setLeaseDenied records why this user may not take the Lease ("" once
-// it may): the engine's campaign decision, the header and the mode.
-func (e *Engine) setLeaseDenied(why string) {
-	e.mu.Lock()
-	e.leaseDenied = why
-	e.mu.Unlock()
-	e.store.SetLeaseDenied(why)
-	e.store.SetMode(e.mode())
 }

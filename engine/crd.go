@@ -55,7 +55,7 @@ func (e *Engine) ensureCRD(ctx context.Context, g *graph.Graph, allowBreaking bo
 	if want == nil {
 		return "", fmt.Errorf("graph %s has no generated CRD", g.Name)
 	}
-	crds := e.set.Dynamic().Resource(crdGVR)
+	crds := e.cl.set.Dynamic().Resource(crdGVR)
 	cur, err := crds.Get(ctx, want.Name, metav1.GetOptions{})
 	switch {
 	case apierrors.IsNotFound(err):
@@ -74,10 +74,10 @@ func (e *Engine) crdByDiscovery(g *graph.Graph) (string, error) {
 	want := g.Instance.CRD
 	gvr := g.Instance.GVR
 	skipped := fmt.Sprintf("cannot read CRD %s (forbidden): the kind is served (discovery); not applying it, not checking its owner or schema compatibility (they need cluster rights)", want.Name)
-	if e.gate.Open() {
+	if e.writing() {
 		skipped = fmt.Sprintf("cannot read CRD %s (forbidden): the kind is served (discovery), but this user cannot apply the graph's schema to it; not checking its owner or schema compatibility", want.Name)
 	}
-	d := e.set.Discovery()
+	d := e.cl.set.Discovery()
 	if d == nil {
 		return "", fmt.Errorf("cannot read CRD %s (forbidden) and there is no discovery client to ask whether the kind is served", want.Name)
 	}
@@ -99,8 +99,8 @@ func (e *Engine) crdByDiscovery(g *graph.Graph) (string, error) {
 // applyCRD is ensureCRD once the CRD (cur, nil when absent) could be read.
 func (e *Engine) applyCRD(ctx context.Context, g *graph.Graph, cur *unstructured.Unstructured, allowBreaking bool) error {
 	want := g.Instance.CRD
-	crds := e.set.Dynamic().Resource(crdGVR)
-	if !e.gate.Open() {
+	crds := e.cl.set.Dynamic().Resource(crdGVR)
+	if !e.writing() {
 		if cur == nil {
 			return fmt.Errorf("CRD %s does not exist yet (observing: the lease holder or kro creates it)", want.Name)
 		}

@@ -84,7 +84,7 @@ func conditionsOf(u *unstructured.Unstructured) []state.Condition {
 // newest first.
 func (e *Engine) instanceEvents(ctx context.Context, u *unstructured.Unstructured) ([]state.Event, error) {
 	sel := fields.OneTermEqualSelector("involvedObject.uid", string(u.GetUID())).String()
-	list, err := e.set.Dynamic().Resource(eventsGVR).Namespace(u.GetNamespace()).List(ctx, metav1.ListOptions{FieldSelector: sel, Limit: eventLimit})
+	list, err := e.cl.set.Dynamic().Resource(eventsGVR).Namespace(u.GetNamespace()).List(ctx, metav1.ListOptions{FieldSelector: sel, Limit: eventLimit})
 	if err != nil {
 		return nil, fmt.Errorf("listing the Events of %s: %w", u.GetName(), err)
 	}

@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"fmt"
+	"github.com/kroscope/kroscope/engine/authority"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -71,8 +72,8 @@ func (e *Engine) ApplyInstanceEdit(ctx context.Context, key state.InstanceKey, d
 	if err != nil {
 		return err
 	}
-	_, err = e.set.Dynamic().Resource(s.gvr).Namespace(key.Namespace).Update(ctx, u, metav1.UpdateOptions{FieldManager: metadata.FieldManager})
-	e.recheckAfterForbidden(s, err)
+	_, err = e.cl.set.Dynamic().Resource(s.gvr).Namespace(key.Namespace).Update(ctx, u, metav1.UpdateOptions{FieldManager: metadata.FieldManager})
+	e.recheckAfterForbidden(ctx, s, err)
 	if apierrors.IsConflict(err) {
 		return fmt.Errorf("the instance changed since the editor opened it (reopen to see the new version): %w", err)
 	}
@@ -84,13 +85,10 @@ func (e *Engine) writable(key state.InstanceKey) error {
 	if err := e.refuse("editing", key, func(k state.KindAccess) state.Permission { return k.Edit }); err != nil {
 		return err
 	}
-	if e.gate.Open() {
-		return nil
+	if a := e.decision().Edit; a.Route == authority.Refused {
+		return fmt.Errorf("not editing %s: %s", key, a.Why)
 	}
-	if e.o.Observe {
-		return fmt.Errorf("not editing %s: kroscope runs read-only (--observe)", key)
-	}
-	return fmt.Errorf("not editing %s: observing while %s holds the lease", key, e.mode().Holder)
+	return nil
 }
 
 // cachedInstance is the instance from the informer's cache.

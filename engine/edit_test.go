@@ -5,13 +5,13 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/kroscope/kroscope/engine/readonly"
 	"github.com/kroscope/kroscope/engine/state"
 )
 
 // In --observe an edit is refused before anything is read or written.
 func TestEditRefusedWhileObserving(t *testing.T) {
-	e := &Engine{gate: readonly.NewGate(false), o: Options{Observe: true}, store: state.NewStore()}
+	o := Options{Observe: true}
+	e := &Engine{wr: newWriter(o, false), o: o, store: state.NewStore()}
 	key := state.InstanceKey{Resource: "webapps.kro.run", Namespace: "demo", Name: "x"}
 	if _, err := e.EditableInstance(context.Background(), key); err == nil || !strings.Contains(err.Error(), "--observe") {
 		t.Fatalf("EditableInstance: %v", err)

@@ -9,25 +9,21 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"maps"
 	"net/http"
 	"os"
 	"runtime"
-	"slices"
-	"sort"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/go-logr/logr"
-	"golang.org/x/time/rate"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/rand"
 	"k8s.io/client-go/transport"
-	"k8s.io/client-go/util/workqueue"
 
-	"github.com/kroscope/kroscope/engine/krodetect"
+	"github.com/kroscope/kroscope/engine/authority"
 	"github.com/kroscope/kroscope/engine/lease"
 	"github.com/kroscope/kroscope/engine/logsink"
 	"github.com/kroscope/kroscope/engine/metrics"
@@ -148,67 +144,46 @@ type Options struct {
 // seen at once through the watches).
 const DefaultKroPollInterval = 5 * time.Second
 
-// Engine is a running set of reconcilers and their state.
+// Engine is a running set of reconcilers and their state. Its fields are
+// grouped by what they decide, each group's fields read and written only
+// by the file that declares it (others call its methods): wr (writer.go:
+// who may write), kro (kro.go: kro's controller and its view of the
+// graphs), graphs (graphs.go: what is served), work (queue.go and
+// queuestats.go: the queue and the workers), reader (reader.go), health
+// (health.go). cl and informers are set once (New, Run's first step) and
+// read everywhere.
 type Engine struct {
-	o     Options
-	store *state.Store
-	log   logr.Logger
-	gate  *readonly.Gate
-	set   *client.Set // writes go through gate
-	base  *client.Set // the caller's set, for the lease only
-
-	queue   workqueue.TypedRateLimitingInterface[item]
-	limiter *recordingLimiter // the queue's, so a retry's backoff can be shown
-	group   *watch.Group
-	watches *watch.Manager
+	o       Options
+	store   *state.Store
+	log     logr.Logger
+	cl      clients
+	wr      *writer
+	kro     kroState
+	graphs  graphTable
+	work    workQueue
 	reader  *reader
-	ctx     context.Context // set by Run
+	health  health // heartbeat and progress, for Healthy
+	running atomic.Bool
+	// informers are the shared watches of children and external objects
+	// and their health (set up by Run's first step).
+	informers informers
+}
+
+// clients are the engine's connections to the API server.
+type clients struct {
+	set  *client.Set // writes go through the write gate
+	base *client.Set // the caller's set, for the Lease and access reviews
 	// schemas types every graph's resources from the API server's
 	// OpenAPI, shared so graphs over the same kinds fetch it once.
 	schemas *graph.CachedSchemaResolver
+	// apiErrors counts the set's failed requests.
+	apiErrors atomic.Int64
+}
 
-	mu      sync.RWMutex
-	served  map[schema.GroupVersionResource]*served
-	byRes   map[string]*served // "plural.group" → served
-	runs    map[string]*graphRun
-	holder  string
-	leading bool
-	// following: CampaignIfFree found the Lease held by another live
-	// kroscope, so this engine follows it instead of campaigning;
-	// holderExpired is the followed holder's renewal overdue.
-	following     bool
-	holderExpired bool
-	// kro is why kroscope may not write beside kro's controller, the line
-	// the header shows ("" when it may);
-	// detector collects the evidence (nil without a real cluster).
-	kro         string
-	kroMu       sync.Mutex // see refreshKro
-	detector    *krodetect.Detector
-	leaseCancel context.CancelFunc // the running lease campaign, or nil
-	// leaseDone is closed when the last campaign started has returned,
-	// its lease released: shutdown waits for it, or the process would exit
-	// still holding the lease and the next holder wait out its duration.
-	leaseDone chan struct{}
-	// leaseDenied says why this user may not take the Lease ("" when it
-	// may, or it was not checked): no campaign is run then.
-	leaseDenied string
-	kroView     kroView
-
-	busy       atomic.Int64
-	reconciles atomic.Int64
-	apiErrors  atomic.Int64
-	running    atomic.Bool
-
-	// flying are the items workers hold, for the shutdown log.
-	flightMu sync.Mutex
-	flying   map[item]struct{}
-	// streaks counts each item's rounds of immediate requeues in a row.
-	streaks map[item]int
-	// held are the child events that came for an item while a worker
-	// held it (see wakeForChild).
-	held map[item][]watch.Event
-
-	health health // heartbeat and progress, for Healthy
+// informers are the engine's shared watches.
+type informers struct {
+	group   *watch.Group
+	watches *watch.Manager
 }
 
 // New checks o and prepares an engine; Run starts it.
@@ -216,6 +191,34 @@ func New(o Options) (*Engine, error) {
 	if o.ClientSet == nil {
 		return nil, errors.New("engine: no client set")
 	}
+	o = o.withDefaults()
+	e := &Engine{
+		o:      o,
+		store:  state.NewStore(),
+		graphs: graphTable{served: map[schema.GroupVersionResource]*served{}, byRes: map[string]*served{}, runs: map[string]*graphRun{}},
+		cl:     clients{base: o.ClientSet},
+	}
+	e.reader = &reader{e: e, cache: objcache.New()}
+	// Logs go to the caller's sink and to the state's log pane.
+	e.log = logsink.Tee(o.Log, logsink.New(logsink.Options{Store: e.store}))
+	// Writes are allowed only while the write authority says so.
+	e.wr = newWriter(o, o.ClientSet.Kubernetes() != nil)
+	set, err := gatedSet(o.ClientSet, e.wr.gate, &e.cl.apiErrors, e.noteCall)
+	if err != nil {
+		return nil, err
+	}
+	e.cl.set = set
+	e.cl.schemas = graph.NewCachedSchemaResolver(set.Discovery(), 0)
+	e.work.setUp()
+	e.store.SetCluster(o.Cluster)
+	e.store.SetMode(e.decision().Mode)
+	e.store.SetEngine(state.Engine{Workers: o.Workers})
+	e.store.SetStartup(state.Startup{Phase: "starting"})
+	return e, nil
+}
+
+// withDefaults fills in what o leaves zero.
+func (o Options) withDefaults() Options {
 	if o.Workers <= 0 {
 		o.Workers = WorkersPerCPU * runtime.NumCPU()
 	}
@@ -250,42 +253,7 @@ func New(o Options) (*Engine, error) {
 	if o.AccessRecheck == 0 {
 		o.AccessRecheck = DefaultAccessRecheck
 	}
-	e := &Engine{
-		o:      o,
-		store:  state.NewStore(),
-		served: map[schema.GroupVersionResource]*served{},
-		byRes:  map[string]*served{},
-		runs:   map[string]*graphRun{},
-		base:   o.ClientSet,
-	}
-	e.reader = &reader{e: e, cache: objcache.New()}
-	// Logs go to the caller's sink and to the state's log pane.
-	e.log = logsink.Tee(o.Log, logsink.New(logsink.Options{Store: e.store}))
-	// Writes are allowed only while this process may write: never with
-	// --observe, only while holding the lease otherwise.
-	e.gate = readonly.NewGate(!o.Observe && o.DisableLease)
-	set, err := gatedSet(o.ClientSet, e.gate, &e.apiErrors, e.noteCall)
-	if err != nil {
-		return nil, err
-	}
-	e.set = set
-	e.schemas = graph.NewCachedSchemaResolver(set.Discovery(), 0)
-	e.limiter = newRecordingLimiter(workqueue.NewTypedMaxOfRateLimiter(
-		// Per instance: 100ms, doubling, capped so a failing instance is
-		// retried at least every two minutes and never dropped.
-		workqueue.NewTypedItemExponentialFailureRateLimiter[item](100*time.Millisecond, 2*time.Minute),
-		// Overall: bounds the retry storm after an outage; watch events
-		// use Add and are not slowed by it.
-		&workqueue.TypedBucketRateLimiter[item]{Limiter: rate.NewLimiter(rate.Limit(50), 300)},
-	))
-	e.queue = workqueue.NewTypedRateLimitingQueueWithConfig[item](e.limiter,
-		workqueue.TypedRateLimitingQueueConfig[item]{Name: "kroscope"},
-	)
-	e.store.SetCluster(o.Cluster)
-	e.store.SetMode(e.mode())
-	e.store.SetEngine(state.Engine{Workers: o.Workers})
-	e.store.SetStartup(state.Startup{Phase: "starting"})
-	return e, nil
+	return o
 }
 
 // gatedSet returns a client set whose writes pass through gate and whose
@@ -360,41 +328,55 @@ func (e *Engine) Subscribe() (<-chan struct{}, func()) { return e.store.Subscrib
 // Log returns the engine's logger (it also feeds the state's log pane).
 func (e *Engine) Log() logr.Logger { return e.log }
 
-func (e *Engine) mode() state.Mode {
-	e.mu.RLock()
-	defer e.mu.RUnlock()
-	holder := e.holder
-	if e.o.DisableLease && !e.o.Observe {
-		holder = e.o.Identity
-	}
-	m := state.Mode{Reconciling: e.gate.Open(), Forced: e.o.Observe, Identity: e.o.Identity, Holder: holder, TakeOver: e.o.TakeOver}
-	m.Kro = e.kro
-	m.Attached = e.attachedLocked()
-	m.HolderExpired = e.following && e.holderExpired
-	m.RequeueNote = e.requeueNoteLocked()
-	return m
-}
-
 // Run starts everything and blocks until ctx is done, then shuts down:
 // in-flight reconciles get ShutdownGrace to finish, informers stop. It
 // returns an error only when the engine cannot run at all (also recorded as
-// the state's Fatal).
+// the state's Fatal). Each step is a method below, in the order run.
 func (e *Engine) Run(ctx context.Context) error {
 	if !e.running.CompareAndSwap(false, true) {
 		return errors.New("engine: Run called twice")
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	e.ctx = ctx
-	e.group = watch.NewGroup(e.store)
-	e.group.OnAccess(func(w state.Watch, granted bool) { e.noteAccess(ctx, w, granted) })
-	e.watches = watch.NewManager(ctx, e.set.Metadata(), e.group, e.routeWatchEvent)
-	if d := e.set.Discovery(); d != nil && d.RESTClient() != nil {
-		go e.group.Probe(ctx, 2*time.Second, func(ctx context.Context) error {
+	e.startWatches(ctx)
+	if err := e.serveEndpoints(ctx); err != nil {
+		return err
+	}
+	clusterRGDs, err := e.connect(ctx)
+	if err != nil {
+		return err
+	}
+	// Workers start now so instances of the first graphs are reconciled
+	// while later graphs are still starting.
+	stopWork, workers := e.startWorkers(ctx)
+	defer stopWork()
+	e.decideWriter(ctx, clusterRGDs)
+	initial, err := e.loadGraphs(ctx, clusterRGDs)
+	if err != nil {
+		return err
+	}
+	e.awaitGraphs(ctx, initial)
+	<-ctx.Done()
+	e.shutdown(stopWork, workers)
+	return nil
+}
+
+// startWatches sets up the shared watches (children, external objects)
+// and, with a real API server, the probe that notices it coming back.
+func (e *Engine) startWatches(ctx context.Context) {
+	e.informers.group = watch.NewGroup(e.store)
+	e.informers.group.OnAccess(func(w state.Watch, granted bool) { e.noteAccess(ctx, w, granted) })
+	e.informers.watches = watch.NewManager(ctx, e.cl.set.Metadata(), e.informers.group, e.routeWatchEvent)
+	if d := e.cl.set.Discovery(); d != nil && d.RESTClient() != nil {
+		go e.informers.group.Probe(ctx, 2*time.Second, func(ctx context.Context) error {
 			return d.RESTClient().Get().AbsPath("/readyz").Do(ctx).Error()
 		}, e.recovered)
 	}
+}
 
+// serveEndpoints starts /metrics and the health probes when asked for,
+// and the counters loop (also the heartbeat, so it runs from the start).
+func (e *Engine) serveEndpoints(ctx context.Context) error {
 	if e.o.MetricsBindAddress != "" && e.o.MetricsBindAddress != "0" {
 		addr, err := metrics.Serve(ctx, e.o.MetricsBindAddress)
 		if err != nil {
@@ -403,7 +385,7 @@ func (e *Engine) Run(ctx context.Context) error {
 		e.log.Info("serving metrics", "address", addr.String())
 	}
 	e.startHealth(time.Now())
-	go e.counters(ctx) // also the heartbeat, so it runs from the start
+	go e.counters(ctx)
 	if e.o.HealthProbeBindAddress != "" && e.o.HealthProbeBindAddress != "0" {
 		addr, err := probes.Serve(ctx, e.o.HealthProbeBindAddress, func() error { return e.Healthy(time.Now()) }, e.Ready)
 		if err != nil {
@@ -411,94 +393,126 @@ func (e *Engine) Run(ctx context.Context) error {
 		}
 		e.log.Info("serving health probes", "address", addr.String())
 	}
+	return nil
+}
 
+// connect asks the API server for its version (a clear error when it
+// cannot be reached or refuses the credentials) and whether it serves
+// kro's ResourceGraphDefinitions.
+func (e *Engine) connect(ctx context.Context) (clusterRGDs bool, err error) {
 	e.store.SetStartup(state.Startup{Phase: "connecting"})
-	clusterRGDs := false
-	if d := e.set.Discovery(); d != nil {
-		if _, err := d.ServerVersion(); err != nil {
-			switch {
-			case apierrors.IsUnauthorized(err):
-				return e.fatal("the API server rejected the credentials", err, "log in again or refresh the kubeconfig's token or certificate")
-			case apierrors.IsForbidden(err):
-				return e.fatal("forbidden by the API server", err, "this user needs read access to the cluster (and write access to reconcile)")
-			}
-			return e.fatal("cannot reach the API server", err, "check --kubeconfig and --context, and that the cluster is running")
-		}
-		if e.o.WatchClusterRGDs {
-			ok, err := source.ClusterHasRGDs(d)
-			if err != nil {
-				e.log.Error(err, "cannot tell whether the cluster has ResourceGraphDefinitions; not watching them")
-			}
-			clusterRGDs = ok
-		}
+	d := e.cl.set.Discovery()
+	if d == nil {
+		return false, nil
 	}
+	if _, err := d.ServerVersion(); err != nil {
+		switch {
+		case apierrors.IsUnauthorized(err):
+			return false, e.fatal("the API server rejected the credentials", err, "log in again or refresh the kubeconfig's token or certificate")
+		case apierrors.IsForbidden(err):
+			return false, e.fatal("forbidden by the API server", err, "this user needs read access to the cluster (and write access to reconcile)")
+		}
+		return false, e.fatal("cannot reach the API server", err, "check --kubeconfig and --context, and that the cluster is running")
+	}
+	if !e.o.WatchClusterRGDs {
+		return false, nil
+	}
+	ok, err := source.ClusterHasRGDs(d)
+	if err != nil {
+		e.log.Error(err, "cannot tell whether the cluster has ResourceGraphDefinitions; not watching them")
+	}
+	return ok, nil
+}
 
-	// Workers start now so instances of the first graphs are reconciled
-	// while later graphs are still starting.
-	workCtx, stopWork := context.WithCancel(context.WithoutCancel(ctx))
-	defer stopWork()
-	var workers sync.WaitGroup
+// startWorkers starts Options.Workers workers; stop cancels their
+// context (not ctx's: shutdown gives them a grace), workers waits for them.
+func (e *Engine) startWorkers(ctx context.Context) (stop context.CancelFunc, workers *sync.WaitGroup) {
+	workCtx, stop := context.WithCancel(context.WithoutCancel(ctx))
+	workers = &sync.WaitGroup{}
 	for range e.o.Workers {
-		workers.Add(1)
-		go func() {
-			defer workers.Done()
+		workers.Go(func() {
 			for e.processNext(workCtx) {
 			}
-		}()
+		})
 	}
+	return stop, workers
+}
 
-	// kro's controller: checked before anything is written, then watched.
+// decideWriter gathers the facts the write authority needs before
+// anything is written: kro's controller (checked, then watched), a Lease
+// held by another kroscope, this user's access to the Lease; then the
+// engine may campaign.
+func (e *Engine) decideWriter(ctx context.Context, clusterRGDs bool) {
 	e.startKroDetection(ctx, clusterRGDs)
 	e.decideCampaign(ctx)
-	if !e.o.Observe && !e.o.DisableLease && e.base.Kubernetes() == nil {
+	if e.decision().NoLeaseClient {
 		e.log.Info("no typed client for the lease: observing")
 	}
 	e.checkLeaseAccess(ctx)
-	e.campaign()
+	go e.syncWhenWriting(ctx)
+	e.update(func(f *authority.Facts) { f.Running = true })
 	go e.recheckDeniedAccess(ctx)
 	if clusterRGDs {
 		go e.watchGraphRevisions(ctx)
 	}
+}
 
+// loadGraphs starts the graphs of the --rgd files and, when the cluster
+// has them, of its ResourceGraphDefinitions (watched from then on); it
+// returns the runs started, for startup to wait on.
+func (e *Engine) loadGraphs(ctx context.Context, clusterRGDs bool) ([]*graphRun, error) {
 	e.store.SetStartup(state.Startup{Phase: "loading graphs"})
 	var initial []*graphRun
 	loader := graph.Loader{MaxFileSize: e.o.MaxFileSize, Warn: func(path, why string) {
 		e.log.Info("--rgd: "+why, "path", path)
 	}}
 	for _, u := range source.Files(loader, e.o.RGDPaths) {
-		if r := e.apply(u); r != nil {
+		if r := e.apply(ctx, u); r != nil {
 			initial = append(initial, r)
 		}
 	}
 	if clusterRGDs {
-		var mu sync.Mutex
-		starting := true
-		err := source.Cluster(ctx, e.set.Dynamic(), e.group, func(u source.Update) {
-			if u.Removed {
-				e.forgetKroRGD(u.Name)
-			} else if u.Object != nil {
-				e.noteKroRGD(u.Object)
-			}
-			r := e.apply(u)
-			mu.Lock()
-			if starting && r != nil {
-				initial = append(initial, r)
-			}
-			mu.Unlock()
-		}, e.noteKroRGD)
-		mu.Lock()
-		starting = false
-		mu.Unlock()
-		if err != nil && ctx.Err() == nil {
-			e.log.Error(err, "watching the cluster's ResourceGraphDefinitions")
-		}
+		initial = append(initial, e.watchClusterGraphs(ctx)...)
 	}
 	if len(e.o.RGDPaths) == 0 && !clusterRGDs && ctx.Err() == nil {
-		return e.fatal("no graphs to serve", errors.New("no --rgd files were given and the cluster has no kro.run ResourceGraphDefinition CRD"),
+		return nil, e.fatal("no graphs to serve", errors.New("no --rgd files were given and the cluster has no kro.run ResourceGraphDefinition CRD"),
 			"pass --rgd FILE_OR_DIR, or install kro's CRDs in the cluster")
 	}
+	return initial, nil
+}
 
-	// Startup ends when every initial graph is served or has failed.
+// watchClusterGraphs serves the cluster's graphs and follows their
+// changes; it returns the runs of the graphs there at start.
+func (e *Engine) watchClusterGraphs(ctx context.Context) []*graphRun {
+	var mu sync.Mutex
+	var initial []*graphRun
+	starting := true
+	note := func(u *unstructured.Unstructured) { e.noteKroRGD(ctx, u) }
+	err := source.Cluster(ctx, e.cl.set.Dynamic(), e.informers.group, func(u source.Update) {
+		if u.Removed {
+			e.forgetKroRGD(u.Name)
+		} else if u.Object != nil {
+			note(u.Object)
+		}
+		r := e.apply(ctx, u)
+		mu.Lock()
+		if starting && r != nil {
+			initial = append(initial, r)
+		}
+		mu.Unlock()
+	}, note)
+	mu.Lock()
+	defer mu.Unlock()
+	starting = false
+	if err != nil && ctx.Err() == nil {
+		e.log.Error(err, "watching the cluster's ResourceGraphDefinitions")
+	}
+	return initial
+}
+
+// awaitGraphs ends startup when every initial graph is served or has
+// failed.
+func (e *Engine) awaitGraphs(ctx context.Context, initial []*graphRun) {
 	for i, r := range initial {
 		e.store.SetStartup(state.Startup{Phase: "starting graphs", Step: i, Total: len(initial)})
 		select {
@@ -507,11 +521,7 @@ func (e *Engine) Run(ctx context.Context) error {
 		}
 	}
 	e.store.SetStartup(state.Startup{Done: true, Phase: "running", Step: len(initial), Total: len(initial)})
-	e.log.Info("engine running", "graphs", len(initial), "workers", e.o.Workers, "mode", modeWord(e.mode()))
-
-	<-ctx.Done()
-	e.shutdown(stopWork, &workers)
-	return nil
+	e.log.Info("engine running", "graphs", len(initial), "workers", e.o.Workers, "mode", authority.Word(e.decision().Mode))
 }
 
 // shutdown ends Run within Options.ShutdownGrace whatever a worker is
@@ -525,7 +535,7 @@ func (e *Engine) shutdown(stopWork context.CancelFunc, workers *sync.WaitGroup) 
 	defer deadline.Stop()
 	e.log.Info("shutting down", "grace", e.o.ShutdownGrace, "inFlight", e.inFlight())
 	stopWork()
-	e.queue.ShutDown()
+	e.work.shutDown() // the queue stops handing out items
 	wait := func(what string, f func()) bool {
 		done := make(chan struct{})
 		go func() { f(); close(done) }()
@@ -542,45 +552,10 @@ func (e *Engine) shutdown(stopWork context.CancelFunc, workers *sync.WaitGroup) 
 	}
 	// The lease goes only once no worker writes any more, so the next
 	// holder never writes beside one of ours.
-	e.mu.Lock()
-	if e.leaseCancel != nil {
-		e.leaseCancel()
-		e.leaseCancel = nil
-	}
-	leaseDone := e.leaseDone
-	e.mu.Unlock()
-	if leaseDone != nil {
+	if leaseDone := e.releaseLease(); leaseDone != nil {
 		wait("the lease's release", func() { <-leaseDone })
 	}
 	wait("graphs", e.stopAll)
-}
-
-// inFlight names the instances being reconciled now, sorted.
-func (e *Engine) inFlight() []string {
-	e.flightMu.Lock()
-	defer e.flightMu.Unlock()
-	out := make([]string, 0, len(e.flying))
-	for it := range e.flying {
-		out = append(out, it.String())
-	}
-	sort.Strings(out)
-	return out
-}
-
-func modeWord(m state.Mode) string {
-	switch {
-	case m.Forced:
-		return "observe (--observe)"
-	case m.Kro != "":
-		return "observe (kro may be reconciling this cluster)"
-	case m.Reconciling:
-		return "reconcile"
-	case m.Attached && m.Holder == "":
-		return "attached (lease holder unknown)"
-	case m.Attached:
-		return "attached to " + m.Holder
-	}
-	return "observe (lease held elsewhere)"
 }
 
 // fatal records an error that stops the engine and returns it.
@@ -593,51 +568,7 @@ func (e *Engine) fatal(title string, cause error, hint string) error {
 // servedGraphs returns the graphs served now, copied under the engine's
 // lock so that callers can make API calls without holding it.
 func (e *Engine) servedGraphs() []*served {
-	e.mu.RLock()
-	defer e.mu.RUnlock()
-	return slices.Collect(maps.Values(e.served))
-}
-
-func (e *Engine) setHolder(id string) {
-	e.mu.Lock()
-	e.holder = id
-	e.mu.Unlock()
-	e.store.SetMode(e.mode())
-}
-
-// setLeading records whether this process holds the lease.
-func (e *Engine) setLeading(on bool) {
-	e.mu.Lock()
-	e.leading = on
-	if on {
-		e.holder = e.o.Identity
-	}
-	e.mu.Unlock()
-	e.applyGate()
-}
-
-// applyGate opens the write gate when this process may write (not
-// --observe, holding the lease or needing none, kro not active) and closes
-// it otherwise; on a change every controller switches between reconciling
-// and observing and its instances are re-checked at once.
-func (e *Engine) applyGate() {
-	e.mu.Lock()
-	open := !e.o.Observe && (e.o.DisableLease || e.leading) && e.kro == ""
-	changed := e.gate.Open() != open
-	e.gate.Set(open)
-	all := slices.Collect(maps.Values(e.served))
-	e.mu.Unlock()
-	e.store.SetMode(e.mode())
-	if !changed {
-		return
-	}
-	for _, s := range all {
-		s.setObserve(!open)
-		e.enqueueAll(s)
-	}
-	if open && e.ctx != nil {
-		go e.syncAllRGDStatus(e.ctx)
-	}
+	return e.graphs.all()
 }
 
 // recovered runs when the API server is reachable again: instances that
@@ -656,35 +587,4 @@ func (e *Engine) recovered() {
 		}
 	}
 	e.log.Info("API server reachable again; retrying failed instances", "instances", n)
-}
-
-// counters publishes queue depth, busy workers and the reconcile rate
-// (over the last few seconds).
-func (e *Engine) counters(ctx context.Context) {
-	type sample struct {
-		at time.Time
-		n  int64
-	}
-	const window = 10
-	samples := make([]sample, 0, window+1)
-	t := time.NewTicker(500 * time.Millisecond)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case now := <-t.C:
-			n := e.reconciles.Load()
-			e.heartbeat(now, n)
-			samples = append(samples, sample{now, n})
-			if len(samples) > window {
-				samples = samples[1:]
-			}
-			rps := 0.0
-			if first := samples[0]; len(samples) > 1 {
-				rps = float64(n-first.n) / now.Sub(first.at).Seconds()
-			}
-			e.store.SetEngine(e.queueStats(n, rps))
-		}
-	}
 }

@@ -1,7 +1,6 @@
 package engine
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"strings"
@@ -17,7 +16,6 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/util/workqueue"
 
-	"github.com/kroscope/kroscope/engine/state"
 	"github.com/kroscope/kroscope/reconciler"
 	"github.com/kroscope/kroscope/reconciler/client"
 	"github.com/kroscope/kroscope/reconciler/requeue"
@@ -66,91 +64,10 @@ func TestNeedsReconcile(t *testing.T) {
 	}
 }
 
-func TestPrinterText(t *testing.T) {
-	at := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
-	key := state.InstanceKey{Resource: "webapps.kro.run", Namespace: "ns", Name: "web"}
-	snap := &state.Snapshot{
-		Graphs: []state.Graph{{Name: "broken", Err: "resource x: bad"}},
-		Instances: []*state.Instance{{Key: key, Graph: "webapp", History: []state.Transition{
-			{At: at, To: "IN_PROGRESS", Message: "waiting for deployment", Duration: 12 * time.Millisecond},
-			{At: at.Add(time.Second), From: "IN_PROGRESS", To: "ACTIVE", Duration: 3 * time.Millisecond},
-		}}},
-	}
-	var buf bytes.Buffer
-	p := &printer{w: &buf, last: map[state.InstanceKey]time.Time{}, graphErr: map[string]string{}}
-	p.print(snap)
-	p.print(snap) // nothing new: nothing printed twice
-	p.print(&state.Snapshot{Graphs: snap.Graphs})
-	out := buf.String()
-	want := []string{
-		"graph broken: resource x: bad",
-		"03:04:05.000 webapps.kro.run/ns/web - -> IN_PROGRESS: waiting for deployment (12ms)",
-		"03:04:06.000 webapps.kro.run/ns/web IN_PROGRESS -> ACTIVE (3ms)",
-		"webapps.kro.run/ns/web removed",
-	}
-	lines := strings.Split(strings.TrimSpace(out), "\n")
-	if len(lines) != len(want) {
-		t.Fatalf("got %d lines:\n%s", len(lines), out)
-	}
-	for i, w := range want {
-		if !strings.Contains(lines[i], w) {
-			t.Errorf("line %d = %q, want it to contain %q", i, lines[i], w)
-		}
-	}
-}
-
-func TestPrinterJSON(t *testing.T) {
-	key := state.InstanceKey{Resource: "webapps.kro.run", Namespace: "ns", Name: "web"}
-	snap := &state.Snapshot{Instances: []*state.Instance{{Key: key, Graph: "webapp", History: []state.Transition{
-		{At: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC), To: "FAILED", Message: "bad CEL"},
-	}}}}
-	var buf bytes.Buffer
-	p := &printer{w: &buf, json: true, last: map[state.InstanceKey]time.Time{}, graphErr: map[string]string{}}
-	p.print(snap)
-	want := `{"time":"2026-01-02T03:04:05Z","event":"transition","instance":"webapps.kro.run/ns/web","resource":"webapps.kro.run","namespace":"ns","name":"web","graph":"webapp","to":"FAILED","message":"bad CEL","reconcileDuration":"0s"}` + "\n"
-	if buf.String() != want {
-		t.Errorf("got  %s\nwant %s", buf.String(), want)
-	}
-}
-
 // fakeSet is an in-memory client set with no graphs in it.
 func fakeSet() *client.Set {
 	dyn := dynamicfake.NewSimpleDynamicClientWithCustomListKinds(runtime.NewScheme(), map[schema.GroupVersionResource]string{})
 	return client.NewSetFromClients(client.Clients{Dynamic: dyn, Discovery: nil})
-}
-
-func TestRunHeadlessWithoutGraphsIsFatal(t *testing.T) {
-	e, err := New(Options{ClientSet: fakeSet(), DisableLease: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var buf bytes.Buffer
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	err = RunHeadless(ctx, e, &buf, HeadlessOptions{ExitWhen: "active"})
-	var ee *ExitError
-	if !errors.As(err, &ee) || ee.ExitCode() != 1 || !strings.Contains(ee.Msg, "no graphs") {
-		t.Fatalf("err = %v, want exit 1 saying there are no graphs", err)
-	}
-	if !strings.Contains(buf.String(), "fatal: no graphs to serve") {
-		t.Errorf("output does not report the fatal error:\n%s", buf.String())
-	}
-	if f := e.Snapshot().Fatal; f == nil || f.Hint == "" {
-		t.Errorf("state Fatal = %+v, want one with a hint", f)
-	}
-}
-
-func TestRunHeadlessRejectsBadOptions(t *testing.T) {
-	e, err := New(Options{ClientSet: fakeSet(), DisableLease: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := RunHeadless(context.Background(), e, &bytes.Buffer{}, HeadlessOptions{Output: "yaml"}); err == nil {
-		t.Error("output yaml accepted")
-	}
-	if err := RunHeadless(context.Background(), e, &bytes.Buffer{}, HeadlessOptions{ExitWhen: "done"}); err == nil {
-		t.Error("exit-when done accepted")
-	}
 }
 
 func TestNewNeedsClients(t *testing.T) {
@@ -166,7 +83,7 @@ func TestObserveGateRefusesDynamicWrites(t *testing.T) {
 	}
 	gvr := schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}
 	cm := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "ConfigMap", "metadata": map[string]any{"name": "x", "namespace": "ns"}}}
-	if _, err := e.set.Dynamic().Resource(gvr).Namespace("ns").Create(context.Background(), cm, metav1.CreateOptions{}); err == nil {
+	if _, err := e.cl.set.Dynamic().Resource(gvr).Namespace("ns").Create(context.Background(), cm, metav1.CreateOptions{}); err == nil {
 		t.Fatal("observe mode let a create through")
 	}
 	if m := e.Snapshot().Mode; !m.Forced || m.Reconciling {
@@ -258,7 +175,7 @@ func (q *countingQueue) Forget(item)         {}
 // outcome resets the count.
 func TestImmediateRequeuesAreRateLimited(t *testing.T) {
 	q := &countingQueue{}
-	e := &Engine{queue: q, log: logr.Discard()}
+	e := &Engine{work: workQueue{queue: q}, log: logr.Discard()}
 	it := item{name: "spinning"}
 	again := requeue.Now(errors.New("resource cm: created"))
 	for range immediateRounds + 3 {

@@ -52,7 +52,7 @@ func TestObserverRemembersClearedError(t *testing.T) {
 // The queue's backoff for a failed instance reaches its error memory.
 func TestRetryBackoffIsRecorded(t *testing.T) {
 	lim := newRecordingLimiter(workqueue.NewTypedItemExponentialFailureRateLimiter[item](100*time.Millisecond, time.Minute))
-	e := &Engine{store: state.NewStore(), limiter: lim}
+	e := &Engine{store: state.NewStore(), work: workQueue{limiter: lim}}
 	s := &served{e: e, resource: "webapps.kro.run"}
 	it := item{namespace: "demo", name: "blog"}
 	key := state.InstanceKey{Resource: s.resource, Namespace: "demo", Name: "blog"}

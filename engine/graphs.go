@@ -4,11 +4,15 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"iter"
+	"maps"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
+	"github.com/go-logr/logr"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -42,6 +46,69 @@ func GraphOptions(set *client.Set, schemas graph.SchemaResolver, celOmit bool) [
 		opts = append(opts, graph.WithSchemaResolver(schemas))
 	}
 	return opts
+}
+
+// graphTable is what is served, under one lock: the graphs' runs by name
+// and their instance kinds.
+type graphTable struct {
+	mu     sync.RWMutex
+	served map[schema.GroupVersionResource]*served
+	byRes  map[string]*served // "plural.group" → served
+	runs   map[string]*graphRun
+}
+
+// of returns the graph serving gvr's instances, or nil.
+func (t *graphTable) of(gvr schema.GroupVersionResource) *served {
+	t.mu.RLock()
+	defer t.mu.RUnlock()
+	return t.served[gvr]
+}
+
+// started returns the graph serving resource ("plural.group") once its
+// informer is started, or nil.
+func (t *graphTable) started(resource string) *served {
+	t.mu.RLock()
+	defer t.mu.RUnlock()
+	if s := t.byRes[resource]; s != nil && s.inf != nil {
+		return s
+	}
+	return nil
+}
+
+// all returns the graphs served now, copied under the lock so that
+// callers can make API calls without holding it.
+func (t *graphTable) all() []*served {
+	t.mu.RLock()
+	defer t.mu.RUnlock()
+	return slices.Collect(maps.Values(t.served))
+}
+
+// each yields the graphs served, under the lock (the hot path of
+// routing a watch event copies nothing).
+func (t *graphTable) each() iter.Seq[*served] {
+	return func(yield func(*served) bool) {
+		t.mu.RLock()
+		defer t.mu.RUnlock()
+		for _, s := range t.served {
+			if !yield(s) {
+				return
+			}
+		}
+	}
+}
+
+// alive takes and releases the lock: it blocks while a deadlock holds it
+// (the heartbeat's probe, see Engine.heartbeat).
+func (t *graphTable) alive() {
+	t.mu.RLock()
+	defer t.mu.RUnlock()
+}
+
+// allRuns returns the graphs' runs now.
+func (t *graphTable) allRuns() []*graphRun {
+	t.mu.RLock()
+	defer t.mu.RUnlock()
+	return slices.Collect(maps.Values(t.runs))
 }
 
 // graphRun is one definition being served, from build to stop.
@@ -104,11 +171,11 @@ func resourceName(gvr schema.GroupVersionResource) string {
 
 // apply starts, restarts or stops the graph named by u. It returns the new
 // run, or nil when nothing new is served.
-func (e *Engine) apply(u source.Update) *graphRun {
-	e.mu.Lock()
-	old := e.runs[u.Name]
-	delete(e.runs, u.Name)
-	e.mu.Unlock()
+func (e *Engine) apply(ctx context.Context, u source.Update) *graphRun {
+	e.graphs.mu.Lock()
+	old := e.graphs.runs[u.Name]
+	delete(e.graphs.runs, u.Name)
+	e.graphs.mu.Unlock()
 	if old != nil {
 		old.cancel()
 		<-old.done
@@ -128,29 +195,29 @@ func (e *Engine) apply(u source.Update) *graphRun {
 				cluster: true, outcome: rgdstatus.Outcome{BuildErr: u.Err}}
 			r.markReady()
 			close(r.done)
-			e.mu.Lock()
-			e.runs[u.Name] = r
-			e.mu.Unlock()
-			e.syncRGDStatus(e.ctx, r)
+			e.graphs.mu.Lock()
+			e.graphs.runs[u.Name] = r
+			e.graphs.mu.Unlock()
+			e.syncRGDStatus(ctx, r)
 		}
 		return nil
 	}
-	ctx, cancel := context.WithCancel(e.ctx)
+	ctx, cancel := context.WithCancel(ctx)
 	r := &graphRun{name: u.Name, cancel: cancel, ready: make(chan struct{}), done: make(chan struct{}),
 		cluster: u.Object != nil, allowBreaking: u.AllowBreakingChanges()}
-	e.mu.Lock()
-	e.runs[u.Name] = r
-	e.mu.Unlock()
+	e.graphs.mu.Lock()
+	e.graphs.runs[u.Name] = r
+	e.graphs.mu.Unlock()
 	go e.runGraph(ctx, r, u.RGD)
 	return r
 }
 
 // stopAll stops every graph (on shutdown).
 func (e *Engine) stopAll() {
-	e.mu.Lock()
-	runs := e.runs
-	e.runs = map[string]*graphRun{}
-	e.mu.Unlock()
+	e.graphs.mu.Lock()
+	runs := e.graphs.runs
+	e.graphs.runs = map[string]*graphRun{}
+	e.graphs.mu.Unlock()
 	for _, r := range runs {
 		r.cancel()
 	}
@@ -164,144 +231,184 @@ func (e *Engine) stopAll() {
 func (e *Engine) runGraph(ctx context.Context, r *graphRun, rgd *graph.ResourceGraphDefinition) {
 	defer close(r.done)
 	defer r.markReady()
-	log := e.log.WithValues("graph", rgd.Name)
-	info := state.Graph{Name: rgd.Name, Source: rgd.Source}
-	fail := func(err error, what string) {
-		info.Err = err.Error()
-		info.Served = false
-		e.store.SetGraph(info)
-		log.Error(err, what)
-	}
-
-	// The decision `kroscope validate` makes: a graph it rejects is not
-	// served, and says why where the graph's state shows.
-	g, large, err := graph.NewBuilder(append(GraphOptions(e.set, e.schemas, e.o.CELOmit), graph.WithLimits(e.o.CELLimits))...).Servable(rgd)
-	for _, w := range large {
-		log.Info("warning: " + w.Error())
-	}
-	if err != nil {
-		fail(err, "invalid graph: skipped")
-		e.setOutcome(ctx, r, func(o *rgdstatus.Outcome) { o.BuildErr = err })
+	gr := &graphStart{e: e, r: r, rgd: rgd, log: e.log.WithValues("graph", rgd.Name), info: state.Graph{Name: rgd.Name, Source: rgd.Source}}
+	g, ok := gr.build(ctx)
+	if !ok {
 		return
 	}
-	gvr := g.Instance.GVR
+	s, ok := gr.reserve(ctx, g)
+	if !ok {
+		return
+	}
+	defer e.release(s)
+	e.store.SetGraph(gr.info)
+	if !gr.awaitCRD(ctx, g) {
+		return
+	}
+	e.cl.set.RESTMapper().Reset()
+	e.checkAccess(ctx, s.gvr, g.Instance.Namespaced)
+	defer e.store.ForgetAccess(s.resource)
+	// KindReady is written together with ControllerReady below: one write.
+	r.mu.Lock()
+	r.outcome.CRDErr, r.outcome.CRDReady = nil, true
+	r.mu.Unlock()
+	if err := s.start(ctx); err != nil {
+		if ctx.Err() == nil {
+			gr.fail(err, "cannot serve the graph")
+			e.setOutcome(ctx, r, func(o *rgdstatus.Outcome) { o.ServeErr = err })
+		}
+		return
+	}
+	gr.info.Err = ""
+	gr.info.Served = true
+	e.store.SetGraph(gr.info)
+	metrics.Graphs.Inc()
+	defer metrics.Graphs.Dec()
+	gr.log.Info("serving graph", "resource", gr.info.Resource, "kind", gr.info.Kind)
+	e.setOutcome(ctx, r, func(o *rgdstatus.Outcome) { o.ServeErr, o.Serving = nil, true })
+	r.markReady()
+	<-ctx.Done()
+	e.stopServing(s)
+}
+
+// graphStart is one graph on its way to being served (runGraph's steps).
+type graphStart struct {
+	e    *Engine
+	r    *graphRun
+	rgd  *graph.ResourceGraphDefinition
+	log  logr.Logger
+	info state.Graph // what the state shows of the graph
+}
+
+// fail shows err as the graph's state and logs it.
+func (gr *graphStart) fail(err error, what string) {
+	gr.info.Err = err.Error()
+	gr.info.Served = false
+	gr.e.store.SetGraph(gr.info)
+	gr.log.Error(err, what)
+}
+
+// build makes the decision `kroscope validate` makes: a graph it rejects
+// is not served, and says why where the graph's state shows.
+func (gr *graphStart) build(ctx context.Context) (*graph.Graph, bool) {
+	e := gr.e
+	g, large, err := graph.NewBuilder(append(GraphOptions(e.cl.set, e.cl.schemas, e.o.CELOmit), graph.WithLimits(e.o.CELLimits))...).Servable(gr.rgd)
+	for _, w := range large {
+		gr.log.Info("warning: " + w.Error())
+	}
+	if err != nil {
+		gr.fail(err, "invalid graph: skipped")
+		e.setOutcome(ctx, gr.r, func(o *rgdstatus.Outcome) { o.BuildErr = err })
+		return nil, false
+	}
+	info := &gr.info
 	info.APIVersion = g.Instance.GVK.GroupVersion().String()
 	info.Kind = g.Instance.GVK.Kind
-	info.Resource = resourceName(gvr)
+	info.Resource = resourceName(g.Instance.GVR)
 	info.TopologicalOrder = g.TopologicalOrder
 	info.Layers = g.Layers
 	info.Dependencies = map[string][]string{}
 	for id, res := range g.Resources {
 		info.Dependencies[id] = res.Dependencies
 	}
-	r.mu.Lock()
-	r.outcome = rgdstatus.Outcome{Kind: info.Kind, TopologicalOrder: g.TopologicalOrder, Dependencies: info.Dependencies}
-	r.mu.Unlock()
+	gr.r.mu.Lock()
+	gr.r.outcome = rgdstatus.Outcome{Kind: info.Kind, TopologicalOrder: g.TopologicalOrder, Dependencies: info.Dependencies}
+	gr.r.mu.Unlock()
+	return g, true
+}
 
-	e.mu.Lock()
-	if other, ok := e.byRes[info.Resource]; ok {
-		e.mu.Unlock()
-		err := fmt.Errorf("%s is already served by graph %q (%s); this graph (%s) is not served until one of them changes its kind", info.Resource, other.graph.Name, other.graph.Source, rgd.Source)
-		fail(err, "graph conflicts with another")
-		e.setOutcome(ctx, r, func(o *rgdstatus.Outcome) { o.CRDErr = err })
-		return
+// reserve claims the graph's instance kind while its CRD is prepared; a
+// kind another graph serves is a conflict.
+func (gr *graphStart) reserve(ctx context.Context, g *graph.Graph) (*served, bool) {
+	e := gr.e
+	res := gr.info.Resource
+	e.graphs.mu.Lock()
+	if other, ok := e.graphs.byRes[res]; ok {
+		e.graphs.mu.Unlock()
+		err := fmt.Errorf("%s is already served by graph %q (%s); this graph (%s) is not served until one of them changes its kind", res, other.graph.Name, other.graph.Source, gr.rgd.Source)
+		gr.fail(err, "graph conflicts with another")
+		e.setOutcome(ctx, gr.r, func(o *rgdstatus.Outcome) { o.CRDErr = err })
+		return nil, false
 	}
-	s := &served{e: e, graph: g, gvr: gvr, resource: info.Resource, children: map[schema.GroupVersionResource]bool{}}
-	e.byRes[info.Resource] = s // reserve the kind while the CRD is prepared
-	e.mu.Unlock()
-	defer func() {
-		e.mu.Lock()
-		if e.byRes[info.Resource] == s {
-			delete(e.byRes, info.Resource)
-		}
-		if e.served[gvr] == s {
-			delete(e.served, gvr)
-		}
-		e.mu.Unlock()
-		// Release the graph's event broadcaster: one leaked per restart
-		// otherwise.
-		if s.ctrl != nil {
-			s.ctrl.Close()
-		}
-	}()
-	e.store.SetGraph(info)
+	s := &served{e: e, graph: g, gvr: g.Instance.GVR, resource: res, children: map[schema.GroupVersionResource]bool{}}
+	e.graphs.byRes[res] = s
+	e.graphs.mu.Unlock()
+	return s, true
+}
 
-	// The CRD: applied when this process writes, awaited otherwise.
+// release gives up s's kind, and its controller's event broadcaster (one
+// leaked per restart otherwise).
+func (e *Engine) release(s *served) {
+	e.graphs.mu.Lock()
+	if e.graphs.byRes[s.resource] == s {
+		delete(e.graphs.byRes, s.resource)
+	}
+	if e.graphs.served[s.gvr] == s {
+		delete(e.graphs.served, s.gvr)
+	}
+	e.graphs.mu.Unlock()
+	if s.ctrl != nil {
+		s.ctrl.Close()
+	}
+}
+
+// awaitCRD makes sure the instance CRD is there: applied when this
+// process writes, awaited otherwise. False when the graph is not served.
+func (gr *graphStart) awaitCRD(ctx context.Context, g *graph.Graph) bool {
+	e, r := gr.e, gr.r
 	lastReason := ""
 	for backoff := time.Second; ; backoff = min(backoff*2, 30*time.Second) {
 		skipped, err := e.ensureCRD(ctx, g, r.allowBreaking)
 		if err == nil {
 			if skipped != "" {
-				info.Note = skipped
-				log.Info("instance CRD: " + skipped)
+				gr.info.Note = skipped
+				gr.log.Info("instance CRD: " + skipped)
 			}
-			break
+			return true
 		}
 		if ctx.Err() != nil {
-			return
+			return false
 		}
 		var foreign *crd.ForeignError
 		var breaking *breakingChangeError
 		if errors.As(err, &foreign) || errors.As(err, &breaking) {
-			fail(err, "not serving the graph")
+			gr.fail(err, "not serving the graph")
 			e.setOutcome(ctx, r, func(o *rgdstatus.Outcome) { o.CRDErr = err })
 			<-ctx.Done()
-			return
+			return false
 		}
-		reason := e.crdWaitReason(rgd.Name, err)
-		info.Err = reason
-		e.store.SetGraph(info)
+		reason := e.crdWaitReason(gr.rgd.Name, err)
+		gr.info.Err = reason
+		e.store.SetGraph(gr.info)
 		e.setOutcome(ctx, r, func(o *rgdstatus.Outcome) { o.CRDErr = err })
 		// Said once per reason: a graph kro rejects waits for as long as
 		// kro does, and a line every 30s says nothing new.
 		if reason != lastReason {
-			log.Info("instance CRD not ready; retrying until it is", "reason", reason)
+			gr.log.Info("instance CRD not ready; retrying until it is", "reason", reason)
 			lastReason = reason
 		}
 		r.markReady() // startup does not wait for a cluster that is not ready
 		select {
 		case <-ctx.Done():
-			return
+			return false
 		case <-time.After(backoff):
 		}
 	}
-	e.set.RESTMapper().Reset()
-	e.checkAccess(ctx, gvr, g.Instance.Namespaced)
-	defer e.store.ForgetAccess(info.Resource)
-	// KindReady is written together with ControllerReady below: one write.
-	r.mu.Lock()
-	r.outcome.CRDErr, r.outcome.CRDReady = nil, true
-	r.mu.Unlock()
+}
 
-	if err := s.start(ctx); err != nil {
-		if ctx.Err() == nil {
-			fail(err, "cannot serve the graph")
-			e.setOutcome(ctx, r, func(o *rgdstatus.Outcome) { o.ServeErr = err })
-		}
-		return
+// stopServing: no worker picks s's instances any more, observations of
+// reconciles still in flight are dropped, and the kind's instances leave
+// the state (their informer is gone).
+func (e *Engine) stopServing(s *served) {
+	e.graphs.mu.Lock()
+	if e.graphs.served[s.gvr] == s {
+		delete(e.graphs.served, s.gvr)
 	}
-	info.Err = ""
-	info.Served = true
-	e.store.SetGraph(info)
-	metrics.Graphs.Inc()
-	defer metrics.Graphs.Dec()
-	log.Info("serving graph", "resource", info.Resource, "kind", info.Kind)
-	e.setOutcome(ctx, r, func(o *rgdstatus.Outcome) { o.ServeErr, o.Serving = nil, true })
-	r.markReady()
-	<-ctx.Done()
-
-	// Stopped: no worker picks its instances any more, observations of
-	// reconciles still in flight are dropped, and the kind's instances
-	// leave the state (their informer is gone).
-	e.mu.Lock()
-	if e.served[gvr] == s {
-		delete(e.served, gvr)
-	}
-	e.mu.Unlock()
+	e.graphs.mu.Unlock()
 	s.stopped.Store(true)
 	uids := map[string]bool{}
 	for _, in := range e.store.Snapshot().Instances {
-		if in.Key.Resource == info.Resource {
+		if in.Key.Resource == s.resource {
 			uids[in.UID] = true
 			e.store.RemoveInstance(in.Key)
 		}
@@ -309,7 +416,7 @@ func (e *Engine) runGraph(ctx context.Context, r *graphRun, rgd *graph.ResourceG
 	// What the reconciles read and wrote of the kind's instances and their
 	// children goes too: no watch of the graph is left to remove it.
 	e.reader.cache.ForgetIf(func(k objcache.Key, obj *unstructured.Unstructured) bool {
-		return k.GVR == gvr || (obj != nil && uids[obj.GetLabels()[metadata.InstanceIDLabel]])
+		return k.GVR == s.gvr || (obj != nil && uids[obj.GetLabels()[metadata.InstanceIDLabel]])
 	})
 }
 
@@ -318,7 +425,7 @@ func (e *Engine) runGraph(ctx context.Context, r *graphRun, rgd *graph.ResourceG
 // blocked (it rejected it, say), kro's own reason is the one that counts,
 // not the CRD's absence.
 func (e *Engine) crdWaitReason(graph string, err error) string {
-	if e.gate.Open() {
+	if e.writing() {
 		return err.Error()
 	}
 	if k := e.store.KroOf(graph); k != nil && k.Blocked != "" {
@@ -331,7 +438,7 @@ func (e *Engine) crdWaitReason(graph string, err error) string {
 func (s *served) start(ctx context.Context) error {
 	e := s.e
 	g := s.graph
-	s.ctrl = reconciler.NewController(e.log.WithName("reconciler").WithValues("graph", g.Name), e.o.ReconcileConfig, s.gvr, g, e.set,
+	s.ctrl = reconciler.NewController(e.log.WithName("reconciler").WithValues("graph", g.Name), e.o.ReconcileConfig, s.gvr, g, e.cl.set,
 		g.DefaultServiceAccounts, metadata.NewGraphLabeler(g.Name, g.UID))
 	observe := e.observer(s)
 	s.ctrl.SetObserver(func(o reconciler.Observation) {
@@ -339,17 +446,46 @@ func (s *served) start(ctx context.Context) error {
 			observe(o)
 		}
 	})
-	s.setObserve(!e.gate.Open())
+	s.setObserve(!e.writing())
 
-	// Children (by kroscope's instance label), external references (by
-	// name) and external collections (by their label selector).
-	var specs []watch.Spec
 	// Instances of a cluster-scoped kind have no namespace to narrow to:
 	// --namespace cannot hide them, and their children may be anywhere.
 	instanceNS := e.o.Namespace
 	if !g.Instance.Namespaced {
 		instanceNS = ""
 	}
+	specs := s.watchSpecs(instanceNS)
+	for _, sp := range specs {
+		release := e.informers.watches.Acquire(sp)
+		go func() { <-ctx.Done(); release() }()
+	}
+
+	inf := dynamicinformer.NewFilteredDynamicInformer(e.cl.set.Dynamic(), s.gvr, instanceNS, 0, cache.Indexers{}, nil).Informer()
+	// Instances are kept slim and mostly encoded (storeInstance).
+	if err := inf.SetTransform(storeInstance); err != nil {
+		return err
+	}
+	mon := e.informers.group.MonitoredScope(inf, s.resource, s.resource, instanceNS)
+	if _, err := inf.AddEventHandler(s.instanceHandler(mon)); err != nil {
+		return err
+	}
+	e.graphs.mu.Lock()
+	s.inf = inf
+	e.graphs.served[s.gvr] = s
+	e.graphs.mu.Unlock()
+	go mon.Run(ctx, time.Second)
+	if !cache.WaitForCacheSync(ctx.Done(), watch.SyncedOrForbidden(inf, mon)) || !e.informers.watches.WaitForSync(ctx, e.servedSpecs(specs)...) {
+		return ctx.Err()
+	}
+	return nil
+}
+
+// watchSpecs are the watches s needs: children (by kroscope's instance
+// label), external references (by name) and external collections (by
+// their label selector); it records what they route to in s.
+func (s *served) watchSpecs(instanceNS string) []watch.Spec {
+	e, g := s.e, s.graph
+	var specs []watch.Spec
 	for _, id := range g.TopologicalOrder {
 		r := g.Resources[id]
 		ns := instanceNS
@@ -390,29 +526,7 @@ func (s *served) start(ctx context.Context) error {
 		}
 		specs = append(specs, watch.Spec{GVR: r.GVR, Namespace: ns, FieldSelector: "metadata.name=" + ref.name})
 	}
-	for _, sp := range specs {
-		release := e.watches.Acquire(sp)
-		go func() { <-ctx.Done(); release() }()
-	}
-
-	inf := dynamicinformer.NewFilteredDynamicInformer(e.set.Dynamic(), s.gvr, instanceNS, 0, cache.Indexers{}, nil).Informer()
-	// Instances are kept slim and mostly encoded (storeInstance).
-	if err := inf.SetTransform(storeInstance); err != nil {
-		return err
-	}
-	mon := e.group.MonitoredScope(inf, s.resource, s.resource, instanceNS)
-	if _, err := inf.AddEventHandler(s.instanceHandler(mon)); err != nil {
-		return err
-	}
-	e.mu.Lock()
-	s.inf = inf
-	e.served[s.gvr] = s
-	e.mu.Unlock()
-	go mon.Run(ctx, time.Second)
-	if !cache.WaitForCacheSync(ctx.Done(), watch.SyncedOrForbidden(inf, mon)) || !e.watches.WaitForSync(ctx, e.servedSpecs(specs)...) {
-		return ctx.Err()
-	}
-	return nil
+	return specs
 }
 
 // servedSpecs leaves out the watches of kinds the API server does not
@@ -421,7 +535,7 @@ func (s *served) start(ctx context.Context) error {
 // includeWhen must still be served. The watches stay acquired and sync
 // once the kind is served.
 func (e *Engine) servedSpecs(specs []watch.Spec) []watch.Spec {
-	m := e.set.RESTMapper()
+	m := e.cl.set.RESTMapper()
 	if m == nil {
 		return specs
 	}
@@ -467,7 +581,7 @@ func (s *served) instanceHandler(mon *watch.Monitor) cache.ResourceEventHandler 
 			if u, gvk, ok := instanceMeta(obj); ok {
 				e.noteWrites(instanceWhat(s.resource, u), u)
 				e.noteInstance(s, u, gvk, nil)
-				e.queue.Add(item{gvr: s.gvr, namespace: u.GetNamespace(), name: u.GetName()})
+				e.enqueue(s, u.GetNamespace(), u.GetName())
 			}
 		},
 		UpdateFunc: func(oldObj, obj any) {
@@ -488,9 +602,9 @@ func (s *served) instanceHandler(mon *watch.Monitor) cache.ResourceEventHandler 
 			if needsReconcile(o, u) {
 				it := item{gvr: s.gvr, namespace: u.GetNamespace(), name: u.GetName()}
 				if requeueAsked(o, u) {
-					e.queue.Forget(it) // a user asked for it: no backoff
+					e.work.forget(it) // a user asked for it: no backoff
 				}
-				e.queue.Add(it)
+				e.work.add(it)
 			}
 		},
 		DeleteFunc: func(obj any) {
@@ -498,7 +612,7 @@ func (s *served) instanceHandler(mon *watch.Monitor) cache.ResourceEventHandler 
 			if m := watch.MetaOf(obj); m != nil {
 				e.reader.Gone(s.gvr, m.GetNamespace(), m.GetName(), m.GetUID())
 				e.store.RemoveInstance(state.InstanceKey{Resource: s.resource, Namespace: m.GetNamespace(), Name: m.GetName()})
-				e.queue.Forget(item{gvr: s.gvr, namespace: m.GetNamespace(), name: m.GetName()})
+				e.work.forget(item{gvr: s.gvr, namespace: m.GetNamespace(), name: m.GetName()})
 			}
 		},
 	}

@@ -37,10 +37,8 @@ func (e *Engine) startHealth(now time.Time) {
 // heartbeat runs on every counters tick. It takes the engine's lock, so a
 // deadlock on it stops the heartbeat, and Healthy says so.
 func (e *Engine) heartbeat(now time.Time, reconciles int64) {
-	e.mu.RLock()
-	workers := e.o.Workers
-	e.mu.RUnlock()
-	if reconciles != e.health.lastCount.Swap(reconciles) || e.busy.Load() < int64(workers) {
+	e.graphs.alive()
+	if reconciles != e.health.lastCount.Swap(reconciles) || e.work.busyWorkers() < int64(e.o.Workers) {
 		e.health.progress.Store(now.UnixNano())
 	}
 	e.health.beat.Store(now.UnixNano())

@@ -49,7 +49,7 @@ func TestHeartbeatWaitsForTheEngineLock(t *testing.T) {
 	t0 := time.Unix(1_000_000, 0)
 	e.running.Store(true)
 	e.startHealth(t0)
-	e.mu.Lock()
+	e.graphs.mu.Lock()
 	done := make(chan struct{})
 	go func() { e.heartbeat(t0.Add(time.Second), 0); close(done) }()
 	select {
@@ -60,7 +60,7 @@ func TestHeartbeatWaitsForTheEngineLock(t *testing.T) {
 	if err := e.Healthy(t0.Add(StallAfter + 2*time.Second)); err == nil {
 		t.Error("engine lock held past StallAfter: healthy, want stalled")
 	}
-	e.mu.Unlock()
+	e.graphs.mu.Unlock()
 	<-done
 }
 
@@ -70,7 +70,7 @@ func TestHealthyFailsWhenEveryWorkerIsStuck(t *testing.T) {
 	e.running.Store(true)
 	e.startHealth(t0)
 	e.heartbeat(t0, 7)
-	e.busy.Store(2) // both workers
+	e.work.busy.Store(2) // both workers
 	at := t0
 	for at.Sub(t0) <= WedgedAfter {
 		at = at.Add(time.Second)
@@ -85,7 +85,7 @@ func TestHealthyFailsWhenEveryWorkerIsStuck(t *testing.T) {
 		t.Fatalf("after a reconcile finished: %v, want healthy", err)
 	}
 	// Busy but progressing is healthy, and so are idle workers.
-	e.busy.Store(1)
+	e.work.busy.Store(1)
 	e.heartbeat(at.Add(WedgedAfter*2), 8)
 	if err := e.Healthy(at.Add(WedgedAfter * 2)); err != nil {
 		t.Fatalf("a free worker: %v, want healthy", err)

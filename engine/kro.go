@@ -3,7 +3,10 @@ package engine
 import (
 	"context"
 	"fmt"
+	"maps"
+	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -14,7 +17,6 @@ import (
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/kroscope/kroscope/engine/krodetect"
-	"github.com/kroscope/kroscope/engine/lease"
 	"github.com/kroscope/kroscope/engine/state"
 	"github.com/kroscope/kroscope/reconciler/graph"
 	"github.com/kroscope/kroscope/reconciler/metadata"
@@ -27,14 +29,12 @@ var graphRevisionGVR = schema.GroupVersionResource{Group: "internal.kro.run", Ve
 // Deployment and, when the cluster has graphs, its writes on them) before
 // anything is written, then keeps checking every KroPollInterval.
 func (e *Engine) startKroDetection(ctx context.Context, clusterRGDs bool) {
-	kube := e.base.Kubernetes()
+	kube := e.cl.base.Kubernetes()
 	if e.o.KroPollInterval < 0 || kube == nil {
 		return
 	}
 	d := krodetect.New(krodetect.Config{Kube: kube, OwnManager: metadata.FieldManager, TakeOver: e.o.TakeOver, Since: time.Now(), Silence: e.o.KroSilence})
-	e.mu.Lock()
-	e.detector = d
-	e.mu.Unlock()
+	e.kro.detector.Store(d)
 	poll := func() {
 		for _, err := range d.Poll(ctx) {
 			if ctx.Err() == nil {
@@ -44,7 +44,7 @@ func (e *Engine) startKroDetection(ctx context.Context, clusterRGDs bool) {
 	}
 	poll()
 	if clusterRGDs {
-		list, err := e.set.Dynamic().Resource(graph.GroupVersionResource).List(ctx, metav1.ListOptions{})
+		list, err := e.cl.set.Dynamic().Resource(graph.GroupVersionResource).List(ctx, metav1.ListOptions{})
 		if err == nil {
 			for i := range list.Items {
 				u := &list.Items[i]
@@ -80,9 +80,7 @@ func instanceWhat(resource string, u metav1.Object) string {
 
 // noteWrites passes an object's managedFields to the detector.
 func (e *Engine) noteWrites(what string, obj metav1.Object) {
-	e.mu.RLock()
-	d := e.detector
-	e.mu.RUnlock()
+	d := e.kro.detector.Load()
 	if d == nil {
 		return
 	}
@@ -93,9 +91,7 @@ func (e *Engine) noteWrites(what string, obj metav1.Object) {
 // noteGraph passes a cluster graph to the detector: its writes, and
 // whether it holds a change kro has not answered.
 func (e *Engine) noteGraph(u *unstructured.Unstructured) {
-	e.mu.RLock()
-	d := e.detector
-	e.mu.RUnlock()
+	d := e.kro.detector.Load()
 	if d == nil {
 		return
 	}
@@ -108,9 +104,7 @@ func (e *Engine) noteGraph(u *unstructured.Unstructured) {
 // seen writing on it is kept: a kro whose objects are gone is idle, not
 // absent.
 func (e *Engine) forgetGraph(name string) {
-	e.mu.RLock()
-	d := e.detector
-	e.mu.RUnlock()
+	d := e.kro.detector.Load()
 	if d != nil {
 		d.Forget(rgdWhat(name))
 	}
@@ -121,14 +115,11 @@ func (e *Engine) forgetGraph(name string) {
 // the log follow. kroMu keeps two callers (a watch event, the poll) from
 // recording their verdicts in the other order, an older one last.
 func (e *Engine) refreshKro(d *krodetect.Detector) {
-	e.kroMu.Lock()
+	e.kro.mu.Lock()
 	v := d.Verdict()
 	line := v.Line(e.o.TakeOver)
-	e.mu.Lock()
-	was := e.kro
-	e.kro = line
-	e.mu.Unlock()
-	e.kroMu.Unlock()
+	was := e.setKro(v) // the gate, the campaign and the header follow
+	e.kro.mu.Unlock()
 	switch {
 	case line == was:
 		return
@@ -137,44 +128,16 @@ func (e *Engine) refreshKro(d *krodetect.Detector) {
 	default:
 		e.log.Info(v.Changed(), "was", was)
 	}
-	e.applyGate()
-	e.campaign()
 	e.refreshKroViews()
 }
 
-// campaign runs the lease election while this process may write, and stops
-// it (releasing the lease) while kro is active: with kro running, kroscope
-// does not even write its Lease.
-func (e *Engine) campaign() {
-	kube := e.base.Kubernetes()
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	want := !e.o.Observe && !e.o.DisableLease && kube != nil && e.kro == "" && !e.following && e.leaseDenied == "" && e.ctx != nil && e.ctx.Err() == nil
-	switch {
-	case want && e.leaseCancel == nil:
-		// Not ended by the engine's context: shutdown ends it once the
-		// workers have stopped (see shutdown).
-		ctx, cancel := context.WithCancel(context.WithoutCancel(e.ctx))
-		e.leaseCancel = cancel
-		done := make(chan struct{})
-		e.leaseDone = done
-		go func() {
-			defer close(done)
-			err := lease.Run(ctx, lease.Config{
-				Client: kube, Namespace: e.o.LeaseNamespace, Name: e.o.LeaseName, Identity: e.o.Identity,
-				LeaseDuration: e.o.LeaseDuration, Log: e.log,
-				OnStarted: func() { e.setLeading(true) },
-				OnStopped: func() { e.setLeading(false) },
-				OnHolder:  e.setHolder,
-			})
-			if err != nil {
-				e.log.Error(err, "lease")
-			}
-		}()
-	case !want && e.leaseCancel != nil:
-		e.leaseCancel()
-		e.leaseCancel = nil
-	}
+// kroState is what the engine knows of kro's controller.
+type kroState struct {
+	// mu orders kro verdicts (see refreshKro).
+	mu sync.Mutex
+	// detector collects the evidence (nil without a real cluster).
+	detector atomic.Pointer[krodetect.Detector]
+	view     kroView
 }
 
 // kroView is what kro reports per graph: the RGD objects as last seen and
@@ -185,6 +148,13 @@ type kroView struct {
 	revs map[string]map[string]revision // graph → GraphRevision name → revision
 }
 
+// all returns the cluster RGDs as last seen.
+func (v *kroView) all() []*unstructured.Unstructured {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	return slices.Collect(maps.Values(v.rgds))
+}
+
 type revision struct {
 	number   int64
 	verified string // GraphVerified status: True, False, Unknown or ""
@@ -192,10 +162,10 @@ type revision struct {
 }
 
 // noteKroRGD records a cluster RGD as seen (every update, status included).
-func (e *Engine) noteKroRGD(u *unstructured.Unstructured) {
+func (e *Engine) noteKroRGD(ctx context.Context, u *unstructured.Unstructured) {
 	e.noteGraph(u)
-	e.releaseKroFinalizer(u)
-	v := &e.kroView
+	e.releaseKroFinalizer(ctx, u)
+	v := &e.kro.view
 	v.mu.Lock()
 	if v.rgds == nil {
 		v.rgds = map[string]*unstructured.Unstructured{}
@@ -207,7 +177,7 @@ func (e *Engine) noteKroRGD(u *unstructured.Unstructured) {
 
 func (e *Engine) forgetKroRGD(name string) {
 	e.forgetGraph(name)
-	v := &e.kroView
+	v := &e.kro.view
 	v.mu.Lock()
 	delete(v.rgds, name)
 	v.mu.Unlock()
@@ -215,7 +185,7 @@ func (e *Engine) forgetKroRGD(name string) {
 }
 
 func (e *Engine) refreshKroViews() {
-	v := &e.kroView
+	v := &e.kro.view
 	v.mu.Lock()
 	names := make([]string, 0, len(v.rgds))
 	for n := range v.rgds {
@@ -230,7 +200,7 @@ func (e *Engine) refreshKroViews() {
 // refreshKroView derives kro's view of one graph. It is shown only when
 // kro wrote the RGD's status last (kroscope's own status is not kro's).
 func (e *Engine) refreshKroView(name string) {
-	v := &e.kroView
+	v := &e.kro.view
 	v.mu.Lock()
 	u := v.rgds[name]
 	revs := v.revs[name]
@@ -305,7 +275,7 @@ func maxTime(a, b time.Time) time.Time {
 // from every second up to every graphRevisionRetryMax (kro before v0.9.1
 // has no GraphRevisions at all).
 func (e *Engine) watchGraphRevisions(ctx context.Context) {
-	d := e.set.Discovery()
+	d := e.cl.set.Discovery()
 	if d == nil {
 		return
 	}
@@ -316,8 +286,8 @@ func (e *Engine) watchGraphRevisions(ctx context.Context) {
 		case <-time.After(wait):
 		}
 	}
-	inf := dynamicinformer.NewFilteredDynamicInformer(e.set.Dynamic(), graphRevisionGVR, "", 0, cache.Indexers{}, nil).Informer()
-	mon := e.group.Monitored(inf, graphRevisionGVR.Resource+"."+graphRevisionGVR.Group)
+	inf := dynamicinformer.NewFilteredDynamicInformer(e.cl.set.Dynamic(), graphRevisionGVR, "", 0, cache.Indexers{}, nil).Informer()
+	mon := e.informers.group.Monitored(inf, graphRevisionGVR.Resource+"."+graphRevisionGVR.Group)
 	put := func(obj any, gone bool) {
 		u, ok := obj.(*unstructured.Unstructured)
 		if !ok {
@@ -341,7 +311,7 @@ func (e *Engine) watchGraphRevisions(ctx context.Context) {
 				r.message, _ = m["message"].(string)
 			}
 		}
-		v := &e.kroView
+		v := &e.kro.view
 		v.mu.Lock()
 		if v.revs == nil {
 			v.revs = map[string]map[string]revision{}
@@ -392,8 +362,8 @@ const kroFinalizer = krodetect.Finalizer
 // while kroscope writes (so kro is not running): kro would remove it after
 // stopping the graph's controller, and without kro the RGD would never go
 // away. Like kro by default, the instance CRD is kept.
-func (e *Engine) releaseKroFinalizer(u *unstructured.Unstructured) {
-	if u.GetDeletionTimestamp() == nil || !e.gate.Open() || e.ctx == nil {
+func (e *Engine) releaseKroFinalizer(ctx context.Context, u *unstructured.Unstructured) {
+	if u.GetDeletionTimestamp() == nil || !e.writing() {
 		return
 	}
 	for i, f := range u.GetFinalizers() {
@@ -403,11 +373,11 @@ func (e *Engine) releaseKroFinalizer(u *unstructured.Unstructured) {
 		patch := fmt.Sprintf(`[{"op":"test","path":"/metadata/finalizers/%d","value":%q},{"op":"remove","path":"/metadata/finalizers/%d"}]`, i, kroFinalizer, i)
 		name := u.GetName()
 		go func() {
-			_, err := e.set.Dynamic().Resource(graph.GroupVersionResource).Patch(e.ctx, name, types.JSONPatchType, []byte(patch), metav1.PatchOptions{FieldManager: metadata.FieldManager})
+			_, err := e.cl.set.Dynamic().Resource(graph.GroupVersionResource).Patch(ctx, name, types.JSONPatchType, []byte(patch), metav1.PatchOptions{FieldManager: metadata.FieldManager})
 			switch {
 			case err == nil:
 				e.log.Info("ResourceGraphDefinition deleted: removed kro's finalizer (kro is not running; the instance CRD is kept)", "graph", name)
-			case e.ctx.Err() == nil:
+			case ctx.Err() == nil:
 				e.log.Error(err, "removing kro's finalizer from a deleted ResourceGraphDefinition", "graph", name)
 			}
 		}()

@@ -3,9 +3,12 @@ package engine
 import (
 	"context"
 	"fmt"
+	"sort"
 	"sync"
+	"sync/atomic"
 	"time"
 
+	"golang.org/x/time/rate"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -23,6 +26,22 @@ import (
 )
 
 // item is one instance to reconcile.
+// workQueue is the work queue and what the workers keep beside it.
+type workQueue struct {
+	queue   workqueue.TypedRateLimitingInterface[item]
+	limiter *recordingLimiter // the queue's, so a retry's backoff can be shown
+	// busy counts the workers reconciling now; reconciles, those done.
+	busy, reconciles atomic.Int64
+	// flying are the items workers hold, for the shutdown log.
+	flightMu sync.Mutex
+	flying   map[item]struct{}
+	// streaks counts each item's rounds of immediate requeues in a row.
+	streaks map[item]int
+	// held are the child events that came for an item while a worker
+	// held it (see wakeForChild).
+	held map[item][]watch.Event
+}
+
 type item struct {
 	gvr       schema.GroupVersionResource
 	namespace string
@@ -45,25 +64,23 @@ const immediatePasses = 3
 
 // processNext reconciles one item; false once the queue is shut down.
 func (e *Engine) processNext(ctx context.Context) bool {
-	it, shutdown := e.queue.Get()
+	it, shutdown := e.work.queue.Get()
 	if shutdown {
 		return false
 	}
-	defer e.queue.Done(it)
-	e.mu.RLock()
-	s := e.served[it.gvr]
-	e.mu.RUnlock()
+	defer e.work.queue.Done(it)
+	s := e.graphs.of(it.gvr)
 	if s == nil {
-		e.queue.Forget(it) // its graph stopped
+		e.work.queue.Forget(it) // its graph stopped
 		return true
 	}
-	e.busy.Add(1)
-	e.flightMu.Lock()
-	if e.flying == nil {
-		e.flying = map[item]struct{}{}
+	e.work.busy.Add(1)
+	e.work.flightMu.Lock()
+	if e.work.flying == nil {
+		e.work.flying = map[item]struct{}{}
 	}
-	e.flying[it] = struct{}{}
-	e.flightMu.Unlock()
+	e.work.flying[it] = struct{}{}
+	e.work.flightMu.Unlock()
 	defer e.land(it)
 	decision, after, err := passes(ctx, func() error {
 		if s.stopped.Load() {
@@ -71,14 +88,14 @@ func (e *Engine) processNext(ctx context.Context) bool {
 		}
 		start := time.Now()
 		err := s.reconcile(ctx, it)
-		e.reconciles.Add(1)
+		e.work.reconciles.Add(1)
 		metrics.ReconcileDuration.WithLabelValues(s.resource).Observe(time.Since(start).Seconds())
 		if d, _ := requeue.Decide(err); d == requeue.Immediately {
 			metrics.ReconcileTotal.WithLabelValues(s.resource, "requeue").Inc()
 		}
 		return err
 	})
-	e.busy.Add(-1)
+	e.work.busy.Add(-1)
 	e.settle(it, s.resource, decision, after, err)
 	if decision == requeue.RateLimited && !apierrors.IsNotFound(err) {
 		e.noteRetry(s, it)
@@ -94,15 +111,15 @@ func (e *Engine) settle(it item, resource string, decision requeue.Decision, aft
 	result := "success"
 	switch decision {
 	case requeue.Forget:
-		e.queue.Forget(it)
+		e.work.queue.Forget(it)
 	case requeue.Drop:
 		result = "no_requeue"
-		e.queue.Forget(it)
+		e.work.queue.Forget(it)
 	case requeue.Immediately:
 		result = "requeue"
 		if streak := e.immediateStreak(it, true); streak <= immediateRounds {
-			e.queue.Forget(it)
-			e.queue.Add(it)
+			e.work.queue.Forget(it)
+			e.work.queue.Add(it)
 		} else {
 			// Every pass asks again (something keeps deleting what it
 			// creates, or another writer undoes it): back off as for an
@@ -111,17 +128,17 @@ func (e *Engine) settle(it item, resource string, decision requeue.Decision, aft
 				e.log.Info("instance asks for an immediate requeue on every pass (does something keep deleting what it creates?): rate-limited",
 					"instance", it.String(), "lastError", fmt.Sprint(err))
 			}
-			e.queue.AddRateLimited(it)
+			e.work.queue.AddRateLimited(it)
 		}
 	case requeue.Later:
 		result = "requeue_after"
-		e.queue.Forget(it)
-		e.queue.AddAfter(it, after)
+		e.work.queue.Forget(it)
+		e.work.queue.AddAfter(it, after)
 	case requeue.RateLimited:
 		// Retried with capped per-item backoff, never dropped; the
 		// reconciler reported the ERROR state to the observer.
 		result = "error"
-		e.queue.AddRateLimited(it)
+		e.work.queue.AddRateLimited(it)
 	}
 	if decision != requeue.Immediately {
 		metrics.ReconcileTotal.WithLabelValues(resource, result).Inc()
@@ -138,24 +155,24 @@ const immediateRounds = 5
 // requeue (asked: one more; otherwise the count is cleared) and returns
 // the count.
 func (e *Engine) immediateStreak(it item, asked bool) int {
-	e.flightMu.Lock()
-	defer e.flightMu.Unlock()
+	e.work.flightMu.Lock()
+	defer e.work.flightMu.Unlock()
 	if !asked {
-		delete(e.streaks, it)
+		delete(e.work.streaks, it)
 		return 0
 	}
-	if e.streaks == nil {
-		e.streaks = map[item]int{}
+	if e.work.streaks == nil {
+		e.work.streaks = map[item]int{}
 	}
-	e.streaks[it]++
-	return e.streaks[it]
+	e.work.streaks[it]++
+	return e.work.streaks[it]
 }
 
 // noteRetry records the backoff the queue chose for a failed instance in
 // its error memory and its resources', so the screen can say when the next
 // attempt comes.
 func (e *Engine) noteRetry(s *served, it item) {
-	d, ok := e.limiter.last(it)
+	d, ok := e.work.limiter.last(it)
 	key := state.InstanceKey{Resource: s.resource, Namespace: it.namespace, Name: it.name}
 	if !ok || e.store.Instance(key) == nil {
 		return
@@ -247,7 +264,7 @@ func (s *served) reconcile(ctx context.Context, it item) (err error) {
 
 // enqueue adds an instance of s now (watch events are not rate limited).
 func (e *Engine) enqueue(s *served, namespace, name string) {
-	e.queue.Add(item{gvr: s.gvr, namespace: namespace, name: name})
+	e.work.queue.Add(item{gvr: s.gvr, namespace: namespace, name: name})
 }
 
 // enqueueAll adds every cached instance of s (optionally of one namespace).
@@ -269,14 +286,12 @@ func (e *Engine) enqueueAll(s *served, namespace ...string) int {
 
 // routeWatchEvent wakes the instances a child or external event concerns.
 func (e *Engine) routeWatchEvent(ev watch.Event) {
-	e.mu.RLock()
-	defer e.mu.RUnlock()
 	if ev.Spec.ExternalSelector {
 		e.routeSelected(ev)
 		return
 	}
 	if ev.Spec.FieldSelector != "" {
-		for _, s := range e.served {
+		for s := range e.graphs.each() {
 			for _, ref := range s.external {
 				if ref.gvr != ev.Spec.GVR || ref.name != ev.Name {
 					continue
@@ -312,18 +327,18 @@ func (e *Engine) wakeForChild(it item, ev *watch.Event) {
 		if e.ownWriteEcho(*ev) {
 			return
 		}
-		e.flightMu.Lock()
-		if _, held := e.flying[it]; held {
-			if e.held == nil {
-				e.held = map[item][]watch.Event{}
+		e.work.flightMu.Lock()
+		if _, held := e.work.flying[it]; held {
+			if e.work.held == nil {
+				e.work.held = map[item][]watch.Event{}
 			}
-			e.held[it] = append(e.held[it], *ev)
-			e.flightMu.Unlock()
+			e.work.held[it] = append(e.work.held[it], *ev)
+			e.work.flightMu.Unlock()
 			return
 		}
-		e.flightMu.Unlock()
+		e.work.flightMu.Unlock()
 	}
-	e.queue.Add(it)
+	e.work.queue.Add(it)
 }
 
 // land ends a worker's hold on it: the child events that came meanwhile
@@ -331,14 +346,14 @@ func (e *Engine) wakeForChild(it item, ev *watch.Event) {
 // runs before the queue's Done, so a queued item is reconciled after this
 // one, as an Add during the reconcile would be.
 func (e *Engine) land(it item) {
-	e.flightMu.Lock()
-	delete(e.flying, it)
-	evs := e.held[it]
-	delete(e.held, it)
-	e.flightMu.Unlock()
+	e.work.flightMu.Lock()
+	delete(e.work.flying, it)
+	evs := e.work.held[it]
+	delete(e.work.held, it)
+	e.work.flightMu.Unlock()
 	for _, ev := range evs {
 		if !e.ownWriteEcho(ev) {
-			e.queue.Add(it)
+			e.work.queue.Add(it)
 			return
 		}
 	}
@@ -361,9 +376,9 @@ func (e *Engine) ownWriteEcho(ev watch.Event) bool {
 
 // routeSelected wakes every instance of the graphs whose external
 // collection the object belongs to, or belonged to before an update (its
-// labels left the selector). Must be called with e.mu read-locked.
+// labels left the selector).
 func (e *Engine) routeSelected(ev watch.Event) {
-	for _, s := range e.served {
+	for s := range e.graphs.each() {
 		for _, sel := range s.selectors {
 			if sel.gvr != ev.Spec.GVR || (sel.namespace != "" && sel.namespace != ev.Namespace) {
 				continue
@@ -379,7 +394,6 @@ func (e *Engine) routeSelected(ev watch.Event) {
 // routeChild wakes the instance whose labels the child carries, in every
 // graph that has children of that kind, when the instance's UID matches
 // (ev is the child's event, nil to wake it in any case).
-// Must be called with e.mu read-locked.
 func (e *Engine) routeChild(gvr schema.GroupVersionResource, labels map[string]string, ev *watch.Event) {
 	uid := labels[metadata.InstanceIDLabel]
 	name := labels[metadata.InstanceNameLabel]
@@ -391,7 +405,7 @@ func (e *Engine) routeChild(gvr schema.GroupVersionResource, labels map[string]s
 	if ns != "" {
 		key = ns + "/" + name
 	}
-	for _, s := range e.served {
+	for s := range e.graphs.each() {
 		if !s.children[gvr] || s.inf == nil {
 			continue
 		}
@@ -403,4 +417,47 @@ func (e *Engine) routeChild(gvr schema.GroupVersionResource, labels map[string]s
 			e.wakeForChild(item{gvr: s.gvr, namespace: ns, name: name}, ev)
 		}
 	}
+}
+
+// requeueLocal puts the instance at the head of this engine's queue.
+func (e *Engine) requeueLocal(s *served, key state.InstanceKey) {
+	it := item{gvr: s.gvr, namespace: key.Namespace, name: key.Name}
+	e.work.queue.Forget(it)
+	e.work.queue.Add(it)
+}
+
+// setUp makes the rate-limited queue.
+func (w *workQueue) setUp() {
+	w.limiter = newRecordingLimiter(workqueue.NewTypedMaxOfRateLimiter(
+		// Per instance: 100ms, doubling, capped so a failing instance is
+		// retried at least every two minutes and never dropped.
+		workqueue.NewTypedItemExponentialFailureRateLimiter[item](100*time.Millisecond, 2*time.Minute),
+		// Overall: bounds the retry storm after an outage; watch events
+		// use Add and are not slowed by it.
+		&workqueue.TypedBucketRateLimiter[item]{Limiter: rate.NewLimiter(rate.Limit(50), 300)},
+	))
+	w.queue = workqueue.NewTypedRateLimitingQueueWithConfig[item](w.limiter,
+		workqueue.TypedRateLimitingQueueConfig[item]{Name: "kroscope"},
+	)
+}
+
+// shutDown stops handing out items; busyWorkers counts the workers
+// reconciling now.
+func (w *workQueue) shutDown()          { w.queue.ShutDown() }
+func (w *workQueue) busyWorkers() int64 { return w.busy.Load() }
+
+// add queues it; forget drops its backoff.
+func (w *workQueue) add(it item)    { w.queue.Add(it) }
+func (w *workQueue) forget(it item) { w.queue.Forget(it) }
+
+// inFlight names the instances being reconciled now, sorted.
+func (e *Engine) inFlight() []string {
+	e.work.flightMu.Lock()
+	defer e.work.flightMu.Unlock()
+	out := make([]string, 0, len(e.work.flying))
+	for it := range e.work.flying {
+		out = append(out, it.String())
+	}
+	sort.Strings(out)
+	return out
 }

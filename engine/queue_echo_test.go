@@ -18,7 +18,7 @@ import (
 // an update or a deletion wakes it.
 func TestChildEchoesOfOwnWritesDoNotWake(t *testing.T) {
 	q := &countingQueue{}
-	e := &Engine{queue: q}
+	e := &Engine{work: workQueue{queue: q}}
 	e.reader = &reader{e: e, cache: objcache.New()}
 	cm := schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}
 	it := item{gvr: schema.GroupVersionResource{Group: "kro.run", Version: "v1alpha1", Resource: "webapps"}, namespace: "demo", name: "blog"}
@@ -62,7 +62,7 @@ func TestChildEchoesOfOwnWritesDoNotWake(t *testing.T) {
 
 	// The watch is faster than the create's response: held, then dropped.
 	e.reader.Forget(cm, "demo", "blog-a")
-	e.flying = map[item]struct{}{it: {}}
+	e.work.flying = map[item]struct{}{it: {}}
 	if n := wake(event("add", "12")); n != 0 {
 		t.Fatalf("an event during the reconcile queued %d at once, want it held", n)
 	}
@@ -74,13 +74,13 @@ func TestChildEchoesOfOwnWritesDoNotWake(t *testing.T) {
 	}
 
 	// Held, and not what the reconcile saw: queued when it ends.
-	e.flying = map[item]struct{}{it: {}}
+	e.work.flying = map[item]struct{}{it: {}}
 	wake(event("add", "13"))
 	e.land(it)
 	if q.added != before+1 {
 		t.Errorf("a held event of someone else's change queued %d, want 1", q.added-before)
 	}
-	if len(e.held) != 0 || len(e.flying) != 0 {
-		t.Errorf("land left held %v, flying %v", e.held, e.flying)
+	if len(e.work.held) != 0 || len(e.work.flying) != 0 {
+		t.Errorf("land left held %v, flying %v", e.work.held, e.work.flying)
 	}
 }

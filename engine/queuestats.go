@@ -1,10 +1,12 @@
 package engine
 
 import (
+	"context"
 	"os"
 	"runtime/metrics"
 	"strconv"
 	"strings"
+	"time"
 
 	kmetrics "github.com/kroscope/kroscope/engine/metrics"
 	"github.com/kroscope/kroscope/engine/state"
@@ -17,11 +19,11 @@ import (
 func (e *Engine) queueStats(reconciles int64, rps float64) state.Engine {
 	s := state.Engine{
 		Workers:             e.o.Workers,
-		BusyWorkers:         int(e.busy.Load()),
-		QueueDepth:          e.queue.Len(),
+		BusyWorkers:         int(e.work.busy.Load()),
+		QueueDepth:          e.work.queue.Len(),
 		Reconciles:          reconciles,
 		ReconcilesPerSecond: rps,
-		APIErrors:           e.apiErrors.Load(),
+		APIErrors:           e.cl.apiErrors.Load(),
 		HeapInUse:           heapInUse(),
 		RSS:                 residentBytes(),
 	}
@@ -57,4 +59,35 @@ func residentBytes() uint64 {
 		return 0
 	}
 	return pages * uint64(os.Getpagesize())
+}
+
+// counters publishes queue depth, busy workers and the reconcile rate
+// (over the last few seconds).
+func (e *Engine) counters(ctx context.Context) {
+	type sample struct {
+		at time.Time
+		n  int64
+	}
+	const window = 10
+	samples := make([]sample, 0, window+1)
+	t := time.NewTicker(500 * time.Millisecond)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case now := <-t.C:
+			n := e.work.reconciles.Load()
+			e.heartbeat(now, n)
+			samples = append(samples, sample{now, n})
+			if len(samples) > window {
+				samples = samples[1:]
+			}
+			rps := 0.0
+			if first := samples[0]; len(samples) > 1 {
+				rps = float64(n-first.n) / now.Sub(first.at).Seconds()
+			}
+			e.store.SetEngine(e.queueStats(n, rps))
+		}
+	}
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/kroscope/kroscope/engine/objcache"
 	"github.com/kroscope/kroscope/engine/packed"
+	"github.com/kroscope/kroscope/engine/slim"
 	"github.com/kroscope/kroscope/engine/watch"
 	"github.com/kroscope/kroscope/reconciler/graph"
 	"github.com/kroscope/kroscope/reconciler/metadata"
@@ -30,9 +31,7 @@ func key(gvr schema.GroupVersionResource, namespace, name string) objcache.Key {
 // Instance answers from the kind's informer, or from the object kroscope
 // last wrote while the informer has not caught up with it.
 func (r *reader) Instance(gvr schema.GroupVersionResource, namespace, name string) (*unstructured.Unstructured, bool) {
-	r.e.mu.RLock()
-	s := r.e.served[gvr]
-	r.e.mu.RUnlock()
+	s := r.e.graphs.of(gvr)
 	if s == nil || s.inf == nil || !s.inf.HasSynced() {
 		return nil, false
 	}
@@ -83,12 +82,12 @@ func (r *reader) Child(gvr schema.GroupVersionResource, namespace, name string) 
 // all-namespaces one, or the one of the engine's namespace.
 func (r *reader) childWatch(gvr schema.GroupVersionResource, namespace, name string) (meta interface{ GetResourceVersion() string }, exists, ok bool) {
 	spec := watch.Spec{GVR: gvr, LabelSelector: metadata.InstanceIDLabel}
-	if m, ex, ok := r.e.watches.Lookup(spec, namespace, name); ok {
+	if m, ex, ok := r.e.informers.watches.Lookup(spec, namespace, name); ok {
 		return m, ex, true
 	}
 	if ns := r.e.o.Namespace; ns != "" && ns == namespace {
 		spec.Namespace = ns
-		if m, ex, ok := r.e.watches.Lookup(spec, namespace, name); ok {
+		if m, ex, ok := r.e.informers.watches.Lookup(spec, namespace, name); ok {
 			return m, ex, true
 		}
 	}
@@ -114,9 +113,7 @@ func (r *reader) Wrote(gvr schema.GroupVersionResource, obj *unstructured.Unstru
 // holds for the object; false when gvr is not a served instance kind or
 // the informer does not hold it.
 func (r *reader) instanceVersion(gvr schema.GroupVersionResource, namespace, name string) (string, bool) {
-	r.e.mu.RLock()
-	s := r.e.served[gvr]
-	r.e.mu.RUnlock()
+	s := r.e.graphs.of(gvr)
 	if s == nil || s.inf == nil {
 		return "", false
 	}
@@ -163,24 +160,8 @@ func (r *reader) kept(res *graph.Resource, obj *unstructured.Unstructured) packe
 			return c
 		}
 	}
-	view := obj.Object
-	if md, ok := obj.Object["metadata"].(map[string]any); ok {
-		if _, has := md["managedFields"]; has {
-			// A shallow copy without them: obj is the reconcile's, and
-			// what is encoded here is the state's own.
-			view = make(map[string]any, len(obj.Object))
-			for k, v := range obj.Object {
-				view[k] = v
-			}
-			m := make(map[string]any, len(md))
-			for k, v := range md {
-				if k != "managedFields" {
-					m[k] = v
-				}
-			}
-			view["metadata"] = m
-		}
-	}
+	// obj is the reconcile's; what is encoded here is the state's own.
+	view := slim.WithoutManagedFields(obj.Object)
 	p, err := packed.Pack(view)
 	if err != nil {
 		return packed.Object{}

@@ -5,7 +5,6 @@ import (
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/kroscope/kroscope/engine/rgdstatus"
@@ -26,7 +25,7 @@ func (e *Engine) setOutcome(ctx context.Context, r *graphRun, fn func(*rgdstatus
 // when it differs from what the RGD carries: a graph that is served and
 // unchanged costs one read and no write. File graphs have no object to write.
 func (e *Engine) syncRGDStatus(ctx context.Context, r *graphRun) {
-	if !r.cluster || !e.gate.Open() || ctx.Err() != nil {
+	if !r.cluster || !e.writing() || ctx.Err() != nil {
 		return
 	}
 	r.syncMu.Lock()
@@ -34,7 +33,7 @@ func (e *Engine) syncRGDStatus(ctx context.Context, r *graphRun) {
 	r.mu.Lock()
 	o := r.outcome
 	r.mu.Unlock()
-	rgds := e.set.Dynamic().Resource(graph.GroupVersionResource)
+	rgds := e.cl.set.Dynamic().Resource(graph.GroupVersionResource)
 	cur, err := rgds.Get(ctx, r.name, metav1.GetOptions{})
 	if err != nil {
 		if ctx.Err() == nil {
@@ -52,7 +51,7 @@ func (e *Engine) syncRGDStatus(ctx context.Context, r *graphRun) {
 		return
 	}
 	if _, err := rgds.Patch(ctx, r.name, types.MergePatchType, patch, metav1.PatchOptions{FieldManager: metadata.FieldManager}, "status"); err != nil {
-		if ctx.Err() == nil && e.gate.Open() {
+		if ctx.Err() == nil && e.writing() {
 			e.log.Error(err, "writing the ResourceGraphDefinition status", "graph", r.name)
 		}
 		return
@@ -63,24 +62,11 @@ func (e *Engine) syncRGDStatus(ctx context.Context, r *graphRun) {
 // syncAllRGDStatus re-writes every cluster graph's status (after this
 // process starts writing: the previous writer may have left other values).
 func (e *Engine) syncAllRGDStatus(ctx context.Context) {
-	e.mu.RLock()
-	runs := make([]*graphRun, 0, len(e.runs))
-	for _, r := range e.runs {
-		runs = append(runs, r)
-	}
-	e.mu.RUnlock()
-	for _, r := range runs {
+	for _, r := range e.graphs.allRuns() {
 		e.syncRGDStatus(ctx, r)
 	}
 	// RGDs deleted while another process wrote may wait for kro's finalizer.
-	v := &e.kroView
-	v.mu.Lock()
-	rgds := make([]*unstructured.Unstructured, 0, len(v.rgds))
-	for _, u := range v.rgds {
-		rgds = append(rgds, u)
-	}
-	v.mu.Unlock()
-	for _, u := range rgds {
-		e.releaseKroFinalizer(u)
+	for _, u := range e.kro.view.all() {
+		e.releaseKroFinalizer(ctx, u)
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/charmbracelet/x/ansi"
 	"sigs.k8s.io/yaml"
 
+	"github.com/kroscope/kroscope/engine/slim"
 	"github.com/kroscope/kroscope/engine/state"
 	"github.com/kroscope/kroscope/theme"
 )
@@ -101,26 +102,6 @@ func masked(obj map[string]any, mask string, secret bool) map[string]any {
 	return maskSecrets(obj, mask, secret).(map[string]any)
 }
 
-// withoutNoise drops fields nobody reads when comparing objects.
-func withoutNoise(obj map[string]any) map[string]any {
-	md, ok := obj["metadata"].(map[string]any)
-	if !ok {
-		return obj
-	}
-	out := make(map[string]any, len(obj))
-	for k, v := range obj {
-		out[k] = v
-	}
-	m2 := make(map[string]any, len(md))
-	for k, v := range md {
-		if k != "managedFields" {
-			m2[k] = v
-		}
-	}
-	out["metadata"] = m2
-	return out
-}
-
 func toYAML(obj map[string]any) string {
 	if obj == nil {
 		return ""
@@ -135,7 +116,7 @@ func toYAML(obj map[string]any) string {
 // yamlView renders the desired or observed object, or their unified diff.
 func yamlView(th *theme.Theme, r *state.Resource, mode yamlMode, reveal bool) []string {
 	mask := "********"
-	desired, observed := r.DesiredObject(), withoutNoise(r.ObservedObject())
+	desired, observed := r.DesiredObject(), slim.WithoutManagedFields(r.ObservedObject())
 	// Secrets are masked wherever they appear (a List's items, a nested
 	// object, the last-applied annotation), so in the diff too; x reveals
 	// the selected Secret only.

@@ -19,6 +19,7 @@ import (
 	"github.com/kroscope/kroscope/engine"
 	"github.com/kroscope/kroscope/engine/logsink"
 	"github.com/kroscope/kroscope/examples"
+	"github.com/kroscope/kroscope/headless"
 	"github.com/kroscope/kroscope/reconciler/graph"
 	"github.com/kroscope/kroscope/termtext"
 	"github.com/kroscope/kroscope/tui"
@@ -28,7 +29,7 @@ import (
 type demoFlags struct {
 	demo      demo.Options
 	headless  bool
-	h         engine.HeadlessOptions
+	h         headless.Options
 	workers   int
 	verbosity int
 	ui        tui.Options
@@ -119,7 +120,7 @@ func runDemo(ctx context.Context, f demoFlags, log logr.Logger, stdout io.Writer
 	go func() { demoDone <- d.Run(ctx) }()
 	var runErr error
 	if f.headless {
-		runErr = engine.RunHeadless(ctx, e, stdout, f.h)
+		runErr = headless.Run(ctx, e, stdout, f.h)
 	} else {
 		runErr = runEngineWithUI(ctx, e, f.ui)
 	}

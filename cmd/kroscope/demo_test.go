@@ -12,6 +12,7 @@ import (
 	"github.com/go-logr/logr"
 
 	"github.com/kroscope/kroscope/engine"
+	"github.com/kroscope/kroscope/headless"
 )
 
 // The demo through the headless runner: the examples that should converge
@@ -43,7 +44,7 @@ func TestDemoHeadlessBroken(t *testing.T) {
 	f.h.ExitWhen = "active"
 	f.h.Timeout = 3 * time.Minute
 	err := runDemo(context.Background(), f, logr.Discard(), &out)
-	var ee *engine.ExitError
+	var ee *headless.ExitError
 	if !errors.As(err, &ee) || ee.ExitCode() != 1 {
 		t.Fatalf("want exit code 1, got %v\n%s", err, out.String())
 	}
@@ -88,7 +89,7 @@ func TestDemoHeadlessRunawayCEL(t *testing.T) {
 	if took > f.h.Timeout+engine.ShutdownGrace {
 		t.Errorf("took %v, more than --timeout %v plus the grace %v", took, f.h.Timeout, engine.ShutdownGrace)
 	}
-	var ee *engine.ExitError
+	var ee *headless.ExitError
 	if !errors.As(err, &ee) || ee.ExitCode() != 1 {
 		t.Fatalf("want exit code 1 (a FAILED instance), got %v\n%s", err, out.String())
 	}

@@ -10,13 +10,14 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/kroscope/kroscope/engine"
+	"github.com/kroscope/kroscope/headless"
 	"github.com/kroscope/kroscope/termtext"
 )
 
 func init() {
 	var (
 		o         engine.Options
-		h         engine.HeadlessOptions
+		h         headless.Options
 		logFile   string
 		logFormat string
 		verbosity int
@@ -59,7 +60,7 @@ FAILED or --timeout passes: handy for scripts and CI.`,
 			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
 			go releaseOnceReady(ctx, e)
-			return engine.RunHeadless(ctx, e, termtext.Writer(cmd.OutOrStdout()), h)
+			return headless.Run(ctx, e, termtext.Writer(cmd.OutOrStdout()), h)
 		},
 	}
 	fs := cmd.Flags()

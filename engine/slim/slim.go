@@ -82,6 +82,31 @@ func View(u *unstructured.Unstructured) *unstructured.Unstructured {
 	return &unstructured.Unstructured{Object: top}
 }
 
+// WithoutManagedFields returns obj without metadata.managedFields: a
+// shallow copy (obj is not changed) when it has them, obj itself when it
+// has none. For what is shown or kept for showing: no screen shows them.
+func WithoutManagedFields(obj map[string]any) map[string]any {
+	md, ok := obj["metadata"].(map[string]any)
+	if !ok {
+		return obj
+	}
+	if _, has := md["managedFields"]; !has {
+		return obj
+	}
+	out := make(map[string]any, len(obj))
+	for k, v := range obj {
+		out[k] = v
+	}
+	m := make(map[string]any, len(md))
+	for k, v := range md {
+		if k != "managedFields" {
+			m[k] = v
+		}
+	}
+	out["metadata"] = m
+	return out
+}
+
 // Transform is an informer transform (cache.TransformFunc) that slims the
 // objects an informer stores: unstructured objects lose fieldsV1,
 // metadata-only ones keep only what Meta keeps, other objects lose

@@ -82,3 +82,27 @@ func TestTransformKeepsLabels(t *testing.T) {
 		t.Errorf("unstructured labels = %v", got)
 	}
 }
+
+// WithoutManagedFields drops them from a copy and leaves the original as
+// it was; an object without them is returned as is.
+func TestWithoutManagedFields(t *testing.T) {
+	obj := map[string]any{"kind": "ConfigMap", "metadata": map[string]any{"name": "a",
+		"managedFields": []any{map[string]any{"manager": "kro"}}}, "data": map[string]any{"k": "v"}}
+	out := WithoutManagedFields(obj)
+	if _, has := out["metadata"].(map[string]any)["managedFields"]; has {
+		t.Error("managedFields kept")
+	}
+	if out["metadata"].(map[string]any)["name"] != "a" || out["data"] == nil || out["kind"] != "ConfigMap" {
+		t.Errorf("other fields lost: %v", out)
+	}
+	if _, has := obj["metadata"].(map[string]any)["managedFields"]; !has {
+		t.Error("the original changed")
+	}
+	plain := map[string]any{"metadata": map[string]any{"name": "b"}}
+	if got := WithoutManagedFields(plain); len(got) != 1 || got["metadata"].(map[string]any)["name"] != "b" {
+		t.Errorf("object without managedFields: %v", got)
+	}
+	if WithoutManagedFields(nil) != nil {
+		t.Error("nil")
+	}
+}

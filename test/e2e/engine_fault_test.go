@@ -21,6 +21,7 @@ import (
 
 	"github.com/kroscope/kroscope/engine"
 	"github.com/kroscope/kroscope/engine/state"
+	"github.com/kroscope/kroscope/headless"
 	"github.com/kroscope/kroscope/reconciler"
 	"github.com/kroscope/kroscope/reconciler/metadata"
 	"github.com/kroscope/kroscope/test/engrun"
@@ -142,7 +143,7 @@ func TestEngineHelperProcess(t *testing.T) {
 	run := engrun.Start(t, engrun.Config{
 		Rest: cfg, Namespace: os.Getenv("KROSCOPE_ENGINE_CHILD_NAMESPACE"), RequeueInterval: 5 * time.Second,
 		Run: func(ctx context.Context, e *engine.Engine) error {
-			return engine.RunHeadless(ctx, e, os.Stdout, engine.HeadlessOptions{})
+			return headless.Run(ctx, e, os.Stdout, headless.Options{})
 		},
 	}, func(o *engine.Options) {
 		o.RGDPaths = []string{os.Getenv("KROSCOPE_ENGINE_CHILD_RGD")}

@@ -15,6 +15,7 @@ import (
 
 	"github.com/kroscope/kroscope/engine"
 	"github.com/kroscope/kroscope/engine/state"
+	"github.com/kroscope/kroscope/headless"
 	"github.com/kroscope/kroscope/reconciler"
 	"github.com/kroscope/kroscope/test/engrun"
 	"github.com/kroscope/kroscope/test/graphs"
@@ -46,12 +47,12 @@ spec:
 // headless runs RunHeadless on a fresh engine for the rig (engine
 // defaults: no requeue interval of the rig's) and returns its output and
 // error, waiting up to three minutes for it to end on its own.
-func (r *engRig) headless(t *testing.T, rgd string, h engine.HeadlessOptions, during func(*engine.Engine)) (string, error) {
+func (r *engRig) headless(t *testing.T, rgd string, h headless.Options, during func(*engine.Engine)) (string, error) {
 	t.Helper()
 	var out bytes.Buffer
 	run := engrun.Start(t, engrun.Config{
 		Rest: r.cfg, Namespace: r.ns, LogLines: 40, LogPrefix: "engine log: ",
-		Run: func(ctx context.Context, e *engine.Engine) error { return engine.RunHeadless(ctx, e, &out, h) },
+		Run: func(ctx context.Context, e *engine.Engine) error { return headless.Run(ctx, e, &out, h) },
 	}, func(o *engine.Options) { o.RGDPaths = []string{rgd} })
 	if during != nil {
 		during(run.E)
@@ -80,7 +81,7 @@ func waitGraph(t *testing.T, e *engine.Engine, name string) state.Graph {
 }
 
 func exitCode(err error) int {
-	var ee *engine.ExitError
+	var ee *headless.ExitError
 	if errors.As(err, &ee) {
 		return ee.ExitCode()
 	}
@@ -96,7 +97,7 @@ func TestEngineHeadlessExitCodes(t *testing.T) {
 	r := newEngRig(t)
 	good := r.writeFile("good.yaml", graphs.Chain("enghlgood", "EngHlGood"))
 	var goodGVR schema.GroupVersionResource
-	out, err := r.headless(t, good, engine.HeadlessOptions{ExitWhen: "active", Timeout: 2 * time.Minute}, func(e *engine.Engine) {
+	out, err := r.headless(t, good, headless.Options{ExitWhen: "active", Timeout: 2 * time.Minute}, func(e *engine.Engine) {
 		g := waitGraph(t, e, "enghlgood")
 		gvr := gvrOfGraph(t, g)
 		goodGVR = gvr
@@ -112,7 +113,7 @@ func TestEngineHeadlessExitCodes(t *testing.T) {
 	}
 
 	bad := r.writeFile("bad.yaml", failingRGD)
-	out, err = r.headless(t, bad, engine.HeadlessOptions{ExitWhen: "active", Timeout: 2 * time.Minute}, func(e *engine.Engine) {
+	out, err = r.headless(t, bad, headless.Options{ExitWhen: "active", Timeout: 2 * time.Minute}, func(e *engine.Engine) {
 		g := waitGraph(t, e, "enghlfail")
 		r.createInstance(gvrOfGraph(t, g), "EngHlFail", "bad", nil)
 	})
@@ -122,11 +123,11 @@ func TestEngineHeadlessExitCodes(t *testing.T) {
 	}
 
 	// Idle: exit 0 when everything is converged, 1 when an instance FAILED.
-	_, err = r.headless(t, good, engine.HeadlessOptions{ExitWhen: "idle", Timeout: 2 * time.Minute}, nil)
+	_, err = r.headless(t, good, headless.Options{ExitWhen: "idle", Timeout: 2 * time.Minute}, nil)
 	if exitCode(err) != 0 {
 		t.Fatalf("exit-when idle with converged instances: %v", err)
 	}
-	out, err = r.headless(t, bad, engine.HeadlessOptions{ExitWhen: "idle", Timeout: 2 * time.Minute}, nil)
+	out, err = r.headless(t, bad, headless.Options{ExitWhen: "idle", Timeout: 2 * time.Minute}, nil)
 	if exitCode(err) != 1 || !strings.Contains(err.Error(), "bad is FAILED") {
 		t.Fatalf("exit-when idle with a FAILED instance: exit %d (%v)\n%s", exitCode(err), err, out)
 	}
@@ -136,7 +137,7 @@ func TestEngineHeadlessExitCodes(t *testing.T) {
 	// the engine starts.)
 	r.applyYAML(gvrCM, r.ns, "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: three-a\n")
 	r.createInstance(goodGVR, "EngHlGood", "three", nil)
-	_, err = r.headless(t, good, engine.HeadlessOptions{ExitWhen: "active", Timeout: 5 * time.Second}, nil)
+	_, err = r.headless(t, good, headless.Options{ExitWhen: "active", Timeout: 5 * time.Second}, nil)
 	if exitCode(err) != 2 || !strings.Contains(err.Error(), "timed out") {
 		t.Fatalf("exit-when active that cannot happen: exit %d (%v)", exitCode(err), err)
 	}

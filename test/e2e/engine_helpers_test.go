@@ -19,6 +19,7 @@ import (
 	"github.com/kroscope/kroscope/engine"
 	"github.com/kroscope/kroscope/engine/logsink"
 	"github.com/kroscope/kroscope/engine/state"
+	"github.com/kroscope/kroscope/headless"
 	"github.com/kroscope/kroscope/test/engrun"
 	"github.com/kroscope/kroscope/test/envtest"
 	"github.com/kroscope/kroscope/test/graphs"
@@ -178,7 +179,7 @@ func (r *engRig) startJSON(files []string, out, logs *engrun.Buffer) *engrun.Run
 	return engrun.Start(r.t, engrun.Config{
 		Rest: r.cfg, Namespace: r.ns, LogLines: 40, LogPrefix: "engine log: ",
 		Run: func(ctx context.Context, e *engine.Engine) error {
-			return engine.RunHeadless(ctx, e, out, engine.HeadlessOptions{Output: "json"})
+			return headless.Run(ctx, e, out, headless.Options{Output: "json"})
 		},
 	}, func(o *engine.Options) {
 		o.RGDPaths = files

@@ -30,7 +30,7 @@ type Config struct {
 	Rest *rest.Config
 	Wrap func(http.RoundTripper) http.RoundTripper
 	// Run runs the engine until ctx ends; default (*engine.Engine).Run.
-	// Headless tests pass engine.RunHeadless here.
+	// Headless tests pass headless.Run here.
 	Run func(ctx context.Context, e *engine.Engine) error
 	// Namespace is the one namespace the engine serves.
 	Namespace       string

@@ -1,4 +1,8 @@
-package engine
+// Package headless is kroscope's second front end beside tui: the text
+// and JSON printer of `kroscope run` and `kroscope demo --headless`. Like
+// the TUI it reads only engine/state, through the engine's snapshots and
+// change notifications.
+package headless
 
 import (
 	"context"
@@ -13,8 +17,15 @@ import (
 	"github.com/kroscope/kroscope/reconciler"
 )
 
-// HeadlessOptions configure RunHeadless.
-type HeadlessOptions struct {
+// Engine is what the printer needs of the engine (engine.Engine).
+type Engine interface {
+	Run(ctx context.Context) error
+	Snapshot() *state.Snapshot
+	Subscribe() (<-chan struct{}, func())
+}
+
+// Options configure Run.
+type Options struct {
 	// Output is "text" (default) or "json" (one object per line).
 	Output string
 	// ExitWhen is "" (run until interrupted), "active" (every instance
@@ -28,7 +39,7 @@ type HeadlessOptions struct {
 	IdleFor time.Duration
 }
 
-// ExitError is RunHeadless's failure; ExitCode is the process exit status
+// ExitError is Run's failure; ExitCode is the process exit status
 // (1: an instance ended in ERROR/FAILED or the engine could not run, 2: timeout).
 type ExitError struct {
 	Code int
@@ -40,23 +51,13 @@ func (e *ExitError) Error() string { return e.Msg }
 // ExitCode returns the process exit status.
 func (e *ExitError) ExitCode() int { return e.Code }
 
-// RunHeadless runs e and writes one line per instance state transition (and
+// Run runs e and writes one line per instance state transition (and
 // per graph error) to w, until ctx is done or the exit condition holds. It
 // returns an *ExitError when an instance ends in ERROR or FAILED, on timeout,
 // or when the engine cannot run.
-func RunHeadless(ctx context.Context, e *Engine, w io.Writer, o HeadlessOptions) error {
-	switch o.Output {
-	case "", "text", "json":
-	default:
-		return &ExitError{Code: 1, Msg: fmt.Sprintf("unknown output %q: use text or json", o.Output)}
-	}
-	switch o.ExitWhen {
-	case "", "active", "idle":
-	default:
-		return &ExitError{Code: 1, Msg: fmt.Sprintf("unknown --exit-when %q: use active or idle", o.ExitWhen)}
-	}
-	if o.IdleFor <= 0 {
-		o.IdleFor = 2 * time.Second
+func Run(ctx context.Context, e Engine, w io.Writer, o Options) error {
+	if err := o.check(); err != nil {
+		return err
 	}
 	runCtx, stop := context.WithCancel(ctx)
 	defer stop()
@@ -70,7 +71,6 @@ func RunHeadless(ctx context.Context, e *Engine, w io.Writer, o HeadlessOptions)
 		}
 		return err
 	}
-
 	var timeout <-chan time.Time
 	if o.Timeout > 0 {
 		t := time.NewTimer(o.Timeout)
@@ -81,10 +81,8 @@ func RunHeadless(ctx context.Context, e *Engine, w io.Writer, o HeadlessOptions)
 	defer unsubscribe()
 	tick := time.NewTicker(250 * time.Millisecond) // idle is the absence of changes
 	defer tick.Stop()
-
 	p := &printer{w: w, json: o.Output == "json", last: map[state.InstanceKey]time.Time{}, graphErr: map[string]string{}}
-	var lastVersions string
-	idleSince := time.Now()
+	x := &exitWatch{o: o, idleSince: time.Now()}
 	for {
 		select {
 		case <-ctx.Done():
@@ -104,49 +102,89 @@ func RunHeadless(ctx context.Context, e *Engine, w io.Writer, o HeadlessOptions)
 		}
 		snap := e.Snapshot()
 		p.print(snap)
-		if snap.Fatal != nil {
-			return finish(&ExitError{Code: 1, Msg: snap.Fatal.Title + ": " + snap.Fatal.Cause})
-		}
-		if !snap.Startup.Done {
-			continue
-		}
-		switch o.ExitWhen {
-		case "active":
-			if len(snap.Instances) == 0 {
-				continue
-			}
-			settled, failed := true, false
-			for _, in := range snap.Instances {
-				switch in.State {
-				case reconciler.InstanceStateActive:
-				case reconciler.InstanceStateFailed:
-					failed = true
-				default:
-					settled = false
-				}
-			}
-			if settled && !failed {
-				return finish(nil)
-			}
-			if settled {
-				return finish(&ExitError{Code: 1, Msg: summary(snap)})
-			}
-		case "idle":
-			v := versions(snap)
-			busy := snap.Engine.QueueDepth > 0 || snap.Engine.BusyWorkers > 0 || unreconciled(snap)
-			if v != lastVersions || busy {
-				lastVersions = v
-				idleSince = time.Now()
-				continue
-			}
-			if time.Since(idleSince) >= o.IdleFor {
-				if bad := failing(snap); len(bad) > 0 {
-					return finish(&ExitError{Code: 1, Msg: summary(snap)})
-				}
-				return finish(nil)
-			}
+		if done, err := x.check(snap); done {
+			return finish(err)
 		}
 	}
+}
+
+// check refuses unknown options and fills in the defaults.
+func (o *Options) check() error {
+	switch o.Output {
+	case "", "text", "json":
+	default:
+		return &ExitError{Code: 1, Msg: fmt.Sprintf("unknown output %q: use text or json", o.Output)}
+	}
+	switch o.ExitWhen {
+	case "", "active", "idle":
+	default:
+		return &ExitError{Code: 1, Msg: fmt.Sprintf("unknown --exit-when %q: use active or idle", o.ExitWhen)}
+	}
+	if o.IdleFor <= 0 {
+		o.IdleFor = 2 * time.Second
+	}
+	return nil
+}
+
+// exitWatch decides, snapshot by snapshot, whether the run is over.
+type exitWatch struct {
+	o            Options
+	lastVersions string
+	idleSince    time.Time
+}
+
+// check says whether to stop now, and with which error (nil: success).
+func (x *exitWatch) check(snap *state.Snapshot) (bool, error) {
+	if snap.Fatal != nil {
+		return true, &ExitError{Code: 1, Msg: snap.Fatal.Title + ": " + snap.Fatal.Cause}
+	}
+	if !snap.Startup.Done {
+		return false, nil
+	}
+	switch x.o.ExitWhen {
+	case "active":
+		return activeDone(snap)
+	case "idle":
+		v := versions(snap)
+		busy := snap.Engine.QueueDepth > 0 || snap.Engine.BusyWorkers > 0 || unreconciled(snap)
+		if v != x.lastVersions || busy {
+			x.lastVersions = v
+			x.idleSince = time.Now()
+			return false, nil
+		}
+		if time.Since(x.idleSince) < x.o.IdleFor {
+			return false, nil
+		}
+		if bad := failing(snap); len(bad) > 0 {
+			return true, &ExitError{Code: 1, Msg: summary(snap)}
+		}
+		return true, nil
+	}
+	return false, nil
+}
+
+// activeDone: every instance settled, ACTIVE (success) or FAILED.
+func activeDone(snap *state.Snapshot) (bool, error) {
+	if len(snap.Instances) == 0 {
+		return false, nil
+	}
+	settled, failed := true, false
+	for _, in := range snap.Instances {
+		switch in.State {
+		case reconciler.InstanceStateActive:
+		case reconciler.InstanceStateFailed:
+			failed = true
+		default:
+			settled = false
+		}
+	}
+	switch {
+	case !settled:
+		return false, nil
+	case failed:
+		return true, &ExitError{Code: 1, Msg: summary(snap)}
+	}
+	return true, nil
 }
 
 // versions fingerprints the instances so idleness can be detected.

@@ -1,0 +1,196 @@
+package engine
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"github.com/kroscope/kroscope/engine/authority"
+	"github.com/kroscope/kroscope/engine/krodetect"
+	"github.com/kroscope/kroscope/engine/lease"
+	"github.com/kroscope/kroscope/engine/readonly"
+)
+
+// writer acts on the write authority's decisions: it owns the facts
+// (authority.Authority), the write gate they open, and the Lease
+// campaign they start and stop. Every change of a fact goes through
+// Engine.update.
+type writer struct {
+	auth *authority.Authority
+	gate *readonly.Gate
+	// mu orders the acting on decisions, and guards cancel and done.
+	mu sync.Mutex
+	// cancel stops the running Lease campaign (nil when none runs).
+	cancel context.CancelFunc
+	// done is closed when the last campaign started has returned, its
+	// Lease released: shutdown waits for it, or the process would exit
+	// still holding the Lease and the next holder wait out its duration.
+	done chan struct{}
+	// opened is signalled when the gate opens (see syncWhenWriting).
+	opened chan struct{}
+}
+
+func newWriter(o Options, leaseClient bool) *writer {
+	auth := authority.New(authority.Facts{
+		Observe: o.Observe, NoLease: o.DisableLease, LeaseClient: leaseClient,
+		Identity: o.Identity, TakeOver: o.TakeOver, Attach: o.Attach,
+	})
+	return &writer{auth: auth, gate: readonly.NewGate(auth.Decision().GateOpen), opened: make(chan struct{}, 1)}
+}
+
+// writing reports whether reconciles write now (the gate is open).
+func (e *Engine) writing() bool { return e.wr.gate.Open() }
+
+// leaseDenied says why this user may not take the Lease ("" when it may).
+func (e *Engine) leaseDenied() string { return e.wr.auth.Facts().LeaseDenied }
+
+// decision is the write authority's decision now.
+func (e *Engine) decision() authority.Decision { return e.wr.auth.Decision() }
+
+// update records a change of the facts and acts on the decision: the
+// header's mode, the gate (on a change every controller switches between
+// reconciling and observing and its instances are re-checked at once) and
+// the Lease campaign.
+func (e *Engine) update(change func(*authority.Facts)) {
+	e.wr.auth.Update(change)
+	w := e.wr
+	w.mu.Lock()
+	d := w.auth.Decision()
+	changed := w.gate.Open() != d.GateOpen
+	w.gate.Set(d.GateOpen)
+	e.store.SetMode(d.Mode)
+	e.campaignLocked(d.Campaign)
+	w.mu.Unlock()
+	if !changed {
+		return
+	}
+	for _, s := range e.graphs.all() {
+		s.setObserve(!d.GateOpen)
+		e.enqueueAll(s)
+	}
+	if d.GateOpen {
+		select { // syncWhenWriting writes what the previous writer left
+		case w.opened <- struct{}{}:
+		default:
+		}
+	}
+}
+
+// syncWhenWriting re-writes the cluster graphs' status each time this
+// process starts writing, until ctx is done.
+func (e *Engine) syncWhenWriting(ctx context.Context) {
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-e.wr.opened:
+			e.syncAllRGDStatus(ctx)
+		}
+	}
+}
+
+// campaignLocked runs the Lease election while the decision says so, and
+// stops it (releasing the Lease) otherwise: with kro running, kroscope
+// does not even write its Lease (e.wr.mu held).
+func (e *Engine) campaignLocked(want bool) {
+	w := e.wr
+	switch {
+	case want && w.cancel == nil:
+		// Not ended by the engine's context: shutdown ends it once the
+		// workers have stopped (see shutdown).
+		ctx, cancel := context.WithCancel(context.Background())
+		w.cancel = cancel
+		done := make(chan struct{})
+		w.done = done
+		go func() {
+			defer close(done)
+			err := lease.Run(ctx, lease.Config{
+				Client: e.cl.base.Kubernetes(), Namespace: e.o.LeaseNamespace, Name: e.o.LeaseName, Identity: e.o.Identity,
+				LeaseDuration: e.o.LeaseDuration, Log: e.log,
+				OnStarted: func() { e.setLeading(true) },
+				OnStopped: func() { e.setLeading(false) },
+				OnHolder:  e.setHolder,
+			})
+			if err != nil {
+				e.log.Error(err, "lease")
+			}
+		}()
+	case !want && w.cancel != nil:
+		w.cancel()
+		w.cancel = nil
+	}
+}
+
+// releaseLease stops the campaign for good (shutdown, once no worker
+// writes any more) and returns what to wait on for the Lease's release.
+func (e *Engine) releaseLease() <-chan struct{} {
+	e.update(func(f *authority.Facts) { f.Running = false })
+	e.wr.mu.Lock()
+	defer e.wr.mu.Unlock()
+	return e.wr.done
+}
+
+func (e *Engine) setHolder(id string) {
+	e.update(func(f *authority.Facts) { f.Holder = id })
+}
+
+// setLeading records whether this process holds the lease.
+func (e *Engine) setLeading(on bool) {
+	e.update(func(f *authority.Facts) {
+		f.Leading = on
+		if on {
+			f.Holder = f.Identity
+		}
+	})
+}
+
+// setKro records krodetect's verdict and returns the line it had before
+// ("" when kroscope could write).
+func (e *Engine) setKro(v krodetect.Verdict) (was string) {
+	e.update(func(f *authority.Facts) {
+		was = f.Kro.Line(f.TakeOver)
+		f.Kro = v
+	})
+	return was
+}
+
+// decideCampaign: with CampaignIfFree, a Lease held by another live
+// kroscope is followed for the rest of the run, never campaigned for.
+func (e *Engine) decideCampaign(ctx context.Context) {
+	if !e.o.CampaignIfFree || !e.decision().UsesLease {
+		return
+	}
+	kube := e.cl.base.Kubernetes()
+	free, h, err := lease.Free(ctx, kube, e.o.LeaseNamespace, e.o.LeaseName, e.o.Identity, time.Now())
+	if err != nil {
+		e.log.Error(err, "cannot read the lease; campaigning for it")
+		return
+	}
+	if free {
+		return
+	}
+	e.update(func(f *authority.Facts) { f.Following, f.Holder = true, h.Identity })
+	e.log.Info("another kroscope holds the lease: not campaigning (--take-lease would)", "lease", e.o.LeaseNamespace+"/"+e.o.LeaseName, "holder", h.Identity, "attach", e.o.Attach)
+	go lease.Follow(ctx, kube, e.o.LeaseNamespace, e.o.LeaseName, e.log, e.setFollowed)
+}
+
+// setFollowed records the followed Lease's holder.
+func (e *Engine) setFollowed(h lease.Holder) {
+	moved := false
+	e.update(func(f *authority.Facts) {
+		moved = f.Holder != h.Identity
+		f.Holder, f.HolderExpired = h.Identity, h.Expired
+	})
+	if moved {
+		e.log.Info("the lease moved", "holder", h.Identity)
+	} else if h.Expired {
+		e.log.Info("the lease holder stopped renewing it", "holder", h.Identity)
+	}
+}
+
+// setLeaseDenied records why this user may not take the Lease ("" once
+// it may): the engine's campaign decision, the header and the mode.
+func (e *Engine) setLeaseDenied(why string) {
+	e.store.SetLeaseDenied(why)
+	e.update(func(f *authority.Facts) { f.LeaseDenied = why })
+}
