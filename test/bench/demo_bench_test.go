@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"runtime/debug"
 	"runtime/metrics"
 	"slices"
@@ -23,6 +22,7 @@ import (
 	"github.com/kroscope/kroscope/engine"
 	"github.com/kroscope/kroscope/reconciler"
 	"github.com/kroscope/kroscope/test/engrun"
+	"github.com/kroscope/kroscope/test/prereq"
 	"github.com/kroscope/kroscope/tui"
 	"github.com/kroscope/kroscope/tui/cmdrunner"
 )
@@ -222,12 +222,7 @@ loop:
 // followHWM), CPU seconds and wall time: issue #15's target is a peak ≤
 // 600 MB.
 func BenchmarkDemoFanoutRSS(b *testing.B) {
-	bin := filepath.Join(b.TempDir(), "kroscope")
-	build := exec.Command("go", "build", "-o", bin, "../../cmd/kroscope")
-	build.Env = append(os.Environ(), "CGO_ENABLED=0")
-	if out, err := build.CombinedOutput(); err != nil {
-		b.Fatalf("building kroscope: %v\n%s", err, out)
-	}
+	bin := prereq.Kroscope(b) // built as it ships: CGO_ENABLED=0
 	for range b.N {
 		cmd := exec.Command(bin, "demo", "--headless", "--examples", "fanout", "--instances", fmt.Sprint(demoFanout), "--exit-when", "active", "--timeout", "10m")
 		var buf bytes.Buffer
