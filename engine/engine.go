@@ -256,13 +256,14 @@ func (o Options) withDefaults() Options {
 	return o
 }
 
-// gatedSet returns a client set whose writes pass through gate and whose
-// failed requests are counted.
+// gatedSet returns a client set whose writes pass through gate, which
+// answers its MayWrite (so the reconciler observes while it is closed), and
+// whose failed requests are counted.
 func gatedSet(s *client.Set, gate *readonly.Gate, apiErrors *atomic.Int64, note callNote) (*client.Set, error) {
 	cfg := s.Config()
 	if cfg == nil {
 		// An in-memory set (the demo): wrap the clients themselves.
-		return client.NewSetFromClients(client.Clients{
+		out := client.NewSetFromClients(client.Clients{
 			Dynamic:    readonly.Dynamic(s.Dynamic(), gate),
 			Metadata:   readonly.Metadata(s.Metadata(), gate),
 			Kubernetes: s.Kubernetes(),
@@ -275,7 +276,9 @@ func gatedSet(s *client.Set, gate *readonly.Gate, apiErrors *atomic.Int64, note 
 				}
 				return gatedSet(inner, gate, apiErrors, note)
 			},
-		}), nil
+		})
+		out.GateWrites(gate.Open)
+		return out, nil
 	}
 	if cfg.QPS == 0 && cfg.RateLimiter == nil {
 		cfg.QPS = DefaultClientQPS
@@ -288,6 +291,7 @@ func gatedSet(s *client.Set, gate *readonly.Gate, apiErrors *atomic.Int64, note 
 	if err != nil {
 		return nil, fmt.Errorf("engine: %w", err)
 	}
+	out.GateWrites(gate.Open) // the reconciler asks the gate whether it observes
 	return out, nil
 }
 

@@ -446,7 +446,7 @@ func (s *served) start(ctx context.Context) error {
 			observe(o)
 		}
 	})
-	s.setObserve(!e.writing())
+	s.ctrl.SetOptions(reconciler.Options{AllowAdoption: e.o.AllowAdoption, Reader: e.reader})
 
 	// Instances of a cluster-scoped kind have no namespace to narrow to:
 	// --namespace cannot hide them, and their children may be anywhere.
@@ -548,11 +548,6 @@ func (e *Engine) servedSpecs(specs []watch.Spec) []watch.Spec {
 		out = append(out, sp)
 	}
 	return out
-}
-
-// setObserve switches the controller between writing and observing.
-func (s *served) setObserve(observe bool) {
-	s.ctrl.SetOptions(reconciler.Options{AllowAdoption: s.e.o.AllowAdoption, Observe: observe, Reader: s.e.reader})
 }
 
 // externalOf reads an externalRef's name and namespace from its template;

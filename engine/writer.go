@@ -48,8 +48,8 @@ func (e *Engine) leaseDenied() string { return e.wr.auth.Facts().LeaseDenied }
 func (e *Engine) decision() authority.Decision { return e.wr.auth.Decision() }
 
 // update records a change of the facts and acts on the decision: the
-// header's mode, the gate (on a change every controller switches between
-// reconciling and observing and its instances are re-checked at once) and
+// header's mode, the gate (on a change every instance is re-checked at
+// once, its reconcile asking the gate whether it writes) and
 // the Lease campaign.
 func (e *Engine) update(change func(*authority.Facts)) {
 	e.wr.auth.Update(change)
@@ -65,8 +65,7 @@ func (e *Engine) update(change func(*authority.Facts)) {
 		return
 	}
 	for _, s := range e.graphs.all() {
-		s.setObserve(!d.GateOpen)
-		e.enqueueAll(s)
+		e.enqueueAll(s) // each reconcile asks the gate (client.Set.MayWrite)
 	}
 	if d.GateOpen {
 		select { // syncWhenWriting writes what the previous writer left

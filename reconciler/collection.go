@@ -56,7 +56,7 @@ func (r *run) reconcileCollection(res *graph.Resource, vars graph.Vars) result {
 	}
 	out := collectionState(results, observed)
 	out.desired, out.observed = listObject(items), listObject(observed)
-	if out.state == ResourceStateError || out.state == ResourceStateFailed || r.opts.Observe {
+	if out.state == ResourceStateError || out.state == ResourceStateFailed || r.observing() {
 		// Pruning only after every item was applied: a half-applied
 		// collection must not lose the objects it may still need.
 		return out
@@ -130,7 +130,7 @@ func (r *run) reconcileItem(res *graph.Resource, gvr schema.GroupVersionResource
 			return itemResult{observed: existing, deleting: true, why: objectName(existing) + " is being deleted; it will be recreated once gone"}
 		}
 	}
-	if r.opts.Observe {
+	if r.observing() {
 		return r.observeItem(res, desired, existing)
 	}
 	observed, created, updated, err := r.apply(res, gvr, desired, existing)

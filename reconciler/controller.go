@@ -27,7 +27,8 @@ type Options struct {
 	AllowAdoption bool
 	// Observe makes the controller read-only: it writes nothing (no apply,
 	// no delete, no finalizer, no status, no event) and computes states from
-	// what it observes, readyWhen included.
+	// what it observes, readyWhen included. A client set whose write gate is
+	// closed (client.Set.GateWrites) observes the same way.
 	Observe bool
 	// Recorder receives Kubernetes Events; nil builds one from the client
 	// set's typed clientset when there is one.
@@ -118,17 +119,19 @@ func (c *Controller) SetOptions(o Options) {
 	c.opts = o
 }
 
-// options returns the options, the observer and the event recorder to use
-// (nil in observe mode: Events are writes).
-func (c *Controller) options() (Options, Observer, record.EventRecorder) {
+// options returns the options, the observer, whether this reconcile may
+// write (see mayWrite) and the event recorder to use (nil when it may
+// not: Events are writes).
+func (c *Controller) options() (Options, Observer, bool, record.EventRecorder) {
 	c.mu.RLock()
 	opts, obs := c.opts, c.observer
 	c.mu.RUnlock()
-	if opts.Observe {
-		return opts, obs, nil
+	writes := mayWrite(opts.Observe, c.clientSet.MayWrite())
+	if !writes {
+		return opts, obs, false, nil
 	}
 	if opts.Recorder != nil {
-		return opts, obs, opts.Recorder
+		return opts, obs, true, opts.Recorder
 	}
 	c.recorderOnce.Do(func() {
 		c.mu.Lock()
@@ -137,13 +140,13 @@ func (c *Controller) options() (Options, Observer, record.EventRecorder) {
 			c.ownRecorder, c.broadcaster = newRecorder(c.clientSet)
 		}
 	})
-	return opts, obs, c.ownRecorder
+	return opts, obs, true, c.ownRecorder
 }
 
 // Reconcile is a handler function that reconciles the instance and its
 // sub-resources. Its error tells the queue what to do (see requeue.Decide).
 func (c *Controller) Reconcile(ctx context.Context, req ctrl.Request) error {
-	opts, observer, recorder := c.options()
+	opts, observer, writes, recorder := c.options()
 	now := time.Now
 	if opts.Now != nil {
 		now = opts.Now
@@ -160,7 +163,7 @@ func (c *Controller) Reconcile(ctx context.Context, req ctrl.Request) error {
 		c:    c,
 		ctx:  ctx,
 		log:  log,
-		opts: opts,
+		opts: runOptions{Options: opts, observe: !writes},
 		req:  req,
 		red:  red,
 		obs:  observations{details: map[string]*ResourceDetail{}},

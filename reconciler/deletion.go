@@ -39,7 +39,7 @@ func (r *run) deletion() error {
 	if failed {
 		return r.finishDeletionPass()
 	}
-	if r.opts.Observe {
+	if r.observing() {
 		for id := range present {
 			r.obs.details[id].State = ResourceStatePendingDeletion
 		}
@@ -395,7 +395,7 @@ func (r *run) finishDeletionPass() error {
 		parts = append(parts, fmt.Sprintf("%d object(s) of resources no longer in the graph: deleting", r.out.otherLeft))
 	}
 	r.out.message = "deleting: " + strings.Join(parts, "; ")
-	if !r.opts.Observe {
+	if !r.observing() {
 		if _, err := r.writeStatus(); err != nil && !apierrors.IsNotFound(err) {
 			r.noteErr(err)
 			return fmt.Errorf("writing status: %w", err)

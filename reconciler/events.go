@@ -42,7 +42,7 @@ func (c *Controller) Close() {
 // impersonation it is written as the ServiceAccount, like everything else
 // done for the instance: the shared recorder writes as kroscope itself.
 func (r *run) event(typ, reason, msg string) {
-	if r.opts.Observe || r.inst == nil {
+	if r.observing() || r.inst == nil {
 		return
 	}
 	msg = r.red.String(msg) // before the cut, which could split a value

@@ -21,7 +21,7 @@ func TestControllerCloseReleasesTheEventBroadcaster(t *testing.T) {
 	gvr := schema.GroupVersionResource{Group: "kro.run", Version: "v1alpha1", Resource: "tests"}
 	restart := func() {
 		c := NewController(logr.Discard(), ReconcileConfig{}, gvr, &graph.Graph{}, set, nil, nil)
-		if _, _, rec := c.options(); rec == nil {
+		if _, _, _, rec := c.options(); rec == nil {
 			t.Fatal("no recorder built")
 		}
 		c.Close()

@@ -16,7 +16,7 @@ type Reader = client.Cache
 // must be checked by the API server as that identity, and in observe mode,
 // which must show the cluster as it is.
 func (r *run) objects(cs *client.Set, sa string) *client.Objects {
-	if sa != "" || r.opts.Observe || r.opts.Reader == nil {
+	if sa != "" || r.observing() || r.opts.Reader == nil {
 		return client.NewObjects(cs, nil)
 	}
 	return client.NewObjects(cs, r.opts.Reader)

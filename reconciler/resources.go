@@ -158,7 +158,7 @@ func (r *run) reconcileObject(res *graph.Resource, vars graph.Vars) result {
 			return out
 		}
 	}
-	if r.opts.Observe {
+	if r.observing() {
 		return r.observeOnly(res, desired, existing, out)
 	}
 	return r.applyObject(res, gvr, desired, existing, out)
@@ -222,7 +222,7 @@ func writtenState(created, updated bool) string {
 // owns.
 func (r *run) skip(res *graph.Resource, why string) result {
 	out := result{verdict: verdict{state: ResourceStateSkipped, reason: why}}
-	if res.External || r.opts.Observe {
+	if res.External || r.observing() {
 		return out
 	}
 	leaving, err := r.pruneExcluded(res)

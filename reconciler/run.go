@@ -32,8 +32,9 @@ type run struct {
 	ctx context.Context
 	log logr.Logger
 	// opts are the controller's options for this reconcile, with Now and
-	// Recorder resolved (Recorder nil in observe mode: Events are writes).
-	opts Options
+	// Recorder resolved (Recorder nil in observe mode: Events are writes)
+	// and whether it observes decided.
+	opts runOptions
 	req  ctrl.Request
 	// red removes the values of the Secrets this reconcile reads from
 	// every message it hands out (see redact.go).
@@ -225,7 +226,7 @@ func (r *run) halt(s *stop) error {
 // markManaged puts the finalizer, labels and inventory on the instance
 // (see ensureManaged); nil when it may go on.
 func (r *run) markManaged() *stop {
-	if r.opts.Observe {
+	if r.observing() {
 		return nil
 	}
 	err := r.ensureManaged()
@@ -259,7 +260,7 @@ func (r *run) precheck() *stop {
 		// prunes nothing). Editing the instance wakes it.
 		return &stop{state: InstanceStateFailed, message: msg, writeStatus: true, err: requeue.None(errors.New(msg))}
 	}
-	if r.opts.Observe {
+	if r.observing() {
 		return nil
 	}
 	inv, err := r.graphInventory()
@@ -280,7 +281,7 @@ func (r *run) conclude() {
 	if r.settlingOwnWrites() && r.promoteSettledWrites() {
 		r.out.state, r.out.message = r.instanceState()
 	}
-	if !r.opts.Observe && r.settledForPrune() && r.needsPrune() {
+	if !r.observing() && r.settledForPrune() && r.needsPrune() {
 		r.prune()
 	}
 	projected, serr := r.c.rg.RenderStatus(r.obs.allVars)

@@ -66,7 +66,7 @@ func unitRun(t *testing.T, states map[string]string, now time.Time) *run {
 		"metadata": map[string]any{"name": "u", "namespace": "ns", "generation": int64(4), "uid": "u-1",
 			"creationTimestamp": "2026-01-01T00:00:00Z"},
 	}}
-	r := &run{c: c, inst: inst, obs: observations{details: map[string]*ResourceDetail{}}, opts: Options{Now: func() time.Time { return now }}}
+	r := &run{c: c, inst: inst, obs: observations{details: map[string]*ResourceDetail{}}, opts: runOptions{Options: Options{Now: func() time.Time { return now }}}}
 	r.initDetails()
 	for id, s := range states {
 		r.obs.details[id].State = s

@@ -267,7 +267,7 @@ func (r *run) statusPatch(live, want map[string]any) map[string]any {
 // also emits the Events for the change, so nothing is written or announced
 // when nothing changed.
 func (r *run) writeStatus() (bool, error) {
-	if r.opts.Observe {
+	if r.observing() {
 		return false, nil
 	}
 	status := r.buildStatus(r.projected())

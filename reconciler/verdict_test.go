@@ -28,7 +28,7 @@ func TestAdmitDecidesFromEarlierLayers(t *testing.T) {
 	}
 	for _, c := range cases {
 		r := unitRun(t, map[string]string{"a": c.aState}, time.Now())
-		r.opts.Observe = true // a skipped resource prunes nothing
+		r.opts.observe = true // a skipped resource prunes nothing
 		r.obs.readyVars = graph.Vars{graph.SchemaIdentifier: map[string]any{}}
 		if c.aReady {
 			r.obs.readyVars["a"] = map[string]any{"data": map[string]any{"v": "x"}}

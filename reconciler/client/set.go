@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"sync"
+	"sync/atomic"
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/client-go/discovery"
@@ -30,6 +31,8 @@ type Set struct {
 	// config.
 	impersonate func(user string) (*Set, error)
 	user        string
+	// mayWrite is the write gate's question (see GateWrites).
+	mayWrite atomic.Pointer[func() bool]
 
 	mu    sync.Mutex
 	cache map[string]*Set // impersonated sets by user name
@@ -118,6 +121,18 @@ func (s *Set) Discovery() discovery.CachedDiscoveryInterface { return s.discover
 // RESTMapper maps kinds to resources; Reset it when new kinds appear.
 func (s *Set) RESTMapper() meta.ResettableRESTMapper { return s.mapper }
 
+// GateWrites makes MayWrite ask open: the caller that gates this Set's
+// writes (the engine's readonly.Gate) answers whether they may happen now.
+func (s *Set) GateWrites(open func() bool) { s.mayWrite.Store(&open) }
+
+// MayWrite reports whether this Set's writes may happen now: true unless
+// GateWrites attached a gate that is closed. The reconciler asks it once
+// per reconcile, so a closed gate means observing, not failing writes.
+func (s *Set) MayWrite() bool {
+	open := s.mayWrite.Load()
+	return open == nil || (*open)()
+}
+
 // User is the impersonated user name, "" for the Set's own identity.
 func (s *Set) User() string { return s.user }
 
@@ -155,6 +170,9 @@ func (s *Set) WithImpersonation(user string) (*Set, error) {
 		return nil, err
 	}
 	out.user = user
+	if open := s.mayWrite.Load(); open != nil && out.mayWrite.Load() == nil {
+		out.mayWrite.Store(open) // acting as another user passes the same gate
+	}
 	s.cache[user] = out
 	return out, nil
 }

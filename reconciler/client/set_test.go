@@ -35,3 +35,27 @@ func TestWithImpersonationFromConfig(t *testing.T) {
 		t.Error("a set without config or impersonate func impersonated")
 	}
 }
+
+// MayWrite is the gate's answer, now, for the Set and the Sets acting as
+// other users; a Set no gate was attached to may write.
+func TestMayWriteAsksTheGate(t *testing.T) {
+	s, err := NewSet(&rest.Config{Host: "http://127.0.0.1:1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !s.MayWrite() {
+		t.Fatal("an ungated set may not write")
+	}
+	open := false
+	s.GateWrites(func() bool { return open })
+	a, err := s.WithImpersonation("system:serviceaccount:ns:sa")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []bool{false, true, false} {
+		open = want
+		if s.MayWrite() != want || a.MayWrite() != want {
+			t.Errorf("gate open=%v: set says %v, impersonated set %v", want, s.MayWrite(), a.MayWrite())
+		}
+	}
+}

@@ -455,12 +455,25 @@ func TestReconcilerInvalidObjectFails(t *testing.T) {
 // Observing an instance another process reconciles: states come from the
 // live objects, readyWhen included, drift is reported and nothing is written.
 func TestReconcilerObserveModeReadsStates(t *testing.T) {
+	testObserving(t, func(r *rig) { r.c.SetOptions(reconciler.Options{Observe: true}) })
+}
+
+// A client set whose write gate is closed (the engine's, while it
+// observes) makes the reconcile observe, with the options unchanged: it
+// asks the gate instead of failing at each write.
+func TestReconcilerObservesWhileTheGateIsClosed(t *testing.T) {
+	testObserving(t, func(r *rig) { r.cs.GateWrites(func() bool { return false }) })
+}
+
+// testObserving reconciles an instance until its children exist, then
+// observes it (observe sets the mode) and checks nothing is written.
+func testObserving(t *testing.T, observe func(*rig)) {
 	r := newRig(t, gatedGraph)
 	r.create("apiVersion: kro.run/v1alpha1\nkind: RtGated\nmetadata:\n  name: app\nspec: {}\n")
 	r.until("app", 60*time.Second, "gate applied", func(o reconciler.Observation, _ error) bool {
 		return r.get(gvrDeployment, r.ns, "app-gate") != nil
 	})
-	r.c.SetOptions(reconciler.Options{Observe: true})
+	observe(r)
 	r.Reset()
 	o, _ := r.reconcile("app")
 	if got := o.Resources["gate"].State; got != reconciler.ResourceStateWaitingForReadiness {
