@@ -370,7 +370,7 @@ func (e *Engine) Run(ctx context.Context) error {
 func (e *Engine) startWatches(ctx context.Context) {
 	e.informers.group = watch.NewGroup(e.store)
 	e.informers.group.OnAccess(func(w state.Watch, granted bool) { e.noteAccess(ctx, w, granted) })
-	e.informers.watches = watch.NewManager(ctx, e.cl.set.Metadata(), e.informers.group, e.routeWatchEvent)
+	e.informers.watches = watch.NewManager(ctx, e.cl.set.Metadata(), e.informers.group, e.reader.childEvents(e.routeWatchEvent))
 	if d := e.cl.set.Discovery(); d != nil && d.RESTClient() != nil {
 		go e.informers.group.Probe(ctx, 2*time.Second, func(ctx context.Context) error {
 			return d.RESTClient().Get().AbsPath("/readyz").Do(ctx).Error()

@@ -15,14 +15,12 @@ import (
 	"github.com/go-logr/logr"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic/dynamicinformer"
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/kroscope/kroscope/engine/metrics"
-	"github.com/kroscope/kroscope/engine/objcache"
 	"github.com/kroscope/kroscope/engine/rgdstatus"
 	"github.com/kroscope/kroscope/engine/source"
 	"github.com/kroscope/kroscope/engine/state"
@@ -415,9 +413,7 @@ func (e *Engine) stopServing(s *served) {
 	}
 	// What the reconciles read and wrote of the kind's instances and their
 	// children goes too: no watch of the graph is left to remove it.
-	e.reader.cache.ForgetIf(func(k objcache.Key, obj *unstructured.Unstructured) bool {
-		return k.GVR == s.gvr || (obj != nil && uids[obj.GetLabels()[metadata.InstanceIDLabel]])
-	})
+	e.reader.dropGraph(s.gvr, uids)
 }
 
 // crdWaitReason says why a graph's CRD is not there yet. While observing,
@@ -466,7 +462,7 @@ func (s *served) start(ctx context.Context) error {
 		return err
 	}
 	mon := e.informers.group.MonitoredScope(inf, s.resource, s.resource, instanceNS)
-	if _, err := inf.AddEventHandler(s.instanceHandler(mon)); err != nil {
+	if _, err := inf.AddEventHandler(e.reader.instanceEvents(s.gvr, s.instanceHandler(mon))); err != nil {
 		return err
 	}
 	e.graphs.mu.Lock()
@@ -591,9 +587,6 @@ func (s *served) instanceHandler(mon *watch.Monitor) cache.ResourceEventHandler 
 			}
 			e.noteWrites(instanceWhat(s.resource, u), u)
 			e.noteInstance(s, u, gvk, o)
-			// The informer now holds what kroscope last wrote: it serves
-			// the instance, and the written copy is dropped.
-			e.reader.cache.CaughtUp(key(s.gvr, u.GetNamespace(), u.GetName()), u.GetResourceVersion())
 			if needsReconcile(o, u) {
 				it := item{gvr: s.gvr, namespace: u.GetNamespace(), name: u.GetName()}
 				if requeueAsked(o, u) {
@@ -605,7 +598,6 @@ func (s *served) instanceHandler(mon *watch.Monitor) cache.ResourceEventHandler 
 		DeleteFunc: func(obj any) {
 			mon.Event("delete")
 			if m := watch.MetaOf(obj); m != nil {
-				e.reader.Gone(s.gvr, m.GetNamespace(), m.GetName(), m.GetUID())
 				e.store.RemoveInstance(state.InstanceKey{Resource: s.resource, Namespace: m.GetNamespace(), Name: m.GetName()})
 				e.work.forget(item{gvr: s.gvr, namespace: m.GetNamespace(), name: m.GetName()})
 			}

@@ -305,11 +305,6 @@ func (e *Engine) routeWatchEvent(ev watch.Event) {
 		}
 		return
 	}
-	if ev.Type == "delete" {
-		// Before the instance is woken: its reconcile must not be served
-		// the object that is gone.
-		e.reader.Gone(ev.Spec.GVR, ev.Namespace, ev.Name, ev.UID)
-	}
 	e.routeChild(ev.Spec.GVR, ev.Labels, &ev)
 	if ev.OldLabels != nil && ev.OldLabels[metadata.InstanceIDLabel] != ev.Labels[metadata.InstanceIDLabel] {
 		e.routeChild(ev.Spec.GVR, ev.OldLabels, nil) // it left its instance: tell the old one too
@@ -367,11 +362,10 @@ func (e *Engine) land(it item) {
 // UPDATED a child leaves the instance IN_PROGRESS and counts on the
 // update's event for the pass that sees it SYNCED.
 func (e *Engine) ownWriteEcho(ev watch.Event) bool {
-	if ev.Type != "add" || ev.ResourceVersion == "" || e.reader == nil || e.reader.cache == nil {
+	if ev.Type != "add" || ev.ResourceVersion == "" || e.reader == nil {
 		return false
 	}
-	_, ok := e.reader.cache.Current(key(ev.Spec.GVR, ev.Namespace, ev.Name), ev.UID, ev.ResourceVersion)
-	return ok
+	return e.reader.holds(ev.Spec.GVR, ev.Namespace, ev.Name, ev.UID, ev.ResourceVersion)
 }
 
 // routeSelected wakes every instance of the graphs whose external

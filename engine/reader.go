@@ -4,6 +4,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/cache"
 
 	"github.com/kroscope/kroscope/engine/objcache"
 	"github.com/kroscope/kroscope/engine/packed"
@@ -136,10 +137,52 @@ func (r *reader) Forget(gvr schema.GroupVersionResource, namespace, name string)
 	r.cache.Forget(key(gvr, namespace, name))
 }
 
-// Gone forgets an object the watch saw deleted, and keeps a late record of
-// it (an API call that returned before the deletion) from being served.
-func (r *reader) Gone(gvr schema.GroupVersionResource, namespace, name string, uid types.UID) {
-	r.cache.Gone(key(gvr, namespace, name), uid)
+// The cache keeps itself current from the watches: childEvents and
+// instanceEvents wrap the engine's handlers, so the cache hears of each
+// event before the engine wakes a reconcile for it, and no handler has to
+// remember to tell it.
+
+// childEvents feeds the cache from the child and external watches, then
+// hands the event on. A deletion is recorded first: the reconcile the event
+// wakes must not be served the object that is gone, nor a late record of
+// it (an API call that returned before the deletion).
+func (r *reader) childEvents(next func(watch.Event)) func(watch.Event) {
+	return func(ev watch.Event) {
+		if ev.Type == "delete" {
+			r.cache.Gone(key(ev.Spec.GVR, ev.Namespace, ev.Name), ev.UID)
+		}
+		next(ev)
+	}
+}
+
+// instanceEvents feeds the cache from an instance kind's informer, then
+// hands the event on. Once the informer holds the version kroscope last
+// wrote, the informer serves the instance and the written copy is dropped.
+func (r *reader) instanceEvents(gvr schema.GroupVersionResource, next cache.ResourceEventHandler) cache.ResourceEventHandler {
+	return cache.ResourceEventHandlerDetailedFuncs{
+		AddFunc: next.OnAdd,
+		UpdateFunc: func(oldObj, obj any) {
+			if m := watch.MetaOf(obj); m != nil {
+				r.cache.CaughtUp(key(gvr, m.GetNamespace(), m.GetName()), m.GetResourceVersion())
+			}
+			next.OnUpdate(oldObj, obj)
+		},
+		DeleteFunc: func(obj any) {
+			if m := watch.MetaOf(obj); m != nil {
+				r.cache.Gone(key(gvr, m.GetNamespace(), m.GetName()), m.GetUID())
+			}
+			next.OnDelete(obj)
+		},
+	}
+}
+
+// dropGraph forgets what the reconciles read and wrote of a graph that
+// stopped being served: its instances (gvr) and their children (uids are
+// the instances' UIDs). No watch of the graph is left to remove them.
+func (r *reader) dropGraph(gvr schema.GroupVersionResource, uids map[string]bool) {
+	r.cache.ForgetIf(func(k objcache.Key, obj *unstructured.Unstructured) bool {
+		return k.GVR == gvr || (obj != nil && uids[obj.GetLabels()[metadata.InstanceIDLabel]])
+	})
 }
 
 // Stale distrusts what is known of an object until it is read again (a
@@ -147,6 +190,16 @@ func (r *reader) Gone(gvr schema.GroupVersionResource, namespace, name string, u
 // yet).
 func (r *reader) Stale(gvr schema.GroupVersionResource, namespace, name string) {
 	r.cache.Distrust(key(gvr, namespace, name))
+}
+
+// holds reports whether the cache holds this very version of the object:
+// the one an API call of a reconcile returned.
+func (r *reader) holds(gvr schema.GroupVersionResource, namespace, name string, uid types.UID, rv string) bool {
+	if r.cache == nil {
+		return false
+	}
+	_, ok := r.cache.Current(key(gvr, namespace, name), uid, rv)
+	return ok
 }
 
 // kept is the value the state store keeps for an object a reconcile
