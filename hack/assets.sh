@@ -7,8 +7,11 @@
 # Idempotent: when both binaries exist it only prints the folder.
 set -euo pipefail
 
-K8S_VERSION=v1.34.4
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+# The version is written once: the k8s.io/kubernetes requirement of
+# hack/k8s/go.mod (test/prereq reads the same line).
+K8S_VERSION=$(awk '$1 == "k8s.io/kubernetes" && $2 ~ /^v/ {print $2; exit}' "$root/hack/k8s/go.mod")
+K8S_MINOR=$(echo "$K8S_VERSION" | cut -d. -f2)
 out="$root/bin/k8s/$K8S_VERSION"
 
 if [[ -x "$out/kube-apiserver" && -x "$out/etcd" && -x "$out/kubectl" ]]; then
@@ -21,7 +24,7 @@ cd "$root/hack/k8s"
 # The Go build cache makes rebuilds fast; the first build takes several
 # minutes on a 2-core machine.
 pkg=k8s.io/component-base/version
-ldflags="-s -w -X $pkg.gitVersion=$K8S_VERSION -X $pkg.gitMajor=1 -X $pkg.gitMinor=34 -X $pkg.gitTreeState=clean -X $pkg.buildDate=1970-01-01T00:00:00Z"
+ldflags="-s -w -X $pkg.gitVersion=$K8S_VERSION -X $pkg.gitMajor=1 -X $pkg.gitMinor=$K8S_MINOR -X $pkg.gitTreeState=clean -X $pkg.buildDate=1970-01-01T00:00:00Z"
 if [[ ! -x "$out/etcd" ]]; then
   echo "building etcd into $out (first build takes a few minutes)" >&2
   go build -trimpath -ldflags "-s -w" -o "$out/etcd.tmp" ./etcd

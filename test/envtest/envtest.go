@@ -33,7 +33,7 @@ import (
 )
 
 // K8sVersion is the kube-apiserver version hack/assets.sh builds.
-const K8sVersion = prereq.K8sVersion
+func K8sVersion() string { return prereq.K8sVersion() }
 
 // Env is a running API server.
 type Env struct {

@@ -37,8 +37,22 @@ const (
 	KroVersionEnv = "KRO_VERSION"
 )
 
-// K8sVersion is the kube-apiserver version hack/assets.sh builds.
-const K8sVersion = "v1.34.4"
+// K8sVersion is the kube-apiserver version hack/assets.sh builds: the
+// k8s.io/kubernetes requirement of hack/k8s/go.mod, the one place it is
+// written.
+func K8sVersion() string {
+	b, err := os.ReadFile(filepath.Join(RepoRoot(), "hack", "k8s", "go.mod"))
+	if err != nil {
+		panic("hack/k8s/go.mod: " + err.Error())
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		f := strings.Fields(line)
+		if len(f) >= 2 && f[0] == "k8s.io/kubernetes" && strings.HasPrefix(f[1], "v") {
+			return f[1]
+		}
+	}
+	panic("hack/k8s/go.mod requires no k8s.io/kubernetes version")
+}
 
 // InCI reports whether the tests run in CI, where nothing may be skipped
 // for a missing prerequisite.
@@ -67,7 +81,7 @@ func AssetsDir() string {
 	if d := os.Getenv(AssetsEnv); d != "" {
 		return d
 	}
-	return filepath.Join(RepoRoot(), "bin", "k8s", K8sVersion)
+	return filepath.Join(RepoRoot(), "bin", "k8s", K8sVersion())
 }
 
 // APIServer returns AssetsDir after checking that kube-apiserver and etcd

@@ -16,8 +16,8 @@ import (
 // TestEmbeddedDocuments: the embedded documents are the test API server's
 // version and hold the groups graphs use most.
 func TestEmbeddedDocuments(t *testing.T) {
-	if v := builtinschemas.KubernetesVersion(); v != envtest.K8sVersion {
-		t.Errorf("embedded schemas are Kubernetes %q, the tests run %s: run make builtin-schemas", v, envtest.K8sVersion)
+	if v := builtinschemas.KubernetesVersion(); v != envtest.K8sVersion() {
+		t.Errorf("embedded schemas are Kubernetes %q, the tests run %s: run make builtin-schemas", v, envtest.K8sVersion())
 	}
 	gvs := builtinschemas.GroupVersions()
 	for _, want := range []string{"api/v1", "apis/apps/v1", "apis/batch/v1", "apis/networking.k8s.io/v1", "apis/rbac.authorization.k8s.io/v1", "apis/policy/v1", "apis/autoscaling/v2"} {
