@@ -91,6 +91,7 @@ type Detector struct {
 // source is one Lease or Deployment: when it showed kro running, and the
 // proof that it stopped.
 type source struct {
+	key  string // "lease ns/name", "Deployment ns/name"
 	seen Sighting
 	// Writes from `from` to `until` (kro seen running at both) are
 	// taken for this kro's.

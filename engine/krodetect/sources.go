@@ -18,13 +18,18 @@ func (d *Detector) listLeases(ctx context.Context) (map[string]*source, error) {
 	if err != nil {
 		return nil, err
 	}
-	out := map[string]*source{}
-	now := d.c.Now()
-	for i := range list.Items {
-		l := &list.Items[i]
-		out["lease "+l.Namespace+"/"+l.Name] = leaseSource(l, now)
+	return sourcesOf(list.Items, d.c.Now(), leaseSource), nil
+}
+
+// sourcesOf turns each listed object into its source, keyed by what it says
+// it is (source.key).
+func sourcesOf[T any](items []T, now time.Time, of func(*T, time.Time) *source) map[string]*source {
+	out := make(map[string]*source, len(items))
+	for i := range items {
+		src := of(&items[i], now)
+		out[src.key] = src
 	}
-	return out, nil
+	return out
 }
 
 // leaseSource: a Lease with a holder shows kro running until it expires;
@@ -46,7 +51,7 @@ func leaseSource(l *coordinationv1.Lease, now time.Time) *source {
 		dur = time.Duration(*s.LeaseDurationSeconds) * time.Second
 	}
 	end := last.Add(dur)
-	src := &source{from: l.CreationTimestamp.Time, until: last}
+	src := &source{key: key, from: l.CreationTimestamp.Time, until: last}
 	if s.HolderIdentity == nil || *s.HolderIdentity == "" {
 		src.proof = Proof{What: key + " released", At: end, Of: key}
 		return src
@@ -66,13 +71,7 @@ func (d *Detector) listDeployments(ctx context.Context) (map[string]*source, err
 	if err != nil {
 		return nil, err
 	}
-	out := map[string]*source{}
-	now := d.c.Now()
-	for i := range list.Items {
-		dep := &list.Items[i]
-		out["Deployment "+dep.Namespace+"/"+dep.Name] = deploySource(dep, now)
-	}
-	return out, nil
+	return sourcesOf(list.Items, d.c.Now(), deploySource), nil
 }
 
 // deploySource: a ready replica shows kro running; no replica at all,
@@ -80,7 +79,7 @@ func (d *Detector) listDeployments(ctx context.Context) (map[string]*source, err
 // nothing (a kro that crashes in a loop still writes between crashes).
 func deploySource(dep *appsv1.Deployment, now time.Time) *source {
 	key := "Deployment " + dep.Namespace + "/" + dep.Name
-	src := &source{}
+	src := &source{key: key}
 	if n := max(dep.Status.ReadyReplicas, dep.Status.AvailableReplicas); n > 0 {
 		src.live, src.from, src.until = true, now, now
 		src.seen = Sighting{What: fmt.Sprintf("%s with %d ready replica(s)", key, n), At: now, Live: true, Source: key}
