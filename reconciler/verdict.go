@@ -1,6 +1,7 @@
 package reconciler
 
 import (
+	"errors"
 	"fmt"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -19,8 +20,22 @@ type verdict struct {
 }
 
 func pending(reason string) verdict { return verdict{state: ResourceStatePending, reason: reason} }
-func failed(err error) verdict      { return verdict{state: ResourceStateFailed, err: err} }
+func failed(err error) verdict      { return verdict{state: failedState(err), err: err} }
 func errored(err error) verdict     { return verdict{state: ResourceStateError, err: err} }
+
+// failedState is the state of a resource whose step failed with err:
+// FAILED (retrying cannot help until the instance or graph changes), except
+// for an evaluation stopped by the CEL time limit. That limit is wall-clock:
+// on a busy machine an expression well within it can still trip it, so the
+// resource is ERROR and the instance is retried with backoff. The cost and
+// size limits count the expression's own work and stay FAILED.
+func failedState(err error) string {
+	var lerr *graph.LimitError
+	if errors.As(err, &lerr) && lerr.Limit == "time" {
+		return ResourceStateError
+	}
+	return ResourceStateFailed
+}
 
 // result is everything reconciling one resource found this pass. The
 // resource's step returns it; the layers record it (observations.record)

@@ -1,6 +1,8 @@
 package reconciler
 
 import (
+	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -73,5 +75,33 @@ func TestRecordMakesTheResultReadable(t *testing.T) {
 	}
 	if got := r.red.String("token hunter2hunter2"); strings.Contains(got, "hunter2") {
 		t.Errorf("redaction does not know the recorded Secret's value: %q", got)
+	}
+}
+
+// TestFailedState: an evaluation stopped by the wall-clock CEL time limit
+// is retried (ERROR); every other failure, the deterministic limits
+// included, waits for a change (FAILED).
+func TestFailedState(t *testing.T) {
+	evalErr := func(err error) error {
+		return fmt.Errorf("resource a: readyWhen: %w", &graph.EvalError{Err: err})
+	}
+	cases := []struct {
+		name string
+		err  error
+		want string
+	}{
+		{"time limit", evalErr(&graph.LimitError{Limit: "time", Value: "100ms"}), ResourceStateError},
+		{"cost limit", evalErr(&graph.LimitError{Limit: "cost", Value: "1000000"}), ResourceStateFailed},
+		{"size limit", evalErr(&graph.LimitError{Limit: "size", Value: "32 MiB"}), ResourceStateFailed},
+		{"type error", evalErr(errors.New("no such overload")), ResourceStateFailed},
+		{"rejected", errors.New("the API server rejected it"), ResourceStateFailed},
+	}
+	for _, c := range cases {
+		if got := failedState(c.err); got != c.want {
+			t.Errorf("%s: failedState = %s, want %s", c.name, got, c.want)
+		}
+		if got := failed(c.err).state; got != c.want {
+			t.Errorf("%s: failed(err).state = %s, want %s", c.name, got, c.want)
+		}
 	}
 }
