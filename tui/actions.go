@@ -32,14 +32,17 @@ type action struct {
 type pane int
 
 const (
-	paneGlobal    pane = iota // every screen (help, quit)
-	paneInstances             // the instances table
-	paneFilter                // typing a filter
-	paneInstance              // one instance: graph and detail
-	paneDialog                // a confirmation dialog
-	paneHelp                  // the help overlay
-	paneStartup               // the startup and fatal screens
-	paneCommand               // typing a `:` command
+	paneGlobal       pane = iota // every screen (help, quit)
+	paneInstances                // the instances table
+	paneFilter                   // typing a filter
+	paneInstance                 // one instance: graph and detail
+	paneDialog                   // a confirmation dialog
+	paneHelp                     // the help overlay
+	paneStartup                  // the startup and fatal screens
+	paneCommand                  // typing a `:` command
+	paneGraphs                   // the graphs table
+	paneGraphsFilter             // typing a graphs filter
+	paneGraph                    // one graph: layers, schema, status, YAML, Events
 )
 
 // actionTables is filled in init: the actions call methods that read it.
@@ -210,6 +213,7 @@ func checkKeys(in map[string][]string) (map[string][]string, map[string]string) 
 var screenPanes = map[string][]pane{
 	"instances": {paneInstances, paneGlobal}, "instance": {paneInstance, paneGlobal},
 	"filter": {paneFilter}, "dialog": {paneDialog}, "help": {paneHelp}, "startup": {paneStartup}, "command": {paneCommand},
+	"graphs": {paneGraphs, paneGlobal}, "graph": {paneGraph, paneGlobal}, "graphs filter": {paneGraphsFilter},
 }
 
 // conflicts reports, for each remapped action, a key it now shares with
