@@ -32,17 +32,14 @@ type action struct {
 type pane int
 
 const (
-	paneGlobal       pane = iota // every screen (help, quit)
-	paneInstances                // the instances table
-	paneFilter                   // typing a filter
-	paneInstance                 // one instance: graph and detail
-	paneDialog                   // a confirmation dialog
-	paneHelp                     // the help overlay
-	paneStartup                  // the startup and fatal screens
-	paneCommand                  // typing a `:` command
-	paneGraphs                   // the graphs table
-	paneGraphsFilter             // typing a graphs filter
-	paneGraph                    // one graph: layers, schema, status, YAML, Events
+	paneGlobal    pane = iota // every screen (help, quit)
+	paneInstances             // the instances table
+	paneFilter                // typing a filter
+	paneInstance              // one instance: graph and detail
+	paneDialog                // a confirmation dialog
+	paneHelp                  // the help overlay
+	paneStartup               // the startup and fatal screens
+	paneCommand               // typing a `:` command
 )
 
 // actionTables is filled in init: the actions call methods that read it.

@@ -331,7 +331,10 @@ func (s *graphsScreen) columns() graphCols {
 	c.name, c.kind, c.gv, c.conds, c.inst = min(c.name, 32), min(c.kind, 16), min(c.gv, 24), min(c.conds, 28), min(c.inst, 22)
 	// The reason needs room to say something; the columns a reader needs
 	// least give way first when the terminal is narrow.
-	const minReason = 16
+	minReason := len("REASON")
+	for _, r := range s.rows {
+		minReason = min(max(minReason, ansi.StringWidth(r.reason)), 16)
+	}
 	used := func() int { return c.name + c.kind + c.gv + c.scope + c.st + c.conds + c.inst + 7 }
 	for _, drop := range []*int{&c.gv, &c.conds, &c.scope, &c.kind} {
 		if s.w-used() >= minReason {

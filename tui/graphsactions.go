@@ -7,6 +7,13 @@ import (
 	tea "charm.land/bubbletea/v2"
 )
 
+// The graphs screens' panes (numbered apart from actions.go's).
+const (
+	paneGraphs       pane = 100 + iota // the graphs table
+	paneGraphsFilter                   // typing a graphs filter
+	paneGraph                          // one graph: layers, schema, status, YAML, Events
+)
+
 // The graphs screens' views, for Views.
 const viewGraphs = "graphs"
 
