@@ -24,13 +24,20 @@ const secretMask = "********"
 
 // definitionOf is the definition as written, for the graphs screen: its
 // scope, its cluster object's UID, and its YAML with every Secret's values
-// masked (a template may carry literal Secret data); nil when nothing of
-// it could be read.
+// masked (a template may carry literal Secret data), its status left out;
+// nil when nothing of it could be read.
 func definitionOf(u source.Update) *state.GraphDefinition {
 	var obj map[string]any
 	switch {
 	case u.Object != nil:
-		obj = slim.WithoutManagedFields(u.Object.Object)
+		// Its status is left out: it is what it was when the spec was
+		// read, and the Status tab shows the conditions as they are.
+		obj = map[string]any{}
+		for k, v := range slim.WithoutManagedFields(u.Object.Object) {
+			if k != "status" {
+				obj[k] = v
+			}
+		}
 	case u.RGD != nil:
 		obj = u.RGD.Object
 	}

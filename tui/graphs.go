@@ -21,15 +21,10 @@ type graphsScreen struct {
 	c    *common
 	snap *state.Snapshot
 
-	rows    []graphRow
-	rowsFor graphRowsKey
-	cursor  int
-	offset  int
-	selName string // the graph under the cursor: kept across updates
-
-	sortBy    graphSort
-	desc      bool
-	query     string
+	rows      []graphRow
+	rowsFor   graphRowsKey
+	pos       graphsPos
+	order     graphOrder
 	filter    textinput.Model
 	filtering bool
 
@@ -52,11 +47,23 @@ type instCount struct {
 	n     int
 }
 
+// graphsPos is where the cursor is: its row, the first row shown, and
+// the graph under it (kept across updates).
+type graphsPos struct {
+	cursor, offset int
+	name           string
+}
+
+// graphOrder is the filter and the sort the rows follow.
+type graphOrder struct {
+	query  string
+	sortBy graphSort
+	desc   bool
+}
+
 type graphRowsKey struct {
 	version uint64
-	query   string
-	sortBy  graphSort
-	desc    bool
+	order   graphOrder
 }
 
 type graphSort int
@@ -103,8 +110,8 @@ func (s *graphsScreen) Update(msg tea.Msg) tea.Cmd {
 		s.snap = msg.snap
 		s.rebuild()
 	case tea.MouseClickMsg:
-		if i := s.offset + msg.Y - 2; msg.Button == tea.MouseLeft && msg.Y >= 2 && i < len(s.rows) {
-			s.cursor = i
+		if i := s.pos.offset + msg.Y - 2; msg.Button == tea.MouseLeft && msg.Y >= 2 && i < len(s.rows) {
+			s.pos.cursor = i
 			s.follow()
 		}
 	case tea.MouseWheelMsg:
@@ -126,66 +133,66 @@ func (s *graphsScreen) Update(msg tea.Msg) tea.Cmd {
 
 // selected is the graph under the cursor, or nil.
 func (s *graphsScreen) selected() *state.Graph {
-	if s.cursor >= 0 && s.cursor < len(s.rows) {
-		return s.rows[s.cursor].g
+	if s.pos.cursor >= 0 && s.pos.cursor < len(s.rows) {
+		return s.rows[s.pos.cursor].g
 	}
 	return nil
 }
 
 func (s *graphsScreen) follow() {
 	if g := s.selected(); g != nil {
-		s.selName = g.Name
+		s.pos.name = g.Name
 	}
 }
 
 func (s *graphsScreen) move(d int) {
-	s.cursor = clamp(s.cursor+d, 0, len(s.rows)-1)
+	s.pos.cursor = clamp(s.pos.cursor+d, 0, len(s.rows)-1)
 	s.follow()
 }
 
 func (s *graphsScreen) setQuery(q string) {
-	if q == s.query {
+	if q == s.order.query {
 		return
 	}
-	s.query = q
+	s.order.query = q
 	s.rebuild()
-	s.cursor, s.offset = 0, 0
+	s.pos.cursor, s.pos.offset = 0, 0
 	s.follow()
 }
 
 // setSort sorts by k; the same key again reverses the order.
 func (s *graphsScreen) setSort(k graphSort) {
-	if s.sortBy == k {
-		s.desc = !s.desc
+	if s.order.sortBy == k {
+		s.order.desc = !s.order.desc
 	} else {
-		s.sortBy, s.desc = k, false
+		s.order.sortBy, s.order.desc = k, false
 	}
 	s.rebuild()
-	s.cursor, s.offset = 0, 0
+	s.pos.cursor, s.pos.offset = 0, 0
 	s.follow()
 }
 
 // rebuild filters, sorts and formats the rows when the snapshot, the
 // filter or the order changed; the cursor stays on its graph.
 func (s *graphsScreen) rebuild() {
-	key := graphRowsKey{version: s.snap.Version, query: s.query, sortBy: s.sortBy, desc: s.desc}
+	key := graphRowsKey{version: s.snap.Version, order: s.order}
 	if s.rows != nil && key == s.rowsFor {
 		return
 	}
 	s.rowsFor = key
-	q := parseGraphQuery(s.query)
+	q := parseGraphQuery(s.order.query)
 	rows := make([]graphRow, 0, len(s.snap.Graphs))
 	for i := range s.snap.Graphs {
 		if g := &s.snap.Graphs[i]; q.match(g) {
 			rows = append(rows, newGraphRow(g))
 		}
 	}
-	slices.SortStableFunc(rows, func(a, b graphRow) int { return compareGraphs(a, b, s.sortBy, s.desc) })
+	slices.SortStableFunc(rows, func(a, b graphRow) int { return compareGraphs(a, b, s.order.sortBy, s.order.desc) })
 	s.rows = rows
-	s.cursor = clamp(s.cursor, 0, len(rows)-1)
+	s.pos.cursor = clamp(s.pos.cursor, 0, len(rows)-1)
 	for i, r := range rows {
-		if r.g.Name == s.selName {
-			s.cursor = i
+		if r.g.Name == s.pos.name {
+			s.pos.cursor = i
 		}
 	}
 }
@@ -358,8 +365,8 @@ func (s *graphsScreen) prepare() {
 	switch {
 	case s.filtering:
 		s.promptLine = fit(s.filter.View(), w, "")
-	case s.query != "":
-		s.promptLine = fit(th.Dim.Render("filter: "+s.query), w, th.G.Ellipsis)
+	case s.order.query != "":
+		s.promptLine = fit(th.Dim.Render("filter: "+s.order.query), w, th.G.Ellipsis)
 	default:
 		s.promptLine = ""
 	}
@@ -375,7 +382,7 @@ func (s *graphsScreen) counts() string {
 		}
 	}
 	head := fmt.Sprintf("%d graphs", len(s.rows))
-	if s.query != "" {
+	if s.order.query != "" {
 		head = fmt.Sprintf("%d/%d graphs", len(s.rows), len(s.snap.Graphs))
 	}
 	parts := []string{th.Bold.Render(head)}
@@ -409,9 +416,9 @@ func (s *graphsScreen) table(h int) []string {
 	c := s.columns()
 	arrow := func(k graphSort, label string) string {
 		switch {
-		case s.sortBy != k:
+		case s.order.sortBy != k:
 			return label
-		case s.desc:
+		case s.order.desc:
 			return label + th.G.SortDown
 		}
 		return label + th.G.SortUp
@@ -420,17 +427,17 @@ func (s *graphsScreen) table(h int) []string {
 		arrow(graphSortState, "STATE"), "CONDITIONS", arrow(graphSortInstances, "INSTANCES"), "REASON"), s.w, ""))}
 	if len(s.rows) == 0 {
 		msg := "No graphs yet: kroscope serves the ResourceGraphDefinitions of --rgd files or the cluster."
-		if s.query != "" {
-			msg = fmt.Sprintf("No graph matches %q (esc clears the filter).", s.query)
+		if s.order.query != "" {
+			msg = fmt.Sprintf("No graph matches %q (esc clears the filter).", s.order.query)
 		}
 		return append(out, th.Dim.Render(fit("  "+msg, s.w, el)))
 	}
 	rows := max(h-1, 1)
-	s.offset = clamp(s.offset, max(s.cursor-rows+1, 0), s.cursor)
-	for i := s.offset; i < min(s.offset+rows, len(s.rows)); i++ {
+	s.pos.offset = clamp(s.pos.offset, max(s.pos.cursor-rows+1, 0), s.pos.cursor)
+	for i := s.pos.offset; i < min(s.pos.offset+rows, len(s.rows)); i++ {
 		r := s.rows[i]
 		stCell := th.ClassGlyph(r.class, 0) + " " + r.st
-		if i == s.cursor {
+		if i == s.pos.cursor {
 			out = append(out, th.Selected.Render(fit(c.cells(el, r.name, r.kind, r.gv, r.scope, stCell, r.conds, s.instText(r), r.reason), s.w, el)))
 			continue
 		}

@@ -95,7 +95,7 @@ func graphsActions() []action {
 			s := scr(m)
 			s.setSort(k)
 			dir := "ascending"
-			if s.desc {
+			if s.order.desc {
 				dir = "descending"
 			}
 			m.setFlash("graphs sorted by "+k.String()+", "+dir, false)
@@ -118,12 +118,12 @@ func graphsActions() []action {
 			do: func(m *Model) tea.Cmd {
 				s := scr(m)
 				s.filtering = true
-				s.filter.SetValue(s.query)
+				s.filter.SetValue(s.order.query)
 				s.filter.CursorEnd()
 				return s.filter.Focus()
 			}},
 		{name: "sort", keys: []string{"s"}, help: "sort by the next column", short: "sort",
-			do: func(m *Model) tea.Cmd { return sortBy((scr(m).sortBy + 1) % numGraphSorts)(m) }},
+			do: func(m *Model) tea.Cmd { return sortBy((scr(m).order.sortBy + 1) % numGraphSorts)(m) }},
 		{name: "sortName", keys: []string{"N"}, help: "sort by name", do: sortBy(graphSortName)},
 		{name: "sortState", keys: []string{"S"}, help: "sort by state, not served first", do: sortBy(graphSortState)},
 		{name: "sortKind", keys: []string{"K"}, help: "sort by kind", do: sortBy(graphSortKind)},
@@ -136,7 +136,7 @@ func graphsActions() []action {
 		{name: "bottom", keys: []string{"end", "G"}, help: "bottom", do: move(by(1 << 30))},
 		{name: "back", keys: []string{"esc"}, help: "clear the filter, else back to the instances", short: "back",
 			do: func(m *Model) tea.Cmd {
-				if s := scr(m); s.query != "" {
+				if s := scr(m); s.order.query != "" {
 					s.filter.SetValue("")
 					s.setQuery("")
 					return nil

@@ -215,8 +215,8 @@ type GraphDefinition struct {
 	// UID of the cluster object, whose Events the graph screen lists; ""
 	// for a file.
 	UID string
-	// YAML is the definition (for a cluster object, with its metadata and
-	// status), every Secret's data and stringData values masked.
+	// YAML is the definition as read (a cluster object's metadata and
+	// spec, not its status), every Secret's data and stringData masked.
 	YAML string
 }
 
