@@ -90,21 +90,50 @@ func (s *Store) SetGraphConditions(name string, cs []Condition) {
 	s.changed()
 }
 
-// deriveGraphs fills each graph's Status in a snapshot being built (mu held).
+// deriveGraphs fills each graph's Status in a snapshot being built (mu
+// held). It runs on every snapshot: the instances are counted with a scan
+// of the few graphs and states instead of two map lookups per instance.
 func (s *Store) deriveGraphs(snap *Snapshot) {
-	byRes := make(map[string]int, len(snap.Graphs))
+	type count struct {
+		state string
+		n     int
+	}
+	counts := make([][]count, len(snap.Graphs))
 	for i := range snap.Graphs {
 		g := &snap.Graphs[i]
 		g.Status = DeriveGraph(g, s.conds[g.Name], s.mode.Reconciling)
-		g.Status.Instances = map[string]int{}
-		if g.Resource != "" {
-			byRes[g.Resource] = i
-		}
 	}
+	last := -1
 	for _, in := range snap.Instances {
-		if i, ok := byRes[in.Key.Resource]; ok {
-			snap.Graphs[i].Status.Instances[in.State]++
-			snap.Graphs[i].Status.Total++
+		if last < 0 || snap.Graphs[last].Resource != in.Key.Resource {
+			last = -1
+			for i := range snap.Graphs {
+				if snap.Graphs[i].Resource != "" && snap.Graphs[i].Resource == in.Key.Resource {
+					last = i
+					break
+				}
+			}
+			if last < 0 {
+				continue
+			}
+		}
+		cs := counts[last]
+		j := 0
+		for j < len(cs) && cs[j].state != in.State {
+			j++
+		}
+		if j == len(cs) {
+			cs = append(cs, count{state: in.State})
+		}
+		cs[j].n++
+		counts[last] = cs
+	}
+	for i := range snap.Graphs {
+		st := &snap.Graphs[i].Status
+		st.Instances = make(map[string]int, len(counts[i]))
+		for _, c := range counts[i] {
+			st.Instances[c.state] = c.n
+			st.Total += c.n
 		}
 	}
 }

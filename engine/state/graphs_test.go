@@ -1,6 +1,7 @@
 package state
 
 import (
+	"fmt"
 	"testing"
 
 	"github.com/kroscope/kroscope/reconciler/graph/graphview"
@@ -70,5 +71,40 @@ func TestSnapshotCountsInstancesPerGraph(t *testing.T) {
 	s.SetGraph(Graph{Name: "web", Resource: "webapps.kro.run"})
 	if c := s.Snapshot().Graphs[1].Status.Conditions; c != nil {
 		t.Errorf("a removed graph's conditions must go with it: %+v", c)
+	}
+}
+
+// TestSetKroComparesConditions: kro's view with the same conditions is no
+// change; other conditions are.
+func TestSetKroComparesConditions(t *testing.T) {
+	s := NewStore()
+	s.SetGraph(Graph{Name: "web"})
+	conds := []Condition{{Type: "Ready", Status: "True"}}
+	s.SetKro("web", &KroGraph{State: "Active", Conditions: conds})
+	v := s.Version()
+	s.SetKro("web", &KroGraph{State: "Active", Conditions: []Condition{{Type: "Ready", Status: "True"}}})
+	if s.Version() != v {
+		t.Error("the same conditions again must not count as a change")
+	}
+	s.SetKro("web", &KroGraph{State: "Active", Conditions: []Condition{{Type: "Ready", Status: "False"}}})
+	if s.Version() == v {
+		t.Error("changed conditions must count as a change")
+	}
+}
+
+// BenchmarkSnapshotGraphs is a snapshot of 10,000 instances of 4 graphs
+// after one change: the per-graph counts are part of every snapshot.
+func BenchmarkSnapshotGraphs(b *testing.B) {
+	s := NewStore()
+	for g := range 4 {
+		s.SetGraph(Graph{Name: string(rune('a' + g)), Resource: string(rune('a'+g)) + ".kro.run", Served: true})
+	}
+	for i := range 10000 {
+		s.UpdateInstance(InstanceKey{Resource: string(rune('a'+i%4)) + ".kro.run", Namespace: "ns", Name: fmt.Sprint(i)}, func(in *Instance) { in.State = "ACTIVE" })
+	}
+	b.ResetTimer()
+	for i := range b.N {
+		s.SetEngine(Engine{Reconciles: int64(i)})
+		_ = s.Snapshot()
 	}
 }
