@@ -163,7 +163,7 @@ func builtGraph(t testing.TB, yaml, source string) state.Graph {
 
 // graphsFixture is the fixture with every graph's facts, passed through a
 // real store so that each graph's Status is derived as the engine's is.
-func graphsFixture(t testing.TB) *state.Snapshot {
+func graphsFixture(t testing.TB, more ...func(*state.Store)) *state.Snapshot {
 	t.Helper()
 	base := fixture()
 	st := state.NewStore()
@@ -197,7 +197,21 @@ func graphsFixture(t testing.TB) *state.Snapshot {
 	for _, in := range base.Instances {
 		st.UpdateInstance(in.Key, func(n *state.Instance) { *n = *in })
 	}
+	for _, f := range more {
+		f(st)
+	}
 	return st.Snapshot()
+}
+
+// observingKro: this process observes a cluster kro serves, and kro
+// refuses webapp's new spec.
+func observingKro(st *state.Store) {
+	st.SetMode(state.Mode{Kro: "kro's controller holds its Lease"})
+	st.SetKro("webapp", &state.KroGraph{State: "Inactive", Revision: 3, LatestRevision: 4,
+		Blocked: "KindReady: cannot update CRD webapps.kro.run: breaking change", Conditions: []state.Condition{
+			{Type: "KindReady", Status: "False", Reason: "Failed", Message: "cannot update CRD webapps.kro.run: breaking change"},
+			{Type: "Ready", Status: "False", Reason: "Failed"}}})
+	st.SetKro("database", &state.KroGraph{State: "Active", Revision: 1, Conditions: []state.Condition{{Type: "Ready", Status: "True", Reason: "Ready"}}})
 }
 
 // eventsBackend lists Events for the webapp graph.
@@ -245,30 +259,38 @@ func feedReads(m *Model, cmd tea.Cmd) {
 func TestGraphsGolden(t *testing.T) {
 	open := []string{"D", "G", "enter"} // webapp: the graphs sort by name, webapp last
 	for _, c := range []struct {
-		name string
-		w, h int
-		keys []string
+		name    string
+		w, h    int
+		keys    []string
+		observe bool
 	}{
-		{"graphs_60x15", 60, 15, []string{"D"}},
-		{"graphs_80x24", 80, 24, []string{"D"}},
-		{"graphs_200x50", 200, 50, []string{"D"}},
-		{"graphs_sorted_state_80x24", 80, 24, []string{"D", "S"}},
-		{"graphs_filter_inactive_80x24", 80, 24, append([]string{"D", "/"}, append(strings.Split("state:inactive", ""), "enter")...)},
-		{"graphs_command_rgd_80x24", 80, 24, append(strings.Split(":rgd", ""), "enter")},
-		{"graph_60x15", 60, 15, open},
-		{"graph_80x24", 80, 24, open},
-		{"graph_200x50", 200, 50, open},
-		{"graph_schema_60x15", 60, 15, append(open, "tab")},
-		{"graph_schema_80x24", 80, 24, append(open, "tab")},
-		{"graph_schema_200x50", 200, 50, append(open, "tab")},
-		{"graph_status_80x24", 80, 24, append(open, "tab", "tab")},
-		{"graph_status_refused_200x50", 200, 50, []string{"D", "S", "j", "enter", "tab", "tab"}},
-		{"graph_yaml_80x24", 80, 24, append(open, "y")},
-		{"graph_events_80x24", 80, 24, append(open, "[")},
-		{"graph_database_200x50", 200, 50, []string{"D", "j", "enter"}},
+		{"graphs_60x15", 60, 15, []string{"D"}, false},
+		{"graphs_80x24", 80, 24, []string{"D"}, false},
+		{"graphs_200x50", 200, 50, []string{"D"}, false},
+		{"graphs_sorted_state_80x24", 80, 24, []string{"D", "S"}, false},
+		{"graphs_filter_inactive_80x24", 80, 24, append([]string{"D", "/"}, append(strings.Split("state:inactive", ""), "enter")...), false},
+		{"graphs_command_rgd_80x24", 80, 24, append(strings.Split(":rgd", ""), "enter"), false},
+		{"graph_60x15", 60, 15, open, false},
+		{"graph_80x24", 80, 24, open, false},
+		{"graph_200x50", 200, 50, open, false},
+		{"graph_schema_60x15", 60, 15, append(open, "tab"), false},
+		{"graph_schema_80x24", 80, 24, append(open, "tab"), false},
+		{"graph_schema_200x50", 200, 50, append(open, "tab"), false},
+		{"graph_status_80x24", 80, 24, append(open, "tab", "tab"), false},
+		{"graph_status_refused_200x50", 200, 50, []string{"D", "S", "j", "enter", "tab", "tab"}, false},
+		{"graph_yaml_80x24", 80, 24, append(open, "y"), false},
+		{"graph_events_80x24", 80, 24, append(open, "["), false},
+		{"graph_database_200x50", 200, 50, []string{"D", "j", "enter"}, false},
+		{"graphs_kro_observing_80x24", 80, 24, []string{"D"}, true},
+		{"graphs_kro_observing_200x50", 200, 50, []string{"D"}, true},
+		{"graph_status_kro_observing_80x24", 80, 24, append(open, "tab", "tab"), true},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			f := newFake(graphsFixture(t))
+			snap := graphsFixture(t)
+			if c.observe {
+				snap = graphsFixture(t, observingKro)
+			}
+			f := newFake(snap)
 			m := newModel(eventsBackend{f}, Options{Theme: "dark", ConfigPath: "-", Now: func() time.Time { return fixedNow }})
 			m.Update(tea.WindowSizeMsg{Width: c.w, Height: c.h})
 			pressAll(m, c.keys...)
