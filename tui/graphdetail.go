@@ -159,12 +159,13 @@ func (s *rgdScreen) prepare() {
 	s.lines = block(out, s.w, s.h, th.G.Ellipsis)
 }
 
-// header: name, kind, group/version, scope, state, instances.
+// header: name, state and instances first (a narrow terminal cuts the
+// rest), then kind, group/version and scope.
 func (s *rgdScreen) header(g *state.Graph) string {
 	th := s.c.th
 	r := newGraphRow(g)
-	return th.Bold.Render(g.Name) + "  " + th.Dim.Render(r.kind+"  "+r.gv+"  "+r.scope) + "  " +
-		th.ClassStyle(r.class).Render(th.ClassGlyph(r.class, 0)+" "+r.st) + th.Dim.Render(fmt.Sprintf("  %d instances", g.Status.Total))
+	return th.Bold.Render(g.Name) + "  " + th.ClassStyle(r.class).Render(th.ClassGlyph(r.class, 0)+" "+r.st) +
+		fmt.Sprintf("  %d instances", g.Status.Total) + th.Dim.Render("  "+r.kind+"  "+r.gv+"  "+r.scope)
 }
 
 func (s *rgdScreen) tabBar() string {
