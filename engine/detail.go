@@ -90,25 +90,31 @@ func (e *Engine) instanceEvents(ctx context.Context, u *unstructured.Unstructure
 	}
 	var out []state.Event
 	for i := range list.Items {
-		it := &list.Items[i]
-		// In-memory clients ignore field selectors: check the object too.
-		if uid, _, _ := unstructured.NestedString(it.Object, "involvedObject", "uid"); uid != string(u.GetUID()) {
-			continue
+		if ev, ok := eventOf(&list.Items[i], string(u.GetUID())); ok {
+			out = append(out, ev)
 		}
-		ev := state.Event{}
-		ev.Type, _, _ = unstructured.NestedString(it.Object, "type")
-		ev.Reason, _, _ = unstructured.NestedString(it.Object, "reason")
-		ev.Message, _, _ = unstructured.NestedString(it.Object, "message")
-		ev.Count, _, _ = unstructured.NestedInt64(it.Object, "count")
-		ev.Source, _, _ = unstructured.NestedString(it.Object, "source", "component")
-		if ev.Source == "" {
-			ev.Source, _, _ = unstructured.NestedString(it.Object, "reportingComponent")
-		}
-		ev.Last = eventTime(it)
-		out = append(out, ev)
 	}
 	slices.SortStableFunc(out, func(a, b state.Event) int { return b.Last.Compare(a.Last) })
 	return out, nil
+}
+
+// eventOf reads an Event about the object uid; false when it is about
+// another (in-memory clients ignore field selectors: the object is checked).
+func eventOf(it *unstructured.Unstructured, uid string) (state.Event, bool) {
+	if got, _, _ := unstructured.NestedString(it.Object, "involvedObject", "uid"); got != uid {
+		return state.Event{}, false
+	}
+	ev := state.Event{}
+	ev.Type, _, _ = unstructured.NestedString(it.Object, "type")
+	ev.Reason, _, _ = unstructured.NestedString(it.Object, "reason")
+	ev.Message, _, _ = unstructured.NestedString(it.Object, "message")
+	ev.Count, _, _ = unstructured.NestedInt64(it.Object, "count")
+	ev.Source, _, _ = unstructured.NestedString(it.Object, "source", "component")
+	if ev.Source == "" {
+		ev.Source, _, _ = unstructured.NestedString(it.Object, "reportingComponent")
+	}
+	ev.Last = eventTime(it)
+	return ev, true
 }
 
 // eventTime is when an Event last happened: lastTimestamp, else eventTime

@@ -29,6 +29,7 @@ import (
 	"github.com/kroscope/kroscope/reconciler/client"
 	"github.com/kroscope/kroscope/reconciler/graph"
 	"github.com/kroscope/kroscope/reconciler/graph/crd"
+	"github.com/kroscope/kroscope/reconciler/graph/graphview"
 	"github.com/kroscope/kroscope/reconciler/metadata"
 )
 
@@ -123,6 +124,7 @@ type graphRun struct {
 
 	mu      sync.Mutex
 	outcome rgdstatus.Outcome // how far serving got, for the RGD's status
+	shown   shownConditions   // the conditions the graphs screen shows (noteConditions)
 	syncMu  sync.Mutex        // one status write at a time
 }
 
@@ -184,29 +186,30 @@ func (e *Engine) apply(ctx context.Context, u source.Update) *graphRun {
 		e.log.Info("graph removed: stopped its controller", "graph", u.Name)
 		return nil
 	case u.Err != nil:
-		e.store.SetGraph(state.Graph{Name: u.Name, Source: u.Source, Err: u.Err.Error()})
+		e.store.SetGraph(state.Graph{Name: u.Name, Source: u.Source, Err: u.Err.Error(), Definition: definitionOf(u)})
 		e.log.Error(u.Err, "invalid graph: skipped", "graph", u.Name, "source", u.Source)
 		if u.Object != nil {
 			// Kept as a stopped run so that its status is written again
 			// when this process starts writing.
 			r := &graphRun{name: u.Name, cancel: func() {}, ready: make(chan struct{}), done: make(chan struct{}),
-				cluster: true, outcome: rgdstatus.Outcome{BuildErr: u.Err}}
+				cluster: true, outcome: rgdstatus.Outcome{BuildErr: u.Err}, shown: shownFor(u)}
 			r.markReady()
 			close(r.done)
 			e.graphs.mu.Lock()
 			e.graphs.runs[u.Name] = r
 			e.graphs.mu.Unlock()
+			e.noteConditions(r)
 			e.syncRGDStatus(ctx, r)
 		}
 		return nil
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	r := &graphRun{name: u.Name, cancel: cancel, ready: make(chan struct{}), done: make(chan struct{}),
-		cluster: u.Object != nil, allowBreaking: u.AllowBreakingChanges()}
+		cluster: u.Object != nil, allowBreaking: u.AllowBreakingChanges(), shown: shownFor(u)}
 	e.graphs.mu.Lock()
 	e.graphs.runs[u.Name] = r
 	e.graphs.mu.Unlock()
-	go e.runGraph(ctx, r, u.RGD)
+	go e.runGraph(ctx, r, u.RGD, definitionOf(u))
 	return r
 }
 
@@ -226,10 +229,10 @@ func (e *Engine) stopAll() {
 
 // runGraph builds the graph, makes sure its CRD is there, serves its
 // instances until ctx is done, then cleans up.
-func (e *Engine) runGraph(ctx context.Context, r *graphRun, rgd *graph.ResourceGraphDefinition) {
+func (e *Engine) runGraph(ctx context.Context, r *graphRun, rgd *graph.ResourceGraphDefinition, def *state.GraphDefinition) {
 	defer close(r.done)
 	defer r.markReady()
-	gr := &graphStart{e: e, r: r, rgd: rgd, log: e.log.WithValues("graph", rgd.Name), info: state.Graph{Name: rgd.Name, Source: rgd.Source}}
+	gr := &graphStart{e: e, r: r, rgd: rgd, log: e.log.WithValues("graph", rgd.Name), info: state.Graph{Name: rgd.Name, Source: rgd.Source, Definition: def}}
 	g, ok := gr.build(ctx)
 	if !ok {
 		return
@@ -303,14 +306,14 @@ func (gr *graphStart) build(ctx context.Context) (*graph.Graph, bool) {
 	info.APIVersion = g.Instance.GVK.GroupVersion().String()
 	info.Kind = g.Instance.GVK.Kind
 	info.Resource = resourceName(g.Instance.GVR)
-	info.TopologicalOrder = g.TopologicalOrder
-	info.Layers = g.Layers
-	info.Dependencies = map[string][]string{}
+	sum := graphview.Summarize(g)
+	info.Template = &sum
+	deps := map[string][]string{}
 	for id, res := range g.Resources {
-		info.Dependencies[id] = res.Dependencies
+		deps[id] = res.Dependencies
 	}
 	gr.r.mu.Lock()
-	gr.r.outcome = rgdstatus.Outcome{Kind: info.Kind, TopologicalOrder: g.TopologicalOrder, Dependencies: info.Dependencies}
+	gr.r.outcome = rgdstatus.Outcome{Kind: info.Kind, TopologicalOrder: g.TopologicalOrder, Dependencies: deps}
 	gr.r.mu.Unlock()
 	return g, true
 }

@@ -227,6 +227,7 @@ func (e *Engine) refreshKroView(name string) {
 		}
 	}
 	conds, _, _ := unstructured.NestedSlice(u.Object, "status", "conditions")
+	k.Conditions = conditionsOf(u)
 	for _, t := range []string{"GraphAccepted", "KindReady", "ControllerReady", "GraphRevisionsResolved"} {
 		for _, c := range conds {
 			m, _ := c.(map[string]any)

@@ -17,6 +17,7 @@ func (e *Engine) setOutcome(ctx context.Context, r *graphRun, fn func(*rgdstatus
 	r.mu.Lock()
 	fn(&r.outcome)
 	r.mu.Unlock()
+	e.noteConditions(r)
 	e.syncRGDStatus(ctx, r)
 }
 

@@ -210,6 +210,7 @@ func checkKeys(in map[string][]string) (map[string][]string, map[string]string) 
 var screenPanes = map[string][]pane{
 	"instances": {paneInstances, paneGlobal}, "instance": {paneInstance, paneGlobal},
 	"filter": {paneFilter}, "dialog": {paneDialog}, "help": {paneHelp}, "startup": {paneStartup}, "command": {paneCommand},
+	"graphs": {paneGraphs, paneGlobal}, "graph": {paneGraph, paneGlobal}, "graphs filter": {paneGraphsFilter},
 }
 
 // conflicts reports, for each remapped action, a key it now shares with

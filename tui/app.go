@@ -212,6 +212,9 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	if f := m.fetchInstance(); f != nil {
 		cmd = tea.Batch(cmd, f)
 	}
+	if f := m.fetchGraphEvents(); f != nil {
+		cmd = tea.Batch(cmd, f)
+	}
 	m.sync()
 	return m, cmd
 }
@@ -324,7 +327,7 @@ func (m *Model) activePanes() []pane {
 		return []pane{paneCommand}
 	}
 	p := m.top().pane()
-	if p == paneInstances || p == paneInstance {
+	if p == paneInstances || p == paneInstance || p == paneGraphs || p == paneGraph {
 		return []pane{p, paneGlobal}
 	}
 	return []pane{p}
@@ -509,6 +512,7 @@ func globalActions() []action {
 		{name: "debug", keys: []string{"ctrl+g"},
 			do: func(m *Model) tea.Cmd { m.debug = !m.debug; return nil }},
 		{name: "command", keys: []string{":"}, help: "command: :kind NAME, :ns NAME, :graph NAME, :q (tab completes, up/down: history)", do: (*Model).openCommand},
+		graphsAction(),
 	}
 }
 
@@ -530,5 +534,9 @@ func init() {
 		paneHelp:      helpActions(),
 		paneStartup:   startupActions(),
 		paneCommand:   commandActions(),
+		// The graphs screens (graphsactions.go).
+		paneGraphs:       graphsActions(),
+		paneGraphsFilter: graphsFilterActions(),
+		paneGraph:        rgdActions(),
 	}
 }

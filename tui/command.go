@@ -33,7 +33,7 @@ func newCommandLine() commandLine {
 }
 
 // commandWords are the commands themselves, for completion.
-var commandWords = []string{"kind", "ns", "graph", "q", "quit"}
+var commandWords = []string{"kind", "ns", "graph", "rgd", "q", "quit"}
 
 func (m *Model) openCommand() tea.Cmd {
 	c := &m.cmd
@@ -70,6 +70,12 @@ func (m *Model) execute(line string) tea.Cmd {
 	switch word {
 	case "q", "q!", "quit":
 		return m.quit()
+	case "graphs", "rgd", "rgds", "resourcegraphdefinitions", "resourcegraphdefinition":
+		m.showGraphs()
+		if arg != "" {
+			m.openGraph(arg)
+		}
+		return nil
 	case "kind", "ns", "namespace", "graph":
 		if word == "namespace" {
 			word = "ns"
@@ -168,7 +174,7 @@ func (m *Model) candidates(line string) (prefix string, words []string) {
 				add(in.Key.Namespace)
 			}
 			add("all")
-		case "graph":
+		case "graph", "graphs", "rgd":
 			for _, g := range m.snap.Graphs {
 				add(g.Name)
 			}

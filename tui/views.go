@@ -34,6 +34,7 @@ func Views() []View {
 			out = append(out, View{Name: t.view(mode), PerNode: t.perNode()})
 		}
 	}
+	out = append(out, graphsViews()...)
 	return append(out, View{Name: viewHelp}, View{Name: viewDialog})
 }
 
@@ -113,6 +114,9 @@ func (m *Model) shown() Shown {
 	sh.Views = base.views()
 	if s, ok := base.(*instanceScreen); ok {
 		sh.Node, sh.Text = s.graph.nodeID, s.detail.vp.GetContent()
+	}
+	if s, ok := base.(*rgdScreen); ok {
+		sh.Text = s.vp.GetContent()
 	}
 	above := false
 	for _, s := range m.stack {

@@ -77,7 +77,7 @@ type Condition struct {
 // carries. now stamps conditions whose status changed.
 func Desired(rgd *unstructured.Unstructured, o Outcome, now time.Time) (status map[string]any, changed bool) {
 	cur := conditionsOf(rgd)
-	conds := startConditions(rgd, cur, now)
+	conds := startConditions(cur, rgd.GetGeneration(), rgd.GetCreationTimestamp().Time, now)
 	conds.record(o)
 	conds.summarise()
 
@@ -96,6 +96,17 @@ func Desired(rgd *unstructured.Unstructured, o Outcome, now time.Time) (status m
 	return status, !sameStatus(curStatus, status)
 }
 
+// Settle returns the conditions (in kro's order) and state Desired writes
+// after outcome o on an RGD of generation gen, created at createdAt, whose
+// conditions are cur: for a graph with no object to write (a file), or to
+// show what kroscope writes.
+func Settle(cur []Condition, gen int64, createdAt, now time.Time, o Outcome) ([]Condition, string) {
+	conds := startConditions(cur, gen, createdAt, now)
+	conds.record(o)
+	conds.summarise()
+	return conds.ordered(cur), conds.state()
+}
+
 // conditions are the RGD's conditions by type while Desired settles them.
 type conditions struct {
 	byType map[string]Condition
@@ -106,14 +117,14 @@ type conditions struct {
 // startConditions is the RGD's current conditions, the pre-v0.9
 // ResourceGraphAccepted dropped (as kro does), and every condition never
 // set yet Unknown, "transitioned" at the RGD's creation.
-func startConditions(rgd *unstructured.Unstructured, cur []Condition, now time.Time) *conditions {
-	cs := &conditions{byType: map[string]Condition{}, gen: rgd.GetGeneration(), stamp: now.UTC().Format(time.RFC3339)}
+func startConditions(cur []Condition, gen int64, createdAt, now time.Time) *conditions {
+	cs := &conditions{byType: map[string]Condition{}, gen: gen, stamp: now.UTC().Format(time.RFC3339)}
 	for _, c := range cur {
 		if c.Type != "ResourceGraphAccepted" {
 			cs.byType[c.Type] = c
 		}
 	}
-	created := rgd.GetCreationTimestamp().UTC().Format(time.RFC3339)
+	created := createdAt.UTC().Format(time.RFC3339)
 	for _, t := range append([]string{Ready}, dependents...) {
 		if _, ok := cs.byType[t]; !ok {
 			cs.byType[t] = Condition{Type: t, Status: "Unknown", Reason: "AwaitingReconciliation",

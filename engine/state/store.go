@@ -28,6 +28,7 @@ type Store struct {
 	watches   map[string]Watch
 	graphs    map[string]Graph
 	kro       map[string]*KroGraph
+	conds     map[string][]Condition // SetGraphConditions
 	instances map[InstanceKey]*Instance
 	sorted    []InstanceKey // nil when the key set changed
 	logs      []LogLine
@@ -45,6 +46,7 @@ func NewStore() *Store {
 		watches:      map[string]Watch{},
 		graphs:       map[string]Graph{},
 		kro:          map[string]*KroGraph{},
+		conds:        map[string][]Condition{},
 		instances:    map[InstanceKey]*Instance{},
 		subs:         map[int]chan struct{}{},
 		historyLimit: DefaultHistoryLimit,
@@ -109,6 +111,7 @@ func (s *Store) Snapshot() *Snapshot {
 		snap.Graphs = append(snap.Graphs, g)
 	}
 	slices.SortFunc(snap.Graphs, func(a, b Graph) int { return cmpString(a.Name, b.Name) })
+	s.deriveGraphs(snap)
 	snap.Logs = make([]LogLine, 0, len(s.logs))
 	snap.Logs = append(snap.Logs, s.logs[s.logStart:]...)
 	snap.Logs = append(snap.Logs, s.logs[:s.logStart]...)
@@ -252,6 +255,7 @@ func (s *Store) RemoveGraph(name string) {
 	defer s.mu.Unlock()
 	delete(s.graphs, name)
 	delete(s.kro, name)
+	delete(s.conds, name)
 	s.changed()
 }
 
@@ -276,7 +280,7 @@ func (s *Store) SetKro(name string, k *KroGraph) {
 	switch {
 	case k == nil && !had:
 		return
-	case k != nil && had && old != nil && *old == *k:
+	case k != nil && had && old != nil && old.equal(k):
 		return
 	case k == nil:
 		delete(s.kro, name)

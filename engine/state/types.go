@@ -9,11 +9,13 @@ package state
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"time"
 
 	"github.com/kroscope/kroscope/engine/packed"
+	"github.com/kroscope/kroscope/reconciler/graph/graphview"
 )
 
 // InstanceKey identifies one instance across every graph kroscope serves.
@@ -192,13 +194,30 @@ type Graph struct {
 	Served bool
 	// Note says what serving the graph skipped, e.g. the CRD checks a
 	// user without cluster rights cannot make; "" when nothing was.
-	Note             string
-	TopologicalOrder []string
-	Layers           [][]string
-	Dependencies     map[string][]string
+	Note string
+	// Template is the built graph's facts (resources in layers, their
+	// dependencies and marks, the schema summary); nil until it builds.
+	Template *graphview.Summary
+	// Definition is the definition as written; nil when it could not be read.
+	Definition *GraphDefinition
 	// Kro is what kro's controller reports for this graph (its RGD status
 	// and GraphRevisions); nil unless kro wrote the RGD's status.
 	Kro *KroGraph
+	// Status is what the store derives for the graphs screen (DeriveGraph
+	// and the instance counts); set in snapshots only.
+	Status GraphStatus
+}
+
+// GraphDefinition is a ResourceGraphDefinition as written.
+type GraphDefinition struct {
+	// Scope is spec.schema.scope: Namespaced (also when unset) or Cluster.
+	Scope string
+	// UID of the cluster object, whose Events the graph screen lists; ""
+	// for a file.
+	UID string
+	// YAML is the definition as read (a cluster object's metadata and
+	// spec, not its status), every Secret's data and stringData masked.
+	YAML string
 }
 
 // KroGraph is kro's view of one graph.
@@ -213,6 +232,14 @@ type KroGraph struct {
 	// its conditions or a failed revision ("KindReady: cannot update CRD
 	// ..."); "" when kro reports nothing wrong.
 	Blocked string
+	// Conditions are kro's status.conditions on the RGD.
+	Conditions []Condition
+}
+
+// equal compares two views (Conditions by value).
+func (k *KroGraph) equal(o *KroGraph) bool {
+	return k.State == o.State && k.Revision == o.Revision && k.LatestRevision == o.LatestRevision &&
+		k.Blocked == o.Blocked && slices.Equal(k.Conditions, o.Conditions)
 }
 
 // Summary is the one line that shows kro's view of a graph, e.g. "kro:

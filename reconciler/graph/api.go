@@ -45,6 +45,9 @@ type ResourceGraphDefinition struct {
 	// before v0.2: kroscope reads it, a cluster running kro refuses it.
 	OldKind bool
 	Spec    Spec
+	// Object is the definition as read (read-only): what the graphs
+	// screen shows as its YAML.
+	Object map[string]any
 }
 
 // Spec is spec of a ResourceGraphDefinition.

@@ -178,7 +178,7 @@ func (d *decoder) stringMap(v any, path string) map[string]string {
 
 func fromMap(obj map[string]any, source string) (*ResourceGraphDefinition, error) {
 	d := &decoder{rgd: source, fromCluster: source == "cluster"}
-	rgd := &ResourceGraphDefinition{Source: source, OldKind: obj["kind"] == LegacyKind}
+	rgd := &ResourceGraphDefinition{Source: source, OldKind: obj["kind"] == LegacyKind, Object: obj}
 	meta := d.object(obj["metadata"], "metadata")
 	rgd.Name = d.str(meta["name"], "metadata.name")
 	if rgd.Name != "" {

@@ -92,7 +92,7 @@ func TestClusterGraphRestartsReleaseResources(t *testing.T) {
 		}
 		run.waitFor(time.Minute, "graph restarted with "+want, func(s *state.Snapshot) bool {
 			for _, g := range s.Graphs {
-				if g.Name == "engleak" && g.Served && slices.Equal(g.TopologicalOrder, []string{want}) {
+				if g.Name == "engleak" && g.Served && g.Template != nil && slices.Equal(g.Template.TopologicalOrder, []string{want}) {
 					return true
 				}
 			}

@@ -121,7 +121,8 @@ func TestPlantedSecretTokenLeaksNowhere(t *testing.T) {
 	// The checks are not empty: each channel shows what it should.
 	for name, want := range map[string]string{"run -o json": "made", "status": "tokenLength", "events": "convert",
 		"tui instances": "one", "tui instance": "CONDITIONS", "tui instance/yaml": "tokenLength",
-		"tui yaml/observed made": "********", "tui yaml/observed creds": "********", "tui inspect convert": "Error"} {
+		"tui yaml/observed made": "********", "tui yaml/observed creds": "********", "tui inspect convert": "Error",
+		"tui graphs": "engplant", "tui rgd/schema": "tokenLength", "tui rgd/yaml": "********"} {
 		if !strings.Contains(channels[name], want) {
 			t.Errorf("%s lacks %q: the channel was not checked\n%s", name, want, channels[name])
 		}
@@ -195,10 +196,18 @@ var viewKeys = map[string]struct{ reach, leave []string }{
 	"instance/yaml": {reach: []string{"i", "y"}},
 	"help":          {reach: []string{"?"}, leave: []string{"esc"}},
 	"dialog":        {reach: []string{"ctrl+d"}, leave: []string{"esc"}}, // the delete dialog; esc cancels
+	// The graphs screen and one graph's tabs: back to the list, D, enter
+	// on the one graph; esc twice and enter come back to the instance.
+	"graphs":     {reach: []string{"esc", "D"}, leave: []string{"esc", "enter"}},
+	"rgd/graph":  {reach: []string{"esc", "D", "enter"}, leave: []string{"esc", "esc", "enter"}},
+	"rgd/schema": {reach: []string{"esc", "D", "enter", "]"}, leave: []string{"esc", "esc", "enter"}},
+	"rgd/status": {reach: []string{"esc", "D", "enter", "]", "]"}, leave: []string{"esc", "esc", "enter"}},
+	"rgd/yaml":   {reach: []string{"esc", "D", "enter", "y"}, leave: []string{"esc", "esc", "enter"}},
+	"rgd/events": {reach: []string{"esc", "D", "enter", "["}, leave: []string{"esc", "esc", "enter"}},
 }
 
 // loaded says when a view that reads more than the snapshot has read it.
-var loaded = map[string]string{"instance": "CONDITIONS", "instance/yaml": "apiVersion"}
+var loaded = map[string]string{"instance": "CONDITIONS", "instance/yaml": "apiVersion", "rgd/events": "EVENTS"}
 
 // rendered is one view rendered for one node ("" for a view not per node).
 type rendered struct {

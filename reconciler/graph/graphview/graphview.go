@@ -13,31 +13,52 @@ import (
 
 // Summary is the JSON form of a graph.
 type Summary struct {
-	Name             string     `json:"name"`
-	Source           string     `json:"source,omitempty"`
-	APIVersion       string     `json:"apiVersion"`
-	Kind             string     `json:"kind"`
-	Resource         string     `json:"resource"`
+	Name       string `json:"name"`
+	Source     string `json:"source,omitempty"`
+	APIVersion string `json:"apiVersion"`
+	Kind       string `json:"kind"`
+	Resource   string `json:"resource"`
+	// Scope is the instance kind's scope: Namespaced or Cluster.
+	Scope            string     `json:"scope"`
 	TopologicalOrder []string   `json:"topologicalOrder"`
 	ReverseOrder     []string   `json:"reverseOrder"`
 	Layers           [][]string `json:"layers"`
 	Resources        []Node     `json:"resources"`
 	Status           []string   `json:"status,omitempty"`
+	Schema           Schema     `json:"schema"`
 }
 
 // Node is one resource in a Summary.
 type Node struct {
-	ID           string   `json:"id"`
-	APIVersion   string   `json:"apiVersion"`
-	Kind         string   `json:"kind"`
-	Resource     string   `json:"resource"`
-	Namespaced   bool     `json:"namespaced"`
-	External     bool     `json:"external,omitempty"`
-	Layer        int      `json:"layer"`
-	Dependencies []string `json:"dependencies"`
-	Dependents   []string `json:"dependents"`
-	ReadyWhen    []string `json:"readyWhen,omitempty"`
-	IncludeWhen  []string `json:"includeWhen,omitempty"`
+	ID         string `json:"id"`
+	APIVersion string `json:"apiVersion"`
+	Kind       string `json:"kind"`
+	Resource   string `json:"resource"`
+	Namespaced bool   `json:"namespaced"`
+	External   bool   `json:"external,omitempty"`
+	// ExternalCollection: an externalRef by label selector (a list).
+	ExternalCollection bool     `json:"externalCollection,omitempty"`
+	Layer              int      `json:"layer"`
+	Dependencies       []string `json:"dependencies"`
+	Dependents         []string `json:"dependents"`
+	ReadyWhen          []string `json:"readyWhen,omitempty"`
+	IncludeWhen        []string `json:"includeWhen,omitempty"`
+	// ForEach are a collection's iterators, in declaration order.
+	ForEach []ForEach `json:"forEach,omitempty"`
+}
+
+// ForEach is one forEach iterator: Name takes each element of Expression.
+type ForEach struct {
+	Name       string `json:"name"`
+	Expression string `json:"expression"`
+}
+
+// scope is the instance kind's scope as spec.schema.scope spells it.
+func scope(g *graph.Graph) string {
+	if g.Instance.Namespaced {
+		return graph.ScopeNamespaced
+	}
+	return graph.ScopeCluster
 }
 
 // Summarize describes g; resources appear in topological order.
@@ -54,6 +75,7 @@ func Summarize(g *graph.Graph) Summary {
 		APIVersion:       g.Instance.GVK.GroupVersion().String(),
 		Kind:             g.Instance.GVK.Kind,
 		Resource:         g.Instance.GVR.GroupResource().String(),
+		Scope:            scope(g),
 		TopologicalOrder: nonNil(g.TopologicalOrder),
 		ReverseOrder:     nonNil(g.ReverseTopologicalOrder()),
 		Layers:           g.Layers,
@@ -65,15 +87,16 @@ func Summarize(g *graph.Graph) Summary {
 	for _, id := range g.TopologicalOrder {
 		r := g.Resources[id]
 		n := Node{
-			ID:           id,
-			APIVersion:   r.GVK.GroupVersion().String(),
-			Kind:         r.GVK.Kind,
-			Resource:     r.GVR.GroupResource().String(),
-			Namespaced:   r.Namespaced,
-			External:     r.External,
-			Layer:        layer[id],
-			Dependencies: nonNil(r.Dependencies),
-			Dependents:   nonNil(g.Dependents(id)),
+			ID:                 id,
+			APIVersion:         r.GVK.GroupVersion().String(),
+			Kind:               r.GVK.Kind,
+			Resource:           r.GVR.GroupResource().String(),
+			Namespaced:         r.Namespaced,
+			External:           r.External,
+			ExternalCollection: r.ExternalCollection,
+			Layer:              layer[id],
+			Dependencies:       nonNil(r.Dependencies),
+			Dependents:         nonNil(g.Dependents(id)),
 		}
 		for _, e := range r.ReadyWhen {
 			n.ReadyWhen = append(n.ReadyWhen, "${"+e.Source+"}")
@@ -81,11 +104,15 @@ func Summarize(g *graph.Graph) Summary {
 		for _, e := range r.IncludeWhen {
 			n.IncludeWhen = append(n.IncludeWhen, "${"+e.Source+"}")
 		}
+		for _, d := range r.ForEach {
+			n.ForEach = append(n.ForEach, ForEach{Name: d.Name, Expression: "${" + d.Expression.Source + "}"})
+		}
 		s.Resources = append(s.Resources, n)
 	}
 	for _, f := range g.Status {
 		s.Status = append(s.Status, f.Path)
 	}
+	s.Schema = summarizeSchema(g)
 	return s
 }
 
@@ -152,6 +179,7 @@ func Text(w io.Writer, g *graph.Graph) error {
 	if g.Source != "" {
 		fmt.Fprintf(&b, "  source: %s\n", g.Source)
 	}
+	fmt.Fprintf(&b, "  scope:  %s\n", scope(g))
 	fmt.Fprintf(&b, "  order:  %s\n", orNone(strings.Join(g.TopologicalOrder, " → ")))
 	if len(g.Status) > 0 {
 		var paths []string
@@ -180,6 +208,7 @@ func Text(w io.Writer, g *graph.Graph) error {
 			break
 		}
 	}
+	textSchema(&b, summarizeSchema(g))
 	_, err := io.WriteString(w, b.String())
 	return err
 }
@@ -200,12 +229,53 @@ func textResource(b *strings.Builder, r *graph.Resource, last bool, idw, kindw i
 		kind += "*"
 	}
 	fmt.Fprintf(b, "  %s %-*s  %-*s  %s\n", branch, idw, r.ID, kindw+1, kind, deps)
+	for _, d := range r.ForEach {
+		fmt.Fprintf(b, "  %s %-*s  forEach %s ${%s}\n", cont, idw, "", d.Name, d.Expression.Source)
+	}
 	for _, e := range r.IncludeWhen {
 		fmt.Fprintf(b, "  %s %-*s  includeWhen ${%s}\n", cont, idw, "", e.Source)
 	}
 	for _, e := range r.ReadyWhen {
 		fmt.Fprintf(b, "  %s %-*s  readyWhen   ${%s}\n", cont, idw, "", e.Source)
 	}
+}
+
+// textSchema writes the schema summary: spec fields with their types,
+// defaults and markers, status fields with their expressions.
+func textSchema(b *strings.Builder, s Schema) {
+	if len(s.Spec) > 0 {
+		b.WriteString("\n  spec\n")
+		pw, tw := 0, 0
+		for _, f := range s.Spec {
+			pw, tw = max(pw, len(f.Path)), max(tw, len(f.Type))
+		}
+		for _, f := range s.Spec {
+			fmt.Fprintf(b, "    %s\n", strings.TrimRight(fmt.Sprintf("%-*s  %-*s  %s", pw, f.Path, tw, f.Type, strings.Join(SpecMarks(f), "  ")), " "))
+		}
+	}
+	if len(s.Status) > 0 {
+		b.WriteString("\n  status\n")
+		pw, tw := 0, 0
+		for _, f := range s.Status {
+			pw, tw = max(pw, len(f.Path)), max(tw, len(f.Type))
+		}
+		for _, f := range s.Status {
+			fmt.Fprintf(b, "    %-*s  %-*s  %s\n", pw, f.Path, tw, f.Type, f.Expression)
+		}
+	}
+}
+
+// SpecMarks are a spec field's default, required and other markers as
+// words ("default 2", "required", "minimum=1"): what a reader scans for.
+func SpecMarks(f SpecField) []string {
+	var out []string
+	if f.Default != "" {
+		out = append(out, "default "+f.Default)
+	}
+	if f.Required {
+		out = append(out, "required")
+	}
+	return append(out, f.Markers...)
 }
 
 func orNone(s string) string {
