@@ -345,7 +345,7 @@ func relativeMouse(msg tea.Msg, top int) tea.Msg {
 // chrome is the status lines above the screens and the flash and footer
 // lines below them.
 func (m *Model) chrome() (above []string, below int) {
-	above = []string{statusLine(m.c, m.snap, m.w)}
+	above = []string{statusLine(m.c, m.snap, m.w, m.list().scope())}
 	if a := watchAlarm(m.c, m.snap, m.w); a != "" {
 		above = append(above, a)
 	}

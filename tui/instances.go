@@ -89,6 +89,22 @@ func (q query) match(in *state.Instance) bool {
 	return true
 }
 
+// viewScope is what the list shows, for the header: the namespace and
+// the kind or graph its filter names ("" for all).
+type viewScope struct{ ns, what string }
+
+func (p *instancesScreen) scope() viewScope {
+	q := parseQuery(p.query)
+	v := viewScope{ns: strings.Join(q.nss, ",")}
+	switch {
+	case len(q.graphs) > 0:
+		v.what = "graph " + strings.Join(q.graphs, ",")
+	case len(q.kinds) > 0:
+		v.what = "kind " + strings.Join(q.kinds, ",")
+	}
+	return v
+}
+
 // classAlias lets state: take the words people type for a class.
 var classAlias = map[string]string{"synced": "ok", "ready": "ok", "progress": "progressing", "error": "failed", "wait": "waiting"}
 
@@ -148,7 +164,7 @@ type listKey struct {
 func newInstancesScreen(c *common) *instancesScreen {
 	f := textinput.New()
 	f.Prompt = "/"
-	f.Placeholder = "text, state:error, kind:WebApp, ns:team-a"
+	f.Placeholder = "text, state:error, kind:WebApp, ns:team-a, graph:webapp"
 	return &instancesScreen{c: c, filter: f, rowCache: map[state.InstanceKey]rowEntry{}, snap: &state.Snapshot{}}
 }
 
@@ -489,6 +505,11 @@ func (p *instancesScreen) counts() string {
 	parts := []string{fmt.Sprintf("%d instances", len(p.rows))}
 	if p.query != "" {
 		parts[0] = fmt.Sprintf("%d/%d instances", len(p.rows), len(p.snap.Instances))
+	}
+	// The filter's terms, one chip each, first: what narrows the list
+	// stays in sight however narrow the line.
+	for _, t := range strings.Fields(p.query) {
+		parts = append(parts, th.Accent.Render("["+t+"]"))
 	}
 	for _, ph := range order {
 		parts = append(parts, th.ClassStyle(ph.Class()).Render(fmt.Sprintf("%s %d %s", th.ClassGlyph(ph.Class(), 0), n[ph], ph.Word())))

@@ -167,7 +167,7 @@ func TestNewUserCountsFollowTheFilter(t *testing.T) {
 	tm.Type("/ns:team-b")
 	send(tm, "enter")
 	out := finalFrame(t, tm)
-	if !regexp.MustCompile(`2/6 instances +\S+ 1 ACTIVE +\S+ 1 ERROR`).MatchString(out) || strings.Contains(out, "DELETING") {
+	if !regexp.MustCompile(`2/6 instances +\[ns:team-b\] +\S+ 1 ACTIVE +\S+ 1 ERROR`).MatchString(out) || strings.Contains(out, "DELETING") {
 		t.Fatalf("counts do not follow the filter:\n%s", out)
 	}
 }
