@@ -1,8 +1,6 @@
 package reconciler
 
 import (
-	"fmt"
-
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/kroscope/kroscope/reconciler/graph"
@@ -80,7 +78,7 @@ func judge(res *graph.Resource, out result, observed *unstructured.Unstructured,
 	out.observed, out.value = observed, observed.Object
 	ready, reason, err := res.IsReady(observed.Object)
 	if err != nil && !graph.IsDataPending(err) {
-		out.verdict = failed(fmt.Errorf("resource %s: readyWhen: %w", res.ID, err))
+		out.verdict = failed(err) // it names the resource and its readyWhen
 		return out
 	}
 	if !ready {
