@@ -15,17 +15,18 @@ func TestHeaderActivity(t *testing.T) {
 	for _, c := range []struct {
 		name   string
 		e      state.Engine
-		narrow bool
+		detail int
 		want   string
 	}{
-		{"quiet", state.Engine{Workers: 4}, false, "idle"},
-		{"quiet narrow", state.Engine{Workers: 4}, true, "idle"},
-		{"a reconcile since the last figures", state.Engine{Workers: 4, BusyWorkers: 1, ReconcilesPerSecond: 16}, false, "reconciling"},
-		{"rollout narrow", state.Engine{Workers: 4, BusyWorkers: 4, ReconcilesPerSecond: 16}, true, "reconciling 16.0 rec/s"},
-		{"queued narrow", state.Engine{Workers: 4, QueueDepth: 3, ReconcilesPerSecond: 2}, true, "reconciling 2.0 rec/s, 3 queued"},
-		{"rate dying out", state.Engine{Workers: 4, ReconcilesPerSecond: 0.4}, true, "idle 0.4 rec/s"},
+		{"quiet", state.Engine{Workers: 4}, activityWord, "idle"},
+		{"quiet narrow", state.Engine{Workers: 4}, activityQueue, "idle"},
+		{"a reconcile since the last figures", state.Engine{Workers: 4, BusyWorkers: 1, ReconcilesPerSecond: 16}, activityWord, "reconciling"},
+		{"rollout narrow", state.Engine{Workers: 4, BusyWorkers: 4, ReconcilesPerSecond: 16}, activityQueue, "reconciling 16.0 rec/s"},
+		{"queued narrow", state.Engine{Workers: 4, QueueDepth: 3, ReconcilesPerSecond: 2}, activityQueue, "reconciling 2.0 rec/s, 3 queued"},
+		{"queued, no room", state.Engine{Workers: 4, QueueDepth: 3, ReconcilesPerSecond: 2}, activityRate, "reconciling 2.0 rec/s"},
+		{"rate dying out", state.Engine{Workers: 4, ReconcilesPerSecond: 0.4}, activityQueue, "idle 0.4 rec/s"},
 	} {
-		if got := activity(c.e, c.narrow); got != c.want {
+		if got := activity(c.e, c.detail); got != c.want {
 			t.Errorf("%s: activity = %q, want %q", c.name, got, c.want)
 		}
 	}

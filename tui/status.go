@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"charm.land/lipgloss/v2"
+	"github.com/charmbracelet/x/ansi"
 
 	"github.com/kroscope/kroscope/engine/state"
 )
@@ -45,7 +46,11 @@ func statusLine(c *common, s *state.Snapshot, w int, v viewScope) string {
 	if v.what != "" {
 		ns += " " + th.G.Sep + " " + v.what
 	}
-	mode := th.ClassStyle(state.ClassOK).Render(th.G.Dot + " " + activity(s.Engine, narrow))
+	detail := activityWord // the figures have columns of their own
+	if narrow {
+		detail = activityQueue
+	}
+	mode := th.ClassStyle(state.ClassOK).Render(th.G.Dot + " " + activity(s.Engine, detail))
 	if !s.Mode.Reconciling {
 		who := s.Mode.Holder
 		if who == "" {
@@ -96,25 +101,38 @@ func statusLine(c *common, s *state.Snapshot, w int, v viewScope) string {
 	if s.Engine.APIErrors > 0 {
 		parts = append(parts, th.ClassStyle(state.ClassFailed).Render(fmt.Sprintf("api errors %d", s.Engine.APIErrors)))
 	}
-	return clip(strings.Join(parts, sep), w, th.G.Ellipsis)
+	line := strings.Join(parts, sep)
+	if narrow && s.Mode.Reconciling {
+		// Too long: the activity drops its queue, then its rate, before
+		// the line is cut.
+		for detail := activityRate; ansi.StringWidth(line) > w && detail >= activityWord; detail-- {
+			parts[3] = th.ClassStyle(state.ClassOK).Render(th.G.Dot + " " + activity(s.Engine, detail))
+			line = strings.Join(parts, sep)
+		}
+	}
+	return clip(line, w, th.G.Ellipsis)
 }
 
+// How much the activity says: the word, then its rate, then its queue.
+const (
+	activityWord = iota
+	activityRate
+	activityQueue
+)
+
 // activity is the engine's work in a few words: reconciling or idle (a
-// reconcile since the previous figures counts, however short) and, when
-// narrow, the rate and queue in words, so "q 0 │ 0.0/s" never reads like
-// a key hint.
-func activity(e state.Engine, narrow bool) string {
+// reconcile since the previous figures counts, however short) and, where
+// the figures have no columns of their own, the rate and queue in words,
+// so "q 0 │ 0.0/s" never reads like a key hint.
+func activity(e state.Engine, detail int) string {
 	word := "idle"
 	if e.Busy() {
 		word = "reconciling"
 	}
-	if !narrow {
-		return word
-	}
-	if e.ReconcilesPerSecond >= 0.05 {
+	if detail >= activityRate && e.ReconcilesPerSecond >= 0.05 {
 		word += fmt.Sprintf(" %.1f rec/s", e.ReconcilesPerSecond)
 	}
-	if e.QueueDepth > 0 {
+	if detail >= activityQueue && e.QueueDepth > 0 {
 		word += fmt.Sprintf(", %d queued", e.QueueDepth)
 	}
 	return word
