@@ -24,7 +24,7 @@ func TestHeaderActivity(t *testing.T) {
 		{"rollout narrow", state.Engine{Workers: 4, BusyWorkers: 4, ReconcilesPerSecond: 16}, activityQueue, "reconciling 16.0 rec/s"},
 		{"queued narrow", state.Engine{Workers: 4, QueueDepth: 3, ReconcilesPerSecond: 2}, activityQueue, "reconciling 2.0 rec/s, 3 queued"},
 		{"queued, no room", state.Engine{Workers: 4, QueueDepth: 3, ReconcilesPerSecond: 2}, activityRate, "reconciling 2.0 rec/s"},
-		{"rate dying out", state.Engine{Workers: 4, ReconcilesPerSecond: 0.4}, activityQueue, "idle 0.4 rec/s"},
+		{"rate dying out", state.Engine{Workers: 4, ReconcilesPerSecond: 0.4}, activityQueue, "idle"},
 	} {
 		if got := activity(c.e, c.detail); got != c.want {
 			t.Errorf("%s: activity = %q, want %q", c.name, got, c.want)

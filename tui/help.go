@@ -95,7 +95,7 @@ func (s *helpScreen) layout(iw int) []string {
 		out = append(out, indentWrap(r, iw, "  ", th.Dim.Render)...)
 	}
 	out = append(out, "")
-	for _, n := range []string{filterHelp, "remap keys in $XDG_CONFIG_HOME/kroscope/config.yaml (kroscope config check)", "any key closes"} {
+	for _, n := range []string{filterHelp, "remap keys in $XDG_CONFIG_HOME/kroscope/config.yaml (kroscope config check)", "any other key closes (j/k and the page keys scroll)"} {
 		out = append(out, indentWrap(n, iw, "", th.Dim.Render)...)
 	}
 	return out

@@ -571,7 +571,7 @@ func (p *instancesScreen) table(h int) []string {
 	th := p.c.th
 	rows := h - 1
 	if len(p.rows) == 0 {
-		out := []string{th.Header.Render(fit(p.tableHeader(tableColumns(p.w, 7, p.sortBy)), p.w, ""))}
+		out := []string{th.Header.Render(fit(p.tableHeader(tableColumns(p.w, 2+len(state.PhaseInProgress.Word()), p.sortBy)), p.w, ""))}
 		msg := "No instances yet. Create one with kubectl apply, or run with --demo."
 		if p.query != "" {
 			msg = fmt.Sprintf("No instance matches %q (esc clears the filter).", p.query)

@@ -129,7 +129,9 @@ func activity(e state.Engine, detail int) string {
 	if e.Busy() {
 		word = "reconciling"
 	}
-	if detail >= activityRate && e.ReconcilesPerSecond >= 0.05 {
+	// The rate only beside "reconciling": "idle 3.3 rec/s" (the rate is
+	// over the last seconds) reads as a contradiction.
+	if detail >= activityRate && e.Busy() && e.ReconcilesPerSecond >= 0.05 {
 		word += fmt.Sprintf(" %.1f rec/s", e.ReconcilesPerSecond)
 	}
 	if detail >= activityQueue && e.QueueDepth > 0 {
