@@ -270,13 +270,16 @@ func (m *Model) whyNot(key string, here pane) string {
 	label := keyLabel(key, m.keys().ascii)
 	for i := range actionTables[here] {
 		if a := &actionTables[here][i]; m.keys().matches(a.name, key) {
-			return fmt.Sprintf("%s (%s): nothing to act on here", label, a.help)
+			if a.name == "back" {
+				return label + ": nothing to go back from (q quits)"
+			}
+			return fmt.Sprintf("%s has nothing to act on here (%s)", label, a.help)
 		}
 	}
 	if e, ok := elsewhere[here]; ok {
 		for i := range actionTables[e.other] {
 			if a := &actionTables[e.other][i]; m.keys().matches(a.name, key) {
-				return fmt.Sprintf("%s (%s) works %s", label, a.help, e.where)
+				return fmt.Sprintf("%s works %s: %s", label, e.where, a.help)
 			}
 		}
 	}

@@ -3,6 +3,8 @@ package tui
 import (
 	"strings"
 	"testing"
+
+	"github.com/kroscope/kroscope/engine/state"
 )
 
 // A key that does nothing on a screen says why in the flash line: `R` on
@@ -11,7 +13,7 @@ import (
 func TestKeysThatDoNothingSayWhy(t *testing.T) {
 	m, _ := newTestModel(t, fixture(), Options{}, 80, 24)
 	press(m, "enter", "R")
-	if out := plain(m.View().Content); !strings.Contains(out, "R (requeue all shown) works on the instance list") {
+	if out := plain(m.View().Content); !strings.Contains(out, "R works on the instance list (esc goes back): requeue all shown") {
 		t.Fatalf("R on an instance says nothing:\n%s", out)
 	}
 	press(m, "esc", "Z")
@@ -112,5 +114,18 @@ func TestDetailCutsShowEllipsis(t *testing.T) {
 	}
 	if !found {
 		t.Fatalf("the cut YAML line does not end in …:\n%s", strings.Join(lines, "\n"))
+	}
+}
+
+// The error flash names the resource once: the instance's message already
+// begins with it.
+func TestErrorFlashSaysTheResourceOnce(t *testing.T) {
+	snap := fixture()
+	api := snap.Instances[2]
+	api.LastError = &state.ErrorMemory{Err: api.Message, Since: at(-30), At: at(-1), Attempts: 4, Resource: "deployment"}
+	m, _ := newTestModel(t, snap, Options{}, 200, 30)
+	press(m, "e")
+	if got := m.flash.text; strings.Contains(got, "deployment: deployment:") || !strings.HasPrefix(got, "error in team-b/api deployment: Deployment.apps") {
+		t.Fatalf("flash = %q", got)
 	}
 }
