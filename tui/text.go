@@ -75,11 +75,17 @@ func wrap(s string, w int) []string {
 	}
 	var out []string
 	for _, para := range strings.Split(s, "\n") {
+		// Wordwrap breaks after every hyphen: "--observe" and "team-a"
+		// are one word each, so hyphens stand aside while it runs.
+		para = strings.ReplaceAll(para, "-", nbHyphen)
 		wrapped := ansi.Hardwrap(ansi.Wordwrap(para, w, ",/"), w, true)
-		out = append(out, strings.Split(wrapped, "\n")...)
+		out = append(out, strings.Split(strings.ReplaceAll(wrapped, nbHyphen, "-"), "\n")...)
 	}
 	return out
 }
+
+// nbHyphen is U+2011, a hyphen no wrap breaks at, one cell wide as "-".
+const nbHyphen = "\u2011"
 
 // ago renders how long before now t was, compactly ("4s", "3m", "2h", "5d").
 func ago(now, t time.Time) string {
