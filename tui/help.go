@@ -141,6 +141,12 @@ func (s *helpScreen) keyLines(iw int) []string {
 		entries = append(entries, e)
 		total += len(e)
 	}
+	return intoColumns(entries, total, cols, colW)
+}
+
+// intoColumns lays entries (each a few lines) into cols columns of about
+// equal height, colW wide, never splitting an entry.
+func intoColumns(entries [][]string, total, cols, colW int) []string {
 	per := (total + cols - 1) / cols
 	var columns [][]string
 	var cur []string

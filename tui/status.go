@@ -52,39 +52,7 @@ func statusLine(c *common, s *state.Snapshot, w int, v viewScope) string {
 	}
 	mode := th.ClassStyle(state.ClassOK).Render(th.G.Dot + " " + activity(s.Engine, detail))
 	if !s.Mode.Reconciling {
-		who := s.Mode.Holder
-		if who == "" {
-			who = "nobody"
-		}
-		if s.Mode.Forced {
-			mode = th.Warn.Render(th.G.Dot + " observing (--observe)")
-		} else if s.Mode.Kro != "" {
-			mode = th.Warn.Render(th.G.Dot + " observing (kro reconciles)")
-		} else if s.Mode.Attached && s.Mode.Holder == "" {
-			// This user may not read the Lease: actions go to the API
-			// server, for whoever holds it.
-			mode = th.Warn.Render(th.G.Dot + " attached (no access to the lease)")
-			if narrow {
-				mode = th.Warn.Render(th.G.Dot + " attached")
-			}
-		} else if s.Mode.Attached {
-			if s.Mode.HolderExpired {
-				who += ", lease expired"
-			}
-			mode = th.Warn.Render(th.G.Dot + " attached to " + who)
-		} else if s.Mode.Holder == "" && s.Capabilities.Lease != "" {
-			// This user may not read the Lease: who holds it is unknown,
-			// not "nobody".
-			mode = th.Warn.Render(th.G.Dot + " observing (no access to the lease)")
-			if narrow {
-				mode = th.Warn.Render(th.G.Dot + " observing")
-			}
-		} else {
-			mode = th.Warn.Render(th.G.Dot + " observing, lease held by " + who)
-			if narrow {
-				mode = th.Warn.Render(th.G.Dot + " observing (" + who + ")")
-			}
-		}
+		mode = th.Warn.Render(th.G.Dot + " " + notReconciling(s, narrow))
 	}
 	watches, alarm := watchSummary(s.Watches)
 	if alarm {
@@ -111,6 +79,41 @@ func statusLine(c *common, s *state.Snapshot, w int, v viewScope) string {
 		}
 	}
 	return clip(line, w, th.G.Ellipsis)
+}
+
+// notReconciling says why this engine does not reconcile: observing (and
+// who holds the Lease, or that this user cannot tell) or attached to the
+// holder.
+func notReconciling(s *state.Snapshot, narrow bool) string {
+	who := s.Mode.Holder
+	if who == "" {
+		who = "nobody"
+	}
+	switch {
+	case s.Mode.Forced:
+		return "observing (--observe)"
+	case s.Mode.Kro != "":
+		return "observing (kro reconciles)"
+	case s.Mode.Attached && s.Mode.Holder == "" && narrow:
+		return "attached"
+	case s.Mode.Attached && s.Mode.Holder == "":
+		// This user may not read the Lease: actions go to the API
+		// server, for whoever holds it.
+		return "attached (no access to the lease)"
+	case s.Mode.Attached && s.Mode.HolderExpired:
+		return "attached to " + who + ", lease expired"
+	case s.Mode.Attached:
+		return "attached to " + who
+	case s.Mode.Holder == "" && s.Capabilities.Lease != "" && narrow:
+		return "observing"
+	case s.Mode.Holder == "" && s.Capabilities.Lease != "":
+		// This user may not read the Lease: who holds it is unknown,
+		// not "nobody".
+		return "observing (no access to the lease)"
+	case narrow:
+		return "observing (" + who + ")"
+	}
+	return "observing, lease held by " + who
 }
 
 // How much the activity says: the word, then its rate, then its queue.
