@@ -94,10 +94,16 @@ func (s *instanceScreen) prepare() {
 	s.graph.layout(in)
 	s.side = s.w >= sideBySide
 	if s.side {
-		// The graph takes what its rows need, from two fifths up to what
-		// leaves the detail 100 columns (its expressions and errors):
-		// no reason cut beside an empty detail.
-		s.graphW = clamp(s.graph.natural(in), s.w*2/5, max(s.w*2/5, s.w-detailWant))
+		// The graph takes two fifths, or what its rows need up to what
+		// leaves the detail 100 columns when the detail wraps its text
+		// (Inspect, Instance): no reason cut beside an empty detail. The
+		// other tabs' lines (logs, YAML) are cut at the pane's edge and
+		// keep their three fifths.
+		most := s.w * 2 / 5
+		if t := s.detail.tab; t == tabInspect || t == tabInstance {
+			most = max(most, s.w-detailWant)
+		}
+		s.graphW = clamp(s.graph.natural(in), s.w*2/5, most)
 		s.graphH = bodyH
 		s.graph.SetSize(s.graphW, bodyH)
 		s.detail.SetSize(s.w-s.graphW-1, bodyH)
