@@ -190,3 +190,27 @@ func TestImmediateRequeuesAreRateLimited(t *testing.T) {
 		t.Fatalf("the streak was not reset by a settled reconcile: added %d", q.added)
 	}
 }
+
+// A reconcile that starts and ends between two figures still shows: the
+// figures read the most workers busy since the previous ones, not the
+// busy count at the instant of sampling (which said idle during a rollout
+// of 16 reconciles a second).
+func TestQueueStatsCountReconcilesBetweenSamples(t *testing.T) {
+	q := workqueue.NewTypedRateLimitingQueueWithConfig[item](workqueue.DefaultTypedControllerRateLimiter[item](), workqueue.TypedRateLimitingQueueConfig[item]{Name: "test"})
+	defer q.ShutDown()
+	e := &Engine{work: workQueue{queue: q}, o: Options{Workers: 4}}
+	e.work.begin()
+	e.work.begin()
+	e.work.end()
+	e.work.end()
+	if got := e.queueStats(2, 4).BusyWorkers; got != 2 {
+		t.Fatalf("busy workers since the last figures = %d, want 2", got)
+	}
+	if e.queueStats(2, 4).Busy() {
+		t.Fatal("busy after an interval with no reconcile, want idle")
+	}
+	e.work.begin()
+	if got := e.queueStats(3, 4).BusyWorkers; got != 1 {
+		t.Fatalf("busy workers with one reconciling = %d, want 1", got)
+	}
+}

@@ -20,6 +20,24 @@ var appliedStates = map[string]bool{
 	reconciler.ResourceStateSynced: true, reconciler.ResourceStateWaitingForReadiness: true,
 }
 
+// deletionStates are a child's states while its instance is deleted.
+var deletionStates = map[string]bool{
+	reconciler.ResourceStatePendingDeletion: true, reconciler.ResourceStateDeleting: true, reconciler.ResourceStateDeleted: true,
+}
+
+// neverCreated reports whether a child that deletion found absent (DELETED)
+// was never there: this engine never applied or found it, and no earlier
+// pass of the deletion saw it waiting to go. An excluded (includeWhen) or
+// never-rendered child is not DELETED: nothing was. Without an earlier
+// state (an engine started during the deletion) the reconciler's word
+// stands.
+func neverCreated(st string, firstApplied time.Time, prev *state.Resource) bool {
+	if st != reconciler.ResourceStateDeleted || !firstApplied.IsZero() || prev == nil {
+		return false
+	}
+	return !deletionStates[prev.State]
+}
+
 // observer turns each reconcile's Observation into the instance's state.
 func (e *Engine) observer(s *served) reconciler.Observer {
 	return func(o reconciler.Observation) {
@@ -118,9 +136,18 @@ func resources(g *graph.Graph, o reconciler.Observation, prev *state.Instance, n
 			}
 		}
 		var lastErr *state.ErrorMemory
-		if old := prev.Resource(id); old != nil {
+		old := prev.Resource(id)
+		if old != nil {
 			r.FirstApplied, r.Ready = old.FirstApplied, old.Ready
 			lastErr = old.LastError
+			if r.Name == "" && deletionStates[r.State] {
+				// Deletion finds children by their labels and names none:
+				// the row keeps the object's name, not "(not rendered)".
+				r.Name, r.Namespace = old.Name, old.Namespace
+			}
+		}
+		if neverCreated(r.State, r.FirstApplied, old) {
+			r.State, r.WaitingFor = reconciler.ResourceStateSkipped, "never created: nothing to delete"
 		}
 		r.LastError = state.RememberError(lastErr, r.Err, "", now)
 		if r.FirstApplied.IsZero() && (!r.Observed.IsZero() || appliedStates[r.State]) {

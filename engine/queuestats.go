@@ -13,13 +13,14 @@ import (
 )
 
 // queueStats is the engine's figures as the state store shows them (twice a
-// second): queue depth, reconciles in flight and the process's memory. It
+// second): queue depth, the most reconciles in flight since the last
+// figures and the process's memory. It
 // sets the matching gauges of --metrics-bind-address too, so the UI and a
 // scrape agree.
 func (e *Engine) queueStats(reconciles int64, rps float64) state.Engine {
 	s := state.Engine{
 		Workers:             e.o.Workers,
-		BusyWorkers:         int(e.work.busy.Load()),
+		BusyWorkers:         int(e.work.sampleBusy()),
 		QueueDepth:          e.work.queue.Len(),
 		Reconciles:          reconciles,
 		ReconcilesPerSecond: rps,

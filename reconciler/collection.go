@@ -144,7 +144,7 @@ func (r *run) reconcileItem(res *graph.Resource, gvr schema.GroupVersionResource
 	out := itemResult{observed: observed, created: created, updated: updated}
 	out.ready, out.why, err = res.IsReady(observed.Object)
 	if err != nil && !graph.IsDataPending(err) {
-		return itemResult{observed: observed, state: failedState(err), err: fmt.Errorf("%s: readyWhen: %w", item, err)}
+		return itemResult{observed: observed, state: failedState(err), err: graph.OnItem(err, item)}
 	}
 	if !out.ready {
 		out.why = fmt.Sprintf("%s: %s", objectName(observed), out.why)
@@ -164,7 +164,7 @@ func (r *run) observeItem(res *graph.Resource, desired, existing *unstructured.U
 	}
 	ready, reason, err := res.IsReady(existing.Object)
 	if err != nil && !graph.IsDataPending(err) {
-		return itemResult{observed: existing, state: failedState(err), err: fmt.Errorf("resource %s: %s: readyWhen: %w", res.ID, objectName(existing), err)}
+		return itemResult{observed: existing, state: failedState(err), err: graph.OnItem(err, fmt.Sprintf("resource %s item %s", res.ID, objectName(existing)))}
 	}
 	out.ready = ready
 	if !ready && !out.drifted {

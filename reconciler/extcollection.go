@@ -82,7 +82,7 @@ func itemsReady(res *graph.Resource, items []*unstructured.Unstructured) (verdic
 	for _, it := range items {
 		ready, why, err := res.IsReady(it.Object)
 		if err != nil && !graph.IsDataPending(err) {
-			return failed(fmt.Errorf("resource %s: %s: readyWhen: %w", res.ID, objectName(it), err)), false
+			return failed(graph.OnItem(err, fmt.Sprintf("resource %s item %s", res.ID, objectName(it)))), false
 		}
 		if !ready {
 			if why == "" && err != nil {

@@ -2,7 +2,6 @@ package reconciler
 
 import (
 	"errors"
-	"fmt"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
@@ -95,7 +94,7 @@ func judge(res *graph.Resource, out result, observed *unstructured.Unstructured,
 	out.observed, out.value = observed, observed.Object
 	ready, reason, err := res.IsReady(observed.Object)
 	if err != nil && !graph.IsDataPending(err) {
-		out.verdict = failed(fmt.Errorf("resource %s: readyWhen: %w", res.ID, err))
+		out.verdict = failed(err) // it names the resource and its readyWhen
 		return out
 	}
 	if !ready {

@@ -105,3 +105,29 @@ func TestFailedState(t *testing.T) {
 		}
 	}
 }
+
+// A readyWhen that cannot be evaluated says so once: the evaluation error
+// names the resource and the field, so the verdict does not wrap it in
+// "resource a: readyWhen:" again; a collection's item names the item in
+// the resource's place.
+func TestReadyWhenErrorSaysItOnce(t *testing.T) {
+	src := strings.Replace(unitGraph, "  - id: b\n", "    readyWhen:\n    - ${a.data.v / 0 > 1}\n  - id: b\n", 1)
+	rgds, err := graph.Parse([]byte(src), "unit.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, err := graph.NewBuilder().Build(rgds[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	observed := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "ConfigMap",
+		"metadata": map[string]any{"name": "u-a", "namespace": "ns"}, "data": map[string]any{"v": int64(4)}}}
+	out := judge(g.Resources["a"], result{}, observed, ResourceStateSynced)
+	if out.verdict.err == nil {
+		t.Fatalf("verdict %+v, want an evaluation error", out.verdict)
+	}
+	msg := out.verdict.err.Error()
+	if strings.Count(msg, "resource a") != 1 || strings.Count(msg, "readyWhen") != 1 || !strings.HasPrefix(msg, "resource a field readyWhen[0]: ") {
+		t.Errorf("message repeats itself or lost its subject: %q", msg)
+	}
+}

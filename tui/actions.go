@@ -253,3 +253,36 @@ func conflicts(remap map[string][]string) map[string]string {
 	}
 	return out
 }
+
+// elsewhere names the other screen of the two a key may belong to, and
+// how to get there.
+var elsewhere = map[pane]struct {
+	other pane
+	where string
+}{
+	paneInstances: {paneInstance, "on an instance (enter opens one)"},
+	paneInstance:  {paneInstances, "on the instance list (esc goes back)"},
+}
+
+// whyNot is what the flash says when a key does nothing on the screen
+// here: that there is nothing for it to act on, that it works on the
+// other screen, or that it is no key here at all.
+func (m *Model) whyNot(key string, here pane) string {
+	label := keyLabel(key, m.keys().ascii)
+	for i := range actionTables[here] {
+		if a := &actionTables[here][i]; m.keys().matches(a.name, key) {
+			if a.name == "back" {
+				return label + ": nothing to go back from (q quits)"
+			}
+			return fmt.Sprintf("%s has nothing to act on here (%s)", label, a.help)
+		}
+	}
+	if e, ok := elsewhere[here]; ok {
+		for i := range actionTables[e.other] {
+			if a := &actionTables[e.other][i]; m.keys().matches(a.name, key) {
+				return fmt.Sprintf("%s works %s: %s", label, e.where, a.help)
+			}
+		}
+	}
+	return fmt.Sprintf("%s does nothing here: ? lists this screen's keys", label)
+}

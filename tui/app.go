@@ -120,12 +120,24 @@ func (m *Model) detail() *instanceScreen {
 func (m *Model) push(s screen) {
 	m.stack = append(m.stack, s)
 	s.Update(snapMsg{m.snap})
+	m.leftScreen(s)
 }
 
 // pop leaves the top screen; the instances list stays.
 func (m *Model) pop() {
 	if len(m.stack) > 1 {
+		s := m.stack[len(m.stack)-1]
 		m.stack = m.stack[:len(m.stack)-1]
+		m.leftScreen(s)
+	}
+}
+
+// leftScreen clears the flash when the screen below it changes: a flash
+// speaks of the screen it was given on ("sorted by name" is not about the
+// instance opened next). An overlay (help, dialog) keeps it.
+func (m *Model) leftScreen(s screen) {
+	if !s.overlay() {
+		m.flash.text = ""
 	}
 }
 
@@ -310,6 +322,10 @@ func (m *Model) update(msg tea.Msg) tea.Cmd {
 			m.pop() // any key closes the help
 			return nil
 		}
+		if p := m.top().pane(); p == paneInstances || p == paneInstance {
+			m.setFlash(m.whyNot(msg.String(), p), false) // never silently nothing
+			return nil
+		}
 		return m.top().Update(msg)
 	}
 	return m.top().Update(msg)
@@ -348,7 +364,7 @@ func relativeMouse(msg tea.Msg, top int) tea.Msg {
 // chrome is the status lines above the screens and the flash and footer
 // lines below them.
 func (m *Model) chrome() (above []string, below int) {
-	above = []string{statusLine(m.c, m.snap, m.w)}
+	above = []string{statusLine(m.c, m.snap, m.w, m.list().scope())}
 	if a := watchAlarm(m.c, m.snap, m.w); a != "" {
 		above = append(above, a)
 	}
@@ -506,12 +522,10 @@ func globalActions() []action {
 			do: func(m *Model) tea.Cmd { m.push(newHelpScreen(m)); return nil }},
 		{name: "quit", keys: []string{"q"}, help: "quit", short: "quit", do: (*Model).quit},
 		{name: "forceQuit", keys: []string{"ctrl+c"}, help: "quit from anywhere", do: (*Model).quit},
-		// The debug overlay: memory and queue figures under the status
-		// line. A diagnostic aid, documented in docs/keys.md and kept out of
-		// the ? help (no help text) so the help's rules still fit 80×24.
-		{name: "debug", keys: []string{"ctrl+g"},
+		// The debug overlay: memory and queue figures under the status line.
+		{name: "debug", keys: []string{"ctrl+g"}, help: "debug line: memory, queue, reconciles in flight (again: hide)",
 			do: func(m *Model) tea.Cmd { m.debug = !m.debug; return nil }},
-		{name: "command", keys: []string{":"}, help: "command: :kind NAME, :ns NAME, :graph NAME, :q (tab completes, up/down: history)", do: (*Model).openCommand},
+		{name: "command", keys: []string{":"}, help: "command: :kind NAME, :ns NAME, :graph NAME, :graphs, :q (tab completes, up/down: history)", do: (*Model).openCommand},
 		graphsAction(),
 	}
 }

@@ -28,9 +28,11 @@ type commandLine struct {
 func newCommandLine() commandLine {
 	in := textinput.New()
 	in.Prompt = ":"
-	in.Placeholder = "kind NAME, ns NAME, graph NAME, q (tab completes)"
+	in.Placeholder = commandPlaceholder
 	return commandLine{input: in}
 }
+
+const commandPlaceholder = "kind NAME, ns NAME, graph NAME, q (tab completes)"
 
 // commandWords are the commands themselves, for completion.
 var commandWords = []string{"kind", "ns", "graph", "rgd", "q", "quit"}
@@ -61,9 +63,10 @@ func (m *Model) runCommand() tea.Cmd {
 	return m.execute(line)
 }
 
-// execute does one command: the list's filter takes the kind, namespace or
-// graph (replacing the same key's term, keeping the rest), and the list
-// comes to the front.
+// execute does one command. `:kind` and `:graph` switch the list to that
+// kind or graph (replacing the filter, keeping its namespace), `:ns` to
+// that namespace (keeping the rest), as k9s switches views; the list comes
+// to the front.
 func (m *Model) execute(line string) tea.Cmd {
 	f := strings.Fields(line)
 	word, arg := strings.ToLower(f[0]), strings.Join(f[1:], " ")
@@ -76,40 +79,49 @@ func (m *Model) execute(line string) tea.Cmd {
 			m.openGraph(arg)
 		}
 		return nil
-	case "kind", "ns", "namespace", "graph":
-		if word == "namespace" {
-			word = "ns"
-		}
-		if word == "ns" && (arg == "all" || arg == "-A") {
+	case "ns", "namespace":
+		if arg == "all" || arg == "-A" {
 			arg = ""
 		}
-		if word != "ns" && arg == "" {
+		m.switchView("ns", arg)
+		return nil
+	case "kind", "graph":
+		if arg == "" {
 			m.setFlash(fmt.Sprintf(":%s needs a name (tab completes)", word), true)
 			return nil
 		}
-		m.filterBy(word, arg)
+		name := m.kindNamed(arg)
+		if word == "graph" {
+			name = m.graphNamed(arg)
+		}
+		if name == "" {
+			m.setFlash(fmt.Sprintf("no %s %q is served (tab lists them)", word, arg), true)
+			return nil
+		}
+		m.switchView(word, name)
 		return nil
 	}
 	// `:webapp`, `:WebApps`, `:webapps.kro.run`: a kind by any of its names.
 	if k := m.kindNamed(word); k != "" && arg == "" {
-		m.filterBy("kind", k)
+		m.switchView("kind", k)
 		return nil
 	}
 	m.setFlash(fmt.Sprintf("unknown command %q: try :kind NAME, :ns NAME, :graph NAME or :q", line), true)
 	return nil
 }
 
-// filterBy sets key:value in the list's filter (value "" removes the term)
-// and shows the list.
-func (m *Model) filterBy(key, value string) {
+// switchView shows the list of one kind, graph or namespace (value ""
+// for every namespace): a kind or graph replaces the filter but for its
+// namespace; a namespace replaces only the namespace.
+func (m *Model) switchView(key, value string) {
 	l := m.list()
 	var terms []string
 	for _, t := range strings.Fields(l.query) {
 		k, _, ok := strings.Cut(t, ":")
-		if ok && (k == key || (key == "ns" && k == "namespace")) {
-			continue
+		isNS := ok && (k == "ns" || k == "namespace")
+		if (key == "ns" && !isNS) || (key != "ns" && isNS) {
+			terms = append(terms, t)
 		}
-		terms = append(terms, t)
 	}
 	if value != "" {
 		terms = append(terms, key+":"+strings.ToLower(value))
@@ -120,12 +132,34 @@ func (m *Model) filterBy(key, value string) {
 	for len(m.stack) > 1 {
 		m.pop()
 	}
-	switch {
-	case value == "":
-		m.setFlash("all namespaces", false)
-	default:
-		m.setFlash(fmt.Sprintf("%s %s: %d instance(s)", key, value, len(l.rows)), false)
+	m.setFlash(viewFlash(key, value, len(l.rows), m.namespaces()), len(l.rows) == 0 && key == "ns" && value != "")
+}
+
+// viewFlash says what a switch shows, and when a namespace has no
+// instances, that it has none (and which do).
+func viewFlash(key, value string, n int, namespaces []string) string {
+	what := key + " " + value
+	if key == "ns" && value == "" {
+		what = "all namespaces"
 	}
+	if key == "ns" && value != "" && n == 0 && !slices.Contains(namespaces, value) {
+		return fmt.Sprintf("namespace %s: no instances there (namespaces with instances: %s)", value, strings.Join(namespaces, ", "))
+	}
+	return fmt.Sprintf("%s: %d instance(s)", what, n)
+}
+
+// namespaces are those that have instances, sorted.
+func (m *Model) namespaces() []string {
+	set := map[string]bool{}
+	for _, in := range m.snap.Instances {
+		set[in.Key.Namespace] = true
+	}
+	out := make([]string, 0, len(set))
+	for ns := range set {
+		out = append(out, ns)
+	}
+	sort.Strings(out)
+	return out
 }
 
 // kindNamed finds the kind a word names: the kind, its plural resource or
@@ -139,6 +173,33 @@ func (m *Model) kindNamed(w string) string {
 		}
 	}
 	return ""
+}
+
+// graphNamed finds the graph a word names: its full name, or a prefix of
+// it or its kind when only one graph matches ("webapp" is
+// webapp.kro.run); "" when none or several.
+func (m *Model) graphNamed(w string) string {
+	var found []string
+	for _, g := range m.snap.Graphs {
+		if graphNames(strings.ToLower(w), g.Name, g.Kind) {
+			if strings.EqualFold(g.Name, w) {
+				return strings.ToLower(g.Name)
+			}
+			found = append(found, strings.ToLower(g.Name))
+		}
+	}
+	if len(found) == 1 {
+		return found[0]
+	}
+	return ""
+}
+
+// graphNames reports whether the word w (lower case) names the graph
+// called name whose instances are kind: the name, a prefix of it, or the
+// kind.
+func graphNames(w, name, kind string) bool {
+	name = strings.ToLower(name)
+	return w != "" && (strings.HasPrefix(name, w) || w == strings.ToLower(kind))
 }
 
 // candidates are what the word being typed can complete to.
@@ -244,8 +305,12 @@ func (m *Model) prepareCommand() {
 		return
 	}
 	hint := ""
+	c.input.Placeholder = commandPlaceholder
 	if c.hint != "" {
-		hint = fit(c.hint, max(m.w/2, 1), m.c.th.G.Ellipsis)
+		// The candidates take the hint's place: the placeholder would run
+		// under them.
+		c.input.Placeholder = ""
+		hint = clip(c.hint, max(m.w-4-len(c.input.Value()), 1), m.c.th.G.Ellipsis)
 	}
 	// The input pads to its width: leave the hint its room.
 	c.input.SetWidth(max(m.w-2-len(c.input.Prompt)-ansiWidth(hint)-2, len(c.input.Value())+1))
@@ -271,7 +336,8 @@ func commandActions() []action {
 	}
 }
 
-// graphMatch applies the filter's graph: terms (see parseQuery).
+// graphMatch applies the filter's graph: terms (see parseQuery): a graph's
+// name, a prefix of it or its instances' kind.
 func graphMatch(graphs []string, in *state.Instance) bool {
-	return len(graphs) == 0 || slices.Contains(graphs, strings.ToLower(in.Graph))
+	return len(graphs) == 0 || slices.ContainsFunc(graphs, func(g string) bool { return graphNames(g, in.Graph, in.Kind) })
 }

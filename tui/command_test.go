@@ -23,7 +23,9 @@ func rowNames(m *Model) []string {
 }
 
 // ": does nothing; there is no way to jump to a kind or namespace": the
-// commands filter the list, from any screen, and keep each other's terms.
+// commands switch the list, from any screen, as k9s switches views: a
+// kind or graph replaces what the list shows (keeping its namespace), a
+// namespace replaces only the namespace.
 func TestNewUserCommandModeJumps(t *testing.T) {
 	m, _ := newTestModel(t, fixture(), Options{}, 160, 48)
 	press(m, "enter") // from an instance screen
@@ -49,13 +51,89 @@ func TestNewUserCommandModeJumps(t *testing.T) {
 	}
 	typeText(m, ":graph database")
 	press(m, "enter")
-	if q := m.list().query; q != "kind:webapp graph:database" || len(m.list().rows) != 0 {
-		t.Fatalf(":graph query %q rows %v", q, rowNames(m))
+	if q := m.list().query; q != "graph:database" || len(m.list().rows) != 2 {
+		t.Fatalf(":graph after :kind: query %q rows %v, want the graph's instances alone", q, rowNames(m))
 	}
 	typeText(m, ":nonsense")
 	press(m, "enter")
 	if out := plain(m.View().Content); !strings.Contains(out, `unknown command "nonsense"`) {
 		t.Fatalf("no error for an unknown command:\n%s", out)
+	}
+}
+
+// k9s habits: `:ns all` shows every namespace again, `:ns nosuch` says
+// there are none and the header names the namespace shown, and a graph is
+// named by a prefix of its name or its kind (`graph:webapp` is
+// webapp.kro.run).
+func TestCommandsSwitchTheViewAndTheHeader(t *testing.T) {
+	snap := fixture()
+	for i := range snap.Graphs {
+		snap.Graphs[i].Name += ".kro.run"
+	}
+	for _, in := range snap.Instances {
+		in.Graph += ".kro.run"
+	}
+	m, _ := newTestModel(t, snap, Options{}, 80, 24)
+	typeText(m, ":graph webapp")
+	press(m, "enter")
+	if got := len(m.list().rows); got != 4 {
+		t.Fatalf(":graph webapp shows %d rows (query %q), want webapp.kro.run's 4", got, m.list().query)
+	}
+	out := plain(m.View().Content)
+	if head := strings.SplitN(out, "\n", 2)[0]; !strings.Contains(head, "graph webapp.kro.run") {
+		t.Fatalf("header does not name the graph shown: %q", head)
+	}
+	if !strings.Contains(out, "[graph:webapp.kro.run]") {
+		t.Fatalf("the filter's term is not a chip on the summary line:\n%s", out)
+	}
+	typeText(m, ":ns nosuch")
+	press(m, "enter")
+	out = plain(m.View().Content)
+	if head := strings.SplitN(out, "\n", 2)[0]; strings.Contains(head, "all ns") || !strings.Contains(head, "ns nosuch") {
+		t.Fatalf("header after :ns nosuch = %q", head)
+	}
+	if !strings.Contains(out, "namespace nosuch: no instances there") {
+		t.Fatalf(":ns nosuch does not say there are none:\n%s", out)
+	}
+	typeText(m, ":ns all")
+	press(m, "enter")
+	if got := len(m.list().rows); got != 4 {
+		t.Fatalf(":ns all shows %d rows, want the graph's 4 in every namespace", got)
+	}
+	typeText(m, ":kind database")
+	press(m, "enter")
+	if got := len(m.list().rows); got != 2 {
+		t.Fatalf(":kind after :graph shows %d rows (query %q), want Database's 2", got, m.list().query)
+	}
+	press(m, "/")
+	typeText(m, "graph:web")
+	press(m, "enter")
+	if got := len(m.list().rows); got != 0 {
+		t.Fatalf("graph:web with kind:database = %d rows", got)
+	}
+	press(m, "esc")
+	press(m, "/")
+	typeText(m, "graph:webapp")
+	press(m, "enter")
+	if got := len(m.list().rows); got != 4 {
+		t.Fatalf("graph:webapp = %d rows, want webapp.kro.run's 4", got)
+	}
+}
+
+// Tab on an empty prompt lists the commands in the hint's place, not
+// over it.
+func TestCommandTabOnEmptyPrompt(t *testing.T) {
+	m, _ := newTestModel(t, fixture(), Options{}, 80, 24)
+	press(m, ":", "tab")
+	lines := strings.Split(plain(m.View().Content), "\n")
+	line := ""
+	for _, l := range lines {
+		if strings.HasPrefix(l, ":") {
+			line = l
+		}
+	}
+	if !strings.Contains(line, "graph kind") || strings.Contains(line, "NAME") {
+		t.Fatalf("prompt line after tab = %q, want the candidates alone", line)
 	}
 }
 

@@ -269,11 +269,29 @@ func timeline(th *theme.Theme, in *state.Instance, w int, now time.Time) []strin
 	if slow != "" && len(in.Resources) > 1 {
 		note := "slowest: " + slow + " (" + dur(slowD) + ")"
 		if open {
-			note += ", still rolling out"
+			note += ", " + rolloutState(in)
 		}
 		out = append(out, th.Warn.Render(note))
 	}
 	return out
+}
+
+// rolloutState says why a rollout with resources not ready is open: still
+// rolling out only while the instance progresses; a FAILED or ERROR one
+// is stopped or retrying, not rolling out.
+func rolloutState(in *state.Instance) string {
+	switch in.Phase().Class() {
+	case state.ClassFailed:
+		if in.Phase() == state.PhaseError {
+			return "held by an error (retrying; e shows it)"
+		}
+		return "stopped: the instance FAILED (e shows why)"
+	case state.ClassDeleting:
+		return "being deleted"
+	case state.ClassSuspended:
+		return "suspended"
+	}
+	return "still rolling out"
 }
 
 // logsView renders the last log lines that fit, oldest first. With match
@@ -439,10 +457,20 @@ func (d *detailPane) clickTab(x int) {
 }
 
 func (d *detailPane) tabLabel(t detailTab) string {
-	if t == tabYAML {
+	if t == tabYAML && d.w >= d.tabsWidth() {
 		return t.String() + " (" + d.ymode.String() + ")"
 	}
 	return t.String()
+}
+
+// tabsWidth is the tab bar's width with the YAML mode in its label: a
+// narrower pane drops the mode rather than cut the last tab.
+func (d *detailPane) tabsWidth() int {
+	n := ansi.StringWidth(" (" + d.ymode.String() + ")")
+	for t := detailTab(0); t < numTabs; t++ {
+		n += ansi.StringWidth(t.String()) + ansi.StringWidth(" "+d.c.th.G.Sep+" ")
+	}
+	return n - ansi.StringWidth(" "+d.c.th.G.Sep+" ")
 }
 
 // prepare sets the viewport's text when what it shows changed, and draws.
@@ -460,7 +488,13 @@ func (d *detailPane) prepare(in *state.Instance, nodeID string, logs []state.Log
 	}
 	if k != d.content || d.lines == nil {
 		off := d.vp.YOffset()
-		d.vp.SetContentLines(d.text(in, nodeID, logs))
+		// Cut here, with an ellipsis: the viewport cuts without one.
+		full := d.text(in, nodeID, logs)
+		text := make([]string, len(full))
+		for i, l := range full {
+			text[i] = clip(l, d.w, d.c.th.G.Ellipsis)
+		}
+		d.vp.SetContentLines(text)
 		if d.lines != nil && k.sameView(d.content) {
 			d.vp.SetYOffset(off)
 		} else {

@@ -54,18 +54,19 @@ func (d *dialogScreen) prepare() {
 		}
 		return "?"
 	}
-	b.WriteString("\n" + th.Dim.Render(first("left")+"/"+first("right")+" choose, "+first("confirm")+" confirms, "+first("back")+" cancels"))
+	// The footer's words: left and right choose, enter does it.
+	b.WriteString("\n" + th.Dim.Render(first("left")+"/"+first("right")+" choose, "+first("confirm")+" does it, "+first("back")+" cancels"))
 	d.box = th.Dialog.Render(b.String())
 }
 
 func dialogActions() []action {
 	dlg := func(m *Model) *dialogScreen { return m.top().(*dialogScreen) }
 	return []action{
-		{name: "left", keys: []string{"left", "h", "shift+tab"}, help: "choose Cancel", short: "cancel",
+		{name: "left", keys: []string{"left", "h", "shift+tab"}, help: "choose Cancel", short: "choose Cancel",
 			do: func(m *Model) tea.Cmd { dlg(m).choice = 0; return nil }},
-		{name: "right", keys: []string{"right", "l", "tab"}, help: "choose the action", short: "choose",
+		{name: "right", keys: []string{"right", "l", "tab"}, help: "choose the action", short: "choose the action",
 			do: func(m *Model) tea.Cmd { dlg(m).choice = 1; return nil }},
-		{name: "confirm", keys: []string{"enter"}, help: "do what is chosen", short: "confirm",
+		{name: "confirm", keys: []string{"enter"}, help: "do what is chosen", short: "do it",
 			do: func(m *Model) tea.Cmd {
 				d := dlg(m)
 				m.pop()

@@ -38,7 +38,7 @@ func TestNewUserClearedErrorIsKeptAndELandsOnIt(t *testing.T) {
 	res.Err = "applying Deployment team-a/blog: Internal error occurred: etcdserver: request timed out (500)"
 	blog.Resources[2].LastError = &res
 
-	tm, _ := flowOver(t, snap, Options{}, 160, 40)
+	tm, _ := flowOver(t, snap, Options{}, 200, 40)
 	send(tm, "e")
 	var out string
 	eventually(t, "the instance screen", func() bool { out = tmFrame(t, tm); return strings.Contains(out, "GRAPH") })
@@ -62,7 +62,7 @@ func TestNewUserErrorShowsAttemptsAndNextRetry(t *testing.T) {
 		Backoff: 1600 * time.Millisecond, NextRetry: at(0.6)}
 	api.LastError = &state.ErrorMemory{Err: api.Message, Since: at(-30), At: at(-1), Attempts: 4, Resource: "deployment"}
 
-	tm, _ := flowOver(t, snap, Options{}, 160, 40)
+	tm, _ := flowOver(t, snap, Options{}, 200, 40)
 	send(tm, "e")
 	var out string
 	eventually(t, "the instance screen", func() bool { out = tmFrame(t, tm); return strings.Contains(out, "GRAPH") })

@@ -246,15 +246,43 @@ func (g *graphPane) reasons(in *state.Instance, end, w int) (map[string]string, 
 			out[r.ID] = why
 		}
 	}
-	if w-leftW-2 < reasonWant && !g.layered { // the layered view is for its ← notes
+	want := reasonWant
+	for _, why := range out {
+		want = max(want, ansi.StringWidth(why))
+	}
+	if w-leftW-2 < want && !g.layered { // the layered view is for its ← notes
 		// Cut the long "needs:" notes (with an ellipsis; the inspector and
 		// the layered view name every dependency) before the reasons.
-		leftW = max(bareW, w-2-reasonWant)
+		leftW = max(bareW, w-2-want)
 	}
 	if len(out) == 0 || w-leftW-2 < reasonMin {
 		return nil, 0
 	}
 	return out, leftW
+}
+
+// natural is the width the graph's rows want whole: names, notes, the
+// longest reason and the state column.
+func (g *graphPane) natural(in *state.Instance) int {
+	t := &g.tree
+	_, stW := g.stateWords(in)
+	want := 0
+	for i, id := range t.order {
+		r := in.Resource(id)
+		if r == nil {
+			continue
+		}
+		lw := 2 + ansi.StringWidth(t.prefix[i]) + 2 + len(r.ID) + 2 + len(r.Kind) + 1 + max(ansi.StringWidth(r.Name), len("(not rendered)")) + 12
+		if t.needs[i] != "" {
+			lw += 2 + len(t.needs[i])
+		}
+		why := reason(r)
+		if r.Phase().Class() == state.ClassFailed && r.Err != "" {
+			why, _, _ = strings.Cut(r.Err, "\n")
+		}
+		want = max(want, lw+2+ansi.StringWidth(why))
+	}
+	return want + stW
 }
 
 // needsNote is "  needs: a, b" after a row's name; beside a reason it gets
@@ -313,7 +341,7 @@ func (g *graphPane) stateWords(in *state.Instance) (words map[string]string, wid
 		words[r.ID] = w
 		width = max(width, len(w))
 	}
-	return words, width + 1
+	return words, width + 2 // a space either side
 }
 
 // prepare draws the tree into w×h, keeping the cursor visible.
@@ -376,7 +404,9 @@ func (g *graphPane) draw(in *state.Instance, rows int) []string {
 		if maxIndent := max(w/3, 9); ansi.StringWidth(prefix) > maxIndent {
 			prefix = th.G.Ellipsis + ansi.TruncateLeft(prefix, ansi.StringWidth(prefix)-maxIndent+ansi.StringWidth(th.G.Ellipsis), "")
 		}
-		word := fit(" "+words[r.ID], stW, "")
+		// Right-aligned: the column's right edge is the pane's, whatever
+		// states this instance has.
+		word := " " + fitLeft(words[r.ID], stW-2) + " "
 		if sel {
 			left := prefix + th.Glyph(r.State, g.c.frame) + " " + r.ID + "  " + r.Kind + " " + obj
 			why := reasons[r.ID]

@@ -83,7 +83,7 @@ func (m *Model) listGraph(name string) tea.Cmd {
 // help's rules off 100x30 until the help is laid out to fit (docs/keys.md
 // documents it, and the graphs screens' footers show their keys).
 func graphsAction() action {
-	return action{name: "graphs", keys: []string{"D"}, do: (*Model).showGraphs}
+	return action{name: "graphs", keys: []string{"D"}, help: "the graphs screen: every ResourceGraphDefinition, its state and instances (also :graphs, :rgd)", do: (*Model).showGraphs}
 }
 
 // graphsActions is the table of the graphs screen, in footer order.

@@ -1,6 +1,7 @@
 package tui
 
 import (
+	"strconv"
 	"strings"
 
 	tea "charm.land/bubbletea/v2"
@@ -9,12 +10,16 @@ import (
 
 // helpScreen lists every key of the screen it was opened over, generated
 // from the same action tables as dispatch and the footer, and the
-// navigation rules.
+// navigation rules. It fits the terminal: descriptions wrap (never cut),
+// wide terminals get columns, and what does not fit scrolls.
 type helpScreen struct {
-	c     *common
-	hints []hint
-	w, h  int
-	box   string
+	c      *common
+	hints  []hint
+	w, h   int
+	all    []string // every line of the help, laid out for the width
+	offset int      // the first line shown
+	rows   int      // how many lines the box shows
+	box    string
 }
 
 // navigationRules are the promises the keys keep; tests hold them.
@@ -25,6 +30,9 @@ var navigationRules = []string{
 	"filtering or sorting puts the cursor on the first match",
 	"the same sort key again reverses the order (the arrow in the header says which)",
 }
+
+// filterHelp names every term the filter takes.
+const filterHelp = "filter: text  state:error  kind:WebApp  ns:team-a  graph:webapp"
 
 func newHelpScreen(m *Model) *helpScreen {
 	panes := m.activePanes()
@@ -37,84 +45,172 @@ func (s *helpScreen) pane() pane             { return paneHelp }
 func (s *helpScreen) overlay() bool          { return true }
 func (s *helpScreen) View() string           { return s.box }
 
-// prepare lays the keys out in as many columns as fit.
+// helpFrameW and helpFrameH are the box's border and padding.
+const helpFrameW, helpFrameH = 4, 2
+
+// scroll moves the help by n lines, within its length.
+func (s *helpScreen) scroll(n int) {
+	s.offset = clamp(s.offset+n, 0, max(len(s.all)-s.rows, 0))
+}
+
+// prepare lays the help out for the terminal and draws the visible part.
 func (s *helpScreen) prepare() {
 	th := s.c.th
-	// As many columns as the height needs (the box's frame, title and notes
-	// take 9 lines); each column as wide as its own keys, the descriptions
-	// sharing what is left.
-	maxW := max(s.w-8, 20)
-	var denied, deniedKeys []string
+	iw := max(s.w-helpFrameW, 16)
+	s.all = s.layout(iw)
+	s.rows = max(s.h-helpFrameH, 3)
+	lines := s.all
+	if len(lines) > s.rows {
+		s.rows-- // the scroll line
+		s.scroll(0)
+		end := min(s.offset+s.rows, len(lines))
+		more := th.Dim.Render(clip("j/k, pgup/pgdown scroll ("+strconv.Itoa(end)+"/"+strconv.Itoa(len(lines))+"); other keys close", iw, th.G.Ellipsis))
+		lines = append(append([]string(nil), lines[s.offset:end]...), more)
+	}
+	s.box = th.Dialog.Render(strings.Join(lines, "\n"))
+}
+
+// layout is every line of the help at inner width iw: the keys in as many
+// columns as fit with readable descriptions, then the notes.
+func (s *helpScreen) layout(iw int) []string {
+	th := s.c.th
+	out := []string{th.Title.Render("Keys"), ""}
+	// What this user may not do comes first: it explains the greyed keys.
+	var denied []string
 	for _, x := range s.hints {
 		if x.denied != "" {
-			denied = append(denied, clip("  "+x.key+": "+x.denied, maxW, th.G.Ellipsis))
-			deniedKeys = append(deniedKeys, x.key)
+			denied = append(denied, x.key+": "+x.denied)
 		}
-	}
-	extra := 0 // the lines of the not-allowed section
-	if len(denied) > 0 {
-		extra = len(denied) + 2
-	}
-	availRows := max(s.h-9-extra, 4)
-	cols := clamp((len(s.hints)+availRows-1)/availRows, 1, 3)
-	rows := (len(s.hints) + cols - 1) / cols
-	share := (s.w - 8 - 3*(cols-1)) / cols
-	kw, dw := make([]int, cols), make([]int, cols)
-	for i, x := range s.hints {
-		c := i / rows
-		kw[c], dw[c] = max(kw[c], ansi.StringWidth(x.key)), max(dw[c], ansi.StringWidth(x.desc))
-	}
-	for c := range cols {
-		dw[c] = clamp(share-kw[c]-1, 8, dw[c])
-	}
-	var b strings.Builder
-	b.WriteString(th.Title.Render("Keys") + "\n\n")
-	for r := range rows {
-		var line strings.Builder
-		for c := range cols {
-			i := c*rows + r
-			if i >= len(s.hints) {
-				break
-			}
-			if s.hints[i].denied != "" { // greyed: this user may not
-				line.WriteString(th.Dim.Render(fit(s.hints[i].key, kw[c], th.G.Ellipsis) + " " + fit(s.hints[i].desc, dw[c], th.G.Ellipsis)))
-			} else {
-				line.WriteString(th.Key.Render(fit(s.hints[i].key, kw[c], th.G.Ellipsis)) + " " + th.KeyDesc.Render(fit(s.hints[i].desc, dw[c], th.G.Ellipsis)))
-			}
-			if c < cols-1 {
-				line.WriteString("   ")
-			}
-		}
-		b.WriteString(strings.TrimRight(line.String(), " ") + "\n")
-	}
-	if len(denied) > 0 && rows+extra > s.h-9 {
-		// No room for a line per key: name them; pressing one says why.
-		denied = []string{clip("  "+strings.Join(deniedKeys, ", ")+" (pressing one says why)", maxW, th.G.Ellipsis)}
-		extra = 3
 	}
 	if len(denied) > 0 {
-		b.WriteString("\n" + th.Bold.Render("Not allowed") + "\n")
-		for _, l := range denied {
-			b.WriteString(th.Dim.Render(l) + "\n")
+		out = append(out, th.Bold.Render("Not allowed")+th.Dim.Render(" (pressing one says why)"))
+		for _, d := range denied {
+			out = append(out, indentWrap(d, iw, "  ", th.Dim.Render)...)
 		}
+		out = append(out, "")
 	}
-	if s.h-rows-extra >= 9+len(navigationRules)+2 {
-		b.WriteString("\n" + th.Bold.Render("Navigation") + "\n")
-		for _, r := range navigationRules {
-			b.WriteString(th.Dim.Render(clip("  "+r, maxW, th.G.Ellipsis)) + "\n")
+	out = append(out, s.keyLines(iw)...)
+	out = append(out, "", th.Bold.Render("Navigation"))
+	for _, r := range navigationRules {
+		out = append(out, indentWrap(r, iw, "  ", th.Dim.Render)...)
+	}
+	out = append(out, "")
+	for _, n := range []string{filterHelp, "remap keys in $XDG_CONFIG_HOME/kroscope/config.yaml (kroscope config check)", "any other key closes (j/k and the page keys scroll)"} {
+		out = append(out, indentWrap(n, iw, "", th.Dim.Render)...)
+	}
+	return out
+}
+
+// helpColumnMin is the narrowest column of keys and descriptions worth
+// having: a description narrower wraps into a word a line.
+const helpColumnMin = 60
+
+// keyLines are the key entries in columns, each description wrapped to
+// its column.
+func (s *helpScreen) keyLines(iw int) []string {
+	th := s.c.th
+	cols := clamp((iw+3)/(helpColumnMin+3), 1, 3)
+	colW := (iw - 3*(cols-1)) / cols
+	kw := 0
+	for _, x := range s.hints {
+		kw = max(kw, ansi.StringWidth(x.key))
+	}
+	kw = min(kw, colW/3)
+	dw := max(colW-kw-1, 8)
+	// Each entry's lines, then split into columns of about equal height.
+	var entries [][]string
+	total := 0
+	for _, x := range s.hints {
+		keyStyle, descStyle := th.Key.Render, th.KeyDesc.Render
+		if x.denied != "" { // greyed: this user may not
+			keyStyle, descStyle = th.Dim.Render, th.Dim.Render
 		}
+		keys := wrap(x.key, kw)
+		desc := wrap(x.desc, dw)
+		var e []string
+		for i := range max(len(keys), len(desc)) {
+			k, d := "", ""
+			if i < len(keys) {
+				k = keys[i]
+			}
+			if i < len(desc) {
+				d = desc[i]
+			}
+			e = append(e, keyStyle(fit(k, kw, ""))+" "+descStyle(fit(d, dw, "")))
+		}
+		entries = append(entries, e)
+		total += len(e)
 	}
-	b.WriteString("\n" + th.Dim.Render("filter: text  state:error  kind:WebApp  ns:team-a") +
-		"\n" + th.Dim.Render(clip("remap keys in $XDG_CONFIG_HOME/kroscope/config.yaml (kroscope config check)", maxW, th.G.Ellipsis)) +
-		"\n" + th.Dim.Render("any key closes"))
-	s.box = th.Dialog.Render(b.String())
+	return intoColumns(entries, total, cols, colW)
+}
+
+// intoColumns lays entries (each a few lines) into cols columns of about
+// equal height, colW wide, never splitting an entry.
+func intoColumns(entries [][]string, total, cols, colW int) []string {
+	per := (total + cols - 1) / cols
+	var columns [][]string
+	var cur []string
+	for _, e := range entries {
+		if len(cur) > 0 && len(cur)+len(e) > per && len(columns) < cols-1 {
+			columns = append(columns, cur)
+			cur = nil
+		}
+		cur = append(cur, e...)
+	}
+	columns = append(columns, cur)
+	height := 0
+	for _, c := range columns {
+		height = max(height, len(c))
+	}
+	blank := strings.Repeat(" ", colW)
+	out := make([]string, height)
+	for r := range height {
+		parts := make([]string, len(columns))
+		for c, col := range columns {
+			parts[c] = blank
+			if r < len(col) {
+				parts[c] = col[r]
+			}
+		}
+		out[r] = strings.TrimRight(strings.Join(parts, "   "), " ")
+	}
+	return out
+}
+
+// indentWrap wraps s to w cells with indent before each line, styled.
+func indentWrap(s string, w int, indent string, style func(...string) string) []string {
+	var out []string
+	for _, l := range wrap(s, max(w-len(indent), 8)) {
+		out = append(out, style(indent+l))
+	}
+	return out
 }
 
 func helpActions() []action {
 	closeHelp := func(m *Model) tea.Cmd { m.pop(); return nil }
+	scroll := func(n int) func(m *Model) tea.Cmd {
+		return func(m *Model) tea.Cmd {
+			if h, ok := m.top().(*helpScreen); ok {
+				h.scroll(n)
+			}
+			return nil
+		}
+	}
+	page := func(sign int) func(m *Model) tea.Cmd {
+		return func(m *Model) tea.Cmd {
+			if h, ok := m.top().(*helpScreen); ok {
+				h.scroll(sign * max(h.rows-1, 1))
+			}
+			return nil
+		}
+	}
 	return []action{
 		{name: "help", keys: []string{"?"}, help: "close the help", short: "close", do: closeHelp},
 		{name: "back", keys: []string{"esc"}, help: "close the help", short: "close", do: closeHelp},
+		{name: "down", keys: []string{"down", "j"}, help: "scroll the help", short: "scroll", do: scroll(1)},
+		{name: "up", keys: []string{"up", "k"}, help: "scroll the help back", do: scroll(-1)},
+		{name: "pageDown", keys: []string{"pgdown", "ctrl+f"}, help: "page the help", do: page(1)},
+		{name: "pageUp", keys: []string{"pgup", "ctrl+u"}, help: "page the help back", do: page(-1)},
 		{name: "forceQuit", keys: []string{"ctrl+c"}, help: "quit from anywhere", do: (*Model).quit},
 	}
 }

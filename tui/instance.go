@@ -92,9 +92,18 @@ func (s *instanceScreen) prepare() {
 		return
 	}
 	s.graph.layout(in)
-	s.side = s.w >= 100
+	s.side = s.w >= sideBySide
 	if s.side {
-		s.graphW = max(s.w*2/5, 36)
+		// The graph takes two fifths, or what its rows need up to what
+		// leaves the detail 100 columns when the detail wraps its text
+		// (Inspect, Instance): no reason cut beside an empty detail. The
+		// other tabs' lines (logs, YAML) are cut at the pane's edge and
+		// keep their three fifths.
+		most := s.w * 2 / 5
+		if t := s.detail.tab; t == tabInspect || t == tabInstance {
+			most = max(most, s.w-detailWant)
+		}
+		s.graphW = clamp(s.graph.natural(in), s.w*2/5, most)
 		s.graphH = bodyH
 		s.graph.SetSize(s.graphW, bodyH)
 		s.detail.SetSize(s.w-s.graphW-1, bodyH)
@@ -120,6 +129,13 @@ func (s *instanceScreen) prepare() {
 	}
 	s.lines = lines
 }
+
+// sideBySide is the narrowest screen with the graph beside the detail:
+// narrower, each would get under 60 columns and cut its lines.
+const sideBySide = 120
+
+// detailWant is the detail's width once the screen is wide enough.
+const detailWant = 100
 
 // crumb is the header: kind, name, state, progress.
 func (s *instanceScreen) crumb(in *state.Instance) string {
@@ -206,6 +222,7 @@ func instanceActions() []action {
 		{name: "prevView", keys: []string{"[", "shift+tab"}, help: "previous detail view", do: step(-1)},
 		{name: "logs", keys: []string{"L"}, help: "the instance's log lines", do: tab(tabLogs)},
 		{name: "reveal", keys: []string{"x"}, help: "reveal a Secret's data (asks)", do: (*Model).askReveal},
-		{name: "instance", keys: []string{"i"}, help: "the instance: spec, status, conditions, Events, children (y: its YAML)", short: "instance", do: tab(tabInstance)},
+		{name: "instance", keys: []string{"i", "d"}, help: "describe the instance: spec, status, conditions, Events, children (y: its YAML)", short: "instance", do: tab(tabInstance)},
+		{name: "instanceLogs", keys: []string{"l"}, help: "the instance's log lines (as L)", do: tab(tabLogs)},
 	}
 }

@@ -89,6 +89,22 @@ func (q query) match(in *state.Instance) bool {
 	return true
 }
 
+// viewScope is what the list shows, for the header: the namespace and
+// the kind or graph its filter names ("" for all).
+type viewScope struct{ ns, what string }
+
+func (p *instancesScreen) scope() viewScope {
+	q := parseQuery(p.query)
+	v := viewScope{ns: strings.Join(q.nss, ",")}
+	switch {
+	case len(q.graphs) > 0:
+		v.what = "graph " + strings.Join(q.graphs, ",")
+	case len(q.kinds) > 0:
+		v.what = "kind " + strings.Join(q.kinds, ",")
+	}
+	return v
+}
+
 // classAlias lets state: take the words people type for a class.
 var classAlias = map[string]string{"synced": "ok", "ready": "ok", "progress": "progressing", "error": "failed", "wait": "waiting"}
 
@@ -148,7 +164,7 @@ type listKey struct {
 func newInstancesScreen(c *common) *instancesScreen {
 	f := textinput.New()
 	f.Prompt = "/"
-	f.Placeholder = "text, state:error, kind:WebApp, ns:team-a"
+	f.Placeholder = "text, state:error, kind:WebApp, ns:team-a, graph:webapp"
 	return &instancesScreen{c: c, filter: f, rowCache: map[state.InstanceKey]rowEntry{}, snap: &state.Snapshot{}}
 }
 
@@ -353,16 +369,21 @@ type columns struct {
 	short                                          bool // short state words: the terminal is narrow
 }
 
-func tableColumns(w, stateW int) columns {
+func tableColumns(w, stateW int, by sortKey) columns {
 	c := columns{state: stateW, kind: 10, ready: 5, age: 4}
 	if w < 60 {
 		c.short = true
 		c.state = min(stateW, 14)
 	}
 	gaps := 5
-	if w >= 100 {
-		c.last, c.took, c.kind = 10, 7, 12
+	switch {
+	case w >= 100:
+		c.last, c.took, c.kind = 11, 7, 12 // RECONCILED and its arrow
 		gaps = 7
+	case w >= 70 || by == sortLast:
+		// The last reconcile, short, so O's column and arrow are there.
+		c.last = 5
+		gaps = 6
 	}
 	rest := w - c.state - c.kind - c.ready - c.age - c.last - c.took - gaps
 	c.name = clamp(rest*2/5, 12, 32)
@@ -419,8 +440,11 @@ func (p *instancesScreen) row(in *state.Instance, c columns, selected bool) stri
 		fit(fmt.Sprintf("%d/%d", ready, total), c.ready, el),
 		fit(age, c.age, el),
 	}
-	if c.last > 0 {
+	switch {
+	case c.took > 0:
 		cells = append(cells, fit(last, c.last, el), fit(took, c.took, el))
+	case c.last > 0:
+		cells = append(cells, fit(strings.TrimSuffix(last, " ago"), c.last, el))
 	}
 	cells = append(cells, fit(msg, c.msg, el))
 	if selected {
@@ -472,10 +496,17 @@ func (p *instancesScreen) tableHeader(c columns) string {
 		}
 		return label + g.SortUp
 	}
-	cells := []string{fit(arrow(sortState, "STATE"), c.state, ""), fit(arrow(sortName, "NAMESPACE/NAME"), c.name, ""),
+	nameLabel := "NAMESPACE/NAME"
+	if c.name < len(nameLabel)+1 { // room for the arrow
+		nameLabel = "NAME"
+	}
+	cells := []string{fit(arrow(sortState, "STATE"), c.state, ""), fit(arrow(sortName, nameLabel), c.name, ""),
 		fit(arrow(sortKind, "KIND"), c.kind, ""), fit("READY", c.ready, ""), fit(arrow(sortAge, "AGE"), c.age, "")}
-	if c.last > 0 {
+	switch {
+	case c.took > 0:
 		cells = append(cells, fit(arrow(sortLast, "RECONCILED"), c.last, ""), fit("TOOK", c.took, ""))
+	case c.last > 0:
+		cells = append(cells, fit(arrow(sortLast, "LAST"), c.last, ""))
 	}
 	cells = append(cells, fit("MESSAGE", c.msg, ""))
 	return strings.Join(cells, " ")
@@ -489,6 +520,11 @@ func (p *instancesScreen) counts() string {
 	parts := []string{fmt.Sprintf("%d instances", len(p.rows))}
 	if p.query != "" {
 		parts[0] = fmt.Sprintf("%d/%d instances", len(p.rows), len(p.snap.Instances))
+	}
+	// The filter's terms, one chip each, first: what narrows the list
+	// stays in sight however narrow the line.
+	for _, t := range strings.Fields(p.query) {
+		parts = append(parts, th.Accent.Render("["+t+"]"))
 	}
 	for _, ph := range order {
 		parts = append(parts, th.ClassStyle(ph.Class()).Render(fmt.Sprintf("%s %d %s", th.ClassGlyph(ph.Class(), 0), n[ph], ph.Word())))
@@ -535,7 +571,7 @@ func (p *instancesScreen) table(h int) []string {
 	th := p.c.th
 	rows := h - 1
 	if len(p.rows) == 0 {
-		out := []string{th.Header.Render(fit(p.tableHeader(tableColumns(p.w, 7)), p.w, ""))}
+		out := []string{th.Header.Render(fit(p.tableHeader(tableColumns(p.w, 2+len(state.PhaseInProgress.Word()), p.sortBy)), p.w, ""))}
 		msg := "No instances yet. Create one with kubectl apply, or run with --demo."
 		if p.query != "" {
 			msg = fmt.Sprintf("No instance matches %q (esc clears the filter).", p.query)
@@ -557,11 +593,13 @@ func (p *instancesScreen) table(h int) []string {
 	}
 	p.offset = clamp(p.offset, 0, max(len(p.rows)-rows, 0))
 	end := min(p.offset+rows, len(p.rows))
-	stateW := len("STATE") + 1
+	// As wide as IN_PROGRESS at least, so the columns stay put as rows
+	// scroll, filter and change state.
+	stateW := 2 + len(state.PhaseInProgress.Word())
 	for _, in := range p.rows[p.offset:end] {
 		stateW = max(stateW, 2+len(in.Phase().Word()))
 	}
-	c := tableColumns(p.w, stateW)
+	c := tableColumns(p.w, stateW, p.sortBy)
 	out := make([]string, 0, h)
 	out = append(out, th.Header.Render(fit(p.tableHeader(c), p.w, "")))
 	for i := p.offset; i < end; i++ {
@@ -639,6 +677,8 @@ func instancesActions() []action {
 		{name: "yaml", keys: []string{"y"}, help: "open on the YAML", when: hasRow, do: openOn(tabYAML)},
 		{name: "history", keys: []string{"H"}, help: "open on the history", when: hasRow, do: openOn(tabHistory)},
 		{name: "timeline", keys: []string{"t"}, help: "open on the timeline", when: hasRow, do: openOn(tabTimeline)},
+		{name: "instance", keys: []string{"i", "d"}, help: "describe: open on the instance itself (spec, status, conditions, Events)", when: hasRow, do: openOn(tabInstance)},
+		{name: "instanceLogs", keys: []string{"l"}, help: "open on the instance's log lines (the engine's, about it)", when: hasRow, do: openOn(tabLogs)},
 		{name: "back", keys: []string{"esc"}, help: "clear the filter, close the log",
 			when: func(m *Model) bool { return list(m).query != "" || list(m).showLogs },
 			do: func(m *Model) tea.Cmd {

@@ -167,7 +167,7 @@ func TestNewUserCountsFollowTheFilter(t *testing.T) {
 	tm.Type("/ns:team-b")
 	send(tm, "enter")
 	out := finalFrame(t, tm)
-	if !regexp.MustCompile(`2/6 instances +\S+ 1 ACTIVE +\S+ 1 ERROR`).MatchString(out) || strings.Contains(out, "DELETING") {
+	if !regexp.MustCompile(`2/6 instances +\[ns:team-b\] +\S+ 1 ACTIVE +\S+ 1 ERROR`).MatchString(out) || strings.Contains(out, "DELETING") {
 		t.Fatalf("counts do not follow the filter:\n%s", out)
 	}
 }
@@ -240,7 +240,7 @@ func TestNewUserHeaderSaysIdle(t *testing.T) {
 func TestNewUserReconciledExplained(t *testing.T) {
 	tm, _ := flowOver(t, wordsSnapshot(), Options{}, 160, 48)
 	out := finalFrame(t, tm)
-	if !regexp.MustCompile(`RECONCILED +TOOK`).MatchString(out) || !strings.Contains(out, "12s ago    84 ms") || strings.Contains(out, "12s 84ms") {
+	if !regexp.MustCompile(`RECONCILED +TOOK`).MatchString(out) || !regexp.MustCompile(`12s ago +84 ms`).MatchString(out) || strings.Contains(out, "12s 84ms") {
 		t.Fatalf("the reconcile columns do not explain themselves:\n%s", out)
 	}
 }

@@ -297,8 +297,12 @@ func errorFlash(in *state.Instance, now time.Time) string {
 	if le == nil {
 		return out
 	}
+	msg := errorSummary(le, now)
 	if le.Resource != "" {
 		out += " " + le.Resource
+		// The instance's message names the resource already ("quota:
+		// ..."): say it once.
+		msg = strings.TrimPrefix(msg, le.Resource+": ")
 	}
-	return out + ": " + errorSummary(le, now)
+	return out + ": " + msg
 }

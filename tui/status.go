@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"charm.land/lipgloss/v2"
+	"github.com/charmbracelet/x/ansi"
 
 	"github.com/kroscope/kroscope/engine/state"
 )
@@ -13,8 +14,10 @@ import (
 // The status line, the watch alarm and the two screens shown before the
 // engine runs (startup, fatal) are pure functions of the snapshot.
 
-// statusLine is the top bar: where, scope, mode, queue, rate, watches.
-func statusLine(c *common, s *state.Snapshot, w int) string {
+// statusLine is the top bar: where, what the list shows (its namespace,
+// kind or graph, as `:ns`, `:kind` and `:graph` set them), mode, queue,
+// rate, watches.
+func statusLine(c *common, s *state.Snapshot, w int, v viewScope) string {
 	th := c.th
 	sep := th.Dim.Render(" " + th.G.Sep + " ")
 	where := s.Cluster.Context
@@ -29,6 +32,9 @@ func statusLine(c *common, s *state.Snapshot, w int) string {
 	}
 	narrow := w < 120
 	ns := s.Cluster.Namespace
+	if v.ns != "" {
+		ns = v.ns
+	}
 	switch {
 	case ns == "" && narrow:
 		ns = "all ns"
@@ -37,52 +43,116 @@ func statusLine(c *common, s *state.Snapshot, w int) string {
 	default:
 		ns = "ns " + ns
 	}
-	// "reconciling" only while something is queued or running: a quiet
-	// engine says so.
-	mode := th.ClassStyle(state.ClassOK).Render(th.G.Dot + " idle")
-	if s.Engine.QueueDepth > 0 || s.Engine.BusyWorkers > 0 {
-		mode = th.ClassStyle(state.ClassOK).Render(th.G.Dot + " reconciling")
+	if v.what != "" {
+		ns += " " + th.G.Sep + " " + v.what
 	}
+	detail := activityWord // the figures have columns of their own
+	if narrow {
+		detail = activityQueue
+	}
+	mode := th.ClassStyle(state.ClassOK).Render(th.G.Dot + " " + activity(s.Engine, detail))
 	if !s.Mode.Reconciling {
-		who := s.Mode.Holder
-		if who == "" {
-			who = "nobody"
-		}
-		if s.Mode.Forced {
-			mode = th.Warn.Render(th.G.Dot + " observing (--observe)")
-		} else if s.Mode.Kro != "" {
-			mode = th.Warn.Render(th.G.Dot + " observing (kro reconciles)")
-		} else if s.Mode.Attached && s.Mode.Holder == "" {
-			// This user may not read the Lease: actions go to the API
-			// server, for whoever holds it.
-			mode = th.Warn.Render(th.G.Dot + " attached (no access to the lease)")
-			if narrow {
-				mode = th.Warn.Render(th.G.Dot + " attached")
-			}
-		} else if s.Mode.Attached {
-			if s.Mode.HolderExpired {
-				who += ", lease expired"
-			}
-			mode = th.Warn.Render(th.G.Dot + " attached to " + who)
-		} else if s.Mode.Holder == "" && s.Capabilities.Lease != "" {
-			// This user may not read the Lease: who holds it is unknown,
-			// not "nobody".
-			mode = th.Warn.Render(th.G.Dot + " observing (no access to the lease)")
-			if narrow {
-				mode = th.Warn.Render(th.G.Dot + " observing")
-			}
-		} else {
-			mode = th.Warn.Render(th.G.Dot + " observing, lease held by " + who)
-			if narrow {
-				mode = th.Warn.Render(th.G.Dot + " observing (" + who + ")")
-			}
+		mode = th.Warn.Render(th.G.Dot + " " + notReconciling(s, narrow))
+	}
+	watches, alarm := watchSummary(s.Watches)
+	if alarm {
+		watches = th.Loud.Render(" " + th.G.Warn + " " + watches + " ")
+	}
+	parts := []string{th.Title.Render("kroscope"), where, ns, mode}
+	if !narrow {
+		parts = append(parts, fmt.Sprintf("queue %d", s.Engine.QueueDepth), fmt.Sprintf("%.1f rec/s", s.Engine.ReconcilesPerSecond))
+	}
+	if w >= 140 && s.Engine.Workers > 0 {
+		parts = append(parts, fmt.Sprintf("workers %d/%d", s.Engine.BusyWorkers, s.Engine.Workers))
+	}
+	parts = append(parts, watches)
+	if s.Engine.APIErrors > 0 {
+		parts = append(parts, th.ClassStyle(state.ClassFailed).Render(fmt.Sprintf("api errors %d", s.Engine.APIErrors)))
+	}
+	line := strings.Join(parts, sep)
+	if narrow && s.Mode.Reconciling {
+		// Too long: the activity drops its queue, then its rate, before
+		// the line is cut.
+		for detail := activityRate; ansi.StringWidth(line) > w && detail >= activityWord; detail-- {
+			parts[3] = th.ClassStyle(state.ClassOK).Render(th.G.Dot + " " + activity(s.Engine, detail))
+			line = strings.Join(parts, sep)
 		}
 	}
+	return clip(line, w, th.G.Ellipsis)
+}
+
+// notReconciling says why this engine does not reconcile: observing (and
+// who holds the Lease, or that this user cannot tell) or attached to the
+// holder.
+func notReconciling(s *state.Snapshot, narrow bool) string {
+	who := s.Mode.Holder
+	if who == "" {
+		who = "nobody"
+	}
+	switch {
+	case s.Mode.Forced:
+		return "observing (--observe)"
+	case s.Mode.Kro != "":
+		return "observing (kro reconciles)"
+	case s.Mode.Attached && s.Mode.Holder == "" && narrow:
+		return "attached"
+	case s.Mode.Attached && s.Mode.Holder == "":
+		// This user may not read the Lease: actions go to the API
+		// server, for whoever holds it.
+		return "attached (no access to the lease)"
+	case s.Mode.Attached && s.Mode.HolderExpired:
+		return "attached to " + who + ", lease expired"
+	case s.Mode.Attached:
+		return "attached to " + who
+	case s.Mode.Holder == "" && s.Capabilities.Lease != "" && narrow:
+		return "observing"
+	case s.Mode.Holder == "" && s.Capabilities.Lease != "":
+		// This user may not read the Lease: who holds it is unknown,
+		// not "nobody".
+		return "observing (no access to the lease)"
+	case narrow:
+		return "observing (" + who + ")"
+	}
+	return "observing, lease held by " + who
+}
+
+// How much the activity says: the word, then its rate, then its queue.
+const (
+	activityWord = iota
+	activityRate
+	activityQueue
+)
+
+// activity is the engine's work in a few words: reconciling or idle (a
+// reconcile since the previous figures counts, however short) and, where
+// the figures have no columns of their own, the rate and queue in words,
+// so "q 0 │ 0.0/s" never reads like a key hint.
+func activity(e state.Engine, detail int) string {
+	word := "idle"
+	if e.Busy() {
+		word = "reconciling"
+	}
+	// The rate only beside "reconciling": "idle 3.3 rec/s" (the rate is
+	// over the last seconds) reads as a contradiction.
+	if detail >= activityRate && e.Busy() && e.ReconcilesPerSecond >= 0.05 {
+		word += fmt.Sprintf(" %.1f rec/s", e.ReconcilesPerSecond)
+	}
+	if detail >= activityQueue && e.QueueDepth > 0 {
+		word += fmt.Sprintf(", %d queued", e.QueueDepth)
+	}
+	return word
+}
+
+// watchSummary counts the watches in one phrase and says whether it is an
+// alarm: "watches 12/12" once all are synced, "watches 4/12 synced" while
+// they list, "watches 10/12 healthy" when some fail. A watch this user may
+// not read is counted apart: the access line names it.
+func watchSummary(ws []state.Watch) (string, bool) {
 	synced, healthy, forbidden := 0, 0, 0
-	for _, wt := range s.Watches {
+	for _, wt := range ws {
 		switch {
 		case wt.Forbidden:
-			forbidden++ // no access, said on the access line
+			forbidden++
 			continue
 		case wt.Synced:
 			synced++
@@ -91,29 +161,21 @@ func statusLine(c *common, s *state.Snapshot, w int) string {
 			healthy++
 		}
 	}
-	total := len(s.Watches) - forbidden
-	watches := fmt.Sprintf("watches %d/%d", healthy, total)
-	if synced < total {
-		watches += fmt.Sprintf(" (%d syncing)", total-synced)
+	total := len(ws) - forbidden
+	out := fmt.Sprintf("watches %d/%d", synced, total)
+	switch {
+	case healthy < total:
+		out = fmt.Sprintf("watches %d/%d healthy", healthy, total)
+		if synced < total {
+			out += fmt.Sprintf(", %d/%d synced", synced, total)
+		}
+	case synced < total:
+		out += " synced"
 	}
 	if forbidden > 0 {
-		watches += fmt.Sprintf(" (%d no access)", forbidden)
+		out += fmt.Sprintf(" (%d no access)", forbidden)
 	}
-	if healthy < total {
-		watches = th.Loud.Render(" " + th.G.Warn + " " + watches + " ")
-	}
-	queue, rate := fmt.Sprintf("queue %d", s.Engine.QueueDepth), fmt.Sprintf("%.1f rec/s", s.Engine.ReconcilesPerSecond)
-	if narrow {
-		queue, rate = fmt.Sprintf("q %d", s.Engine.QueueDepth), fmt.Sprintf("%.1f/s", s.Engine.ReconcilesPerSecond)
-	}
-	parts := []string{th.Title.Render("kroscope"), where, ns, mode, queue, rate, watches}
-	if w >= 140 && s.Engine.Workers > 0 {
-		parts = append(parts[:6], fmt.Sprintf("workers %d/%d", s.Engine.BusyWorkers, s.Engine.Workers), watches)
-	}
-	if s.Engine.APIErrors > 0 {
-		parts = append(parts, th.ClassStyle(state.ClassFailed).Render(fmt.Sprintf("api errors %d", s.Engine.APIErrors)))
-	}
-	return clip(strings.Join(parts, sep), w, th.G.Ellipsis)
+	return out, healthy < total
 }
 
 // kroLine says, while kro's controller runs on the cluster, why kroscope

@@ -28,6 +28,14 @@ func fit(s string, w int, ellipsis string) string {
 	return s
 }
 
+// fitLeft right-aligns s (plain) in w cells, cutting it when longer.
+func fitLeft(s string, w int) string {
+	if sw := ansi.StringWidth(s); sw < w {
+		return strings.Repeat(" ", w-sw) + s
+	}
+	return ansi.Truncate(s, max(w, 0), "")
+}
+
 // padLines pads a block of lines already w cells wide to h lines, without
 // measuring them again (the table's rows are built to width).
 func padLines(ls []string, w, h int) []string {
@@ -55,18 +63,29 @@ func clip(s string, w int, ellipsis string) string {
 	return s
 }
 
-// wrap word-wraps text to w cells, breaking long words too, and returns lines.
+// wrap word-wraps text to w cells, breaking long words too, and returns
+// lines: the TUI's one wrapping function. It word-wraps at spaces, commas
+// and slashes (x/ansi's Wordwrap), then cuts what is still too long
+// (Hardwrap). x/ansi's Wrap does both at once but leaves a line like
+// "capacity /" a cell or two too wide, and the pane's edge then cut the
+// " /" off: `${a / b}` read `${a` / `b}`.
 func wrap(s string, w int) []string {
 	if w < 1 {
 		w = 1
 	}
 	var out []string
 	for _, para := range strings.Split(s, "\n") {
-		wrapped := ansi.Wrap(para, w, " ,/")
-		out = append(out, strings.Split(wrapped, "\n")...)
+		// Wordwrap breaks after every hyphen: "--observe" and "team-a"
+		// are one word each, so hyphens stand aside while it runs.
+		para = strings.ReplaceAll(para, "-", nbHyphen)
+		wrapped := ansi.Hardwrap(ansi.Wordwrap(para, w, ",/"), w, true)
+		out = append(out, strings.Split(strings.ReplaceAll(wrapped, nbHyphen, "-"), "\n")...)
 	}
 	return out
 }
+
+// nbHyphen is U+2011, a hyphen no wrap breaks at, one cell wide as "-".
+const nbHyphen = "\u2011"
 
 // ago renders how long before now t was, compactly ("4s", "3m", "2h", "5d").
 func ago(now, t time.Time) string {

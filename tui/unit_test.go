@@ -128,6 +128,13 @@ func TestTimelineMarksSlowest(t *testing.T) {
 	if !strings.Contains(out, "20.0s+") || !strings.Contains(out, "still rolling out") {
 		t.Fatalf("open timeline:\n%s", out)
 	}
+	// A FAILED instance is not rolling out: its timeline says it stopped.
+	failed := *fixture().Instances[0]
+	failed.State = "FAILED"
+	out = strings.Join(timeline(th, &failed, 80, fixedNow), "\n")
+	if strings.Contains(out, "still rolling out") || !strings.Contains(out, "stopped: the instance FAILED") {
+		t.Fatalf("a FAILED instance's timeline:\n%s", out)
+	}
 	if got := timeline(th, &state.Instance{}, 80, fixedNow); len(got) != 1 || !strings.Contains(got[0], "nothing applied") {
 		t.Fatalf("empty timeline = %q", got)
 	}

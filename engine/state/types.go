@@ -298,7 +298,10 @@ func (w Watch) NoAccess() string {
 
 // Engine holds the engine's own counters.
 type Engine struct {
-	Workers             int
+	Workers int
+	// BusyWorkers is the most workers reconciling at once since the
+	// previous figures (half a second before): a reconcile of a few
+	// milliseconds between two figures still counts.
 	BusyWorkers         int
 	QueueDepth          int
 	Reconciles          int64
@@ -308,6 +311,10 @@ type Engine struct {
 	// the system does not tell), for the UI's debug header.
 	HeapInUse, RSS uint64
 }
+
+// Busy reports whether the engine reconciled or had work queued since the
+// previous figures: the header's "reconciling" rather than "idle".
+func (e Engine) Busy() bool { return e.QueueDepth > 0 || e.BusyWorkers > 0 }
 
 // Cluster says where kroscope is connected.
 type Cluster struct {

@@ -29,13 +29,34 @@ type EvalError struct {
 	Path       string
 	Expression string
 	Err        error
+	// Subject, when set, names what was evaluated more precisely than
+	// "resource <Resource>": one item of a collection.
+	Subject string
+}
+
+// OnItem is the error with subject in the resource's place, so a
+// collection's item is named once ("resource web item 0 (ns/web-0) field
+// readyWhen[0]: ...") instead of wrapped around a message that names the
+// resource again.
+func OnItem(err error, subject string) error {
+	var ee *EvalError
+	if !errors.As(err, &ee) {
+		return fmt.Errorf("%s: %w", subject, err)
+	}
+	c := *ee
+	c.Subject = subject
+	return &c
 }
 
 // Error leads with the cause, after the short resource and field; the
 // expression comes last and shortened (ExpressionRef), so a message cut
 // to an Event's size still says what went wrong.
 func (e *EvalError) Error() string {
-	return "resource " + e.Resource + " field " + e.Path + ": " + e.Err.Error() + " (in " + ExpressionRef(e.Expression) + ")"
+	subject := "resource " + e.Resource
+	if e.Subject != "" {
+		subject = e.Subject
+	}
+	return subject + " field " + e.Path + ": " + e.Err.Error() + " (in " + ExpressionRef(e.Expression) + ")"
 }
 func (e *EvalError) Unwrap() error { return e.Err }
 
