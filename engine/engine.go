@@ -408,8 +408,8 @@ func unreachableHint(c state.Cluster) string {
 	if c.Source != "" {
 		where = c.Source
 	}
-	return "is the cluster at " + c.Server + " running, and is " + where + " the one meant? " +
-		"(`kubectl get ns` with the same flags tells.) Or try `kroscope demo`, which needs no cluster"
+	return "Is the cluster at " + c.Server + " running, and is " + where + " the one meant? " +
+		"`kubectl get ns` with the same flags tells. Or try `kroscope demo`, which needs no cluster."
 }
 
 // connect asks the API server for its version (a clear error when it
