@@ -55,7 +55,7 @@ FAILED or --timeout passes: handy for scripts and CI.`,
 			if err := connectEngine(cmd, &o); err != nil {
 				return err
 			}
-			o.Log.Info("connecting", "cluster", o.Cluster.Context, "server", o.Cluster.Server, "namespace", o.Namespace)
+			o.Log.Info("connecting", "cluster", o.Cluster.Context, "server", o.Cluster.Server, "namespace", o.Namespace, "from", o.Cluster.Source)
 			e, err := engine.New(o)
 			if err != nil {
 				return err
