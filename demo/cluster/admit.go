@@ -73,12 +73,12 @@ func admit(k *kindInfo, old, obj *unstructured.Unstructured, sub string) error {
 	}
 	s := k.schema
 	if s == nil {
-		if v := builtinValidator(k.gvk); v != nil {
+		if b := builtinValidators(k.gvk); b != nil {
 			dropNulls(obj.Object)
 			if old != nil && equalObjects(old, obj) {
 				return nil // a no-op write: what was stored passed already
 			}
-			if errs := apiservervalidation.ValidateCustomResource(nil, obj.Object, v); len(errs) > 0 {
+			if errs := b.validate(obj, sub); len(errs) > 0 {
 				return apierrors.NewInvalid(k.gvk.GroupKind(), obj.GetName(), errs)
 			}
 		}
@@ -177,27 +177,47 @@ func foldStringData(obj *unstructured.Unstructured) error {
 	return nil
 }
 
-// builtinValidators are the built-in kinds' OpenAPI validators, made on
-// first use from the schemas kroscope embeds.
-var builtinValidators sync.Map // schema.GroupVersionKind → apiservervalidation.SchemaValidator (nil: none)
+// builtinSchema is a built-in kind's OpenAPI validators: of the whole
+// object, and of its status for status writes (which change nothing else).
+type builtinSchema struct {
+	object, status apiservervalidation.SchemaValidator
+}
 
-// builtinValidator returns the validator of a built-in kind's schema, or
-// nil when the kind has none (CRDs and kro's graphs are not checked here).
-func builtinValidator(gvk schema.GroupVersionKind) apiservervalidation.SchemaValidator {
-	if v, ok := builtinValidators.Load(gvk); ok {
-		v, _ := v.(apiservervalidation.SchemaValidator)
-		return v
+// builtinSchemas are the built-in kinds' validators, made on first use
+// from the schemas kroscope embeds.
+var builtinSchemas sync.Map // schema.GroupVersionKind → *builtinSchema (nil: none)
+
+// builtinValidators returns a built-in kind's validators, or nil when the
+// kind has no schema here (CRDs and kro's graphs are not checked here).
+func builtinValidators(gvk schema.GroupVersionKind) *builtinSchema {
+	if v, ok := builtinSchemas.Load(gvk); ok {
+		return v.(*builtinSchema)
 	}
-	var v apiservervalidation.SchemaValidator
+	var b *builtinSchema
 	if gvk.Group != "apiextensions.k8s.io" && gvk.Group != "kro.run" {
 		r := &resolver.ClientDiscoveryResolver{Discovery: builtinDiscovery{}}
 		if s, err := r.ResolveSchema(gvk); err == nil {
 			dropIntOrStringFormat(s, 0)
-			v = apiservervalidation.NewSchemaValidatorFromOpenAPI(s)
+			b = &builtinSchema{object: apiservervalidation.NewSchemaValidatorFromOpenAPI(s)}
+			if st, ok := s.Properties["status"]; ok {
+				b.status = apiservervalidation.NewSchemaValidatorFromOpenAPI(&st)
+			}
 		}
 	}
-	builtinValidators.Store(gvk, v)
-	return v
+	builtinSchemas.Store(gvk, b)
+	return b
+}
+
+// validate checks a write of a built-in kind: a status write only its
+// status (the rest is the stored object's), any other the whole object.
+func (b *builtinSchema) validate(obj *unstructured.Unstructured, sub string) field.ErrorList {
+	if sub != "status" {
+		return apiservervalidation.ValidateCustomResource(nil, obj.Object, b.object)
+	}
+	if st, ok := obj.Object["status"]; ok && b.status != nil {
+		return apiservervalidation.ValidateCustomResource(field.NewPath("status"), st, b.status)
+	}
+	return nil
 }
 
 // builtinDiscovery serves only the embedded OpenAPI documents.

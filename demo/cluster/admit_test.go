@@ -178,3 +178,23 @@ func TestAdmitCasesOnTheAPIServer(t *testing.T) {
 		tc.check(t, "kube-apiserver", got, err)
 	}
 }
+
+// A built-in kind's status write is checked against its status schema.
+func TestDemoChecksBuiltinStatusWrites(t *testing.T) {
+	ctx := context.Background()
+	d := New(Options{}).Dynamic().Resource(deployGVR).Namespace("default")
+	got, err := d.Create(ctx, mustYAML(t, deployYAML), metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got.Object["status"] = map[string]any{"readyReplicas": "two"}
+	_, err = d.UpdateStatus(ctx, got, metav1.UpdateOptions{})
+	const want = `Deployment.apps "web" is invalid: status.readyReplicas: Invalid value: "string": readyReplicas in body must be of type integer: "string"`
+	if err == nil || err.Error() != want {
+		t.Fatalf("status write: %v, want %s", err, want)
+	}
+	got.Object["status"] = map[string]any{"readyReplicas": int64(2)}
+	if _, err := d.UpdateStatus(ctx, got, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+}
