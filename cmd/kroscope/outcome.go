@@ -26,11 +26,7 @@ type loadOutcome struct {
 func (o loadOutcome) result() error {
 	switch {
 	case o.invalid > 0:
-		e := &invalidError{invalid: o.invalid, total: o.valid + o.invalid}
-		if o.unreadable > 0 {
-			e.unreadable = o.unreadable
-		}
-		return e
+		return &invalidError{invalid: o.invalid, total: o.valid + o.invalid, unreadable: o.unreadable}
 	case o.unreadable > 0:
 		return fmt.Errorf("%d of the paths given could not be read", o.unreadable)
 	case o.valid == 0:

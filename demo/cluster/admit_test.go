@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 
@@ -196,5 +197,15 @@ func TestDemoChecksBuiltinStatusWrites(t *testing.T) {
 	got.Object["status"] = map[string]any{"readyReplicas": int64(2)}
 	if _, err := d.UpdateStatus(ctx, got, metav1.UpdateOptions{}); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// A Secret whose data is not base64 is not refused with its value quoted:
+// no value read from a Secret reaches a message.
+func TestDemoQuotesNoSecretValue(t *testing.T) {
+	_, err := New(Options{}).Dynamic().Resource(secretGVR).Namespace("default").Create(context.Background(),
+		mustYAML(t, `{apiVersion: v1, kind: Secret, metadata: {name: s}, data: {token: "planted-secret-value!"}}`), metav1.CreateOptions{})
+	if err != nil && strings.Contains(err.Error(), "planted-secret-value") {
+		t.Fatalf("the error quotes the Secret's value: %v", err)
 	}
 }
