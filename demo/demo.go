@@ -110,11 +110,7 @@ func New(o Options) (*Demo, error) {
 	}
 	names := o.Examples
 	if len(names) == 0 {
-		for _, n := range available {
-			if !slices.Contains(examples.OptIn, n) {
-				names = append(names, n)
-			}
-		}
+		names = examples.Default(available)
 	}
 	d := &Demo{opts: o}
 	for _, name := range names {

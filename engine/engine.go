@@ -400,6 +400,18 @@ func (e *Engine) serveEndpoints(ctx context.Context) error {
 	return nil
 }
 
+// unreachableHint is what to check when the API server does not answer:
+// where the connection came from (the kubeconfig file and context) when
+// known, and the demo, which needs no cluster.
+func unreachableHint(c state.Cluster) string {
+	where := "--kubeconfig and --context"
+	if c.Source != "" {
+		where = c.Source
+	}
+	return "Is the cluster at " + c.Server + " running, and is " + where + " the one meant? " +
+		"`kubectl get ns` with the same flags tells. Or try `kroscope demo`, which needs no cluster."
+}
+
 // connect asks the API server for its version (a clear error when it
 // cannot be reached or refuses the credentials) and whether it serves
 // kro's ResourceGraphDefinitions.
@@ -416,7 +428,7 @@ func (e *Engine) connect(ctx context.Context) (clusterRGDs bool, err error) {
 		case apierrors.IsForbidden(err):
 			return false, e.fatal("forbidden by the API server", err, "this user needs read access to the cluster (and write access to reconcile)")
 		}
-		return false, e.fatal("cannot reach the API server", err, "check --kubeconfig and --context, and that the cluster is running")
+		return false, e.fatal("cannot reach the API server", err, unreachableHint(e.o.Cluster))
 	}
 	if !e.o.WatchClusterRGDs {
 		return false, nil

@@ -16,6 +16,7 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/util/workqueue"
 
+	"github.com/kroscope/kroscope/engine/state"
 	"github.com/kroscope/kroscope/reconciler"
 	"github.com/kroscope/kroscope/reconciler/client"
 	"github.com/kroscope/kroscope/reconciler/requeue"
@@ -96,7 +97,9 @@ func TestUnreachableServerIsFatal(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e, err := New(Options{ClientSet: set, DisableLease: true, RGDPaths: []string{"x.yaml"}})
+	src := "kubeconfig /home/me/.kube/config, context kind-kind"
+	e, err := New(Options{ClientSet: set, DisableLease: true, RGDPaths: []string{"x.yaml"},
+		Cluster: state.Cluster{Server: "https://127.0.0.1:1", Source: src}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -104,7 +107,9 @@ func TestUnreachableServerIsFatal(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "cannot reach the API server") {
 		t.Fatalf("Run = %v", err)
 	}
-	if f := e.Snapshot().Fatal; f == nil || !strings.Contains(f.Hint, "--kubeconfig") {
+	// The hint names where the connection came from, and the demo.
+	if f := e.Snapshot().Fatal; f == nil || !strings.Contains(f.Hint, src) || !strings.Contains(f.Hint, "https://127.0.0.1:1") ||
+		!strings.Contains(f.Hint, "`kroscope demo`") {
 		t.Errorf("Fatal = %+v", f)
 	}
 }

@@ -6,6 +6,7 @@ package examples
 import (
 	"embed"
 	"io/fs"
+	"slices"
 	"sort"
 )
 
@@ -18,6 +19,18 @@ func FS() fs.FS { return files }
 // OptIn are the examples a demo loads only when named (--examples): they
 // show a limit at work and would make every default run end in FAILED.
 var OptIn = []string{"runaway"}
+
+// Default returns the examples a demo loads when none are named: names
+// without OptIn, in their order.
+func Default(names []string) []string {
+	var out []string
+	for _, n := range names {
+		if !slices.Contains(OptIn, n) {
+			out = append(out, n)
+		}
+	}
+	return out
+}
 
 // Names returns the example names (directories), sorted.
 func Names() []string {

@@ -13,7 +13,12 @@ import (
 // like validate.
 type configError struct{ n int }
 
-func (e *configError) Error() string { return fmt.Sprintf("%d problem(s) in the config file", e.n) }
+func (e *configError) Error() string {
+	if e.n == 1 {
+		return "1 problem in the config file"
+	}
+	return fmt.Sprintf("%d problems in the config file", e.n)
+}
 func (e *configError) ExitCode() int { return 2 }
 
 func init() {
@@ -26,18 +31,16 @@ func init() {
 		Use:   "check",
 		Short: "Check the config file and print each problem with its line",
 		Long: `check reads the UI's config file ($XDG_CONFIG_HOME/kroscope/config.yaml, or
---config) and prints every problem as FILE:LINE: what is wrong, the same
-words the UI's flash line shows when it starts with a bad file. It exits 2
-when there are problems. A missing file is fine: the defaults apply.
+--config) and prints how many problems it has, then every problem as FILE:LINE: what
+is wrong, the same words the UI's flash line shows when it starts with a
+bad file. It exits 2 when there are problems. A missing file is fine: the defaults apply.
 
 Action names the keys section accepts: ` + strings.Join(tui.ActionNames(), ", ") + `.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			file, probs := tui.CheckConfig(path)
-			for _, p := range probs {
-				fmt.Fprintln(cmd.ErrOrStderr(), p)
-			}
 			if len(probs) > 0 {
+				fmt.Fprint(cmd.ErrOrStderr(), tui.ProblemsReport(file, probs))
 				return &configError{len(probs)}
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "%s: ok\n", file)

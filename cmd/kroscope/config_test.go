@@ -16,6 +16,9 @@ func TestConfigCheck(t *testing.T) {
 	if !errors.As(err, &ec) || ec.ExitCode() != 2 {
 		t.Fatalf("err = %v, want exit code 2", err)
 	}
+	if !strings.HasPrefix(stderr, "3 problems in "+bad+":\n") {
+		t.Errorf("stderr does not start with the count:\n%s", stderr)
+	}
 	for _, want := range []string{bad + `:1: theme: unknown theme "solarized"`, bad + `:2: ascii: "maybe" is not true or false`, bad + ":5: keys.explode: unknown action"} {
 		if !strings.Contains(stderr, want) {
 			t.Errorf("stderr lacks %q:\n%s", want, stderr)

@@ -72,7 +72,7 @@ shares the process) unless GOMEMLIMIT is set.`,
 		},
 	}
 	fs := cmd.Flags()
-	fs.StringSliceVar(&f.demo.Examples, "examples", nil, "examples to load, comma-separated (default all but "+strings.Join(examples.OptIn, ",")+": "+strings.Join(examples.Names(), ",")+")")
+	fs.StringSliceVar(&f.demo.Examples, "examples", nil, examplesUsage())
 	fs.IntVar(&f.demo.Instances, "instances", 0, "instances of each example (0: the ones each example lists)")
 	fs.Float64Var(&f.demo.FailRate, "fail-rate", 0, "fraction (0..1) of child writes that fail with an injected 500 or conflict")
 	fs.Int64Var(&f.demo.Seed, "seed", 0, "seed for --fail-rate, to repeat a run (0: random)")
@@ -85,6 +85,13 @@ shares the process) unless GOMEMLIMIT is set.`,
 	addUIFlags(fs, &f.ui)
 	addCELLimitFlags(fs, &f.limits)
 	rootCmd.AddCommand(cmd)
+}
+
+// examplesUsage is --examples' help: the examples loaded by default, and
+// those loaded only when named.
+func examplesUsage() string {
+	return "examples to load, comma-separated (default " + strings.Join(examples.Default(examples.Names()), ",") +
+		"; " + strings.Join(examples.OptIn, ",") + " only when named)"
 }
 
 // demoLogger logs to stderr when headless; under the UI, logs go to its

@@ -105,3 +105,17 @@ func TestDemoHeadlessRunawayCEL(t *testing.T) {
 	}
 	t.Logf("exited after %v: %v", took.Round(time.Millisecond), err)
 }
+
+// `demo --help` says which examples load by default, and which only when
+// named (issue 27 item 8: it said "default all but runaway:" and then
+// listed runaway among them).
+func TestDemoExamplesHelp(t *testing.T) {
+	demoCmd, _, err := rootCmd.Find([]string{"demo"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const want = "examples to load, comma-separated (default broken,fanout,webapp; runaway only when named)"
+	if got := demoCmd.Flags().Lookup("examples").Usage; got != want {
+		t.Errorf("--examples usage = %q, want %q", got, want)
+	}
+}

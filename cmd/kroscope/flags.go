@@ -1,7 +1,9 @@
 package main
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 
 	"github.com/spf13/cobra"
@@ -80,28 +82,50 @@ func addCELLimitFlags(fs *pflag.FlagSet, l *graph.Limits) {
 	fs.DurationVar(&l.Timeout, graph.TimeoutFlag, graph.DefaultLimits.Timeout, "wall-clock limit of one evaluation of one expression")
 }
 
+// checkRGDPaths refuses --rgd paths that do not exist or cannot be read,
+// before anything connects: a typo in a path is a usage error, to be named
+// at once rather than found later among the graphs' states.
+func checkRGDPaths(paths []string) error {
+	var errs []error
+	for _, p := range paths {
+		if _, err := os.Stat(p); err != nil {
+			var pe *fs.PathError
+			if errors.As(err, &pe) {
+				err = pe.Err
+			}
+			errs = append(errs, fmt.Errorf("--rgd %s: %w", p, err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
 // connectEngine fills o's connection from the kubectl flags: the client
 // set, what the status bar shows, and the namespace when -n was given
 // (otherwise instances are watched in all namespaces).
 func connectEngine(cmd *cobra.Command, o *engine.Options) error {
 	cfg, err := kubeFlags.ToRESTConfig()
 	if err != nil {
-		return fmt.Errorf("loading kubeconfig: %w", err)
+		return fmt.Errorf("loading kubeconfig: %w (or try `kroscope demo`, which needs no cluster)", err)
+	}
+	loader := kubeFlags.ToRawKubeConfigLoader()
+	raw, _ := loader.RawConfig()
+	contextFlag := ""
+	if kubeFlags.Context != nil {
+		contextFlag = *kubeFlags.Context
+	}
+	ctxName := clusterContext(raw, contextFlag, cfg.Host, os.Getenv)
+	source, err := connectionSource(loadedKubeconfig(loader, cfg, ctxName))
+	if err != nil {
+		return err
 	}
 	set, err := client.NewSet(cfg)
 	if err != nil {
 		return err
 	}
 	o.ClientSet = set
-	raw, _ := kubeFlags.ToRawKubeConfigLoader().RawConfig()
-	contextFlag := ""
-	if kubeFlags.Context != nil {
-		contextFlag = *kubeFlags.Context
-	}
-	ctxName := clusterContext(raw, contextFlag, cfg.Host, os.Getenv)
 	if f := cmd.Flags().Lookup("namespace"); f != nil && f.Changed {
 		o.Namespace = f.Value.String()
 	}
-	o.Cluster = state.Cluster{Context: ctxName, Server: cfg.Host, Namespace: o.Namespace}
+	o.Cluster = state.Cluster{Context: ctxName, Server: cfg.Host, Namespace: o.Namespace, Source: source}
 	return nil
 }

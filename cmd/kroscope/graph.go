@@ -13,12 +13,22 @@ import (
 	"github.com/kroscope/kroscope/termtext"
 )
 
-// invalidError reports definitions that failed to load or validate; the
-// problems themselves have already been printed.
-type invalidError struct{ invalid, total int }
+// invalidError reports definitions that failed to load or validate, or
+// that none was found; the problems themselves have already been printed.
+type invalidError struct {
+	invalid, total, unreadable int
+	none                       string // the paths, when no definition was found in them
+}
 
 func (e *invalidError) Error() string {
-	return fmt.Sprintf("%d of %d definition(s) invalid", e.invalid, e.total)
+	if e.none != "" {
+		return "no ResourceGraphDefinition found in " + e.none + " (documents of other kinds are skipped)"
+	}
+	s := fmt.Sprintf("%d of %d definition(s) invalid", e.invalid, e.total)
+	if e.unreadable > 0 {
+		s += fmt.Sprintf("; %d of the paths given could not be read", e.unreadable)
+	}
+	return s
 }
 
 // ExitCode is 2 for invalid definitions, so scripts can tell them from
@@ -42,11 +52,15 @@ func loadAndBuildDefinitions(paths []string, errOut io.Writer, maxFileSize int64
 		fmt.Fprintf(errOut, "warning: %s: %s\n", path, why)
 	}}
 	rgds, loadErr := loader.Load(paths...)
-	invalid := 0
+	out := loadOutcome{paths: paths}
 	if loadErr != nil {
 		for _, e := range unjoin(loadErr) {
 			fmt.Fprintln(errOut, e)
-			invalid++
+			if isReadError(e) {
+				out.unreadable++
+			} else {
+				out.invalid++
+			}
 		}
 	}
 	b := graph.NewBuilder(append(opts, graph.WithLimits(limits))...)
@@ -60,7 +74,7 @@ func loadAndBuildDefinitions(paths []string, errOut io.Writer, maxFileSize int64
 		}
 		if err != nil {
 			printInFile(errOut, rgd.Source, err)
-			invalid++
+			out.invalid++
 			continue
 		}
 		gs = append(gs, g)
@@ -69,15 +83,10 @@ func loadAndBuildDefinitions(paths []string, errOut io.Writer, maxFileSize int64
 	gs, built, clashes := sameKind(gs, built)
 	for _, c := range clashes {
 		fmt.Fprintln(errOut, c)
-		invalid++
+		out.invalid++
 	}
-	if len(rgds) == 0 && loadErr == nil {
-		return nil, nil, fmt.Errorf("no ResourceGraphDefinition found in %v", paths)
-	}
-	if invalid > 0 {
-		return gs, built, &invalidError{invalid: invalid, total: len(gs) + invalid}
-	}
-	return gs, built, nil
+	out.valid = len(gs)
+	return gs, built, out.result()
 }
 
 // sameKind takes out the graphs whose instance kind another graph serves

@@ -49,9 +49,10 @@ func TestGraphNoDefinitions(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "no ResourceGraphDefinition found") {
 		t.Fatalf("err = %v", err)
 	}
-	var ec interface{ ExitCode() int }
-	if errors.As(err, &ec) {
-		t.Fatalf("no definitions should be a usage error, not a validation failure: %v", err)
+	// A file without definitions (an instances file, say) fails validation
+	// like an invalid one: exit 2 (issue 27; see loadOutcome.result).
+	if exitCode(err) != 2 {
+		t.Fatalf("no definitions: exit %d, want 2 (a validation failure): %v", exitCode(err), err)
 	}
 }
 

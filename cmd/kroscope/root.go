@@ -32,6 +32,9 @@ func init() {
   kroscope demo                            # no cluster needed`
 	rootCmd.Args = cobra.NoArgs
 	rootCmd.RunE = func(cmd *cobra.Command, _ []string) error {
+		if err := checkRGDPaths(o.RGDPaths); err != nil {
+			return err
+		}
 		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 		defer stop()
 		// Logs go to the UI's log pane only: nothing may write to the
@@ -39,6 +42,11 @@ func init() {
 		o.Log = logsink.New(logsink.Options{})
 		routeLibraryLogs(o.Log)
 		if err := connectEngine(cmd, &o); err != nil {
+			var none *noKubeconfigError
+			if errors.As(err, &none) {
+				return tui.Run(ctx, tui.FatalBackend("No cluster to connect to", "no kubeconfig found: "+none.looked,
+					"Point --kubeconfig or $KUBECONFIG at a kubeconfig, or try `kroscope demo`, which needs no cluster."), ui)
+			}
 			return tui.Run(ctx, tui.FatalBackend("Cannot connect to a cluster", err.Error(),
 				"Check --kubeconfig/--context (or $KUBECONFIG), or try `kroscope demo`, which needs no cluster."), ui)
 		}

@@ -34,6 +34,9 @@ FAILED or --timeout passes: handy for scripts and CI.`,
   kroscope run --rgd graphs/ --exit-when active --timeout 2m -o json`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := checkRGDPaths(o.RGDPaths); err != nil {
+				return err
+			}
 			logOut := cmd.ErrOrStderr()
 			if logFile != "" {
 				f, err := os.OpenFile(logFile, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
@@ -52,7 +55,7 @@ FAILED or --timeout passes: handy for scripts and CI.`,
 			if err := connectEngine(cmd, &o); err != nil {
 				return err
 			}
-			o.Log.Info("connecting", "cluster", o.Cluster.Context, "server", o.Cluster.Server, "namespace", o.Namespace)
+			o.Log.Info("connecting", "cluster", o.Cluster.Context, "server", o.Cluster.Server, "namespace", o.Namespace, "from", o.Cluster.Source)
 			e, err := engine.New(o)
 			if err != nil {
 				return err

@@ -16,7 +16,7 @@ func BenchmarkApplyCreate(b *testing.B) {
 	c := New(Options{})
 	d := c.Dynamic().Resource(deployGVR).Namespace("default")
 	obj := &unstructured.Unstructured{}
-	if err := obj.UnmarshalJSON([]byte(`{"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"x","namespace":"default","labels":{"kro.run/owned":"true"}},"spec":{"replicas":2,"template":{"spec":{"containers":[{"name":"web","image":"nginx"}]}}}}`)); err != nil {
+	if err := obj.UnmarshalJSON([]byte(`{"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"x","namespace":"default","labels":{"kro.run/owned":"true"}},"spec":{"replicas":2,"selector":{"matchLabels":{"app":"web"}},"template":{"metadata":{"labels":{"app":"web"}},"spec":{"containers":[{"name":"web","image":"nginx"}]}}}}`)); err != nil {
 		b.Fatal(err)
 	}
 	b.ReportAllocs()
@@ -34,7 +34,7 @@ func BenchmarkApplyNoop(b *testing.B) {
 	c := New(Options{})
 	d := c.Dynamic().Resource(deployGVR).Namespace("default")
 	obj := &unstructured.Unstructured{}
-	if err := obj.UnmarshalJSON([]byte(`{"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"web","namespace":"default"},"spec":{"replicas":2,"template":{"spec":{"containers":[{"name":"web","image":"nginx"}]}}}}`)); err != nil {
+	if err := obj.UnmarshalJSON([]byte(`{"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"web","namespace":"default"},"spec":{"replicas":2,"selector":{"matchLabels":{"app":"web"}},"template":{"metadata":{"labels":{"app":"web"}},"spec":{"containers":[{"name":"web","image":"nginx"}]}}}}`)); err != nil {
 		b.Fatal(err)
 	}
 	if _, err := d.Apply(context.Background(), "web", obj, metav1.ApplyOptions{FieldManager: "kroscope"}); err != nil {
@@ -54,7 +54,7 @@ func BenchmarkStatusMergePatch(b *testing.B) {
 	c := New(Options{})
 	d := c.Dynamic().Resource(deployGVR).Namespace("default")
 	obj := &unstructured.Unstructured{}
-	if err := obj.UnmarshalJSON([]byte(`{"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"web","namespace":"default","labels":{"kro.run/owned":"true"}},"spec":{"replicas":2,"template":{"spec":{"containers":[{"name":"web","image":"nginx","env":[{"name":"A","value":"1"},{"name":"B","value":"2"}]}]}}}}`)); err != nil {
+	if err := obj.UnmarshalJSON([]byte(`{"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"web","namespace":"default","labels":{"kro.run/owned":"true"}},"spec":{"replicas":2,"selector":{"matchLabels":{"app":"web"}},"template":{"metadata":{"labels":{"app":"web"}},"spec":{"containers":[{"name":"web","image":"nginx","env":[{"name":"A","value":"1"},{"name":"B","value":"2"}]}]}}}}`)); err != nil {
 		b.Fatal(err)
 	}
 	if _, err := d.Apply(context.Background(), "web", obj, metav1.ApplyOptions{FieldManager: "kroscope"}); err != nil {

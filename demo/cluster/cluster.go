@@ -572,7 +572,9 @@ func (c *Cluster) insertLocked(k *kindInfo, obj *unstructured.Unstructured) (*un
 	obj.SetCreationTimestamp(metav1.NewTime(c.now()))
 	obj.SetDeletionTimestamp(nil)
 	obj.SetGeneration(1)
-	applyDefaults(k, obj)
+	if err := admit(k, nil, obj, ""); err != nil {
+		return nil, err
+	}
 	if k.gvr == crdGVR {
 		if err := c.learnCRDLocked(obj); err != nil {
 			return nil, err
@@ -621,7 +623,9 @@ func (c *Cluster) replaceLocked(k *kindInfo, old, obj *unstructured.Unstructured
 	if old.GetDeletionTimestamp() != nil && len(obj.GetFinalizers()) > len(old.GetFinalizers()) {
 		return nil, apierrors.NewForbidden(k.gvr.GroupResource(), old.GetName(), fmt.Errorf("no new finalizers can be added if the object is being deleted"))
 	}
-	applyDefaults(k, obj)
+	if err := admit(k, old, obj, sub); err != nil {
+		return nil, err
+	}
 	if specChanged(old, obj) {
 		obj.SetGeneration(old.GetGeneration() + 1)
 	}

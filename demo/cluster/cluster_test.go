@@ -41,7 +41,8 @@ kind: Deployment
 metadata: {name: web, namespace: default}
 spec:
   replicas: 2
-  template: {spec: {containers: [{name: web, image: nginx}]}}
+  selector: {matchLabels: {app: web}}
+  template: {metadata: {labels: {app: web}}, spec: {containers: [{name: web, image: nginx}]}}
 `
 
 func TestCreateSetsServerMetadata(t *testing.T) {

@@ -3,7 +3,6 @@ package cluster
 import (
 	"sync"
 
-	structuralschema "k8s.io/apiextensions-apiserver/pkg/apiserver/schema"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 )
@@ -17,9 +16,9 @@ type kindInfo struct {
 	// status is true when the kind has a status subresource: main-resource
 	// writes keep the stored status and status writes change only status.
 	status bool
-	// structural is a custom resource's schema, for defaulting; nil for
-	// built-in kinds.
-	structural *structuralschema.Structural
+	// schema is a custom resource's schema, which every write is pruned,
+	// defaulted and validated against (admit); nil for built-in kinds.
+	schema *crSchema
 }
 
 // builtinKinds are the kinds every demo cluster serves from the start, with
@@ -69,6 +68,9 @@ func core(group, version, kind, plural string, namespaced, status bool) kindInfo
 		status:     status,
 	}
 }
+
+// secretGVK is the kind whose stringData admit folds into data.
+var secretGVK = schema.GroupVersionKind{Version: "v1", Kind: "Secret"}
 
 // crdGVR is where CustomResourceDefinitions live; writing one teaches the
 // cluster a new kind.

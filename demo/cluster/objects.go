@@ -8,8 +8,6 @@ import (
 	jsonpatch "gopkg.in/evanphx/json-patch.v4"
 	"k8s.io/apiextensions-apiserver/pkg/apis/apiextensions"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
-	structuralschema "k8s.io/apiextensions-apiserver/pkg/apiserver/schema"
-	structuraldefaulting "k8s.io/apiextensions-apiserver/pkg/apiserver/schema/defaulting"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -124,7 +122,7 @@ func (c *Cluster) learnCRDLocked(obj *unstructured.Unstructured) error {
 	if len(crd.Spec.Versions) == 0 {
 		return apierrors.NewBadRequest(fmt.Sprintf("CustomResourceDefinition %q: spec.versions must not be empty", obj.GetName()))
 	}
-	schemas, err := structuralSchemas(crd)
+	schemas, err := crSchemas(crd)
 	if err != nil {
 		return apierrors.NewBadRequest(fmt.Sprintf("CustomResourceDefinition %q: %v", obj.GetName(), err))
 	}
@@ -147,7 +145,7 @@ func (c *Cluster) learnCRDLocked(obj *unstructured.Unstructured) error {
 			listKind:   listKind,
 			namespaced: crd.Spec.Scope != apiextensionsv1.ClusterScoped,
 			status:     v.Subresources != nil && v.Subresources.Status != nil,
-			structural: schemas[v.Name],
+			schema:     schemas[v.Name],
 		})
 	}
 	now := metav1.NewTime(c.now())
@@ -168,10 +166,10 @@ func (c *Cluster) learnCRDLocked(obj *unstructured.Unstructured) error {
 	return nil
 }
 
-// structuralSchemas returns each version's structural schema, which the
-// cluster uses to apply the schema's defaults as the API server does.
-func structuralSchemas(crd *apiextensionsv1.CustomResourceDefinition) (map[string]*structuralschema.Structural, error) {
-	out := map[string]*structuralschema.Structural{}
+// crSchemas returns each version's schema as the API server checks writes
+// against it.
+func crSchemas(crd *apiextensionsv1.CustomResourceDefinition) (map[string]*crSchema, error) {
+	out := map[string]*crSchema{}
 	for _, v := range crd.Spec.Versions {
 		if v.Schema == nil || v.Schema.OpenAPIV3Schema == nil {
 			continue
@@ -180,23 +178,13 @@ func structuralSchemas(crd *apiextensionsv1.CustomResourceDefinition) (map[strin
 		if err := apiextensionsv1.Convert_v1_JSONSchemaProps_To_apiextensions_JSONSchemaProps(v.Schema.OpenAPIV3Schema, internal, nil); err != nil {
 			return nil, fmt.Errorf("version %s: schema: %w", v.Name, err)
 		}
-		s, err := structuralschema.NewStructural(internal)
+		s, err := newCRSchema(internal)
 		if err != nil {
-			return nil, fmt.Errorf("version %s: schema is not structural: %w", v.Name, err)
+			return nil, fmt.Errorf("version %s: %w", v.Name, err)
 		}
 		out[v.Name] = s
 	}
 	return out, nil
-}
-
-// applyDefaults fills in the schema's defaults, like the API server does
-// when it decodes a custom resource.
-func applyDefaults(k *kindInfo, obj *unstructured.Unstructured) {
-	if k.structural == nil {
-		return
-	}
-	structuraldefaulting.Default(obj.Object, k.structural)
-	normalizeNumbers(obj.Object)
 }
 
 func condition(typ, reason, msg string, at metav1.Time) map[string]any {

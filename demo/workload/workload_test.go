@@ -72,7 +72,8 @@ func TestDeploymentRollsOutStepByStep(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer w.Stop()
-	if _, err := d.Create(ctx, obj(t, `{apiVersion: apps/v1, kind: Deployment, metadata: {name: web, namespace: default}, spec: {replicas: 3}}`), metav1.CreateOptions{}); err != nil {
+	if _, err := d.Create(ctx, obj(t, `{apiVersion: apps/v1, kind: Deployment, metadata: {name: web, namespace: default},
+  spec: {replicas: 3, selector: {matchLabels: {app: web}}, template: {metadata: {labels: {app: web}}, spec: {containers: [{name: web, image: nginx}]}}}}`), metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	seen := map[int64]bool{}
@@ -135,7 +136,7 @@ func TestJobServiceIngressPVC(t *testing.T) {
 		}
 		return u
 	}
-	create(jobGVR, `{apiVersion: batch/v1, kind: Job, metadata: {name: migrate}, spec: {completions: 2}}`)
+	create(jobGVR, `{apiVersion: batch/v1, kind: Job, metadata: {name: migrate}, spec: {completions: 2, template: {spec: {containers: [{name: m, image: busybox}], restartPolicy: Never}}}}`)
 	create(svcGVR, `{apiVersion: v1, kind: Service, metadata: {name: web}, spec: {ports: [{port: 80}]}}`)
 	create(svcGVR, `{apiVersion: v1, kind: Service, metadata: {name: lb}, spec: {type: LoadBalancer}}`)
 	create(ingGVR, `{apiVersion: networking.k8s.io/v1, kind: Ingress, metadata: {name: web}}`)

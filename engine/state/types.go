@@ -322,6 +322,9 @@ type Cluster struct {
 	Server    string
 	Namespace string // "" means all namespaces
 	Demo      bool
+	// Source says where the connection came from, for messages about it:
+	// "kubeconfig /home/me/.kube/config, context kind-kind".
+	Source string
 }
 
 // Mode says whether this process writes.

@@ -84,7 +84,7 @@ func (l Loader) maxSize() int64 {
 func (l Loader) read(path string) ([]byte, error) {
 	st, err := os.Stat(path)
 	if err != nil {
-		return nil, fmt.Errorf("reading %s: %w", path, err)
+		return nil, readError(path, err)
 	}
 	if !st.Mode().IsRegular() {
 		l.warn(path, "skipped: "+fileKind(st.Mode())+", not a regular file")
@@ -96,13 +96,13 @@ func (l Loader) read(path string) ([]byte, error) {
 	}
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, fmt.Errorf("reading %s: %w", path, err)
+		return nil, readError(path, err)
 	}
 	defer f.Close()
 	// The file may grow after the Stat: read one byte past the limit.
 	data, err := io.ReadAll(io.LimitReader(f, max+1))
 	if err != nil {
-		return nil, fmt.Errorf("reading %s: %w", path, err)
+		return nil, readError(path, err)
 	}
 	if int64(len(data)) > max {
 		return nil, fmt.Errorf("reading %s: larger than the limit of %d bytes (raise it with --%s)", path, max, MaxFileSizeFlag)
@@ -132,9 +132,13 @@ func fileKind(m fs.FileMode) string {
 func (l Loader) yamlFiles(p string) ([]string, error) {
 	st, err := os.Stat(p)
 	if err != nil {
-		return nil, fmt.Errorf("reading %s: %w", p, err)
+		return nil, readError(p, err)
 	}
 	if !st.IsDir() {
+		if !definitionName(p) {
+			l.warn(p, "skipped: not a .yaml, .yml or .json file")
+			return nil, nil
+		}
 		return []string{p}, nil
 	}
 	w := &yamlWalk{seen: map[string]bool{}}
@@ -164,14 +168,14 @@ func (w *yamlWalk) dir(dir string) {
 		return w.entry(dir, path, d, err)
 	})
 	if err != nil {
-		w.errs = append(w.errs, fmt.Errorf("reading directory %s: %w", dir, err))
+		w.errs = append(w.errs, readError(dir, err))
 	}
 }
 
 // entry is WalkDir's callback for the folder dir.
 func (w *yamlWalk) entry(dir, path string, d fs.DirEntry, err error) error {
 	if err != nil {
-		w.errs = append(w.errs, fmt.Errorf("reading %s: %w", path, err))
+		w.errs = append(w.errs, readError(path, err))
 		if d != nil && d.IsDir() {
 			return fs.SkipDir
 		}
@@ -190,7 +194,7 @@ func (w *yamlWalk) entry(dir, path string, d fs.DirEntry, err error) error {
 		st, err := os.Stat(path)
 		if err != nil {
 			if isYAML(path) {
-				w.errs = append(w.errs, fmt.Errorf("reading %s: %w", path, err))
+				w.errs = append(w.errs, readError(path, err))
 			}
 			return nil
 		}
@@ -203,6 +207,37 @@ func (w *yamlWalk) entry(dir, path string, d fs.DirEntry, err error) error {
 		w.files = append(w.files, path)
 	}
 	return nil
+}
+
+// ReadError is a path the Loader could not read (missing, or not
+// readable): a problem with the paths given, not with a definition.
+type ReadError struct {
+	Path string
+	Err  error
+}
+
+func (e *ReadError) Error() string { return "cannot read " + e.Path + ": " + e.Err.Error() }
+func (e *ReadError) Unwrap() error { return e.Err }
+
+// readError is a *ReadError for path; an fs.PathError's own path and
+// operation are left out, so the path is named once.
+func readError(path string, err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) && pe.Path == path {
+		err = pe.Err
+	}
+	return &ReadError{Path: path, Err: err}
+}
+
+// definitionName reports whether a file named on the command line may hold
+// definitions: YAML or JSON by its extension, or no extension at all (a
+// shell's `examples/*` also names Go files and READMEs, which are skipped).
+func definitionName(path string) bool {
+	switch strings.ToLower(filepath.Ext(path)) {
+	case ".yaml", ".yml", ".json", "":
+		return true
+	}
+	return false
 }
 
 func isYAML(path string) bool {
