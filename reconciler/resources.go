@@ -174,15 +174,18 @@ func (r *run) reconcileObject(res *graph.Resource, vars graph.Vars) result {
 }
 
 // liveChild is what stands at desired's name, as far as this pass must
-// know before writing: the watches' copy when they know it. Otherwise the
-// API server's when observing (nothing will be written), and nil when
-// writing: the apply that creates the child proves the name free, and
+// know before writing: the watches' copy when they know it, and nil when
+// they do not: the apply that creates the child proves the name free, and
 // fails with client.ErrExists when it is not (client.Objects.Create).
+// Observing (nothing will be written) or without watches to ask, it is
+// the API server's.
 func (r *run) liveChild(gvr schema.GroupVersionResource, desired *unstructured.Unstructured) (*unstructured.Unstructured, error) {
-	if r.observing() {
-		return r.objs.Child(r.ctx, gvr, desired.GetNamespace(), desired.GetName())
+	if !r.observing() {
+		if u, ok := r.objs.KnownChild(gvr, desired.GetNamespace(), desired.GetName()); ok {
+			return u, nil
+		}
 	}
-	return r.objs.KnownChild(gvr, desired.GetNamespace(), desired.GetName()), nil
+	return r.objs.Child(r.ctx, gvr, desired.GetNamespace(), desired.GetName())
 }
 
 // applyObject applies desired over existing (nil: it does not exist) and

@@ -115,13 +115,15 @@ func (o *Objects) read(ctx context.Context, gvr schema.GroupVersionResource, nam
 
 // KnownChild returns the managed child from the Cache, or nil when the
 // Cache does not know it: it may not exist, or exist without kroscope's
-// labels. A writer proves which with Create, without a read.
-func (o *Objects) KnownChild(gvr schema.GroupVersionResource, namespace, name string) *unstructured.Unstructured {
+// labels. A writer proves which with Create, without a read. ok is false
+// without a Cache: nothing is known, so the caller reads (Child), as a
+// converged object would otherwise cost a refused write each pass.
+func (o *Objects) KnownChild(gvr schema.GroupVersionResource, namespace, name string) (u *unstructured.Unstructured, ok bool) {
 	if o.cache == nil {
-		return nil
+		return nil, false
 	}
-	u, _ := o.cache.Child(gvr, namespace, name)
-	return u
+	u, _ = o.cache.Child(gvr, namespace, name)
+	return u, true
 }
 
 // ErrExists is Create's answer when an object already has the name.
