@@ -71,13 +71,21 @@ func (r *run) apply(res *graph.Resource, gvr schema.GroupVersionResource, desire
 		return nil, false, false, err
 	}
 
-	replaces := ""
-	if existing != nil {
-		replaces = existing.GetResourceVersion()
-	}
 	opts := metav1.ApplyOptions{FieldManager: metadata.FieldManager}
+	if existing == nil {
+		// Nothing known at the name: create it only if it is free
+		// (client.ErrExists otherwise: the caller reads what stands there
+		// and judges it, as it judges a known object).
+		out, err := r.objs.Create(r.ctx, gvr, desired, opts)
+		if err != nil {
+			return nil, false, false, err
+		}
+		r.keepMember(out)
+		return out, true, false, nil
+	}
+	replaces := existing.GetResourceVersion()
 	out, err := r.objs.Apply(r.ctx, gvr, desired, opts, replaces)
-	if err != nil && apierrors.IsConflict(err) && existing != nil {
+	if err != nil && apierrors.IsConflict(err) {
 		if err = r.takeOver(res, desired, existing, err); err == nil {
 			opts.Force = true
 			out, err = r.objs.Apply(r.ctx, gvr, desired, opts, replaces)
@@ -87,9 +95,6 @@ func (r *run) apply(res *graph.Resource, gvr schema.GroupVersionResource, desire
 		return nil, false, false, err
 	}
 	r.keepMember(out)
-	if existing == nil {
-		return out, true, false, nil
-	}
 	return out, false, out.GetResourceVersion() != existing.GetResourceVersion(), nil
 }
 

@@ -1,6 +1,7 @@
 package reconciler
 
 import (
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -10,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
+	"github.com/kroscope/kroscope/reconciler/client"
 	"github.com/kroscope/kroscope/reconciler/graph"
 	"github.com/kroscope/kroscope/reconciler/metadata"
 )
@@ -117,22 +119,35 @@ func (r *run) prepareItems(res *graph.Resource, items []*unstructured.Unstructur
 // detail (items run concurrently).
 func (r *run) reconcileItem(res *graph.Resource, gvr schema.GroupVersionResource, i int, desired *unstructured.Unstructured) itemResult {
 	item := fmt.Sprintf("resource %s item %d (%s)", res.ID, i, objectName(desired))
-	existing, err := r.objs.Child(r.ctx, gvr, desired.GetNamespace(), desired.GetName())
-	if err != nil {
-		r.noteErr(err)
-		return itemResult{state: ResourceStateError, err: fmt.Errorf("%s: reading it: %w", item, err)}
-	}
-	if existing != nil {
-		if msg := r.ownershipProblem(existing); msg != "" {
-			return itemResult{observed: existing, state: ResourceStateError, err: fmt.Errorf("%s: %s", item, msg)}
+	existing, err := r.liveChild(gvr, desired)
+	for try := 0; ; try++ {
+		if err != nil {
+			r.noteErr(err)
+			return itemResult{state: ResourceStateError, err: fmt.Errorf("%s: reading it: %w", item, err)}
 		}
-		if existing.GetDeletionTimestamp() != nil {
-			return itemResult{observed: existing, deleting: true, why: objectName(existing) + " is being deleted; it will be recreated once gone"}
+		if existing != nil {
+			if msg := r.ownershipProblem(existing); msg != "" {
+				return itemResult{observed: existing, state: ResourceStateError, err: fmt.Errorf("%s: %s", item, msg)}
+			}
+			if existing.GetDeletionTimestamp() != nil {
+				return itemResult{observed: existing, deleting: true, why: objectName(existing) + " is being deleted; it will be recreated once gone"}
+			}
 		}
+		if r.observing() {
+			return r.observeItem(res, desired, existing)
+		}
+		out := r.applyItem(res, gvr, item, desired, existing)
+		if !errors.Is(out.err, client.ErrExists) || try > 0 {
+			return out
+		}
+		// Taken by an object the watches do not know: read and judge it.
+		existing, err = r.objs.Child(r.ctx, gvr, desired.GetNamespace(), desired.GetName())
 	}
-	if r.observing() {
-		return r.observeItem(res, desired, existing)
-	}
+}
+
+// applyItem applies one item over existing (nil: unknown) and judges what
+// the API server returned.
+func (r *run) applyItem(res *graph.Resource, gvr schema.GroupVersionResource, item string, desired, existing *unstructured.Unstructured) itemResult {
 	observed, created, updated, err := r.apply(res, gvr, desired, existing)
 	if err != nil {
 		r.noteErr(err)

@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
+	"github.com/kroscope/kroscope/reconciler/client"
 	"github.com/kroscope/kroscope/reconciler/graph"
 	"github.com/kroscope/kroscope/reconciler/metadata"
 )
@@ -141,27 +142,50 @@ func (r *run) reconcileObject(res *graph.Resource, vars graph.Vars) result {
 	}
 	r.stampChild(res, desired)
 	out.desired = desired
-	existing, err := r.objs.Child(r.ctx, gvr, desired.GetNamespace(), desired.GetName())
-	if err != nil {
-		r.noteErr(err)
-		out.verdict = errored(fmt.Errorf("resource %s: reading %s: %w", res.ID, objectName(desired), err))
-		return out
-	}
-	if existing != nil {
-		out.observed = existing
-		if msg := r.ownershipProblem(existing); msg != "" {
-			out.verdict = errored(fmt.Errorf("resource %s: %s", res.ID, msg))
+	existing, err := r.liveChild(gvr, desired)
+	for try := 0; ; try++ {
+		if err != nil {
+			r.noteErr(err)
+			out.verdict = errored(fmt.Errorf("resource %s: reading %s: %w", res.ID, objectName(desired), err))
 			return out
 		}
-		if existing.GetDeletionTimestamp() != nil {
-			out.verdict = verdict{state: ResourceStateDeleting, reason: fmt.Sprintf("%s is being deleted; it will be recreated once gone", objectName(existing))}
-			return out
+		if existing != nil {
+			out.observed = existing
+			if msg := r.ownershipProblem(existing); msg != "" {
+				out.verdict = errored(fmt.Errorf("resource %s: %s", res.ID, msg))
+				return out
+			}
+			if existing.GetDeletionTimestamp() != nil {
+				out.verdict = verdict{state: ResourceStateDeleting, reason: fmt.Sprintf("%s is being deleted; it will be recreated once gone", objectName(existing))}
+				return out
+			}
+		}
+		if r.observing() {
+			return r.observeOnly(res, desired, existing, out)
+		}
+		applied := r.applyObject(res, gvr, desired, existing, out)
+		if !errors.Is(applied.err, client.ErrExists) || try > 0 {
+			return applied
+		}
+		// The name is taken by an object the watches do not know: read
+		// it, and judge it as a known one.
+		existing, err = r.objs.Child(r.ctx, gvr, desired.GetNamespace(), desired.GetName())
+	}
+}
+
+// liveChild is what stands at desired's name, as far as this pass must
+// know before writing: the watches' copy when they know it, and nil when
+// they do not: the apply that creates the child proves the name free, and
+// fails with client.ErrExists when it is not (client.Objects.Create).
+// Observing (nothing will be written) or without watches to ask, it is
+// the API server's.
+func (r *run) liveChild(gvr schema.GroupVersionResource, desired *unstructured.Unstructured) (*unstructured.Unstructured, error) {
+	if !r.observing() {
+		if u, ok := r.objs.KnownChild(gvr, desired.GetNamespace(), desired.GetName()); ok {
+			return u, nil
 		}
 	}
-	if r.observing() {
-		return r.observeOnly(res, desired, existing, out)
-	}
-	return r.applyObject(res, gvr, desired, existing, out)
+	return r.objs.Child(r.ctx, gvr, desired.GetNamespace(), desired.GetName())
 }
 
 // applyObject applies desired over existing (nil: it does not exist) and

@@ -2,6 +2,9 @@ package client
 
 import (
 	"context"
+	"errors"
+	"fmt"
+	"maps"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -108,6 +111,58 @@ func (o *Objects) read(ctx context.Context, gvr schema.GroupVersionResource, nam
 		o.cache.Read(gvr, u)
 	}
 	return u, nil
+}
+
+// KnownChild returns the managed child from the Cache, or nil when the
+// Cache does not know it: it may not exist, or exist without kroscope's
+// labels. A writer proves which with Create, without a read. ok is false
+// without a Cache: nothing is known, so the caller reads (Child), as a
+// converged object would otherwise cost a refused write each pass.
+func (o *Objects) KnownChild(gvr schema.GroupVersionResource, namespace, name string) (u *unstructured.Unstructured, ok bool) {
+	if o.cache == nil {
+		return nil, false
+	}
+	u, _ = o.cache.Child(gvr, namespace, name)
+	return u, true
+}
+
+// ErrExists is Create's answer when an object already has the name.
+var ErrExists = errors.New("an object of that name already exists")
+
+// neverStored is a resourceVersion no stored object has: etcd's store
+// starts at revision 1 and every write makes a later one, so no object
+// was ever written at revision 1.
+const neverStored = "1"
+
+// Create server-side applies obj only where no object has its name, as a
+// GET answered 404 followed by the apply would, in one request and without
+// the race between the two. The body carries a resourceVersion no object
+// can have: creating ignores it, while applying over an existing object
+// must name that object's version, so the API server refuses with a
+// conflict (returned as ErrExists, which wraps it). The version is not a
+// field any manager owns: the object and its managedFields are those a
+// plain apply makes. It records what the API server returned.
+func (o *Objects) Create(ctx context.Context, gvr schema.GroupVersionResource, obj *unstructured.Unstructured, opts metav1.ApplyOptions) (*unstructured.Unstructured, error) {
+	// Copies of the two maps changed: obj stays the caller's as it was.
+	body := &unstructured.Unstructured{Object: maps.Clone(obj.Object)}
+	md, _ := obj.Object["metadata"].(map[string]any)
+	md = maps.Clone(md)
+	if md == nil {
+		md = map[string]any{}
+	}
+	md["resourceVersion"] = neverStored
+	body.Object["metadata"] = md
+	out, err := o.resource(gvr, obj.GetNamespace()).Apply(ctx, obj.GetName(), body, opts)
+	if apierrors.IsConflict(err) {
+		return nil, fmt.Errorf("%w: %w", ErrExists, err)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if o.cache != nil {
+		o.cache.Wrote(gvr, out, "")
+	}
+	return out, nil
 }
 
 // Get reads an object from the API server, never from the Cache, and

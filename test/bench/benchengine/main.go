@@ -26,7 +26,7 @@ import (
 	"runtime"
 	"runtime/pprof"
 	"strings"
-	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/go-logr/logr"
@@ -40,39 +40,6 @@ import (
 	"github.com/kroscope/kroscope/reconciler"
 	"github.com/kroscope/kroscope/reconciler/client"
 )
-
-// Counts are the engine's requests by kind. Writes are split into Events,
-// the Lease, and the rest (objects and status).
-type Counts struct {
-	Other, Events, Lease, Reads int64
-}
-
-type counter struct {
-	next                        http.RoundTripper
-	other, events, lease, reads atomic.Int64
-}
-
-func (c *counter) RoundTrip(req *http.Request) (*http.Response, error) {
-	switch req.Method {
-	case http.MethodGet, http.MethodHead, http.MethodOptions:
-		c.reads.Add(1)
-	default:
-		switch p := req.URL.Path; {
-		case strings.Contains(p, "/events"):
-			c.events.Add(1)
-		case strings.Contains(p, "/leases"):
-			c.lease.Add(1)
-		default:
-			c.other.Add(1)
-		}
-	}
-	return c.next.RoundTrip(req)
-}
-
-// take returns the counts so far and starts again from zero.
-func (c *counter) take() Counts {
-	return Counts{Other: c.other.Swap(0), Events: c.events.Swap(0), Lease: c.lease.Swap(0), Reads: c.reads.Swap(0)}
-}
 
 // Active is the "active" message.
 type Active struct {
@@ -93,6 +60,12 @@ type Active struct {
 	// instances converged.
 	MeanBusy  float64 `json:"meanBusy"`
 	MeanQueue float64 `json:"meanQueue"`
+	// CPU is the process's CPU time (user+system, ns) from the first
+	// create to all ACTIVE: the convergence's, without start-up or idle.
+	CPU int64 `json:"cpu"`
+	// Template is what the engine sent for the instance -template: the
+	// requests the benchmark's floor replays for every instance.
+	Template []Request `json:"template"`
 }
 
 // Transition is one state change of an instance.
@@ -133,7 +106,8 @@ func run() error {
 		heapDir    = flag.String("heap-profile", "", "folder for heap profiles (heap-N<n>.pprof once converged)")
 		cpuProf    = flag.String("cpu-profile", "", "file for a CPU profile from the first create to all ACTIVE")
 		histories  = flag.Bool("histories", false, "send every instance's transitions")
-		timeout    = flag.Duration("timeout", 5*time.Minute, "give up waiting for the instances")
+		timeout    = flag.Duration("timeout", 10*time.Minute, "give up waiting for the instances")
+		template   = flag.String("template", "", "record the requests for this instance and its children")
 	)
 	flag.Parse()
 	rssCtx, stopRSS := context.WithCancel(context.Background())
@@ -145,6 +119,9 @@ func run() error {
 	}
 	cfg.QPS, cfg.Burst = 0, 0 // the engine's defaults
 	c := &counter{}
+	if *template != "" {
+		c.tmpl = &templateRecorder{name: *template}
+	}
 	cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper { c.next = rt; return c })
 	set, err := client.NewSet(cfg)
 	if err != nil {
@@ -180,6 +157,7 @@ func run() error {
 		return fmt.Errorf("expected \"go\" on stdin, got %q (%v)", line, err)
 	}
 	c.take()
+	cpu0 := processCPU()
 	if *cpuProf != "" {
 		f, err := os.Create(*cpuProf)
 		if err != nil {
@@ -211,11 +189,15 @@ func run() error {
 		return err
 	}
 	counts := c.take()
+	cpu := processCPU() - cpu0
 	if *cpuProf != "" {
 		pprof.StopCPUProfile()
 	}
 	a := Active{Event: "active", ActiveAt: map[string]int64{}, Reconciles: snap.Engine.Reconciles, Workers: snap.Engine.Workers, Counts: counts,
-		MeanBusy: float64(busy) / float64(samples), MeanQueue: float64(queued) / float64(samples)}
+		MeanBusy: float64(busy) / float64(samples), MeanQueue: float64(queued) / float64(samples), CPU: int64(cpu)}
+	if c.tmpl != nil {
+		a.Template = c.tmpl.take()
+	}
 	for _, in := range snap.Instances {
 		for _, t := range in.History {
 			if t.To == reconciler.InstanceStateActive {
@@ -258,6 +240,15 @@ func run() error {
 	time.Sleep(*idle)
 	anon, file := rss.peaks()
 	return out.Encode(Idle{Event: "idle", Counts: c.take(), VmHWM: statusKB("VmHWM:"), PeakAnon: anon, PeakFile: file})
+}
+
+// processCPU is this process's CPU time so far, user and system.
+func processCPU() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 func writeProfile(name, path string, debug int) error {
