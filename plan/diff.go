@@ -5,6 +5,7 @@ import (
 	"regexp"
 	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/kroscope/kroscope/reconciler/metadata"
 	"github.com/kroscope/kroscope/reconciler/redact"
@@ -159,4 +160,30 @@ func maskAll(v any) any {
 		return nil
 	}
 	return Sensitive
+}
+
+// bookkeepingPrefixes are the fields the reconciler puts on every child
+// it makes, whatever the template says.
+var bookkeepingPrefixes = []string{
+	"apiVersion", "kind", "metadata.ownerReferences",
+	`metadata.labels["kro.run/`, `metadata.labels["applyset.kubernetes.io/`,
+	`metadata.labels["` + metadata.ManagedByLabel + `"]`, `metadata.annotations["internal.kro.run/`,
+}
+
+// Bookkeeping reports whether a created object's field is one the
+// reconciler adds to every child (kro's labels, the ApplySet label, the
+// apply order, the owner reference; apiVersion and kind, which the
+// object's line names): the text plan of a create leaves them out, the
+// JSON keeps them. A change of one is always shown.
+func Bookkeeping(path string) bool {
+	for _, p := range bookkeepingPrefixes {
+		if strings.HasPrefix(path, p) && (len(path) == len(p) || !isIdentByte(p[len(p)-1]) || !isIdentByte(path[len(p)])) {
+			return true
+		}
+	}
+	return false
+}
+
+func isIdentByte(b byte) bool {
+	return b == '_' || b == '-' || b >= '0' && b <= '9' || b >= 'a' && b <= 'z' || b >= 'A' && b <= 'Z'
 }

@@ -128,3 +128,22 @@ type testErr struct{}
 func (testErr) Error() string { return "boom" }
 
 var errTest error = testErr{}
+
+func TestBookkeeping(t *testing.T) {
+	for path, want := range map[string]bool{
+		"apiVersion":                         true,
+		"kind":                               true,
+		"kindred":                            false,
+		"metadata.ownerReferences":           true,
+		`metadata.labels["kro.run/node-id"]`: true,
+		`metadata.labels["app.kubernetes.io/managed-by"]`:      true,
+		`metadata.labels["app.kubernetes.io/name"]`:            false,
+		`metadata.annotations["internal.kro.run/apply-order"]`: true,
+		"metadata.name": false,
+		"data.k":        false,
+	} {
+		if got := Bookkeeping(path); got != want {
+			t.Errorf("Bookkeeping(%s) = %v, want %v", path, got, want)
+		}
+	}
+}

@@ -89,6 +89,18 @@ func (r *recorder) record(w write) {
 	r.mu.Unlock()
 }
 
+// current is the object as the reconciler last read it: an override or
+// what the API server returned (nil when neither).
+func (r *recorder) current(k objKey) *unstructured.Unstructured {
+	if u, ok := r.overrides[k]; ok {
+		return u.DeepCopy()
+	}
+	if u := r.liveObject(k); u != nil {
+		return u.DeepCopy()
+	}
+	return nil
+}
+
 func (r *recorder) liveObject(k objKey) *unstructured.Unstructured {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -152,7 +164,16 @@ func (x *recResource) Apply(ctx context.Context, name string, obj *unstructured.
 func (x *recResource) Patch(ctx context.Context, name string, pt types.PatchType, data []byte, o metav1.PatchOptions, sub ...string) (*unstructured.Unstructured, error) {
 	o.DryRun = dryRun
 	out, err := x.ri.Patch(ctx, name, pt, data, o, sub...)
-	x.r.record(write{verb: "patch", key: x.key(name), err: err})
+	w := write{verb: "patch", key: x.key(name), err: err}
+	if apierrors.IsForbidden(err) {
+		// The reconciler's bookkeeping on the instance (finalizer,
+		// inventory, status) that this user may not write: the plan goes
+		// on with the instance as it is.
+		if cur := x.r.current(w.key); cur != nil {
+			out, err, w.err, w.clientSide = cur, nil, nil, "no permission to write "+x.gvr.Resource+": not sent"
+		}
+	}
+	x.r.record(w)
 	return out, err
 }
 

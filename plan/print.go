@@ -55,6 +55,9 @@ func writeInstance(b *strings.Builder, in Instance) {
 	for _, o := range in.Objects {
 		b.WriteString("    " + objectLine(o) + "\n")
 		for _, f := range o.Fields {
+			if o.Op == OpCreate && Bookkeeping(f.Path) {
+				continue
+			}
 			b.WriteString("        " + fieldLine(f) + "\n")
 		}
 	}
