@@ -162,6 +162,13 @@ func (x *recResource) Apply(ctx context.Context, name string, obj *unstructured.
 }
 
 func (x *recResource) Patch(ctx context.Context, name string, pt types.PatchType, data []byte, o metav1.PatchOptions, sub ...string) (*unstructured.Unstructured, error) {
+	if len(sub) == 1 && sub[0] == "status" {
+		// The instance's status is the reconciler's report, which a plan
+		// never shows: not worth a request per instance.
+		if cur := x.r.current(x.key(name)); cur != nil {
+			return cur, nil
+		}
+	}
 	o.DryRun = dryRun
 	out, err := x.ri.Patch(ctx, name, pt, data, o, sub...)
 	w := write{verb: "patch", key: x.key(name), err: err}

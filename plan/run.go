@@ -31,7 +31,7 @@ type Options struct {
 	// Instances, when set, are the only instances planned, as edited
 	// (from -i files): the graph's kind only.
 	Instances []*unstructured.Unstructured
-	// Workers plan this many instances at once (default 16).
+	// Workers plan this many instances at once (default 32).
 	Workers int
 }
 
@@ -56,9 +56,10 @@ func Graph(ctx context.Context, g *graph.Graph, o Options) (*Plan, error) {
 		return nil, err
 	}
 	p.Instances = make([]Instance, len(insts))
+	pre := prefetchChildren(ctx, g, o.Set, o.Namespace)
 	workers := o.Workers
 	if workers <= 0 {
-		workers = 16
+		workers = 32
 	}
 	sem := make(chan struct{}, workers)
 	var wg sync.WaitGroup
@@ -66,7 +67,7 @@ func Graph(ctx context.Context, g *graph.Graph, o Options) (*Plan, error) {
 		wg.Go(func() {
 			sem <- struct{}{}
 			defer func() { <-sem }()
-			p.Instances[i] = planInstance(ctx, g, o.Set, newSchema, in)
+			p.Instances[i] = planInstance(ctx, g, o.Set, newSchema, pre, in)
 		})
 	}
 	wg.Wait()
@@ -112,7 +113,7 @@ func instances(ctx context.Context, g *graph.Graph, o Options, served bool) ([]t
 
 // planInstance runs the reconciler once for the instance over a recorder,
 // and turns what it would have written into the instance's plan.
-func planInstance(ctx context.Context, g *graph.Graph, set *client.Set, sch *instanceSchema, t target) Instance {
+func planInstance(ctx context.Context, g *graph.Graph, set *client.Set, sch *instanceSchema, pre prefetch, t target) Instance {
 	in := Instance{Namespace: t.obj.GetNamespace(), Name: t.obj.GetName()}
 	rec := newRecorder(set.Dynamic())
 	inst, fail := prepare(ctx, g, set, sch, t)
@@ -125,6 +126,7 @@ func planInstance(ctx context.Context, g *graph.Graph, set *client.Set, sch *ins
 	rec.overrides[objKey{g.Instance.GVR, inst.GetNamespace(), inst.GetName()}] = inst
 	ctl := reconciler.NewController(logr.Discard(), reconciler.ReconcileConfig{}, g.Instance.GVR, g, recordingSet(set, rec),
 		g.DefaultServiceAccounts, metadata.NewGraphLabeler(g.Name, g.UID))
+	ctl.SetOptions(reconciler.Options{Reader: recCache{r: rec, pre: pre}})
 	var obs reconciler.Observation
 	ctl.SetObserver(func(o reconciler.Observation) { obs = o })
 	req := ctrl.Request{NamespacedName: types.NamespacedName{Namespace: inst.GetNamespace(), Name: inst.GetName()}}

@@ -76,6 +76,9 @@ func runPlan(cmd *cobra.Command, args []string, f planFlags) error {
 	if err != nil {
 		return fmt.Errorf("loading kubeconfig: %w", err)
 	}
+	if cfg.QPS == 0 && cfg.RateLimiter == nil {
+		cfg.QPS = engine.DefaultClientQPS // as the engine: no client-side throttling
+	}
 	set, err := client.NewSet(cfg)
 	if err != nil {
 		return err

@@ -85,6 +85,7 @@ func TestPlanTemplateChange(t *testing.T) {
 		t.Fatal(err)
 	}
 	p := r.plan(g, set)
+	t.Logf("requests: %v", c.counts())
 	for k, n := range c.counts() {
 		verb, _, _ := strings.Cut(k, " ")
 		if verb != "GET" && k != verb+" dryRun=All" {
