@@ -29,8 +29,8 @@ const renderPasses = 8
 // empty in-memory cluster, and the resources it could not render there.
 type Rendered struct {
 	Objects []*unstructured.Unstructured
-	// Notes are the resources skipped, waiting (for a status only a real
-	// controller writes) or failing, in graph order.
+	// Notes are the resources waiting (for a status only a real
+	// controller writes, OpPending), failing (OpFail) or skipped (no Op).
 	Notes []Object
 }
 
@@ -154,7 +154,7 @@ func collectRendered(ctx context.Context, c *cluster.Cluster, g *graph.Graph, ui
 	}
 	for _, id := range g.TopologicalOrder {
 		if d := obs.Resources[id]; d != nil && d.State == reconciler.ResourceStateSkipped {
-			out.Notes = append(out.Notes, Object{Resource: id, Kind: d.GVK.Kind, Message: "skipped: " + d.WaitingFor})
+			out.Notes = append(out.Notes, Object{Resource: id, Kind: d.GVK.Kind, Message: d.WaitingFor})
 		}
 	}
 	return out, nil
@@ -176,7 +176,11 @@ func (r *Rendered) WriteYAML(b *strings.Builder) error {
 		b.Write(y)
 	}
 	for _, n := range r.Notes {
-		line := "# " + Sign(n.Op) + " resource " + n.Resource + " (" + n.Kind + ")"
+		mark := Sign(n.Op)
+		if n.Op == "" {
+			mark = "skipped"
+		}
+		line := "# " + mark + " resource " + n.Resource + " (" + n.Kind + ")"
 		if n.Message != "" {
 			line += ": " + strconv.Quote(n.Message)
 		}
