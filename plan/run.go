@@ -67,7 +67,7 @@ func Graph(ctx context.Context, g *graph.Graph, o Options) (*Plan, error) {
 		wg.Go(func() {
 			sem <- struct{}{}
 			defer func() { <-sem }()
-			p.Instances[i] = planInstance(ctx, g, o.Set, newSchema, pre, in)
+			p.Instances[i] = safePlanInstance(ctx, g, o.Set, newSchema, pre, in)
 		})
 	}
 	wg.Wait()
@@ -109,6 +109,20 @@ func instances(ctx context.Context, g *graph.Graph, o Options, served bool) ([]t
 		}
 	}
 	return out, nil
+}
+
+// safePlanInstance is planInstance that turns a panic (an instance is
+// untrusted input) into that instance's failure: one bad instance never
+// stops the plan of the others.
+func safePlanInstance(ctx context.Context, g *graph.Graph, set *client.Set, sch *instanceSchema, pre prefetch, t target) (in Instance) {
+	defer func() {
+		if v := recover(); v != nil {
+			in = Instance{Namespace: t.obj.GetNamespace(), Name: t.obj.GetName(), Objects: []Object{{
+				Kind: g.Instance.GVK.Kind, Namespace: t.obj.GetNamespace(), Name: t.obj.GetName(), Op: OpFail,
+				Message: fmt.Sprintf("internal error while planning: %v", v)}}}
+		}
+	}()
+	return planInstance(ctx, g, set, sch, pre, t)
 }
 
 // planInstance runs the reconciler once for the instance over a recorder,
