@@ -259,6 +259,9 @@ func (m *Model) update(msg tea.Msg) tea.Cmd {
 	case editOpenMsg, editDoneMsg, editAppliedMsg:
 		cmd, _ := m.updateEdit(msg)
 		return cmd
+	case planDoneMsg:
+		m.planDone(msg)
+		return nil
 	case instanceDetailMsg:
 		if d := m.detail(); d != nil {
 			d.detail.inst.take(msg)
@@ -530,5 +533,6 @@ func init() {
 		paneHelp:      helpActions(),
 		paneStartup:   startupActions(),
 		paneCommand:   commandActions(),
+		panePlan:      planActions(),
 	}
 }

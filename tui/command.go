@@ -28,12 +28,12 @@ type commandLine struct {
 func newCommandLine() commandLine {
 	in := textinput.New()
 	in.Prompt = ":"
-	in.Placeholder = "kind NAME, ns NAME, graph NAME, q (tab completes)"
+	in.Placeholder = "kind NAME, ns NAME, graph NAME, plan [FILE], q (tab completes)"
 	return commandLine{input: in}
 }
 
 // commandWords are the commands themselves, for completion.
-var commandWords = []string{"kind", "ns", "graph", "q", "quit"}
+var commandWords = []string{"kind", "ns", "graph", "plan", "q", "quit"}
 
 func (m *Model) openCommand() tea.Cmd {
 	c := &m.cmd
@@ -70,6 +70,8 @@ func (m *Model) execute(line string) tea.Cmd {
 	switch word {
 	case "q", "q!", "quit":
 		return m.quit()
+	case "plan":
+		return m.startPlan(arg)
 	case "kind", "ns", "namespace", "graph":
 		if word == "namespace" {
 			word = "ns"
@@ -89,7 +91,7 @@ func (m *Model) execute(line string) tea.Cmd {
 		m.filterBy("kind", k)
 		return nil
 	}
-	m.setFlash(fmt.Sprintf("unknown command %q: try :kind NAME, :ns NAME, :graph NAME or :q", line), true)
+	m.setFlash(fmt.Sprintf("unknown command %q: try :kind NAME, :ns NAME, :graph NAME, :plan FILE or :q", line), true)
 	return nil
 }
 

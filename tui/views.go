@@ -34,7 +34,7 @@ func Views() []View {
 			out = append(out, View{Name: t.view(mode), PerNode: t.perNode()})
 		}
 	}
-	return append(out, View{Name: viewHelp}, View{Name: viewDialog})
+	return append(out, View{Name: viewHelp}, View{Name: viewDialog}, View{Name: viewPlan}, View{Name: viewPlanInstance})
 }
 
 func graphView(layered bool) string {
