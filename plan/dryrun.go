@@ -15,6 +15,8 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/dynamic"
 
+	jsonpatch "gopkg.in/evanphx/json-patch.v4"
+
 	"github.com/kroscope/kroscope/reconciler/redact"
 )
 
@@ -89,11 +91,44 @@ func (r *recorder) record(w write) {
 	r.mu.Unlock()
 }
 
+// override is a copy of the object overriding k, if any. Overrides
+// change (the reconciler patches the instance) while resources read.
+func (r *recorder) override(k objKey) (*unstructured.Unstructured, bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	u, ok := r.overrides[k]
+	if !ok {
+		return nil, false
+	}
+	return u.DeepCopy(), true
+}
+
+// patchOverride applies a merge patch to an overridden object and keeps
+// the result as the override.
+func (r *recorder) patchOverride(k objKey, u *unstructured.Unstructured, patch []byte) (*unstructured.Unstructured, error) {
+	orig, err := u.MarshalJSON()
+	if err != nil {
+		return nil, err
+	}
+	merged, err := jsonpatch.MergePatch(orig, patch)
+	if err != nil {
+		return nil, fmt.Errorf("patching %s: %w", k.name, err)
+	}
+	out := &unstructured.Unstructured{}
+	if err := out.UnmarshalJSON(merged); err != nil {
+		return nil, err
+	}
+	r.mu.Lock()
+	r.overrides[k] = out
+	r.mu.Unlock()
+	return out.DeepCopy(), nil
+}
+
 // current is the object as the reconciler last read it: an override or
 // what the API server returned (nil when neither).
 func (r *recorder) current(k objKey) *unstructured.Unstructured {
-	if u, ok := r.overrides[k]; ok {
-		return u.DeepCopy()
+	if u, ok := r.override(k); ok {
+		return u
 	}
 	if u := r.liveObject(k); u != nil {
 		return u.DeepCopy()
@@ -122,8 +157,8 @@ func (x *recResource) Namespace(ns string) dynamic.ResourceInterface {
 func (x *recResource) key(name string) objKey { return objKey{x.gvr, x.ns, name} }
 
 func (x *recResource) Get(ctx context.Context, name string, o metav1.GetOptions, sub ...string) (*unstructured.Unstructured, error) {
-	if u, ok := x.r.overrides[x.key(name)]; ok && len(sub) == 0 {
-		return u.DeepCopy(), nil
+	if u, ok := x.r.override(x.key(name)); ok && len(sub) == 0 {
+		return u, nil
 	}
 	u, err := x.ri.Get(ctx, name, o, sub...)
 	if err == nil && len(sub) == 0 {
@@ -162,6 +197,12 @@ func (x *recResource) Apply(ctx context.Context, name string, obj *unstructured.
 }
 
 func (x *recResource) Patch(ctx context.Context, name string, pt types.PatchType, data []byte, o metav1.PatchOptions, sub ...string) (*unstructured.Unstructured, error) {
+	if u, ok := x.r.override(x.key(name)); ok && pt == types.MergePatchType {
+		// The instance as the plan prepared it (an edit, new defaults):
+		// the reconciler's bookkeeping patches it here, so what it reads
+		// next is still that instance, not the stored one.
+		return x.r.patchOverride(x.key(name), u, data)
+	}
 	if len(sub) == 1 && sub[0] == "status" {
 		// The instance's status is the reconciler's report, which a plan
 		// never shows: not worth a request per instance.

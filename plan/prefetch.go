@@ -61,11 +61,7 @@ type recCache struct {
 }
 
 func (c recCache) Instance(gvr schema.GroupVersionResource, namespace, name string) (*unstructured.Unstructured, bool) {
-	u, ok := c.r.overrides[objKey{gvr, namespace, name}]
-	if !ok {
-		return nil, false
-	}
-	return u.DeepCopy(), true
+	return c.r.override(objKey{gvr, namespace, name})
 }
 
 func (c recCache) Child(gvr schema.GroupVersionResource, namespace, name string) (*unstructured.Unstructured, bool) {

@@ -71,4 +71,11 @@ func TestPlanCommand(t *testing.T) {
 	if code != 2 || !strings.Contains(out, "+ ConfigMap "+r.ns+"/a-renamed") || !strings.Contains(out, "- ConfigMap "+r.ns+"/a-cm") {
 		t.Errorf("-i with a renamed object: exit %d, output:\n%s", code, out)
 	}
+	// -i alone: the graph the cluster serves (a ResourceGraphDefinition).
+	r.env.ApplyFiles(t, "", filepath.Join(prereq.KroData(t, "crds"), "kro.run_resourcegraphdefinitions.yaml"))
+	r.env.ApplyFiles(t, "", edited)
+	out, code = run("-i", inst)
+	if code != 2 || !strings.Contains(out, "Graph plancmd (kind PlanCmd)") || !strings.Contains(out, `+ data.greeting: "hi"`) {
+		t.Errorf("-i against the served graph: exit %d, output:\n%s", code, out)
+	}
 }
