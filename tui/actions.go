@@ -40,6 +40,7 @@ const (
 	paneHelp                  // the help overlay
 	paneStartup               // the startup and fatal screens
 	paneCommand               // typing a `:` command
+	panePlan                  // a plan's blast radius (plan.go)
 )
 
 // actionTables is filled in init: the actions call methods that read it.
@@ -210,7 +211,7 @@ func checkKeys(in map[string][]string) (map[string][]string, map[string]string) 
 var screenPanes = map[string][]pane{
 	"instances": {paneInstances, paneGlobal}, "instance": {paneInstance, paneGlobal},
 	"filter": {paneFilter}, "dialog": {paneDialog}, "help": {paneHelp}, "startup": {paneStartup}, "command": {paneCommand},
-	"graphs": {paneGraphs, paneGlobal}, "graph": {paneGraph, paneGlobal}, "graphs filter": {paneGraphsFilter},
+	"graphs": {paneGraphs, paneGlobal}, "graph": {paneGraph, paneGlobal}, "graphs filter": {paneGraphsFilter}, "plan": {panePlan},
 }
 
 // conflicts reports, for each remapped action, a key it now shares with

@@ -274,6 +274,9 @@ func (m *Model) update(msg tea.Msg) tea.Cmd {
 	case editOpenMsg, editDoneMsg, editAppliedMsg:
 		cmd, _ := m.updateEdit(msg)
 		return cmd
+	case planDoneMsg:
+		m.planDone(msg)
+		return nil
 	case instanceDetailMsg:
 		if d := m.detail(); d != nil {
 			d.detail.inst.take(msg)
@@ -525,7 +528,7 @@ func globalActions() []action {
 		// The debug overlay: memory and queue figures under the status line.
 		{name: "debug", keys: []string{"ctrl+g"}, help: "debug line: memory, queue, reconciles in flight (again: hide)",
 			do: func(m *Model) tea.Cmd { m.debug = !m.debug; return nil }},
-		{name: "command", keys: []string{":"}, help: "command: :kind NAME, :ns NAME, :graph NAME, :graphs, :q (tab completes, up/down: history)", do: (*Model).openCommand},
+		{name: "command", keys: []string{":"}, help: "command: :kind NAME, :ns NAME, :graph NAME, :graphs, :plan FILE, :q (tab completes, up/down: history)", do: (*Model).openCommand},
 		graphsAction(),
 	}
 }
@@ -552,5 +555,6 @@ func init() {
 		paneGraphs:       graphsActions(),
 		paneGraphsFilter: graphsFilterActions(),
 		paneGraph:        rgdActions(),
+		panePlan:         planActions(),
 	}
 }

@@ -32,10 +32,10 @@ func newCommandLine() commandLine {
 	return commandLine{input: in}
 }
 
-const commandPlaceholder = "kind NAME, ns NAME, graph NAME, q (tab completes)"
+const commandPlaceholder = "kind NAME, ns NAME, graph NAME, plan [FILE], q (tab completes)"
 
 // commandWords are the commands themselves, for completion.
-var commandWords = []string{"kind", "ns", "graph", "rgd", "q", "quit"}
+var commandWords = []string{"kind", "ns", "graph", "rgd", "plan", "q", "quit"}
 
 func (m *Model) openCommand() tea.Cmd {
 	c := &m.cmd
@@ -73,6 +73,8 @@ func (m *Model) execute(line string) tea.Cmd {
 	switch word {
 	case "q", "q!", "quit":
 		return m.quit()
+	case "plan":
+		return m.startPlan(arg)
 	case "graphs", "rgd", "rgds", "resourcegraphdefinitions", "resourcegraphdefinition":
 		m.showGraphs()
 		if arg != "" {
@@ -106,7 +108,7 @@ func (m *Model) execute(line string) tea.Cmd {
 		m.switchView("kind", k)
 		return nil
 	}
-	m.setFlash(fmt.Sprintf("unknown command %q: try :kind NAME, :ns NAME, :graph NAME or :q", line), true)
+	m.setFlash(fmt.Sprintf("unknown command %q: try :kind NAME, :ns NAME, :graph NAME, :plan FILE or :q", line), true)
 	return nil
 }
 

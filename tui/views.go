@@ -35,7 +35,7 @@ func Views() []View {
 		}
 	}
 	out = append(out, graphsViews()...)
-	return append(out, View{Name: viewHelp}, View{Name: viewDialog})
+	return append(out, View{Name: viewHelp}, View{Name: viewDialog}, View{Name: viewPlan}, View{Name: viewPlanInstance})
 }
 
 func graphView(layered bool) string {

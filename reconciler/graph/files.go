@@ -79,6 +79,10 @@ func (l Loader) maxSize() int64 {
 	return DefaultMaxFileSize
 }
 
+// ReadFile reads one file within the loader's size limit (instance files
+// are as untrusted as graphs); nil, nil when it is not a regular file.
+func (l Loader) ReadFile(path string) ([]byte, error) { return l.read(path) }
+
 // read returns a regular file's content; nil, nil when it is not a regular
 // file (skipped with a warning).
 func (l Loader) read(path string) ([]byte, error) {

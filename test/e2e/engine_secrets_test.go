@@ -122,7 +122,8 @@ func TestPlantedSecretTokenLeaksNowhere(t *testing.T) {
 	for name, want := range map[string]string{"run -o json": "made", "status": "tokenLength", "events": "convert",
 		"tui instances": "one", "tui instance": "CONDITIONS", "tui instance/yaml": "tokenLength",
 		"tui yaml/observed made": "********", "tui yaml/observed creds": "********", "tui inspect convert": "Error",
-		"tui graphs": "engplant", "tui rgd/schema": "tokenLength", "tui rgd/yaml": "********"} {
+		"tui graphs": "engplant", "tui rgd/schema": "tokenLength", "tui rgd/yaml": "********",
+		"tui plan": "/one", "tui plan/instance": "convert"} {
 		if !strings.Contains(channels[name], want) {
 			t.Errorf("%s lacks %q: the channel was not checked\n%s", name, want, channels[name])
 		}
@@ -181,7 +182,14 @@ func eventsText(t *testing.T, r *engRig) string {
 // pressed in turn until the model says it shows the view, and the key that
 // goes back to the instance screen from it. A view tui.Views lists and
 // this map does not fails the test: add how to reach it here.
-var viewKeys = map[string]struct{ reach, leave []string }{
+var viewKeys = map[string]struct {
+	reach, leave []string
+	// typed: reach is typed once, in order (a `:` command), then the
+	// test waits for via (when set), presses then, and waits for the view.
+	typed bool
+	via   string
+	then  []string
+}{
 	"instances":     {reach: []string{"esc"}, leave: []string{"enter"}},
 	"graph/tree":    {reach: []string{"g"}},
 	"graph/layers":  {reach: []string{"g"}},
@@ -204,7 +212,12 @@ var viewKeys = map[string]struct{ reach, leave []string }{
 	"rgd/status": {reach: []string{"esc", "D", "enter", "]", "]"}, leave: []string{"esc", "esc", "enter"}},
 	"rgd/yaml":   {reach: []string{"esc", "D", "enter", "y"}, leave: []string{"esc", "esc", "enter"}},
 	"rgd/events": {reach: []string{"esc", "D", "enter", "["}, leave: []string{"esc", "esc", "enter"}},
+	// :plan plans the served graph file, as dry runs, in the engine.
+	"plan":          {reach: planCommand, typed: true, leave: []string{"esc"}},
+	"plan/instance": {reach: planCommand, typed: true, via: "plan", then: []string{"enter"}, leave: []string{"esc", "esc"}},
 }
+
+var planCommand = []string{":", "p", "l", "a", "n", "enter"}
 
 // loaded says when a view that reads more than the snapshot has read it.
 var loaded = map[string]string{"instance": "CONDITIONS", "instance/yaml": "apiVersion", "rgd/events": "EVENTS"}
@@ -325,6 +338,9 @@ func (d *driver) render(view string, perNode bool) rendered {
 	d.t.Helper()
 	keys := viewKeys[view]
 	s := d.shown()
+	if keys.typed {
+		s = d.typeTo(view, keys.reach, keys.via, keys.then)
+	}
 	for i := 0; !slices.Contains(s.Views, view); i++ {
 		if i == 8 {
 			d.t.Fatalf("keys %v never showed view %q; shown %v:\n%s", keys.reach, view, s.Views, s.Frame)
@@ -350,6 +366,18 @@ func (d *driver) render(view string, perNode bool) rendered {
 	}
 	d.press(keys.leave...)
 	return rendered{view: view, node: node, shown: s}
+}
+
+// typeTo types keys once, in order, waits for via (when set), presses
+// then, and waits for view.
+func (d *driver) typeTo(view string, keys []string, via string, then []string) tui.Shown {
+	d.t.Helper()
+	d.press(keys...)
+	if via != "" {
+		d.until(via, func(s tui.Shown) bool { return slices.Contains(s.Views, via) })
+		d.press(then...)
+	}
+	return d.until(view, func(s tui.Shown) bool { return slices.Contains(s.Views, view) })
 }
 
 // keyPress is the key message Bubble Tea sends for a key name.

@@ -1,0 +1,126 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/spf13/cobra"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/yaml"
+
+	"github.com/kroscope/kroscope/plan"
+	"github.com/kroscope/kroscope/reconciler/graph"
+	"github.com/kroscope/kroscope/termtext"
+)
+
+func newRenderCmd() *cobra.Command {
+	var (
+		instanceFile string
+		sets         []string
+		schemas      func() []graph.Option
+		celOmit      bool
+		limits       graph.Limits
+		maxFileSize  int64
+	)
+	cmd := &cobra.Command{
+		Use:   "render GRAPH_FILE -i INSTANCE_FILE [--set spec.x=y]...",
+		Short: "Print the children a graph makes for an instance, as YAML (no cluster needed)",
+		Long: `render builds the graph (templates of built-in kinds type-checked against
+the embedded Kubernetes schemas), runs kroscope's reconciler for the instance
+over an empty in-memory cluster, and prints the children it creates, as YAML.
+Resources that wait for a status only a real controller writes, are skipped
+or fail are listed as comments at the end. Secret values are masked.
+--set sets one field of the instance (spec.replicas=3); the value is YAML.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if instanceFile == "" {
+				return errors.New("render needs an instance: -i INSTANCE_FILE")
+			}
+			errOut := termtext.Writer(cmd.ErrOrStderr())
+			gs, err := loadAndBuild(args, errOut, maxFileSize, limits, append(schemas(), graph.WithCELOmit(celOmit))...)
+			if err != nil {
+				return err
+			}
+			insts, err := plan.ReadObjects([]string{instanceFile}, maxFileSize)
+			if err != nil {
+				return err
+			}
+			if len(gs) != 1 || len(insts) != 1 {
+				return fmt.Errorf("render takes one graph and one instance (found %d and %d)", len(gs), len(insts))
+			}
+			if err := setFields(insts[0], sets); err != nil {
+				return err
+			}
+			out, err := plan.Render(cmd.Context(), gs[0], insts[0])
+			if err != nil {
+				return fmt.Errorf("%s: %w", instanceFile, err)
+			}
+			return writeRendered(termtext.Writer(cmd.OutOrStdout()), out)
+		},
+	}
+	cmd.Flags().StringVarP(&instanceFile, "instance", "i", "", "instance file (YAML)")
+	cmd.Flags().StringArrayVar(&sets, "set", nil, "set a field of the instance: PATH=VALUE (spec.replicas=3), VALUE in YAML")
+	schemas = addBuiltinSchemasFlag(cmd.Flags())
+	addCELOmitFlag(cmd.Flags(), &celOmit)
+	addCELLimitFlags(cmd.Flags(), &limits)
+	addMaxFileSizeFlag(cmd.Flags(), &maxFileSize)
+	return cmd
+}
+
+// setFields applies --set PATH=VALUE to u: PATH is dotted from the
+// object's root (spec.x.y), VALUE is parsed as YAML.
+func setFields(u *unstructured.Unstructured, sets []string) error {
+	for _, s := range sets {
+		path, raw, ok := strings.Cut(s, "=")
+		if !ok || path == "" {
+			return fmt.Errorf("--set %q: want PATH=VALUE", s)
+		}
+		fields := strings.Split(path, ".")
+		if fields[0] != "spec" && fields[0] != "metadata" {
+			return fmt.Errorf("--set %q: only spec and metadata fields can be set", s)
+		}
+		var v any
+		if err := yaml.Unmarshal([]byte(raw), &v); err != nil {
+			return fmt.Errorf("--set %q: value: %w", s, err)
+		}
+		if err := unstructured.SetNestedField(u.Object, jsonValue(v), fields...); err != nil {
+			return fmt.Errorf("--set %q: %w", s, err)
+		}
+	}
+	return nil
+}
+
+// jsonValue turns sigs.k8s.io/yaml's float64 for whole numbers into int64,
+// as an instance read from the API server holds them.
+func jsonValue(v any) any {
+	switch x := v.(type) {
+	case float64:
+		if x == float64(int64(x)) {
+			return int64(x)
+		}
+	case map[string]any:
+		for k, e := range x {
+			x[k] = jsonValue(e)
+		}
+	case []any:
+		for i, e := range x {
+			x[i] = jsonValue(e)
+		}
+	}
+	return v
+}
+
+func writeRendered(w io.Writer, r *plan.Rendered) error {
+	b := &strings.Builder{}
+	if err := r.WriteYAML(b); err != nil {
+		return err
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+func init() {
+	rootCmd.AddCommand(newRenderCmd())
+}

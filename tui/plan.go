@@ -1,0 +1,207 @@
+package tui
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	tea "charm.land/bubbletea/v2"
+
+	"github.com/kroscope/kroscope/plan"
+)
+
+// PlanRunner is what `:plan` needs of a backend: the engine plans the
+// graph files (none: the files it serves) with dry runs and hands back
+// the result. The TUI never calls the API server itself.
+type PlanRunner interface {
+	Plan(ctx context.Context, paths ...string) ([]*plan.Plan, error)
+}
+
+// planTimeout bounds one plan.
+const planTimeout = 2 * time.Minute
+
+const (
+	viewPlan         = "plan"
+	viewPlanInstance = "plan/instance"
+)
+
+// planDoneMsg is a finished plan.
+type planDoneMsg struct {
+	what  string
+	plans []*plan.Plan
+	err   error
+}
+
+// startPlan asks the backend to plan the files (the served ones when
+// none) and shows the blast radius when it answers.
+func (m *Model) startPlan(arg string) tea.Cmd {
+	pr, ok := m.c.b.(PlanRunner)
+	if !ok {
+		m.setFlash("this backend cannot plan", true)
+		return nil
+	}
+	paths := strings.Fields(arg)
+	what := strings.Join(paths, " ")
+	if what == "" {
+		what = "the served graph files"
+	}
+	m.setFlash("planning "+what+" (dry runs only)...", false)
+	return func() tea.Msg {
+		ctx, cancel := context.WithTimeout(context.Background(), planTimeout)
+		defer cancel()
+		plans, err := pr.Plan(ctx, paths...)
+		return planDoneMsg{what: what, plans: plans, err: err}
+	}
+}
+
+// planDone shows a finished plan (and what failed in it).
+func (m *Model) planDone(msg planDoneMsg) {
+	if msg.err != nil {
+		m.setFlash("plan: "+msg.err.Error(), true)
+	}
+	if len(msg.plans) == 0 {
+		return
+	}
+	m.push(newPlanScreen(m.c, msg.what, msg.plans))
+}
+
+// planRow is one instance of the blast radius.
+type planRow struct {
+	graph string
+	in    plan.Instance
+	sum   plan.Summary
+}
+
+// planScreen is the blast radius of a plan: one row per instance with its
+// counts, failures first; enter shows the instance's diff.
+type planScreen struct {
+	c      *common
+	what   string
+	rows   []planRow
+	total  plan.Summary
+	cursor int
+	open   bool // showing rows[cursor]'s diff
+	off    int  // the diff's scroll
+	w, h   int
+	lines  []string
+}
+
+func newPlanScreen(c *common, what string, plans []*plan.Plan) *planScreen {
+	s := &planScreen{c: c, what: what, total: plan.Summarize(plans)}
+	for _, p := range plans {
+		for _, in := range p.Instances {
+			one := &plan.Plan{Graph: p.Graph, Kind: p.Kind, Instances: []plan.Instance{in}}
+			s.rows = append(s.rows, planRow{graph: p.Graph, in: in, sum: plan.Summarize([]*plan.Plan{one})})
+		}
+	}
+	// Failures first, then the most changed.
+	sortStable(s.rows, func(a, b planRow) bool {
+		if (a.sum.Fail > 0) != (b.sum.Fail > 0) {
+			return a.sum.Fail > 0
+		}
+		return a.sum.Create+a.sum.Change+a.sum.Prune > b.sum.Create+b.sum.Change+b.sum.Prune
+	})
+	return s
+}
+
+func (s *planScreen) Update(tea.Msg) tea.Cmd { return nil }
+func (s *planScreen) SetSize(w, h int)       { s.w, s.h = w, h }
+func (s *planScreen) pane() pane             { return panePlan }
+func (s *planScreen) overlay() bool          { return false }
+func (s *planScreen) View() string           { return strings.Join(s.lines, "\n") }
+
+func (s *planScreen) views() []string {
+	if s.open {
+		return []string{viewPlanInstance}
+	}
+	return []string{viewPlan}
+}
+
+// move moves the cursor, or scrolls the open diff.
+func (s *planScreen) move(d int) {
+	if s.open {
+		s.off = max(s.off+d, 0)
+		return
+	}
+	s.cursor = clamp(s.cursor+d, 0, max(len(s.rows)-1, 0))
+}
+
+func (s *planScreen) prepare() {
+	th := s.c.th
+	if s.open && s.cursor < len(s.rows) {
+		s.lines = s.diffLines()
+		return
+	}
+	out := []string{th.Title.Render("Plan of "+s.what) + "  " + th.Dim.Render(s.total.Line())}
+	out = append(out, th.Label.Render(fmt.Sprintf("%-6s %-6s %-6s %-6s %s", "CREATE", "CHANGE", "PRUNE", "FAIL", "INSTANCE")))
+	for i, r := range s.rows {
+		line := fmt.Sprintf("%-6d %-6d %-6d %-6d %s", r.sum.Create, r.sum.Change, r.sum.Prune, r.sum.Fail, qualifiedName(r.in)+"  ("+r.graph+")")
+		line = clip(line, max(s.w, 20), th.G.Ellipsis)
+		if i == s.cursor {
+			line = th.Selected.Render(line)
+		}
+		out = append(out, line)
+	}
+	if len(s.rows) == 0 {
+		out = append(out, th.Dim.Render("no instances"))
+	}
+	s.lines = out
+}
+
+// diffLines are the open instance's plan as `kroscope plan` prints it.
+func (s *planScreen) diffLines() []string {
+	r := s.rows[s.cursor]
+	var b strings.Builder
+	_ = plan.Text(&b, []*plan.Plan{{Graph: r.graph, Kind: r.in.Name, Instances: []plan.Instance{r.in}}})
+	all := strings.Split(strings.TrimRight(b.String(), "\n"), "\n")
+	if len(all) > 0 {
+		all = all[1:] // the graph line: the title says it
+	}
+	s.off = min(s.off, max(len(all)-1, 0))
+	out := []string{s.c.th.Title.Render("Plan of " + qualifiedName(r.in) + " (" + r.graph + ")")}
+	for _, l := range all[s.off:] {
+		out = append(out, clip(l, max(s.w, 20), s.c.th.G.Ellipsis))
+	}
+	return out
+}
+
+func qualifiedName(in plan.Instance) string {
+	if in.Namespace == "" {
+		return in.Name
+	}
+	return in.Namespace + "/" + in.Name
+}
+
+// sortStable sorts rows by less, keeping equal rows in plan order.
+func sortStable(rows []planRow, less func(a, b planRow) bool) {
+	for i := 1; i < len(rows); i++ {
+		for j := i; j > 0 && less(rows[j], rows[j-1]); j-- {
+			rows[j], rows[j-1] = rows[j-1], rows[j]
+		}
+	}
+}
+
+func planActions() []action {
+	scr := func(m *Model) *planScreen { s, _ := m.top().(*planScreen); return s }
+	return []action{
+		{name: "back", keys: []string{"esc"}, help: "back (the list, or the previous screen)", short: "back", do: func(m *Model) tea.Cmd {
+			if s := scr(m); s != nil && s.open {
+				s.open, s.off = false, 0
+				return nil
+			}
+			m.pop()
+			return nil
+		}},
+		{name: "open", keys: []string{"enter"}, help: "show the instance's diff", short: "diff", do: func(m *Model) tea.Cmd {
+			if s := scr(m); s != nil && len(s.rows) > 0 {
+				s.open = true
+			}
+			return nil
+		}},
+		{name: "up", keys: []string{"up", "k"}, help: "up", do: func(m *Model) tea.Cmd { scr(m).move(-1); return nil }},
+		{name: "down", keys: []string{"down", "j"}, help: "down", do: func(m *Model) tea.Cmd { scr(m).move(1); return nil }},
+		{name: "help", keys: []string{"?"}, help: "keys", short: "help", do: func(m *Model) tea.Cmd { m.push(newHelpScreen(m)); return nil }},
+		{name: "forceQuit", keys: []string{"ctrl+c"}, help: "quit from anywhere", do: (*Model).quit},
+	}
+}
