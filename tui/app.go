@@ -322,7 +322,7 @@ func (m *Model) update(msg tea.Msg) tea.Cmd {
 			m.pop() // any key closes the help
 			return nil
 		}
-		if p := m.top().pane(); p == paneInstances || p == paneInstance {
+		if p := m.top().pane(); p == paneInstances || p == paneInstance || p == paneGraphs || p == paneGraph {
 			m.setFlash(m.whyNot(msg.String(), p), false) // never silently nothing
 			return nil
 		}
