@@ -361,10 +361,21 @@ func relativeMouse(msg tea.Msg, top int) tea.Msg {
 	return msg
 }
 
+// headerScope is the view the header names: the list's (:ns, :kind,
+// :graph) under the list and an instance; none on the graphs screens,
+// which show every graph whatever the list's view.
+func (m *Model) headerScope() viewScope {
+	switch m.base().pane() {
+	case paneGraphs, paneGraphsFilter, paneGraph:
+		return viewScope{}
+	}
+	return m.list().scope()
+}
+
 // chrome is the status lines above the screens and the flash and footer
 // lines below them.
 func (m *Model) chrome() (above []string, below int) {
-	above = []string{statusLine(m.c, m.snap, m.w, m.list().scope())}
+	above = []string{statusLine(m.c, m.snap, m.w, m.headerScope())}
 	if a := watchAlarm(m.c, m.snap, m.w); a != "" {
 		above = append(above, a)
 	}

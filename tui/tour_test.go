@@ -30,3 +30,24 @@ func TestGraphsKeysThatDoNothingSayWhy(t *testing.T) {
 		}
 	}
 }
+
+// The header names the list's view (:kind, :graph) on the list and an
+// instance; the graphs screens show every graph, so there it names none.
+func TestGraphsHeaderNamesNoListView(t *testing.T) {
+	m := newModel(eventsBackend{newFake(graphsFixture(t))}, Options{Theme: "dark", ConfigPath: "-", Now: func() time.Time { return fixedNow }})
+	m.Update(tea.WindowSizeMsg{Width: 80, Height: 24})
+	pressAll(m, append(strings.Split(":graph database", ""), "enter")...)
+	if head := firstLine(m); !strings.Contains(head, "graph database") {
+		t.Fatalf("the list's header lacks its view: %q", head)
+	}
+	for _, keys := range [][]string{{"D"}, {"enter"}} {
+		pressAll(m, keys...)
+		if head := firstLine(m); strings.Contains(head, "graph database") {
+			t.Errorf("%v: the graphs screen's header names the list's view: %q", keys, head)
+		}
+	}
+}
+
+func firstLine(m *Model) string {
+	return strings.SplitN(plain(m.View().Content), "\n", 2)[0]
+}
