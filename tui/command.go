@@ -32,10 +32,10 @@ func newCommandLine() commandLine {
 	return commandLine{input: in}
 }
 
-const commandPlaceholder = "kind NAME, ns NAME, graph NAME, q (tab completes)"
+const commandPlaceholder = "kind NAME, ns NAME, graph NAME, graphs, q (tab completes)"
 
 // commandWords are the commands themselves, for completion.
-var commandWords = []string{"kind", "ns", "graph", "rgd", "q", "quit"}
+var commandWords = []string{"kind", "ns", "graph", "graphs", "rgd", "q", "quit"}
 
 func (m *Model) openCommand() tea.Cmd {
 	c := &m.cmd
@@ -106,7 +106,7 @@ func (m *Model) execute(line string) tea.Cmd {
 		m.switchView("kind", k)
 		return nil
 	}
-	m.setFlash(fmt.Sprintf("unknown command %q: try :kind NAME, :ns NAME, :graph NAME or :q", line), true)
+	m.setFlash(fmt.Sprintf("unknown command %q: try :kind NAME, :ns NAME, :graph NAME, :graphs or :q", line), true)
 	return nil
 }
 

@@ -51,3 +51,17 @@ func TestGraphsHeaderNamesNoListView(t *testing.T) {
 func firstLine(m *Model) string {
 	return strings.SplitN(plain(m.View().Content), "\n", 2)[0]
 }
+
+// tab on an empty prompt lists every command, :graphs included; an unknown
+// command names it too.
+func TestCommandsListGraphs(t *testing.T) {
+	m, _ := newTestModel(t, fixture(), Options{}, 120, 24)
+	press(m, ":", "tab")
+	if out := plain(m.View().Content); !strings.Contains(out, " graphs ") {
+		t.Errorf("tab on an empty prompt does not offer graphs:\n%s", out)
+	}
+	press(m, "esc", ":", "z", "z", "enter")
+	if out := plain(m.View().Content); !strings.Contains(out, ":graphs") {
+		t.Errorf("the unknown command's flash does not name :graphs:\n%s", out)
+	}
+}
