@@ -145,7 +145,7 @@ func viewFlash(key, value string, n int, namespaces []string) string {
 	if key == "ns" && value != "" && n == 0 && !slices.Contains(namespaces, value) {
 		return fmt.Sprintf("namespace %s: no instances there (namespaces with instances: %s)", value, strings.Join(namespaces, ", "))
 	}
-	return fmt.Sprintf("%s: %d instance(s)", what, n)
+	return what + ": " + plural(n, "instance")
 }
 
 // namespaces are those that have instances, sorted.

@@ -165,7 +165,7 @@ func (s *rgdScreen) header(g *state.Graph) string {
 	th := s.c.th
 	r := newGraphRow(g)
 	return th.Bold.Render(g.Name) + "  " + th.ClassStyle(r.class).Render(th.ClassGlyph(r.class, 0)+" "+r.st) +
-		fmt.Sprintf("  %d instances", g.Status.Total) + th.Dim.Render("  "+r.kind+"  "+r.gv+"  "+r.scope)
+		"  " + plural(g.Status.Total, "instance") + th.Dim.Render("  "+r.kind+"  "+r.gv+"  "+r.scope)
 }
 
 func (s *rgdScreen) tabBar() string {

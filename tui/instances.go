@@ -517,7 +517,7 @@ func (p *instancesScreen) tableHeader(c columns) string {
 func (p *instancesScreen) counts() string {
 	th := p.c.th
 	n, order := p.tally.n, p.tally.order
-	parts := []string{fmt.Sprintf("%d instances", len(p.rows))}
+	parts := []string{plural(len(p.rows), "instance")}
 	if p.query != "" {
 		parts[0] = fmt.Sprintf("%d/%d instances", len(p.rows), len(p.snap.Instances))
 	}

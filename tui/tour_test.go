@@ -65,3 +65,21 @@ func TestCommandsListGraphs(t *testing.T) {
 		t.Errorf("the unknown command's flash does not name :graphs:\n%s", out)
 	}
 }
+
+// Counts are said in words: "1 instance", "2 instances", never
+// "instance(s)" or "1 instances".
+func TestCountsInWords(t *testing.T) {
+	m := newModel(eventsBackend{newFake(graphsFixture(t))}, Options{Theme: "dark", ConfigPath: "-", Now: func() time.Time { return fixedNow }})
+	m.Update(tea.WindowSizeMsg{Width: 120, Height: 30})
+	for _, keys := range [][]string{
+		append(strings.Split(":graph database", ""), "enter"),
+		{"D", "j", "enter"}, {"i"}, {"R"},
+		append(strings.Split(":kind WebApp", ""), "enter"),
+	} {
+		pressAll(m, keys...)
+		out := plain(m.View().Content)
+		if strings.Contains(out, "(s)") || strings.Contains(out, " 1 instances") {
+			t.Errorf("%v: a count not in words:\n%s", keys, out)
+		}
+	}
+}
