@@ -6,6 +6,7 @@ import (
 	"time"
 
 	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/x/ansi"
 )
 
 // The tour's findings (#27), each pinned: a key that does nothing on the
@@ -81,5 +82,18 @@ func TestCountsInWords(t *testing.T) {
 		if strings.Contains(out, "(s)") || strings.Contains(out, " 1 instances") {
 			t.Errorf("%v: a count not in words:\n%s", keys, out)
 		}
+	}
+}
+
+// One config problem too long for the flash line says where it is whole.
+func TestLongConfigProblemSaysWhereItIsWhole(t *testing.T) {
+	file := configFile(t, "keys:\n  bogus: [z]\n")
+	f := newFake(fixture())
+	m := newModel(f, Options{Theme: "dark", ConfigPath: file, Now: func() time.Time { return fixedNow }})
+	m.Update(tea.WindowSizeMsg{Width: 80, Height: 24})
+	lines := strings.Split(strings.TrimSuffix(plain(m.View().Content), "\n"), "\n")
+	flash := lines[len(lines)-2]
+	if !strings.Contains(flash, "…") || !strings.HasSuffix(flash, "(whole: kroscope config check)") || ansi.StringWidth(flash) > 80 {
+		t.Errorf("flash %q", flash)
 	}
 }
