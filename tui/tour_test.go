@@ -1,6 +1,7 @@
 package tui
 
 import (
+	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -96,4 +97,23 @@ func TestLongConfigProblemSaysWhereItIsWhole(t *testing.T) {
 	if !strings.Contains(flash, "…") || !strings.HasSuffix(flash, "(whole: kroscope config check)") || ansi.StringWidth(flash) > 80 {
 		t.Errorf("flash %q", flash)
 	}
+}
+
+// Quitting the editor unchanged after the API server refused the edit
+// says that nothing was applied and why, as an error, not "no change"
+// (kubectl: "Edit cancelled, no valid changes were saved").
+func TestEditRefusedThenQuitSaysNothingApplied(t *testing.T) {
+	editorScript(t, `if [ $N = 1 ]; then sed -i 's/replicas: 2/replicas: many/' "$1"; fi`)
+	b := &editBackend{fakeBackend: newFake(only(fixture(), "api")), validate: func(doc string) error {
+		if strings.Contains(doc, "many") {
+			return errors.New(`spec.replicas: Invalid value: "string": must be of type integer`)
+		}
+		return nil
+	}}
+	tm := newTeatest(t, b, Options{ConfigPath: "-", Theme: "dark"}, 160, 40)
+	send(tm, "enter", "E")
+	eventually(t, "the cancel", func() bool {
+		return strings.Contains(tmFrame(t, tm), `edit of team-b/api cancelled, nothing applied: the API server refused it: spec.replicas: Invalid value`)
+	})
+	finalFrame(t, tm)
 }
