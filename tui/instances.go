@@ -48,6 +48,9 @@ func parseQuery(s string) query {
 			q.nss = append(q.nss, v)
 		case ok && k == "graph" && v != "":
 			q.graphs = append(q.graphs, v)
+		case ok && v == "" && slices.Contains([]string{"state", "kind", "ns", "namespace", "graph"}, k):
+			// a term still being typed ("state:") narrows nothing yet:
+			// as free text it matched no instance and blanked the list
 		default:
 			q.words = append(q.words, f)
 		}

@@ -117,3 +117,26 @@ func TestEditRefusedThenQuitSaysNothingApplied(t *testing.T) {
 	})
 	finalFrame(t, tm)
 }
+
+// A term still being typed ("state:", "kind:") narrows nothing yet; as
+// free text it blanked the list ("No instance matches").
+func TestFilterTermBeingTypedKeepsTheList(t *testing.T) {
+	for _, term := range []string{"state:", "kind:", "ns:", "graph:"} {
+		m, _ := newTestModel(t, fixture(), Options{}, 80, 24)
+		press(m, "/")
+		typeText(m, term)
+		if out := plain(m.View().Content); strings.Contains(out, "No instance matches") || !strings.Contains(out, "team-a/shop") {
+			t.Errorf("/%s:\n%s", term, out)
+		}
+	}
+}
+
+// The same on the graphs screen: "state:" being typed keeps the graphs.
+func TestGraphsFilterTermBeingTypedKeepsTheGraphs(t *testing.T) {
+	m := newModel(eventsBackend{newFake(graphsFixture(t))}, Options{Theme: "dark", ConfigPath: "-", Now: func() time.Time { return fixedNow }})
+	m.Update(tea.WindowSizeMsg{Width: 80, Height: 24})
+	pressAll(m, append([]string{"D", "/"}, strings.Split("scope:", "")...)...)
+	if out := plain(m.View().Content); !strings.Contains(out, "database") || !strings.Contains(out, "webapp") {
+		t.Errorf("/scope: hid the graphs:\n%s", out)
+	}
+}
