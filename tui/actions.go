@@ -263,11 +263,11 @@ var elsewhere = map[pane][]struct {
 	paneInstances: {{paneInstance, "on an instance (enter opens one)"}},
 	paneInstance:  {{paneInstances, "on the instance list (esc goes back)"}},
 	paneGraphs: {{paneGraph, "on a graph (enter opens one)"},
-		{paneInstances, "on the instance list (i lists the graph's instances)"},
-		{paneInstance, "on an instance (i lists the graph's instances)"}},
+		{paneInstances, "on the instances (i lists them)"},
+		{paneInstance, "on an instance (i, then enter)"}},
 	paneGraph: {{paneGraphs, "on the graphs (esc goes back)"},
-		{paneInstances, "on the instance list (i lists the graph's instances)"},
-		{paneInstance, "on an instance (i lists the graph's instances)"}},
+		{paneInstances, "on the instances (i lists them)"},
+		{paneInstance, "on an instance (i, then enter)"}},
 }
 
 // whyNot is what the flash says when a key does nothing on the screen

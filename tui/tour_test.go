@@ -19,10 +19,10 @@ func TestGraphsKeysThatDoNothingSayWhy(t *testing.T) {
 		keys []string
 		want string
 	}{
-		{[]string{"D", "r"}, "r works on the instance list (i lists the graph's instances): requeue"},
+		{[]string{"D", "r"}, "r works on the instances (i lists them): requeue (skips the backoff)"},
 		{[]string{"D", "Z"}, "Z does nothing here: ? lists"},
 		{[]string{"D", "y"}, "y works on a graph (enter opens one): the definition's YAML"},
-		{[]string{"D", "enter", "ctrl+d"}, "ctrl+d works on the instance list (i lists the graph's instances): delete"},
+		{[]string{"D", "enter", "ctrl+d"}, "ctrl+d works on the instances (i lists them): delete (asks, lists what goes)"},
 		{[]string{"D", "enter", "Z"}, "Z does nothing here: ? lists"},
 	} {
 		pressAll(m, "esc", "esc", "esc")
