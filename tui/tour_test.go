@@ -140,3 +140,18 @@ func TestGraphsFilterTermBeingTypedKeepsTheGraphs(t *testing.T) {
 		t.Errorf("/scope: hid the graphs:\n%s", out)
 	}
 }
+
+// The graph pane says when nodes are out of sight: at 60x15 it showed 3
+// of an instance's 5 resources under "GRAPH 2/5 ready" and nothing more.
+func TestGraphPaneSaysNodesOutOfSight(t *testing.T) {
+	m, _ := newTestModel(t, fixture(), Options{}, 60, 15)
+	press(m, "enter")
+	if out := plain(m.View().Content); !strings.Contains(out, "of 5, j/k scroll)") {
+		t.Errorf("no word of the hidden nodes:\n%s", out)
+	}
+	m, _ = newTestModel(t, fixture(), Options{}, 200, 50)
+	press(m, "enter")
+	if out := plain(m.View().Content); strings.Contains(out, "j/k scroll)") {
+		t.Errorf("every node shows, yet it says some are out of sight:\n%s", out)
+	}
+}
