@@ -155,7 +155,7 @@ func (s *rgdScreen) prepare() {
 		s.content = k
 	}
 	out := []string{clip(s.header(g), s.w, th.G.Ellipsis), s.tabBar()}
-	out = append(out, strings.Split(s.vp.View(), "\n")...)
+	out = append(out, withMoreBelow(&s.vp, th, s.w)...)
 	s.lines = block(out, s.w, s.h, th.G.Ellipsis)
 }
 

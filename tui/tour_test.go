@@ -155,3 +155,27 @@ func TestGraphPaneSaysNodesOutOfSight(t *testing.T) {
 		t.Errorf("every node shows, yet it says some are out of sight:\n%s", out)
 	}
 }
+
+// A scrolled tab says how many lines are below the pane (the viewport cut
+// them without a word: a YAML at 60x15 simply stopped), on an instance
+// and on a graph; scrolled to the end, it says nothing.
+func TestScrolledTabsSayLinesBelow(t *testing.T) {
+	m, _ := newTestModel(t, fixture(), Options{}, 60, 15)
+	press(m, "enter", "y")
+	if out := plain(m.View().Content); !strings.Contains(out, "more lines (J, pgdown)") {
+		t.Errorf("an instance's YAML at 60x15 hides lines without a word:\n%s", out)
+	}
+	press(m, "G")
+	for range 40 {
+		press(m, "J")
+	}
+	if out := plain(m.View().Content); strings.Contains(out, "more lines (J, pgdown)") {
+		t.Errorf("scrolled to the end, it still says lines are below:\n%s", out)
+	}
+	g := newModel(eventsBackend{newFake(graphsFixture(t))}, Options{Theme: "dark", ConfigPath: "-", Now: func() time.Time { return fixedNow }})
+	g.Update(tea.WindowSizeMsg{Width: 80, Height: 24})
+	pressAll(g, "D", "G", "enter", "y")
+	if out := plain(g.View().Content); !strings.Contains(out, "more lines (J, pgdown)") {
+		t.Errorf("a graph's YAML at 80x24 hides lines without a word:\n%s", out)
+	}
+}
