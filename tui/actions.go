@@ -255,14 +255,20 @@ func conflicts(remap map[string][]string) map[string]string {
 	return out
 }
 
-// elsewhere names the other screen of the two a key may belong to, and
-// how to get there.
-var elsewhere = map[pane]struct {
+// elsewhere names the other screens a key may belong to, and how to get
+// there, nearest first.
+var elsewhere = map[pane][]struct {
 	other pane
 	where string
 }{
-	paneInstances: {paneInstance, "on an instance (enter opens one)"},
-	paneInstance:  {paneInstances, "on the instance list (esc goes back)"},
+	paneInstances: {{paneInstance, "on an instance (enter opens one)"}},
+	paneInstance:  {{paneInstances, "on the instance list (esc goes back)"}},
+	paneGraphs: {{paneGraph, "on a graph (enter opens one)"},
+		{paneInstances, "on the instances (i lists them)"},
+		{paneInstance, "on an instance (i, then enter)"}},
+	paneGraph: {{paneGraphs, "on the graphs (esc goes back)"},
+		{paneInstances, "on the instances (i lists them)"},
+		{paneInstance, "on an instance (i, then enter)"}},
 }
 
 // whyNot is what the flash says when a key does nothing on the screen
@@ -278,7 +284,7 @@ func (m *Model) whyNot(key string, here pane) string {
 			return fmt.Sprintf("%s has nothing to act on here (%s)", label, a.help)
 		}
 	}
-	if e, ok := elsewhere[here]; ok {
+	for _, e := range elsewhere[here] {
 		for i := range actionTables[e.other] {
 			if a := &actionTables[e.other][i]; m.keys().matches(a.name, key) {
 				return fmt.Sprintf("%s works %s: %s", label, e.where, a.help)

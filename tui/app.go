@@ -325,7 +325,7 @@ func (m *Model) update(msg tea.Msg) tea.Cmd {
 			m.pop() // any key closes the help
 			return nil
 		}
-		if p := m.top().pane(); p == paneInstances || p == paneInstance {
+		if p := m.top().pane(); p == paneInstances || p == paneInstance || p == paneGraphs || p == paneGraph {
 			m.setFlash(m.whyNot(msg.String(), p), false) // never silently nothing
 			return nil
 		}
@@ -364,10 +364,21 @@ func relativeMouse(msg tea.Msg, top int) tea.Msg {
 	return msg
 }
 
+// headerScope is the view the header names: the list's (:ns, :kind,
+// :graph) under the list and an instance; none on the graphs screens,
+// which show every graph whatever the list's view.
+func (m *Model) headerScope() viewScope {
+	switch m.base().pane() {
+	case paneGraphs, paneGraphsFilter, paneGraph:
+		return viewScope{}
+	}
+	return m.list().scope()
+}
+
 // chrome is the status lines above the screens and the flash and footer
 // lines below them.
 func (m *Model) chrome() (above []string, below int) {
-	above = []string{statusLine(m.c, m.snap, m.w, m.list().scope())}
+	above = []string{statusLine(m.c, m.snap, m.w, m.headerScope())}
 	if a := watchAlarm(m.c, m.snap, m.w); a != "" {
 		above = append(above, a)
 	}

@@ -32,10 +32,10 @@ func newCommandLine() commandLine {
 	return commandLine{input: in}
 }
 
-const commandPlaceholder = "kind NAME, ns NAME, graph NAME, plan [FILE], q (tab completes)"
+const commandPlaceholder = "kind NAME, ns NAME, graph NAME, graphs, plan FILE, q (tab completes)"
 
 // commandWords are the commands themselves, for completion.
-var commandWords = []string{"kind", "ns", "graph", "rgd", "plan", "q", "quit"}
+var commandWords = []string{"kind", "ns", "graph", "graphs", "rgd", "plan", "q", "quit"}
 
 func (m *Model) openCommand() tea.Cmd {
 	c := &m.cmd
@@ -108,7 +108,7 @@ func (m *Model) execute(line string) tea.Cmd {
 		m.switchView("kind", k)
 		return nil
 	}
-	m.setFlash(fmt.Sprintf("unknown command %q: try :kind NAME, :ns NAME, :graph NAME, :plan FILE or :q", line), true)
+	m.setFlash(fmt.Sprintf("unknown command %q: try :kind NAME, :ns NAME, :graph NAME, :graphs, :plan FILE or :q", line), true)
 	return nil
 }
 
@@ -147,7 +147,7 @@ func viewFlash(key, value string, n int, namespaces []string) string {
 	if key == "ns" && value != "" && n == 0 && !slices.Contains(namespaces, value) {
 		return fmt.Sprintf("namespace %s: no instances there (namespaces with instances: %s)", value, strings.Join(namespaces, ", "))
 	}
-	return fmt.Sprintf("%s: %d instance(s)", what, n)
+	return what + ": " + plural(n, "instance")
 }
 
 // namespaces are those that have instances, sorted.

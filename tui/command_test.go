@@ -132,7 +132,7 @@ func TestCommandTabOnEmptyPrompt(t *testing.T) {
 			line = l
 		}
 	}
-	if !strings.Contains(line, "graph kind") || strings.Contains(line, "NAME") {
+	if !strings.Contains(line, "graph graphs kind") || strings.Contains(line, "NAME") {
 		t.Fatalf("prompt line after tab = %q, want the candidates alone", line)
 	}
 }
@@ -163,7 +163,10 @@ func TestCommandCompletionAndHistory(t *testing.T) {
 	press(m, "enter")
 	typeText(m, ":gr")
 	press(m, "tab")
-	typeText(m, "w")
+	if v := m.cmd.input.Value(); v != "graph" {
+		t.Fatalf("gr completed to %q, want graph (graph and graphs remain)", v)
+	}
+	typeText(m, " w")
 	press(m, "tab")
 	if v := m.cmd.input.Value(); v != "graph webapp " {
 		t.Fatalf("graph completed to %q", v)

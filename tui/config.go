@@ -232,8 +232,8 @@ func countProblems(n int) string {
 }
 
 // problemsFlash is the one flash line for a config's problems: the problem
-// itself when there is one, else their count (within 80 columns) and where
-// to read them all.
+// itself when there is one (cut, the line says kroscope config check has
+// it whole), else their count (within 80 columns) and where to read them all.
 func problemsFlash(probs []Problem) string {
 	switch len(probs) {
 	case 0:

@@ -508,7 +508,7 @@ func (d *detailPane) prepare(in *state.Instance, nodeID string, logs []state.Log
 	}
 	d.drawn = dk
 	out := []string{d.tabBar()}
-	out = append(out, strings.Split(d.vp.View(), "\n")...)
+	out = append(out, withMoreBelow(&d.vp, d.c.th, d.w)...)
 	d.lines = block(out, d.w, d.h, d.c.th.G.Ellipsis)
 }
 

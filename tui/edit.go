@@ -32,6 +32,9 @@ type editSession struct {
 	label string
 	path  string
 	sent  string // the document last written to the file (comments stripped)
+	// refused is the API server's error on the last edit sent, if any:
+	// quitting unchanged then applies nothing, which is not "no change".
+	refused string
 }
 
 type (
@@ -124,7 +127,7 @@ func (m *Model) openEditor(s *editSession, doc, lastErr string) tea.Cmd {
 		_ = os.Remove(s.path)
 		return nil
 	}
-	s.sent = strings.TrimSpace(doc)
+	s.sent, s.refused = strings.TrimSpace(doc), lastErr
 	return tea.ExecProcess(editorCommand(s.path), func(err error) tea.Msg { return editDoneMsg{s: s, err: err} })
 }
 
@@ -159,6 +162,10 @@ func (m *Model) updateEdit(msg tea.Msg) (tea.Cmd, bool) {
 		doc := stripHeader(string(b))
 		if doc == s.sent {
 			_ = os.Remove(s.path)
+			if s.refused != "" {
+				m.setFlash("edit of "+s.label+" cancelled, nothing applied: the API server refused it: "+s.refused, true)
+				return nil, true
+			}
 			m.setFlash("edit of "+s.label+" cancelled: no change", false)
 			return nil, true
 		}

@@ -2,7 +2,10 @@ package tui
 
 import (
 	"strings"
+
 	"time"
+
+	"github.com/charmbracelet/x/ansi"
 
 	"github.com/kroscope/kroscope/theme"
 )
@@ -14,10 +17,11 @@ type flash struct {
 	isErr bool
 	at    time.Time
 	ttl   time.Duration
+	whole string // where the whole text is, said when the line cuts it
 }
 
 func (f *flash) set(s string, isErr bool, now time.Time, ttl time.Duration) {
-	f.text, f.isErr, f.at, f.ttl = s, isErr, now, ttl
+	f.text, f.isErr, f.at, f.ttl, f.whole = s, isErr, now, ttl, ""
 }
 
 // expire clears the flash once its time is up.
@@ -38,5 +42,19 @@ func (f *flash) View(th *theme.Theme, w int) string {
 	if f.isErr {
 		st = th.FlashErr
 	}
-	return st.Render(fit(f.text, w, th.G.Ellipsis))
+	return st.Render(fit(cutSaying(f.text, f.whole, w, th.G.Ellipsis), w, th.G.Ellipsis))
+}
+
+// cutSaying cuts text to w cells and, when it had to, says where the
+// whole text is (when that still leaves room for some of the text).
+func cutSaying(text, where string, w int, ellipsis string) string {
+	if where == "" || ansi.StringWidth(text) <= w {
+		return text
+	}
+	tail := " (whole: " + where + ")"
+	room := w - ansi.StringWidth(tail)
+	if room < 20 {
+		return text
+	}
+	return strings.TrimRight(fit(text, room, ellipsis), " ") + tail
 }

@@ -86,7 +86,7 @@ func TestFlowRequeueAllShown(t *testing.T) {
 	if _, n, _ := f.calls(); n != 2 {
 		t.Fatalf("RequeueAll matched %d instances, want the 2 shown", n)
 	}
-	if out := finalFrame(t, tm); !strings.Contains(out, "requeued 2 instance(s)") {
+	if out := finalFrame(t, tm); !strings.Contains(out, "requeued 2 instances") {
 		t.Fatalf("flash line missing:\n%s", out)
 	}
 }

@@ -370,8 +370,12 @@ func (g *graphPane) draw(in *state.Instance, rows int) []string {
 	if g.layered {
 		view = "GRAPH by layer "
 	}
-	title := th.Header.Render(fit(view+strconv.Itoa(ready)+"/"+strconv.Itoa(total)+" ready", w, ""))
-	out := []string{title}
+	end := min(g.offset+rows, len(t.order))
+	title := view + strconv.Itoa(ready) + "/" + strconv.Itoa(total) + " ready"
+	if rows < len(t.order) { // say that nodes are out of sight, and which show
+		title += fmt.Sprintf("  (%d-%d of %d, j/k scroll)", g.offset+1, end, len(t.order))
+	}
+	out := []string{th.Header.Render(fit(title, w, th.G.Ellipsis))}
 	if len(t.order) == 0 {
 		return append(out, th.Dim.Render(fit("  no resources", w, "")))
 	}
@@ -379,7 +383,6 @@ func (g *graphPane) draw(in *state.Instance, rows int) []string {
 	if w < 30 {
 		stW = 0 // too narrow for a column: the glyph still tells the state
 	}
-	end := min(g.offset+rows, len(t.order))
 	reasons, reasonAt := g.reasons(in, end, w-stW)
 	for i := g.offset; i < end; i++ {
 		r := in.Resource(t.order[i])

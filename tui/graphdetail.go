@@ -155,7 +155,7 @@ func (s *rgdScreen) prepare() {
 		s.content = k
 	}
 	out := []string{clip(s.header(g), s.w, th.G.Ellipsis), s.tabBar()}
-	out = append(out, strings.Split(s.vp.View(), "\n")...)
+	out = append(out, withMoreBelow(&s.vp, th, s.w)...)
 	s.lines = block(out, s.w, s.h, th.G.Ellipsis)
 }
 
@@ -165,7 +165,7 @@ func (s *rgdScreen) header(g *state.Graph) string {
 	th := s.c.th
 	r := newGraphRow(g)
 	return th.Bold.Render(g.Name) + "  " + th.ClassStyle(r.class).Render(th.ClassGlyph(r.class, 0)+" "+r.st) +
-		fmt.Sprintf("  %d instances", g.Status.Total) + th.Dim.Render("  "+r.kind+"  "+r.gv+"  "+r.scope)
+		"  " + plural(g.Status.Total, "instance") + th.Dim.Render("  "+r.kind+"  "+r.gv+"  "+r.scope)
 }
 
 func (s *rgdScreen) tabBar() string {

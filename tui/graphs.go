@@ -229,6 +229,8 @@ func parseGraphQuery(s string) graphQuery {
 			q.states = append(q.states, v)
 		case ok && k == "scope" && v != "":
 			q.scopes = append(q.scopes, v)
+		case ok && v == "" && (k == "state" || k == "scope"):
+			// still being typed: narrows nothing yet
 		default:
 			q.words = append(q.words, f)
 		}

@@ -74,7 +74,7 @@ func (m *Model) listGraph(name string) tea.Cmd {
 	q := "graph:" + strings.ToLower(name)
 	l.filter.SetValue(q)
 	l.setQuery(q)
-	m.setFlash(fmt.Sprintf("graph %s: %d instance(s)", name, len(l.rows)), false)
+	m.setFlash("graph "+name+": "+plural(len(l.rows), "instance"), false)
 	return nil
 }
 

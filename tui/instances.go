@@ -48,6 +48,9 @@ func parseQuery(s string) query {
 			q.nss = append(q.nss, v)
 		case ok && k == "graph" && v != "":
 			q.graphs = append(q.graphs, v)
+		case ok && v == "" && slices.Contains([]string{"state", "kind", "ns", "namespace", "graph"}, k):
+			// a term still being typed ("state:") narrows nothing yet:
+			// as free text it matched no instance and blanked the list
 		default:
 			q.words = append(q.words, f)
 		}
@@ -517,7 +520,7 @@ func (p *instancesScreen) tableHeader(c columns) string {
 func (p *instancesScreen) counts() string {
 	th := p.c.th
 	n, order := p.tally.n, p.tally.order
-	parts := []string{fmt.Sprintf("%d instances", len(p.rows))}
+	parts := []string{plural(len(p.rows), "instance")}
 	if p.query != "" {
 		parts[0] = fmt.Sprintf("%d/%d instances", len(p.rows), len(p.snap.Instances))
 	}

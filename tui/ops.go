@@ -117,7 +117,7 @@ func (m *Model) requeueAll() tea.Cmd {
 		if err != nil {
 			return resultMsg{err: fmt.Errorf("requeue all: %w", err)}
 		}
-		return resultMsg{text: fmt.Sprintf("requeued %d instance(s)", n) + requeueNote(b)}
+		return resultMsg{text: "requeued " + plural(n, "instance") + requeueNote(b)}
 	}
 }
 

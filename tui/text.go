@@ -5,7 +5,9 @@ import (
 	"strings"
 	"time"
 
+	"charm.land/bubbles/v2/viewport"
 	"github.com/charmbracelet/x/ansi"
+	"github.com/kroscope/kroscope/theme"
 )
 
 // fit truncates s (plain or styled) to w cells with the ellipsis, then pads
@@ -152,4 +154,18 @@ func clamp(v, lo, hi int) int {
 		return lo
 	}
 	return min(max(v, lo), hi)
+}
+
+// withMoreBelow is a scrolled text's visible lines, the last one replaced
+// by how many lines are below it when some are: a viewport cuts rows
+// without a word.
+func withMoreBelow(vp *viewport.Model, th *theme.Theme, w int) []string {
+	lines := strings.Split(vp.View(), "\n")
+	below := vp.TotalLineCount() - vp.YOffset() - len(lines)
+	if below <= 0 || len(lines) < 2 {
+		return lines
+	}
+	note := fmt.Sprintf("%s %d more lines (J, pgdown)", th.G.Ellipsis, below+1)
+	lines[len(lines)-1] = th.Dim.Render(fit(note, w, th.G.Ellipsis))
+	return lines
 }

@@ -124,6 +124,7 @@ func newModel(b Backend, opts Options) *Model {
 	m.init()
 	if s := problemsFlash(probs); s != "" {
 		m.flash.set(s, true, m.c.now(), configFlashTTL)
+		m.flash.whole = "kroscope config check"
 	} else if warn != "" {
 		m.flash.set(warn, true, m.c.now(), configFlashTTL)
 	}

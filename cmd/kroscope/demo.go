@@ -43,9 +43,9 @@ func init() {
 		Short: "Run kroscope on an in-memory demo cluster with the bundled examples (no cluster needed)",
 		Long: `demo starts an in-memory Kubernetes API with simulated controllers (Deployments
 roll out, Jobs complete, Services get addresses), loads the bundled example
-graphs (` + strings.Join(examples.Names(), ", ") + `) and creates a few instances of each. The engine
-and reconciler are the real ones: requeue, delete and inspect work as on a
-real cluster.
+graphs (` + strings.Join(examples.Default(examples.Names()), ", ") + `; ` + strings.Join(examples.OptIn, ", ") + ` only when named in
+--examples) and creates a few instances of each. The engine and reconciler
+are the real ones: requeue, delete and inspect work as on a real cluster.
 
 --fail-rate makes a fraction of child writes fail, so errors and retries show.
 --headless runs without the UI, like 'kroscope run': one line per instance

@@ -118,4 +118,9 @@ func TestDemoExamplesHelp(t *testing.T) {
 	if got := demoCmd.Flags().Lookup("examples").Usage; got != want {
 		t.Errorf("--examples usage = %q, want %q", got, want)
 	}
+	// the text above the flags says the same (it listed runaway among the
+	// graphs demo loads)
+	if long := strings.Join(strings.Fields(demoCmd.Long), " "); !strings.Contains(long, "graphs (broken, fanout, webapp; runaway only when named in --examples)") {
+		t.Errorf("demo --help:\n%s", demoCmd.Long)
+	}
 }

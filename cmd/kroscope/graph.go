@@ -228,7 +228,7 @@ kro's name before v0.2. Warnings do not change the exit status.`,
 				if len(warnings) > 0 {
 					note = fmt.Sprintf("  %d kro warning(s)", len(warnings))
 				}
-				fmt.Fprintf(out, "ok  %s  %s  (%d resources)  %s%s\n", g.Name, g.Instance.GVK.Kind, len(g.Resources), g.Source, note)
+				fmt.Fprintf(out, "ok  %s  %s  (%d resource%s)  %s%s\n", g.Name, g.Instance.GVK.Kind, len(g.Resources), plurals(len(g.Resources)), g.Source, note)
 			}
 			return err
 		},
@@ -242,4 +242,12 @@ kro's name before v0.2. Warnings do not change the exit status.`,
 
 func init() {
 	rootCmd.AddCommand(newGraphCmd(), newValidateCmd())
+}
+
+// plurals is the "s" a count other than one takes.
+func plurals(n int) string {
+	if n == 1 {
+		return ""
+	}
+	return "s"
 }

@@ -223,3 +223,14 @@ spec:
 		t.Errorf("--builtin-schemas=false: err %v, stdout %q, stderr %q", err, out, stderr)
 	}
 }
+
+// validate says "1 resource", not "1 resources" (the runaway example has one).
+func TestValidateCountsInWords(t *testing.T) {
+	stdout, _, err := runCmd(t, "validate", "../../examples/runaway/rgd.yaml", "../../examples/webapp/rgd.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(stdout, "(1 resource)") || !strings.Contains(stdout, "(4 resources)") {
+		t.Errorf("stdout:\n%s", stdout)
+	}
+}
