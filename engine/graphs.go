@@ -54,6 +54,19 @@ type graphTable struct {
 	served map[schema.GroupVersionResource]*served
 	byRes  map[string]*served // "plural.group" → served
 	runs   map[string]*graphRun
+	// serving numbers each graph's served definitions (state.Graph.Serving).
+	serving map[string]int64
+}
+
+// nextServing numbers a definition of graph name about to be served.
+func (t *graphTable) nextServing(name string) int64 {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.serving == nil {
+		t.serving = map[string]int64{}
+	}
+	t.serving[name]++
+	return t.serving[name]
 }
 
 // of returns the graph serving gvr's instances, or nil.
@@ -142,6 +155,9 @@ type served struct {
 	external []externalRef
 	// selectors are the external collections watched by label selector.
 	selectors []externalSelector
+	// serving numbers the definition (state.Graph.Serving), set before
+	// the informers start: every reconcile's observation carries it.
+	serving int64
 	// stopped is set once the graph stops being served: a reconcile still
 	// in flight must not bring its instance back into the state.
 	stopped atomic.Bool
@@ -253,6 +269,8 @@ func (e *Engine) runGraph(ctx context.Context, r *graphRun, rgd *graph.ResourceG
 	r.mu.Lock()
 	r.outcome.CRDErr, r.outcome.CRDReady = nil, true
 	r.mu.Unlock()
+	s.serving = e.graphs.nextServing(rgd.Name)
+	gr.info.Serving = s.serving
 	if err := s.start(ctx); err != nil {
 		if ctx.Err() == nil {
 			gr.fail(err, "cannot serve the graph")
@@ -284,7 +302,7 @@ type graphStart struct {
 // fail shows err as the graph's state and logs it.
 func (gr *graphStart) fail(err error, what string) {
 	gr.info.Err = err.Error()
-	gr.info.Served = false
+	gr.info.Served, gr.info.Serving = false, 0
 	gr.e.store.SetGraph(gr.info)
 	gr.log.Error(err, what)
 }

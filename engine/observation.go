@@ -87,6 +87,7 @@ func (e *Engine) observer(s *served) reconciler.Observer {
 				in.Message = o.State.ReconcileErr.Error()
 			}
 			in.Layers = s.graph.Layers
+			in.Serving = s.serving
 			in.Reconciles++
 			in.LastReconcile = o.Start
 			in.LastDuration = o.Duration

@@ -277,6 +277,9 @@ func (m *Model) update(msg tea.Msg) tea.Cmd {
 	case planDoneMsg:
 		m.planDone(msg)
 		return nil
+	case planAppliedMsg:
+		m.planApplied(msg)
+		return nil
 	case instanceDetailMsg:
 		if d := m.detail(); d != nil {
 			d.detail.inst.take(msg)

@@ -50,7 +50,7 @@ func TestConfigProblemsCountedAndWhole(t *testing.T) {
 		t.Fatalf("report:\n%s", report)
 	}
 	for i, want := range []string{":1: theme: unknown theme \"solar\" (known: auto, dark, light, high-contrast)", ":2: ascii:",
-		":4: keys.bogus: unknown action (known: back,", ":5: colour: unknown setting (known: theme, ascii, keys)"} {
+		":4: keys.bogus: unknown action (known: applyGraph, back,", ":5: colour: unknown setting (known: theme, ascii, keys)"} {
 		if !strings.HasPrefix(lines[i+1], "  "+file+want[:2]) || !strings.Contains(lines[i+1], want) {
 			t.Errorf("line %d = %q, want %q", i+1, lines[i+1], want)
 		}

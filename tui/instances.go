@@ -529,6 +529,12 @@ func (p *instancesScreen) counts() string {
 	for _, t := range strings.Fields(p.query) {
 		parts = append(parts, th.Accent.Render("["+t+"]"))
 	}
+	// A rollout's progress, as the store counts it, while it runs.
+	for i := range p.snap.Graphs {
+		if g := &p.snap.Graphs[i]; g.Status.Rollout.Running() {
+			parts = append(parts, th.Accent.Render(g.Name+": "+g.Status.Rollout.Line()))
+		}
+	}
 	for _, ph := range order {
 		parts = append(parts, th.ClassStyle(ph.Class()).Render(fmt.Sprintf("%s %d %s", th.ClassGlyph(ph.Class(), 0), n[ph], ph.Word())))
 	}

@@ -29,6 +29,7 @@ const (
 // planDoneMsg is a finished plan.
 type planDoneMsg struct {
 	what  string
+	paths []string
 	plans []*plan.Plan
 	err   error
 }
@@ -51,7 +52,7 @@ func (m *Model) startPlan(arg string) tea.Cmd {
 		ctx, cancel := context.WithTimeout(context.Background(), planTimeout)
 		defer cancel()
 		plans, err := pr.Plan(ctx, paths...)
-		return planDoneMsg{what: what, plans: plans, err: err}
+		return planDoneMsg{what: what, paths: paths, plans: plans, err: err}
 	}
 }
 
@@ -63,7 +64,9 @@ func (m *Model) planDone(msg planDoneMsg) {
 	if len(msg.plans) == 0 {
 		return
 	}
-	m.push(newPlanScreen(m.c, msg.what, msg.plans))
+	s := newPlanScreen(m.c, msg.what, msg.plans)
+	s.paths = msg.paths
+	m.push(s)
 }
 
 // planRow is one instance of the blast radius.
@@ -78,6 +81,8 @@ type planRow struct {
 type planScreen struct {
 	c      *common
 	what   string
+	paths  []string // the files planned; none: the served --rgd files
+	graphs []string // the graphs planned, in plan order
 	rows   []planRow
 	total  plan.Summary
 	cursor int
@@ -90,6 +95,7 @@ type planScreen struct {
 func newPlanScreen(c *common, what string, plans []*plan.Plan) *planScreen {
 	s := &planScreen{c: c, what: what, total: plan.Summarize(plans)}
 	for _, p := range plans {
+		s.graphs = append(s.graphs, p.Graph)
 		for _, in := range p.Instances {
 			one := &plan.Plan{Graph: p.Graph, Kind: p.Kind, Instances: []plan.Instance{in}}
 			s.rows = append(s.rows, planRow{graph: p.Graph, in: in, sum: plan.Summarize([]*plan.Plan{one})})
@@ -196,6 +202,12 @@ func planActions() []action {
 		{name: "open", keys: []string{"enter"}, help: "show the instance's diff", short: "diff", do: func(m *Model) tea.Cmd {
 			if s := scr(m); s != nil && len(s.rows) > 0 {
 				s.open = true
+			}
+			return nil
+		}},
+		{name: "applyGraph", keys: []string{"a"}, help: "apply the graph to the cluster (asks first), then follow the rollout", short: "apply", do: func(m *Model) tea.Cmd {
+			if s := scr(m); s != nil {
+				return m.askApplyGraph(s)
 			}
 			return nil
 		}},

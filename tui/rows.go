@@ -15,6 +15,7 @@ type sortedRows struct {
 	from     *state.Snapshot
 	by       sortKey
 	desc     bool
+	rollout  bool // a graph's rollout runs: failures first (state.Rollout)
 	all      []rowItem
 	pos      map[state.InstanceKey]int
 	natCache map[state.InstanceKey]string
@@ -28,11 +29,12 @@ type rowItem struct {
 
 // update brings the order up to date with snap.
 func (s *sortedRows) update(snap *state.Snapshot, by sortKey, desc bool) {
-	if s.from != nil && s.by == by && s.desc == desc && len(s.from.Instances) == len(snap.Instances) && s.patch(snap) {
+	rollout := rollingOut(snap)
+	if s.from != nil && s.by == by && s.desc == desc && s.rollout == rollout && len(s.from.Instances) == len(snap.Instances) && s.patch(snap) {
 		s.from = snap
 		return
 	}
-	s.from, s.by, s.desc = snap, by, desc
+	s.from, s.by, s.desc, s.rollout = snap, by, desc, rollout
 	if s.natCache == nil || len(s.natCache) > 2*len(snap.Instances)+64 {
 		s.natCache = make(map[state.InstanceKey]string, len(snap.Instances))
 	}
@@ -83,8 +85,28 @@ func (s *sortedRows) sort() {
 	}
 }
 
-// cmp is the table's order: the chosen column, then the name.
+// rollingOut reports whether a graph's rollout runs in snap.
+func rollingOut(snap *state.Snapshot) bool {
+	for i := range snap.Graphs {
+		if snap.Graphs[i].Status.Rollout.Running() {
+			return true
+		}
+	}
+	return false
+}
+
+// cmp is the table's order: failures first while a rollout runs, then the
+// chosen column, then the name.
 func (s *sortedRows) cmp(a, b rowItem) int {
+	if s.rollout {
+		fa, fb := a.in.Phase().Class() == state.ClassFailed, b.in.Phase().Class() == state.ClassFailed
+		if fa != fb {
+			if fa {
+				return -1
+			}
+			return 1
+		}
+	}
 	c := 0
 	switch s.by {
 	case sortState:

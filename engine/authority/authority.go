@@ -78,8 +78,10 @@ type Decision struct {
 	NoLeaseClient bool
 	// Campaign: run the Lease election now (stop it otherwise).
 	Campaign bool
-	// Requeue, Delete and Edit: the user's actions.
-	Requeue, Delete, Edit Action
+	// Requeue, Delete and Edit: the user's actions. ApplyGraph writes a
+	// graph's definition (the plan view's apply): the user's own write to
+	// the cluster, as a delete is.
+	Requeue, Delete, Edit, ApplyGraph Action
 	// Mode is what the header shows.
 	Mode state.Mode
 }
@@ -102,6 +104,7 @@ func Decide(f Facts) Decision {
 		d.Delete = Action{Refused, "observing until this kroscope holds the lease"}
 	}
 	d.Edit = editAction(f, d.GateOpen)
+	d.ApplyGraph = d.Delete
 	d.Mode = mode(f, d.GateOpen, attached, kro)
 	return d
 }

@@ -188,7 +188,10 @@ func TestDecideConsistent(t *testing.T) {
 		if (d.Edit.Route == Local) != d.GateOpen || d.Edit.Route == Cluster {
 			t.Fatalf("%+v: edit %+v with the gate open=%v", f, d.Edit, d.GateOpen)
 		}
-		for _, a := range []Action{d.Requeue, d.Delete, d.Edit} {
+		if d.ApplyGraph != d.Delete {
+			t.Fatalf("%+v: applying a graph %+v, deleting %+v", f, d.ApplyGraph, d.Delete)
+		}
+		for _, a := range []Action{d.Requeue, d.Delete, d.Edit, d.ApplyGraph} {
 			if (a.Route == Refused) != (a.Why != "") {
 				t.Fatalf("%+v: action %+v", f, a)
 			}
@@ -196,7 +199,7 @@ func TestDecideConsistent(t *testing.T) {
 		if d.Mode.Reconciling != d.GateOpen || d.Mode.Forced != f.Observe || d.Mode.Attached != (d.Requeue.Route == Cluster) {
 			t.Fatalf("%+v: mode %+v, decision %+v", f, d.Mode, d)
 		}
-		if f.Observe && (d.GateOpen || d.Campaign || d.UsesLease || d.Requeue.Route != Refused || d.Delete.Route != Refused) {
+		if f.Observe && (d.GateOpen || d.Campaign || d.UsesLease || d.Requeue.Route != Refused || d.Delete.Route != Refused || d.ApplyGraph.Route != Refused) {
 			t.Fatalf("--observe: %+v", d)
 		}
 	})

@@ -30,6 +30,8 @@ type GraphStatus struct {
 	// yet); Total is their sum.
 	Instances map[string]int
 	Total     int
+	// Rollout is how far the definition served now has reached.
+	Rollout Rollout
 }
 
 // DeriveGraph decides a graph's state, reason, scope and conditions from
@@ -102,6 +104,7 @@ func (s *Store) deriveGraphs(snap *Snapshot) {
 	for i := range snap.Graphs {
 		g := &snap.Graphs[i]
 		g.Status = DeriveGraph(g, s.conds[g.Name], s.mode.Reconciling)
+		g.Status.Rollout.Serving = g.Serving
 	}
 	last := -1
 	for _, in := range snap.Instances {
@@ -117,6 +120,7 @@ func (s *Store) deriveGraphs(snap *Snapshot) {
 				continue
 			}
 		}
+		addRolled(&snap.Graphs[last].Status.Rollout, in, snap.Graphs[last].Serving)
 		cs := counts[last]
 		j := 0
 		for j < len(cs) && cs[j].state != in.State {

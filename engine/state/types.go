@@ -126,7 +126,10 @@ type Instance struct {
 	UID                string
 	Generation         int64
 	ObservedGeneration int64
-	Created            time.Time
+	// Serving is the graph's Serving when the last reconcile finished:
+	// which definition the instance was last reconciled with (Rolled).
+	Serving int64
+	Created time.Time
 	// Deleting is true once the instance has a deletion timestamp.
 	Deleting bool
 
@@ -206,6 +209,10 @@ type Graph struct {
 	// Status is what the store derives for the graphs screen (DeriveGraph
 	// and the instance counts); set in snapshots only.
 	Status GraphStatus
+	// Serving counts the definitions of this graph the engine has served,
+	// 1 for the first: each change of the definition serves a new one and
+	// starts a rollout (see Rolled). 0 while not served.
+	Serving int64
 }
 
 // GraphDefinition is a ResourceGraphDefinition as written.
