@@ -3,6 +3,7 @@ package tui
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -71,9 +72,12 @@ func (m *Model) planDone(msg planDoneMsg) {
 
 // planRow is one instance of the blast radius.
 type planRow struct {
-	graph string
-	in    plan.Instance
-	sum   plan.Summary
+	graph, kind string
+	// schema is the graph's CRD change, shown in the instance's diff
+	// (not counted in its row: it is one change for every instance).
+	schema *plan.Schema
+	in     plan.Instance
+	sum    plan.Summary
 }
 
 // planScreen is the blast radius of a plan: one row per instance with its
@@ -98,15 +102,18 @@ func newPlanScreen(c *common, what string, plans []*plan.Plan) *planScreen {
 		s.graphs = append(s.graphs, p.Graph)
 		for _, in := range p.Instances {
 			one := &plan.Plan{Graph: p.Graph, Kind: p.Kind, Instances: []plan.Instance{in}}
-			s.rows = append(s.rows, planRow{graph: p.Graph, in: in, sum: plan.Summarize([]*plan.Plan{one})})
+			s.rows = append(s.rows, planRow{graph: p.Graph, kind: p.Kind, schema: p.Schema, in: in, sum: plan.Summarize([]*plan.Plan{one})})
 		}
 	}
 	// Failures first, then the most changed.
-	sortStable(s.rows, func(a, b planRow) bool {
-		if (a.sum.Fail > 0) != (b.sum.Fail > 0) {
-			return a.sum.Fail > 0
+	slices.SortStableFunc(s.rows, func(a, b planRow) int {
+		if fa, fb := a.sum.Fail > 0, b.sum.Fail > 0; fa != fb {
+			if fa {
+				return -1
+			}
+			return 1
 		}
-		return a.sum.Create+a.sum.Change+a.sum.Prune > b.sum.Create+b.sum.Change+b.sum.Prune
+		return (b.sum.Create + b.sum.Change + b.sum.Prune) - (a.sum.Create + a.sum.Change + a.sum.Prune)
 	})
 	return s
 }
@@ -139,10 +146,13 @@ func (s *planScreen) prepare() {
 		s.lines = s.diffLines()
 		return
 	}
-	out := []string{th.Title.Render("Plan of "+s.what) + "  " + th.Dim.Render(s.total.Line())}
+	// The summary has a line of its own: beside the file's name it was
+	// cut at 100 columns.
+	w := max(s.w, 20)
+	out := []string{th.Title.Render(clip("Plan of "+s.what, w, th.G.Ellipsis)), th.Dim.Render(clip(s.total.Line(), w, th.G.Ellipsis))}
 	out = append(out, th.Label.Render(fmt.Sprintf("%-6s %-6s %-6s %-6s %s", "CREATE", "CHANGE", "PRUNE", "FAIL", "INSTANCE")))
 	for i, r := range s.rows {
-		line := fmt.Sprintf("%-6d %-6d %-6d %-6d %s", r.sum.Create, r.sum.Change, r.sum.Prune, r.sum.Fail, qualifiedName(r.in)+"  ("+r.graph+")")
+		line := fmt.Sprintf("%-6d %-6d %-6d %-6d %s", r.sum.Create, r.sum.Change, r.sum.Prune, r.sum.Fail, qualifiedName(r.in)+" ("+r.graph+")")
 		line = clip(line, max(s.w, 20), th.G.Ellipsis)
 		if i == s.cursor {
 			line = th.Selected.Render(line)
@@ -159,7 +169,7 @@ func (s *planScreen) prepare() {
 func (s *planScreen) diffLines() []string {
 	r := s.rows[s.cursor]
 	var b strings.Builder
-	_ = plan.Text(&b, []*plan.Plan{{Graph: r.graph, Kind: r.in.Name, Instances: []plan.Instance{r.in}}})
+	_ = plan.Text(&b, []*plan.Plan{{Graph: r.graph, Kind: r.kind, Schema: r.schema, Instances: []plan.Instance{r.in}}})
 	all := strings.Split(strings.TrimRight(b.String(), "\n"), "\n")
 	if len(all) > 0 {
 		all = all[1:] // the graph line: the title says it
@@ -177,15 +187,6 @@ func qualifiedName(in plan.Instance) string {
 		return in.Name
 	}
 	return in.Namespace + "/" + in.Name
-}
-
-// sortStable sorts rows by less, keeping equal rows in plan order.
-func sortStable(rows []planRow, less func(a, b planRow) bool) {
-	for i := 1; i < len(rows); i++ {
-		for j := i; j > 0 && less(rows[j], rows[j-1]); j-- {
-			rows[j], rows[j-1] = rows[j-1], rows[j]
-		}
-	}
 }
 
 func planActions() []action {

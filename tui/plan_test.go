@@ -6,6 +6,8 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/charmbracelet/x/ansi"
+
 	"github.com/kroscope/kroscope/plan"
 )
 
@@ -65,6 +67,46 @@ func TestPlanBlastRadius(t *testing.T) {
 	defer b.mu.Unlock()
 	if len(b.asked) != 1 || len(b.asked[0]) != 1 || b.asked[0][0] != "v2.yaml" {
 		t.Errorf("the engine was asked to plan %v, want [v2.yaml]", b.asked)
+	}
+	finalFrame(t, tm)
+}
+
+// schemaPlanBackend answers planBackend's plan with a breaking CRD change.
+type schemaPlanBackend struct{ *planBackend }
+
+func (p schemaPlanBackend) Plan(ctx context.Context, paths ...string) ([]*plan.Plan, error) {
+	plans, err := p.planBackend.Plan(ctx, paths...)
+	plans[0].Schema = &plan.Schema{CRD: "webapps.kro.run", Breaking: []string{"spec.replicas: maximum lowered from 20 to 2"}}
+	return plans, err
+}
+
+// At 100 columns the summary line is whole (beside a long file name it was
+// cut without an ellipsis), and an instance's diff says the graph's CRD
+// change (it said "schema: not compared (this user may not read CRDs)",
+// which was not true).
+func TestPlanViewSaysTheSchemaAndFits(t *testing.T) {
+	b := schemaPlanBackend{&planBackend{fakeBackend: newFake(fixture())}}
+	tm := newTeatest(t, b, Options{ConfigPath: "-", Theme: "dark"}, 100, 30)
+	send(tm, ":")
+	for _, r := range "plan test/plan/testdata/webapp-v2.yaml" {
+		send(tm, string(r))
+	}
+	send(tm, "enter")
+	eventually(t, "the blast radius", func() bool { return strings.Contains(tmFrame(t, tm), "CREATE") })
+	f := tmFrame(t, tm)
+	if !strings.Contains(f, "Plan: 0 to create, 1 to change, 1 to prune, across 3 instances; 2 would fail.") {
+		t.Errorf("no whole summary line:\n%s", f)
+	}
+	for _, l := range strings.Split(f, "\n") {
+		if w := ansi.StringWidth(l); w > 100 {
+			t.Errorf("a line of %d cells at 100 columns (the terminal cuts it, no ellipsis): %q", w, l)
+		}
+	}
+	send(tm, "enter")
+	eventually(t, "broken's diff", func() bool { return strings.Contains(tmFrame(t, tm), "the new schema refuses it") })
+	f = tmFrame(t, tm)
+	if strings.Contains(f, "not compared") || !strings.Contains(f, "! CRD webapps.kro.run: breaking schema change") {
+		t.Errorf("the instance's diff does not say the CRD change:\n%s", f)
 	}
 	finalFrame(t, tm)
 }
