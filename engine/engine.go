@@ -357,6 +357,10 @@ func (e *Engine) Run(ctx context.Context) error {
 	e.decideWriter(ctx, clusterRGDs)
 	initial, err := e.loadGraphs(ctx, clusterRGDs)
 	if err != nil {
+		// The Lease campaign has started: a failed engine stops it as a
+		// stopped one does, or it would renew the Lease for nothing and
+		// every other kroscope would wait on it.
+		e.shutdown(stopWork, workers)
 		return err
 	}
 	e.awaitGraphs(ctx, initial)

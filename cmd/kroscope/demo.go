@@ -9,7 +9,6 @@ import (
 	"os/signal"
 	"runtime/debug"
 	"strings"
-	"syscall"
 
 	"github.com/go-logr/logr"
 	"github.com/spf13/cobra"
@@ -59,7 +58,7 @@ shares the process) unless GOMEMLIMIT is set.`,
   kroscope demo --headless --examples webapp,fanout --exit-when active --timeout 60s`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+			ctx, stop := signal.NotifyContext(context.Background(), shutdownSignals...)
 			defer stop()
 			log := demoLogger(f, termtext.Writer(cmd.ErrOrStderr()))
 			// client-go logs through klog: a process-wide setting, made

@@ -6,6 +6,7 @@ package main
 import (
 	"fmt"
 	"os"
+	"syscall"
 
 	"github.com/spf13/cobra"
 
@@ -50,3 +51,10 @@ func exitCode(err error) int {
 	}
 	return 1
 }
+
+// shutdownSignals end kroscope as ctrl+c does: the engine shuts down in
+// its grace time and releases the Lease. A closed terminal or tmux window
+// (SIGHUP) is one of them: killed outright, kroscope kept the Lease until
+// it expired, and a kroscope started again meanwhile attached to the dead
+// holder for the rest of its run.
+var shutdownSignals = []os.Signal{os.Interrupt, syscall.SIGTERM, syscall.SIGHUP}

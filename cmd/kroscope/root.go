@@ -4,9 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"os/signal"
-	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -35,7 +33,7 @@ func init() {
 		if err := checkRGDPaths(o.RGDPaths); err != nil {
 			return err
 		}
-		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+		ctx, stop := signal.NotifyContext(context.Background(), shutdownSignals...)
 		defer stop()
 		// Logs go to the UI's log pane only: nothing may write to the
 		// terminal under the UI.

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
-	"syscall"
 
 	"github.com/spf13/cobra"
 
@@ -60,7 +59,7 @@ FAILED or --timeout passes: handy for scripts and CI.`,
 			if err != nil {
 				return err
 			}
-			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+			ctx, stop := signal.NotifyContext(context.Background(), shutdownSignals...)
 			defer stop()
 			go releaseOnceReady(ctx, e)
 			return headless.Run(ctx, e, termtext.Writer(cmd.OutOrStdout()), h)

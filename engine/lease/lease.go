@@ -94,7 +94,30 @@ func Run(ctx context.Context, c Config) error {
 	for ctx.Err() == nil {
 		le.Run(ctx) // returns when the lease is lost or ctx ends
 	}
+	releaseIfHeld(c)
 	return nil
+}
+
+// releaseIfHeld gives the Lease back when it still names this process.
+// The elector releases what it knows it holds; but when ctx ends while its
+// acquiring write is in flight, the write can land after the elector gave
+// up on it, and the Lease would name a process that no longer renews it
+// until it expires (an engine that failed at start did that). The write is
+// conditional on the version read, so a new holder is never cleared.
+func releaseIfHeld(c Config) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	leases := c.Client.CoordinationV1().Leases(c.Namespace)
+	l, err := leases.Get(ctx, c.Name, metav1.GetOptions{})
+	if err != nil || l.Spec.HolderIdentity == nil || *l.Spec.HolderIdentity != c.Identity {
+		return
+	}
+	one := int32(1)
+	now := metav1.NewMicroTime(time.Now())
+	l.Spec.HolderIdentity, l.Spec.LeaseDurationSeconds, l.Spec.RenewTime = nil, &one, &now
+	if _, err := leases.Update(ctx, l, metav1.UpdateOptions{}); err != nil {
+		c.Log.Error(err, "releasing the lease", "lease", c.Namespace+"/"+c.Name)
+	}
 }
 
 // Holder is what a process that does not campaign knows of the Lease.
