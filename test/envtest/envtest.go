@@ -128,6 +128,9 @@ func start(dir string) (*Env, error) {
 // Run runs the tests and then stops the shared API server if one started.
 func Run(m *testing.M) int {
 	code := m.Run()
+	// The kroscope binary a test built (prereq.Kroscope) goes too: 120 MB
+	// in the temp folder per test binary otherwise.
+	defer prereq.Cleanup()
 	mu.Lock()
 	defer mu.Unlock()
 	if shared != nil {

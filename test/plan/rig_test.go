@@ -31,13 +31,10 @@ import (
 	"github.com/kroscope/kroscope/reconciler/graph"
 	"github.com/kroscope/kroscope/reconciler/metadata"
 	"github.com/kroscope/kroscope/test/envtest"
-	"github.com/kroscope/kroscope/test/prereq"
 )
 
 func TestMain(m *testing.M) {
-	code := envtest.Run(m)
-	prereq.Cleanup() // the kroscope binary TestPlanCommand built
-	os.Exit(code)
+	os.Exit(envtest.Run(m))
 }
 
 // rig is one test's API server, namespace and admin clients.
