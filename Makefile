@@ -38,7 +38,8 @@ assets:
 # with CI=true a skip that hack/testjson/skips.txt does not allow fails the
 # run. hack/celparity (its own module: it requires kro) runs in the same
 # stream.
-K8S_VERSION := $(shell sed -n 's/^K8S_VERSION=//p' hack/assets.sh)
+# The one place the version is written: hack/k8s/go.mod's k8s.io/kubernetes.
+K8S_VERSION := $(shell awk '$$1 == "k8s.io/kubernetes" && $$2 ~ /^v/ {print $$2; exit}' hack/k8s/go.mod)
 K8S_DIR     := $(CURDIR)/bin/k8s/$(K8S_VERSION)
 KRO_DIR     := $(CURDIR)/bin/kro/$(KRO_VERSION)
 TEST_ENV = KUBEBUILDER_ASSETS="$(K8S_DIR)" KROSCOPE_KRO_DIR="$(KRO_DIR)"
@@ -66,7 +67,7 @@ demo:
 
 # Writes reconciler/graph/builtinschemas/schemas.json.gz (the built-in
 # kinds' OpenAPI schemas `kroscope validate` type-checks templates with)
-# from the test API server; run it when hack/assets.sh's version changes.
+# from the test API server; run it when hack/k8s/go.mod's k8s.io/kubernetes version changes.
 builtin-schemas: assets
 	KUBEBUILDER_ASSETS="$$(bash hack/assets.sh)" $(GO) test -count=1 -tags generate -run TestGenerate ./reconciler/graph/builtinschemas/
 
