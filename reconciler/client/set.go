@@ -48,7 +48,7 @@ func NewSet(cfg *rest.Config) (*Set, error) {
 }
 
 func newSetForHTTP(cfg *rest.Config, hc *http.Client) (*Set, error) {
-	dyn, err := dynamic.NewForConfigAndClient(cfg, hc)
+	dyn, err := newDynamic(cfg, hc)
 	if err != nil {
 		return nil, fmt.Errorf("building dynamic client: %w", err)
 	}
