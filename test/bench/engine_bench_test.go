@@ -188,6 +188,19 @@ func runChain(b *testing.B, engineBin string, n int) time.Duration {
 	total := last.Sub(r.start)
 	// The engine is gone: the floor's instances are nobody's to reconcile.
 	uid := templateUID(b, env.Config, "/apis/kro.run/v1alpha1/namespaces/"+r.ns+"/"+r.resource+"/i0000")
+	// BENCH_TEMPLATE=FILE saves the requests the engine sent for i0000 and
+	// its children (what the floor replays), to read their bodies.
+	if out := os.Getenv("BENCH_TEMPLATE"); out != "" {
+		data, _ := json.MarshalIndent(r.active.Template, "", "  ")
+		if err := os.WriteFile(out, data, 0o644); err != nil {
+			b.Log(err)
+		}
+	}
+	// BENCH_FLOOR_PROFILE=FILE saves a CPU profile of the API server taken
+	// while the floor runs, to set beside BENCH_APISERVER_PROFILE's.
+	if out := os.Getenv("BENCH_FLOOR_PROFILE"); out != "" {
+		go apiServerProfile(b, env.Config, out)
+	}
 	f := newReplayer(b, env.Config, r.ns, r.kind, r.resource, "i0000", uid, r.active.Template).floor(n, w)
 	r.report(b, total, lat, f, w)
 	return total
