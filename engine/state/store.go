@@ -30,7 +30,11 @@ type Store struct {
 	kro       map[string]*KroGraph
 	conds     map[string][]Condition // SetGraphConditions
 	instances map[InstanceKey]*Instance
-	sorted    []InstanceKey // nil when the key set changed
+	// order holds every instance sorted by key, kept so as instances
+	// come, change and go: a snapshot copies it. Sorting the keys and
+	// looking each up for every snapshot was a fifth of the engine's CPU
+	// at 10,000 instances (a snapshot for each frame while they change).
+	order []*Instance
 	logs      []LogLine
 	logStart  int // ring start when len(logs) == logLimit
 	subs      map[int]chan struct{}
@@ -86,7 +90,6 @@ func (s *Store) Snapshot() *Snapshot {
 	if s.snap != nil {
 		return s.snap
 	}
-	s.sortInstances()
 	snap := &Snapshot{
 		Version:      s.version,
 		Cluster:      s.cluster,
@@ -95,10 +98,7 @@ func (s *Store) Snapshot() *Snapshot {
 		Startup:      s.startup,
 		Fatal:        s.fatal,
 		Capabilities: s.caps,
-		Instances:    make([]*Instance, len(s.sorted)),
-	}
-	for i, k := range s.sorted {
-		snap.Instances[i] = s.instances[k]
+		Instances:    append(make([]*Instance, 0, len(s.order)), s.order...),
 	}
 	for _, w := range s.watches {
 		snap.Watches = append(snap.Watches, w)
@@ -119,24 +119,9 @@ func (s *Store) Snapshot() *Snapshot {
 	return snap
 }
 
-// sortInstances sorts the instance keys when they changed (s.sorted nil).
-func (s *Store) sortInstances() {
-	if s.sorted != nil {
-		return
-	}
-	s.sorted = make([]InstanceKey, 0, len(s.instances))
-	for k := range s.instances {
-		s.sorted = append(s.sorted, k)
-	}
-	slices.SortFunc(s.sorted, func(a, b InstanceKey) int {
-		switch {
-		case a.Less(b):
-			return -1
-		case b.Less(a):
-			return 1
-		}
-		return 0
-	})
+// place is where key's instance is in s.order (found), or where it goes.
+func (s *Store) place(key InstanceKey) (int, bool) {
+	return slices.BinarySearchFunc(s.order, key, func(in *Instance, k InstanceKey) int { return in.Key.Compare(k) })
 }
 
 func cmpString(a, b string) int {
@@ -195,7 +180,6 @@ func (s *Store) update(key InstanceKey, fn func(*Instance), create bool) bool {
 		next = *old
 	} else {
 		next = Instance{Key: key}
-		s.sorted = nil
 	}
 	fn(&next)
 	next.Key = key
@@ -217,6 +201,11 @@ func (s *Store) update(key InstanceKey, fn func(*Instance), create bool) bool {
 	s.version++
 	next.Version = s.version
 	s.instances[key] = &next
+	if i, found := s.place(key); found {
+		s.order[i] = &next
+	} else {
+		s.order = slices.Insert(s.order, i, &next)
+	}
 	s.version-- // changed() bumps it again
 	s.changed()
 	return true
@@ -237,7 +226,9 @@ func (s *Store) RemoveInstance(key InstanceKey) {
 		return
 	}
 	delete(s.instances, key)
-	s.sorted = nil
+	if i, found := s.place(key); found {
+		s.order = slices.Delete(s.order, i, i+1)
+	}
 	s.changed()
 }
 

@@ -8,6 +8,7 @@
 package state
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 	"sort"
@@ -36,14 +37,11 @@ func (k InstanceKey) String() string {
 }
 
 // Less orders keys by namespace, name, then resource: the table's default order.
-func (k InstanceKey) Less(o InstanceKey) bool {
-	if k.Namespace != o.Namespace {
-		return k.Namespace < o.Namespace
-	}
-	if k.Name != o.Name {
-		return k.Name < o.Name
-	}
-	return k.Resource < o.Resource
+func (k InstanceKey) Less(o InstanceKey) bool { return k.Compare(o) < 0 }
+
+// Compare orders keys by namespace, name, then resource: -1, 0 or +1.
+func (k InstanceKey) Compare(o InstanceKey) int {
+	return cmp.Or(cmp.Compare(k.Namespace, o.Namespace), cmp.Compare(k.Name, o.Name), cmp.Compare(k.Resource, o.Resource))
 }
 
 // Resource is one node of an instance's graph as last reconciled.
