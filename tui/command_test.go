@@ -37,6 +37,11 @@ func TestNewUserCommandModeJumps(t *testing.T) {
 	if got := rowNames(m); strings.Join(got, " ") != "team-b/orders team-c/cache" {
 		t.Fatalf(":kind Database rows = %v", got)
 	}
+	// The header names the kind as the graph spells it (it said "kind
+	// database": the filter matches in lower case).
+	if head := strings.SplitN(plain(m.View().Content), "\n", 2)[0]; !strings.Contains(head, "kind Database") {
+		t.Errorf("header %q, want it to name kind Database", head)
+	}
 	typeText(m, ":ns team-c")
 	press(m, "enter")
 	if got := rowNames(m); strings.Join(got, " ") != "team-c/cache" {
@@ -48,6 +53,9 @@ func TestNewUserCommandModeJumps(t *testing.T) {
 	press(m, "enter")
 	if got := rowNames(m); len(got) != 4 || m.list().query != "kind:webapp" {
 		t.Fatalf(":webapps rows = %v, query %q", got, m.list().query)
+	}
+	if head := strings.SplitN(plain(m.View().Content), "\n", 2)[0]; !strings.Contains(head, "kind WebApp") {
+		t.Errorf("header after :webapps %q, want kind WebApp", head)
 	}
 	typeText(m, ":graph database")
 	press(m, "enter")

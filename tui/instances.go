@@ -103,9 +103,28 @@ func (p *instancesScreen) scope() viewScope {
 	case len(q.graphs) > 0:
 		v.what = "graph " + strings.Join(q.graphs, ",")
 	case len(q.kinds) > 0:
-		v.what = "kind " + strings.Join(q.kinds, ",")
+		v.what = "kind " + strings.Join(kindNames(q.kinds, p.snap), ",")
 	}
 	return v
+}
+
+// kindNames spells the filter's kind terms (matched in lower case) as the
+// graphs spell their kinds: ":kind webapp" shows "kind WebApp". A term no
+// graph's kind is stays as typed.
+func kindNames(terms []string, s *state.Snapshot) []string {
+	out := slices.Clone(terms)
+	if s == nil {
+		return out
+	}
+	for i, t := range out {
+		for _, g := range s.Graphs {
+			if strings.ToLower(g.Kind) == t {
+				out[i] = g.Kind
+				break
+			}
+		}
+	}
+	return out
 }
 
 // classAlias lets state: take the words people type for a class.
