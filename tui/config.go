@@ -232,14 +232,26 @@ func countProblems(n int) string {
 }
 
 // problemsFlash is the one flash line for a config's problems: the problem
-// itself when there is one (cut, the line says kroscope config check has
-// it whole), else their count (within 80 columns) and where to read them all.
-func problemsFlash(probs []Problem) string {
+// itself when there is one (cut, the line says which command has it
+// whole), else their count (within 80 columns for the default file) and
+// the command that lists them all. path is the --config file ("" for the
+// default).
+func problemsFlash(probs []Problem, path string) string {
 	switch len(probs) {
 	case 0:
 		return ""
 	case 1:
 		return probs[0].String() + "; ignored"
 	}
-	return countProblems(len(probs)) + " in the config file, ignored: kroscope config check lists them"
+	return countProblems(len(probs)) + " in the config file, ignored: " + configCheckCommand(path) + " lists them"
+}
+
+// configCheckCommand is the command that lists the problems of the config
+// file at path ("" for the default file): the --config given to the TUI
+// must be given to the check too, or it checks another file.
+func configCheckCommand(path string) string {
+	if path == "" || path == DefaultConfigPath() {
+		return "kroscope config check"
+	}
+	return "kroscope config check --config " + path
 }

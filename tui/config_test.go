@@ -58,11 +58,16 @@ func TestConfigProblemsCountedAndWhole(t *testing.T) {
 	if !strings.HasSuffix(lines[3], ", up, yaml)") {
 		t.Errorf("the unknown action's line is cut: %q", lines[3])
 	}
-	flash := problemsFlash(probs)
-	if len(flash) > 80 || !strings.HasPrefix(flash, "4 problems") || !strings.Contains(flash, "kroscope config check") {
+	flash := problemsFlash(probs, "")
+	if len(flash) > 80 || !strings.HasPrefix(flash, "4 problems") || !strings.HasSuffix(flash, "kroscope config check lists them") {
 		t.Errorf("flash %q (%d columns)", flash, len(flash))
 	}
-	if one := problemsFlash(probs[:1]); !strings.HasPrefix(one, file+":1: theme: unknown theme") {
+	if one := problemsFlash(probs[:1], ""); !strings.HasPrefix(one, file+":1: theme: unknown theme") {
 		t.Errorf("one problem's flash %q", one)
+	}
+	// Given with --config, the file is not the one `config check` reads
+	// by default: the command says it.
+	if flash := problemsFlash(probs, file); !strings.HasSuffix(flash, "kroscope config check --config "+file+" lists them") {
+		t.Errorf("flash for --config %s: %q", file, flash)
 	}
 }

@@ -122,9 +122,9 @@ func newModel(b Backend, opts Options) *Model {
 	}
 	m := &Model{c: &common{b: b, opts: opts, th: th, keys: newKeymap(cfg.Keys, opts.ASCII)}}
 	m.init()
-	if s := problemsFlash(probs); s != "" {
+	if s := problemsFlash(probs, opts.ConfigPath); s != "" {
 		m.flash.set(s, true, m.c.now(), configFlashTTL)
-		m.flash.whole = "kroscope config check"
+		m.flash.whole = configCheckCommand(opts.ConfigPath)
 	} else if warn != "" {
 		m.flash.set(warn, true, m.c.now(), configFlashTTL)
 	}
