@@ -34,11 +34,11 @@ type Store struct {
 	// come, change and go: a snapshot copies it. Sorting the keys and
 	// looking each up for every snapshot was a fifth of the engine's CPU
 	// at 10,000 instances (a snapshot for each frame while they change).
-	order []*Instance
-	logs      []LogLine
-	logStart  int // ring start when len(logs) == logLimit
-	subs      map[int]chan struct{}
-	nextSub   int
+	order    []*Instance
+	logs     []LogLine
+	logStart int // ring start when len(logs) == logLimit
+	subs     map[int]chan struct{}
+	nextSub  int
 
 	historyLimit int
 	logLimit     int
