@@ -30,10 +30,11 @@ type Store struct {
 	kro       map[string]*KroGraph
 	conds     map[string][]Condition // SetGraphConditions
 	instances map[InstanceKey]*Instance
-	// order holds every instance sorted by key, kept so as instances
-	// come, change and go: a snapshot copies it. Sorting the keys and
-	// looking each up for every snapshot was a fifth of the engine's CPU
-	// at 10,000 instances (a snapshot for each frame while they change).
+	// order holds every instance sorted by key, kept in order as
+	// instances come, change and go: a snapshot copies it. Sorting the
+	// keys and looking each up for every snapshot was a fifth of the
+	// engine's CPU at 10,000 instances (a snapshot for each frame while
+	// they change).
 	order    []*Instance
 	logs     []LogLine
 	logStart int // ring start when len(logs) == logLimit
