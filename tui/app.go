@@ -243,34 +243,8 @@ func (m *Model) fetchInstance() tea.Cmd {
 
 func (m *Model) update(msg tea.Msg) tea.Cmd {
 	switch msg := msg.(type) {
-	case changedMsg:
-		if m.feed.flushWait {
-			return m.wait()
-		}
-		if since := time.Since(m.feed.lastFlush); since < m.c.opts.FrameInterval {
-			// Leading edge already drawn: draw the rest of the burst once
-			// the window ends.
-			m.feed.flushWait = true
-			return tea.Batch(m.wait(), tea.Tick(m.c.opts.FrameInterval-since, func(time.Time) tea.Msg { return flushMsg{} }))
-		}
-		m.refresh()
-		return tea.Batch(m.wait(), m.tick())
-	case flushMsg:
-		m.feed.flushWait = false
-		m.refresh()
-		return m.tick()
-	case tickMsg:
-		m.feed.ticking = false
-		if m.feed.spinning {
-			m.c.frame++
-		}
-		m.flash.expire(m.c.now())
-		// Belt and braces: never show a stale state for longer than a tick,
-		// whatever happened to a notification.
-		if !m.feed.flushWait && m.c.b.Snapshot().Version != m.snap.Version {
-			m.refresh()
-		}
-		return m.tick()
+	case changedMsg, flushMsg, tickMsg:
+		return m.updateFeed(msg)
 	case editOpenMsg, editDoneMsg, editAppliedMsg:
 		cmd, _ := m.updateEdit(msg)
 		return cmd
@@ -314,25 +288,67 @@ func (m *Model) update(msg tea.Msg) tea.Cmd {
 		}
 		return m.top().Update(relativeMouse(msg, m.bodyTop))
 	case tea.KeyPressMsg:
-		handled, cmd := m.dispatch(msg, m.activePanes()...)
-		if handled || m.starting() {
-			return cmd
+		return m.updateKey(msg)
+	}
+	return m.top().Update(msg)
+}
+
+// updateFeed draws the store's changes: at once for the first of a burst,
+// then once per frame interval, and at every tick whatever happened to a
+// notification.
+func (m *Model) updateFeed(msg tea.Msg) tea.Cmd {
+	switch msg.(type) {
+	case changedMsg:
+		if m.feed.flushWait {
+			return m.wait()
 		}
-		if m.cmd.active {
-			var c tea.Cmd
-			m.cmd.input, c = m.cmd.input.Update(msg)
-			m.cmd.hint = ""
-			return c
+		if since := time.Since(m.feed.lastFlush); since < m.c.opts.FrameInterval {
+			// Leading edge already drawn: draw the rest of the burst once
+			// the window ends.
+			m.feed.flushWait = true
+			return tea.Batch(m.wait(), tea.Tick(m.c.opts.FrameInterval-since, func(time.Time) tea.Msg { return flushMsg{} }))
 		}
-		if _, ok := m.top().(*helpScreen); ok {
-			m.pop() // any key closes the help
-			return nil
-		}
-		if p := m.top().pane(); p == paneInstances || p == paneInstance || p == paneGraphs || p == paneGraph {
-			m.setFlash(m.whyNot(msg.String(), p), false) // never silently nothing
-			return nil
-		}
-		return m.top().Update(msg)
+		m.refresh()
+		return tea.Batch(m.wait(), m.tick())
+	case flushMsg:
+		m.feed.flushWait = false
+		m.refresh()
+		return m.tick()
+	}
+	m.feed.ticking = false // a tickMsg
+	if m.feed.spinning {
+		m.c.frame++
+	}
+	m.flash.expire(m.c.now())
+	// Belt and braces: never show a stale state for longer than a tick,
+	// whatever happened to a notification.
+	if !m.feed.flushWait && m.c.b.Snapshot().Version != m.snap.Version {
+		m.refresh()
+	}
+	return m.tick()
+}
+
+// updateKey gives a key to the panes' bindings, then to the command line,
+// the help (any key closes it) or the screen on top; a key nothing binds
+// says where it works.
+func (m *Model) updateKey(msg tea.KeyPressMsg) tea.Cmd {
+	handled, cmd := m.dispatch(msg, m.activePanes()...)
+	if handled || m.starting() {
+		return cmd
+	}
+	if m.cmd.active {
+		var c tea.Cmd
+		m.cmd.input, c = m.cmd.input.Update(msg)
+		m.cmd.hint = ""
+		return c
+	}
+	if _, ok := m.top().(*helpScreen); ok {
+		m.pop() // any key closes the help
+		return nil
+	}
+	if p := m.top().pane(); p == paneInstances || p == paneInstance || p == paneGraphs || p == paneGraph {
+		m.setFlash(m.whyNot(msg.String(), p), false) // never silently nothing
+		return nil
 	}
 	return m.top().Update(msg)
 }

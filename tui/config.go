@@ -128,7 +128,7 @@ func parseConfig(path string, data []byte) (Config, []Problem) {
 	}
 	root := doc.Content[0]
 	var probs []Problem
-	bad := func(n *yaml.Node, format string, args ...any) {
+	var bad badFunc = func(n *yaml.Node, format string, args ...any) {
 		probs = append(probs, Problem{File: path, Line: n.Line, Msg: fmt.Sprintf(format, args...)})
 	}
 	if root.Kind != yaml.MappingNode {
@@ -156,42 +156,7 @@ func parseConfig(path string, data []byte) (Config, []Problem) {
 				bad(v, "keys: want a mapping of action name to keys, e.g. requeue: [\"f5\", \"r\"]")
 				continue
 			}
-			raw := map[string][]string{}
-			lines := map[string]*yaml.Node{}
-			for j := 0; j+1 < len(v.Content); j += 2 {
-				an, kv := v.Content[j], v.Content[j+1]
-				lines[an.Value] = an
-				switch kv.Kind {
-				case yaml.ScalarNode:
-					raw[an.Value] = []string{kv.Value}
-				case yaml.SequenceNode:
-					ks := []string{}
-					for _, e := range kv.Content {
-						if e.Kind != yaml.ScalarNode {
-							bad(e, "keys.%s: a key must be a string", an.Value)
-							continue
-						}
-						ks = append(ks, e.Value)
-					}
-					raw[an.Value] = ks
-				default:
-					bad(kv, "keys.%s: want a list of keys", an.Value)
-				}
-			}
-			good, errs := checkKeys(raw)
-			for n, msg := range conflicts(good) {
-				errs[n] = msg
-				delete(good, n)
-			}
-			names := make([]string, 0, len(errs))
-			for n := range errs {
-				names = append(names, n)
-			}
-			sort.Strings(names)
-			for _, n := range names {
-				bad(lines[n], "%s", errs[n])
-			}
-			if len(good) > 0 {
+			if good := parseKeys(v, bad); len(good) > 0 {
 				c.Keys = good
 			}
 		default:
@@ -200,6 +165,51 @@ func parseConfig(path string, data []byte) (Config, []Problem) {
 	}
 	sort.SliceStable(probs, func(i, j int) bool { return probs[i].Line < probs[j].Line })
 	return c, probs
+}
+
+// badFunc reports a problem at a node of the config file.
+type badFunc func(n *yaml.Node, format string, args ...any)
+
+// parseKeys reads the keys mapping (action name to a key or a list of
+// keys) and returns the bindings that are valid and free of conflicts;
+// every other one is reported on its action's line.
+func parseKeys(v *yaml.Node, bad badFunc) map[string][]string {
+	raw := map[string][]string{}
+	lines := map[string]*yaml.Node{}
+	for j := 0; j+1 < len(v.Content); j += 2 {
+		an, kv := v.Content[j], v.Content[j+1]
+		lines[an.Value] = an
+		switch kv.Kind {
+		case yaml.ScalarNode:
+			raw[an.Value] = []string{kv.Value}
+		case yaml.SequenceNode:
+			ks := []string{}
+			for _, e := range kv.Content {
+				if e.Kind != yaml.ScalarNode {
+					bad(e, "keys.%s: a key must be a string", an.Value)
+					continue
+				}
+				ks = append(ks, e.Value)
+			}
+			raw[an.Value] = ks
+		default:
+			bad(kv, "keys.%s: want a list of keys", an.Value)
+		}
+	}
+	good, errs := checkKeys(raw)
+	for n, msg := range conflicts(good) {
+		errs[n] = msg
+		delete(good, n)
+	}
+	names := make([]string, 0, len(errs))
+	for n := range errs {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		bad(lines[n], "%s", errs[n])
+	}
+	return good
 }
 
 // CheckConfig reports every problem of a config file ("" is the default

@@ -181,9 +181,41 @@ func history(th *theme.Theme, in *state.Instance, w int) []string {
 // timeline draws, per resource, a bar from its first apply to ready on a
 // shared time axis, so the slow resource of a rollout stands out.
 func timeline(th *theme.Theme, in *state.Instance, w int, now time.Time) []string {
-	var t0, t1 time.Time
-	open := false
+	t0, t1, open := rolloutSpan(in.Resources, now)
+	if t0.IsZero() {
+		return []string{th.Dim.Render("(nothing applied yet)")}
+	}
+	sc := timelineScale{t0: t0, span: t1.Sub(t0), idW: 4, durW: 7}
+	if sc.span <= 0 {
+		sc.span = time.Millisecond
+	}
 	for _, r := range in.Resources {
+		sc.idW = max(sc.idW, len(r.ID))
+	}
+	sc.idW = min(sc.idW, max(w/4, 8))
+	sc.barW = max(w-sc.idW-sc.durW-4, 10)
+	slow, slowD := slowest(in.Resources, now)
+	out := []string{th.Header.Render(fit(fmt.Sprintf("ROLLOUT from %s, %s", t0.Format("15:04:05"), dur(sc.span)), w, ""))}
+	for _, r := range in.Resources {
+		out = append(out, sc.row(th, r, now, r.ID == slow && len(in.Resources) > 1))
+	}
+	axis := strings.Repeat(" ", sc.idW+2) + fit("0s", sc.barW/2, "") + fmt.Sprintf("%*s", sc.barW-sc.barW/2, dur(sc.span))
+	out = append(out, th.Dim.Render(axis))
+	if slow != "" && len(in.Resources) > 1 {
+		note := "slowest: " + slow + " (" + dur(slowD) + ")"
+		if open {
+			note += ", " + rolloutState(in)
+		}
+		out = append(out, th.Warn.Render(note))
+	}
+	return out
+}
+
+// rolloutSpan is when the first resource was applied and when the last
+// became ready; a resource not ready yet ends now, and open says so. t0 is
+// zero when nothing was applied.
+func rolloutSpan(rs []state.Resource, now time.Time) (t0, t1 time.Time, open bool) {
+	for _, r := range rs {
 		if r.FirstApplied.IsZero() {
 			continue
 		}
@@ -198,23 +230,14 @@ func timeline(th *theme.Theme, in *state.Instance, w int, now time.Time) []strin
 			t1 = end
 		}
 	}
-	if t0.IsZero() {
-		return []string{th.Dim.Render("(nothing applied yet)")}
-	}
-	span := t1.Sub(t0)
-	if span <= 0 {
-		span = time.Millisecond
-	}
-	idW := 4
-	for _, r := range in.Resources {
-		idW = max(idW, len(r.ID))
-	}
-	idW = min(idW, max(w/4, 8))
-	durW := 7
-	barW := max(w-idW-durW-4, 10)
-	// The slowest resource is the one that took longest to become ready.
+	return t0, t1, open
+}
+
+// slowest is the resource that took longest from its first apply to
+// ready (till now for one not ready yet), and how long.
+func slowest(rs []state.Resource, now time.Time) (string, time.Duration) {
 	slow, slowD := "", time.Duration(0)
-	for _, r := range in.Resources {
+	for _, r := range rs {
 		if r.FirstApplied.IsZero() {
 			continue
 		}
@@ -226,54 +249,51 @@ func timeline(th *theme.Theme, in *state.Instance, w int, now time.Time) []strin
 			slow, slowD = r.ID, d
 		}
 	}
-	col := func(t time.Time) int {
-		return clamp(int(float64(t.Sub(t0))/float64(span)*float64(barW)), 0, barW)
+	return slow, slowD
+}
+
+// timelineScale maps the rollout's span onto the bar columns.
+type timelineScale struct {
+	t0              time.Time
+	span            time.Duration
+	idW, barW, durW int
+}
+
+func (sc timelineScale) col(t time.Time) int {
+	return clamp(int(float64(t.Sub(sc.t0))/float64(sc.span)*float64(sc.barW)), 0, sc.barW)
+}
+
+// row is one resource's line: its id, a bar from its first apply to ready
+// (to now, in its state's colour, while not ready; the slowest in warning
+// colour) and how long that took.
+func (sc timelineScale) row(th *theme.Theme, r state.Resource, now time.Time, slow bool) string {
+	label := fit(r.ID, sc.idW, th.G.Ellipsis)
+	if r.FirstApplied.IsZero() {
+		return label + "  " + th.Dim.Render(fit("("+r.Phase().Phrase()+", not applied)", sc.barW+sc.durW+2, th.G.Ellipsis))
 	}
-	out := []string{th.Header.Render(fit(fmt.Sprintf("ROLLOUT from %s, %s", t0.Format("15:04:05"), dur(span)), w, ""))}
-	for _, r := range in.Resources {
-		label := fit(r.ID, idW, th.G.Ellipsis)
-		if r.FirstApplied.IsZero() {
-			out = append(out, label+"  "+th.Dim.Render(fit("("+r.Phase().Phrase()+", not applied)", barW+durW+2, th.G.Ellipsis)))
-			continue
-		}
-		a := col(r.FirstApplied)
-		end, done := r.Ready, !r.Ready.IsZero()
-		if !done {
-			end = now
-		}
-		b := max(col(end), a+1)
-		b = min(b, barW)
-		a = min(a, b-1)
-		bar := strings.Repeat(th.G.BarEmpty, a)
-		fill := strings.Repeat(th.G.BarFull, b-a)
-		rest := strings.Repeat(th.G.BarEmpty, barW-b)
-		st := th.Bar
-		if !done {
-			st = th.Style(r.State)
-		}
-		if r.ID == slow && len(in.Resources) > 1 {
-			st = th.Warn
-		}
-		d := dur(end.Sub(r.FirstApplied))
-		if !done {
-			d += th.G.Ellipsis
-			if th.ASCII {
-				d = dur(end.Sub(r.FirstApplied)) + "+"
-			}
-		}
-		line := label + "  " + th.Dim.Render(bar) + st.Render(fill) + th.Dim.Render(rest) + "  " + fit(d, durW, "")
-		out = append(out, line)
+	a := sc.col(r.FirstApplied)
+	end, done := r.Ready, !r.Ready.IsZero()
+	if !done {
+		end = now
 	}
-	axis := strings.Repeat(" ", idW+2) + fit("0s", barW/2, "") + fmt.Sprintf("%*s", barW-barW/2, dur(span))
-	out = append(out, th.Dim.Render(axis))
-	if slow != "" && len(in.Resources) > 1 {
-		note := "slowest: " + slow + " (" + dur(slowD) + ")"
-		if open {
-			note += ", " + rolloutState(in)
-		}
-		out = append(out, th.Warn.Render(note))
+	b := min(max(sc.col(end), a+1), sc.barW)
+	a = min(a, b-1)
+	st := th.Bar
+	if !done {
+		st = th.Style(r.State)
 	}
-	return out
+	if slow {
+		st = th.Warn
+	}
+	d := dur(end.Sub(r.FirstApplied))
+	if !done {
+		d += th.G.Ellipsis
+		if th.ASCII {
+			d = dur(end.Sub(r.FirstApplied)) + "+"
+		}
+	}
+	bar := th.Dim.Render(strings.Repeat(th.G.BarEmpty, a)) + st.Render(strings.Repeat(th.G.BarFull, b-a)) + th.Dim.Render(strings.Repeat(th.G.BarEmpty, sc.barW-b))
+	return label + "  " + bar + "  " + fit(d, sc.durW, "")
 }
 
 // rolloutState says why a rollout with resources not ready is open: still
