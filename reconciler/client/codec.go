@@ -25,7 +25,7 @@ func newDynamic(cfg *rest.Config, hc *http.Client) (*dynamic.DynamicClient, erro
 	c := dynamic.ConfigFor(cfg)
 	c.GroupVersion = nil
 	c.APIPath = "/if-you-see-this-search-for-the-break" // as client-go's: every path is absolute
-	c.NegotiatedSerializer = onePass{c.NegotiatedSerializer}
+	c.NegotiatedSerializer = newOnePass(c.NegotiatedSerializer)
 	rc, err := rest.UnversionedRESTClientForConfigAndClient(c, hc)
 	if err != nil {
 		return nil, err
@@ -34,11 +34,15 @@ func newDynamic(cfg *rest.Config, hc *http.Client) (*dynamic.DynamicClient, erro
 }
 
 // onePass is a NegotiatedSerializer whose JSON decoders take the one-pass
-// path where they can.
-type onePass struct{ runtime.NegotiatedSerializer }
+// path where they can. Its media types are built once: client-go asks for
+// them for every answer it decodes.
+type onePass struct {
+	runtime.NegotiatedSerializer
+	infos []runtime.SerializerInfo
+}
 
-func (n onePass) SupportedMediaTypes() []runtime.SerializerInfo {
-	infos := append([]runtime.SerializerInfo(nil), n.NegotiatedSerializer.SupportedMediaTypes()...)
+func newOnePass(n runtime.NegotiatedSerializer) onePass {
+	infos := append([]runtime.SerializerInfo(nil), n.SupportedMediaTypes()...)
 	for i, in := range infos {
 		if in.MediaType != runtime.ContentTypeJSON {
 			continue
@@ -50,8 +54,10 @@ func (n onePass) SupportedMediaTypes() []runtime.SerializerInfo {
 			infos[i].StreamSerializer = &s
 		}
 	}
-	return infos
+	return onePass{NegotiatedSerializer: n, infos: infos}
 }
+
+func (n onePass) SupportedMediaTypes() []runtime.SerializerInfo { return n.infos }
 
 // metaKinds are the kinds client-go's dynamic serializer decodes into
 // typed objects (Status, WatchEvent, the option kinds).

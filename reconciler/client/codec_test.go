@@ -28,7 +28,7 @@ func jsonInfo(t testing.TB, n runtime.NegotiatedSerializer) runtime.SerializerIn
 // included.
 func TestOnePassDecodesAsClientGo(t *testing.T) {
 	theirs := jsonInfo(t, dynamic.ConfigFor(&rest.Config{}).NegotiatedSerializer)
-	ours := jsonInfo(t, onePass{dynamic.ConfigFor(&rest.Config{}).NegotiatedSerializer})
+	ours := jsonInfo(t, newOnePass(dynamic.ConfigFor(&rest.Config{}).NegotiatedSerializer))
 	cm := `{"kind":"ConfigMap","apiVersion":"v1","metadata":{"name":"a","resourceVersion":"12","generation":3,"managedFields":[{"manager":"kroscope","fieldsV1":{"f:data":{}}}]},"data":{"k":"v"}}`
 	cr := `{"apiVersion":"kro.run/v1alpha1","kind":"WebApp","metadata":{"name":"x"},"spec":{"replicas":3,"ratio":0.5,"big":9007199254740993,"list":[1,"two",null,true,{"a":[]}],"empty":{}}}`
 	cases := []struct {
@@ -80,7 +80,7 @@ func TestOnePassDecodesAsClientGo(t *testing.T) {
 // as client-go's stream decoder and dynamic serializer decode them.
 func TestOnePassDecodesWatchEvents(t *testing.T) {
 	theirs := jsonInfo(t, dynamic.ConfigFor(&rest.Config{}).NegotiatedSerializer)
-	ours := jsonInfo(t, onePass{dynamic.ConfigFor(&rest.Config{}).NegotiatedSerializer})
+	ours := jsonInfo(t, newOnePass(dynamic.ConfigFor(&rest.Config{}).NegotiatedSerializer))
 	for _, data := range []string{
 		`{"type":"MODIFIED","object":{"kind":"ConfigMap","apiVersion":"v1","metadata":{"name":"a","resourceVersion":"7"},"data":{"n":"1"}}}`,
 		`{"type":"ERROR","object":{"kind":"Status","apiVersion":"v1","status":"Failure","message":"too old resource version","reason":"Expired","code":410}}`,
@@ -114,7 +114,7 @@ func BenchmarkDecodeAnswer(b *testing.B) {
 		n    runtime.NegotiatedSerializer
 	}{
 		{"client-go", dynamic.ConfigFor(&rest.Config{}).NegotiatedSerializer},
-		{"one-pass", onePass{dynamic.ConfigFor(&rest.Config{}).NegotiatedSerializer}},
+		{"one-pass", newOnePass(dynamic.ConfigFor(&rest.Config{}).NegotiatedSerializer)},
 	} {
 		dec := jsonInfo(b, s.n).Serializer
 		b.Run(s.name, func(b *testing.B) {
