@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
-	"sync"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -74,16 +73,9 @@ func (r *run) reconcileCollection(res *graph.Resource, vars graph.Vars) result {
 // once), each into its own result.
 func (r *run) reconcileItems(res *graph.Resource, gvr schema.GroupVersionResource, items []*unstructured.Unstructured) []itemResult {
 	results := make([]itemResult, len(items))
-	sem := make(chan struct{}, maxParallel)
-	var wg sync.WaitGroup
-	for i, it := range items {
-		wg.Go(func() {
-			sem <- struct{}{}
-			defer func() { <-sem }()
-			results[i] = r.reconcileItem(res, gvr, i, it)
-		})
-	}
-	wg.Wait()
+	eachAtOnce(len(items), func(i int) {
+		results[i] = r.reconcileItem(res, gvr, i, items[i])
+	})
 	return results
 }
 

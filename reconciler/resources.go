@@ -6,7 +6,6 @@ import (
 	"maps"
 	"strconv"
 	"strings"
-	"sync"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -17,9 +16,6 @@ import (
 	"github.com/kroscope/kroscope/reconciler/graph"
 	"github.com/kroscope/kroscope/reconciler/metadata"
 )
-
-// maxParallel bounds the resources of one layer reconciled at once.
-const maxParallel = 8
 
 // reconcileLayers walks the graph layer by layer. The resources of a layer
 // do not depend on each other, so they proceed concurrently, each
@@ -37,18 +33,11 @@ func (r *run) reconcileLayers() {
 			layers = append(layers, []string{id})
 		}
 	}
-	sem := make(chan struct{}, maxParallel)
 	for _, layer := range layers {
 		results := make([]result, len(layer))
-		var wg sync.WaitGroup
-		for i, id := range layer {
-			wg.Go(func() {
-				sem <- struct{}{}
-				defer func() { <-sem }()
-				results[i] = r.reconcileResource(r.c.rg.Resources[id])
-			})
-		}
-		wg.Wait()
+		eachAtOnce(len(layer), func(i int) {
+			results[i] = r.reconcileResource(r.c.rg.Resources[layer[i]])
+		})
 		for i, id := range layer {
 			r.record(id, results[i])
 		}
