@@ -67,7 +67,7 @@ func newSetForHTTP(cfg *rest.Config, hc *http.Client) (*Set, error) {
 		metadata:  md,
 		kube:      kube,
 		discovery: disc,
-		mapper:    restmapper.NewDeferredDiscoveryRESTMapper(disc),
+		mapper:    memoize(restmapper.NewDeferredDiscoveryRESTMapper(disc)),
 		cache:     map[string]*Set{},
 	}, nil
 }
@@ -92,7 +92,7 @@ func NewSetFromClients(c Clients) *Set {
 		metadata:    c.Metadata,
 		kube:        c.Kubernetes,
 		discovery:   c.Discovery,
-		mapper:      c.Mapper,
+		mapper:      memoize(c.Mapper),
 		impersonate: c.Impersonate,
 		cache:       map[string]*Set{},
 	}
