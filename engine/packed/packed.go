@@ -12,6 +12,7 @@ package packed
 
 import (
 	"slices"
+	"sync"
 
 	"k8s.io/apimachinery/pkg/runtime/serializer/cbor/direct"
 )
@@ -30,11 +31,27 @@ func Pack(obj map[string]any) (Object, error) {
 	if obj == nil {
 		return Object{}, nil
 	}
-	data, err := direct.Marshal(obj)
+	data, err := encode(obj)
 	if err != nil {
 		return Object{}, err
 	}
 	return Object{data: data}, nil
+}
+
+// scratch holds encoding buffers: an object is encoded into one, then
+// copied out at its size, so the buffer's growth is paid once.
+var scratch = sync.Pool{New: func() any { return new([]byte) }}
+
+// encode returns v's encoding in a slice of its own.
+func encode(v any) ([]byte, error) {
+	bp := scratch.Get().(*[]byte)
+	b, err := appendCBOR((*bp)[:0], v)
+	out := slices.Clone(b)
+	if cap(b) <= 1<<20 { // one huge object does not pin its buffer
+		*bp = b
+		scratch.Put(bp)
+	}
+	return out, err
 }
 
 // IsZero reports whether o holds no object.
@@ -74,8 +91,9 @@ func (a Object) Equal(b Object) bool {
 // Relative reports whether o was packed against another object.
 func (o Object) Relative() bool { return o.relative }
 
-// delta is what PackAgainst encodes: obj without the subtrees it shares
-// with base, and the paths (map keys only) of those subtrees.
+// delta is what PackAgainst encodes (as a map of "r" and "s", which
+// decodes into it): obj without the subtrees it shares with base, and the
+// paths (map keys only) of those subtrees.
 type delta struct {
 	Rest map[string]any `json:"r"`
 	Same [][]string     `json:"s"`
@@ -98,7 +116,7 @@ func PackAgainst(obj, base map[string]any) (Object, error) {
 	// Sorted, so that the same object packs to the same bytes (maps are
 	// encoded sorted already): Equal then finds an unchanged object.
 	slices.SortFunc(d.Same, slices.Compare)
-	data, err := direct.Marshal(d)
+	data, err := encode(map[string]any{"r": d.Rest, "s": d.Same})
 	if err != nil || len(data) >= whole.Len() {
 		return whole, nil
 	}
