@@ -239,7 +239,7 @@ func run() error {
 
 	time.Sleep(*idle)
 	anon, file := rss.peaks()
-	return out.Encode(Idle{Event: "idle", Counts: c.take(), VmHWM: statusKB("VmHWM:"), PeakAnon: anon, PeakFile: file})
+	return out.Encode(Idle{Event: "idle", Counts: c.take(), VmHWM: vmHWM(), PeakAnon: anon, PeakFile: file})
 }
 
 // processCPU is this process's CPU time so far, user and system.

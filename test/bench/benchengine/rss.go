@@ -11,7 +11,7 @@ import (
 )
 
 // rssSampler follows the process's resident memory while the instances
-// converge, split as /proc/self/status splits it: anonymous (what the Go
+// converge, split as /proc/self/statm splits it: anonymous (what the Go
 // runtime allocated: heap, stacks) and file-backed (the binary's own pages,
 // mapped by the kernel from the page cache as code runs, shared and
 // reclaimable). ru_maxrss counts both; the split shows what the work costs
@@ -28,7 +28,10 @@ func startRSSSampler(ctx context.Context, every time.Duration) *rssSampler {
 }
 
 func (s *rssSampler) sample() {
-	anon, file := statusKB("RssAnon:"), statusKB("RssFile:")
+	anon, file, ok := procstatus.RSS("/proc/self/statm")
+	if !ok {
+		return
+	}
 	s.mu.Lock()
 	s.peakAnon, s.peakFile = max(s.peakAnon, anon), max(s.peakFile, file)
 	s.mu.Unlock()
@@ -42,9 +45,9 @@ func (s *rssSampler) peaks() (anon, file int64) {
 	return s.peakAnon, s.peakFile
 }
 
-// statusKB reads one line of /proc/self/status (KiB), or -1.
-func statusKB(name string) int64 {
-	if kb, ok := procstatus.KB("/proc/self/status", name); ok {
+// vmHWM is the process's peak resident memory (KiB), or -1.
+func vmHWM() int64 {
+	if kb, ok := procstatus.KB("/proc/self/status", "VmHWM:"); ok {
 		return kb
 	}
 	return -1
