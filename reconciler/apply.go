@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -16,6 +17,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
+	"github.com/kroscope/kroscope/reconciler/client"
 	"github.com/kroscope/kroscope/reconciler/graph"
 	"github.com/kroscope/kroscope/reconciler/metadata"
 )
@@ -188,11 +190,13 @@ func applyManagers(obj *unstructured.Unstructured, managers []string) []string {
 	return out
 }
 
+var jsonBufs = sync.Pool{New: func() any { b := make([]byte, 0, 2048); return &b }}
+
 // desiredHash hashes the rendered object (before the hash annotation is set).
 // It is the SHA-256 of the object's JSON as encoding/json writes it.
 func desiredHash(u *unstructured.Unstructured) (string, error) {
 	bp := jsonBufs.Get().(*[]byte)
-	b, err := appendJSON((*bp)[:0], u.Object)
+	b, err := client.AppendJSON((*bp)[:0], u.Object)
 	if cap(b) <= 64<<10 { // a rare huge object's buffer is not kept
 		*bp = b
 		defer jsonBufs.Put(bp)

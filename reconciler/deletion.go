@@ -1,7 +1,6 @@
 package reconciler
 
 import (
-	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
@@ -13,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/kroscope/kroscope/reconciler/client"
 	"github.com/kroscope/kroscope/reconciler/graph"
 	"github.com/kroscope/kroscope/reconciler/metadata"
 	"github.com/kroscope/kroscope/reconciler/requeue"
@@ -365,7 +365,7 @@ func (r *run) orphan(gvr schema.GroupVersionResource, o *unstructured.Unstructur
 			md["ownerReferences"] = refs
 		}
 	}
-	body, err := json.Marshal(map[string]any{"metadata": md})
+	body, err := client.EncodeJSON(map[string]any{"metadata": md})
 	if err != nil {
 		return err
 	}

@@ -3,7 +3,6 @@ package reconciler
 import (
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
 	"fmt"
 	"slices"
 	"strconv"
@@ -16,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/kroscope/kroscope/reconciler/client"
 	"github.com/kroscope/kroscope/reconciler/graph"
 	"github.com/kroscope/kroscope/reconciler/metadata"
 )
@@ -137,7 +137,7 @@ func (r *run) recordMember(desired *unstructured.Unstructured) error {
 	if !r.aset.inv.Add(desired.GroupVersionKind().GroupKind(), desired.GetNamespace(), r.inst.GetNamespace()) {
 		return nil
 	}
-	body, err := json.Marshal(map[string]any{"metadata": r.inventoryPatch(r.aset.inv)})
+	body, err := client.EncodeJSON(map[string]any{"metadata": r.inventoryPatch(r.aset.inv)})
 	if err != nil {
 		return err
 	}

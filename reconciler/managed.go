@@ -1,11 +1,11 @@
 package reconciler
 
 import (
-	"encoding/json"
 	"fmt"
 	"maps"
 	"slices"
 
+	"github.com/kroscope/kroscope/reconciler/client"
 	"github.com/kroscope/kroscope/reconciler/metadata"
 )
 
@@ -72,7 +72,7 @@ func (r *run) removeFinalizer() error {
 // patchInstance sends a JSON merge patch of metadata guarded by the
 // instance's resourceVersion (a concurrent change is a conflict, retried).
 func (r *run) patchInstance(md map[string]any) error {
-	body, err := json.Marshal(map[string]any{"metadata": md})
+	body, err := client.EncodeJSON(map[string]any{"metadata": md})
 	if err != nil {
 		return err
 	}

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/kroscope/kroscope/reconciler/client"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -279,7 +280,7 @@ func (r *run) writeStatus() (bool, error) {
 	// The resourceVersion makes the patch conditional: a status computed
 	// from a stale instance (a lagging watch) is refused as a conflict
 	// instead of being written.
-	body, err := json.Marshal(map[string]any{"metadata": map[string]any{"resourceVersion": r.inst.GetResourceVersion()}, "status": patch})
+	body, err := client.EncodeJSON(map[string]any{"metadata": map[string]any{"resourceVersion": r.inst.GetResourceVersion()}, "status": patch})
 	if err != nil {
 		return false, err
 	}

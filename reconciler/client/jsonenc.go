@@ -1,4 +1,4 @@
-package reconciler
+package client
 
 import (
 	"encoding/json"
@@ -7,15 +7,15 @@ import (
 	"sync"
 )
 
-// appendJSON appends v encoded exactly as encoding/json's Marshal encodes
-// it (map keys sorted, HTML characters escaped), for the JSON values an
+// AppendJSON appends v encoded exactly as encoding/json's Marshal encodes
+// it (and as client-go's dynamic client encodes an object it sends) (map keys sorted, HTML characters escaped), for the JSON values an
 // unstructured object holds. The common cases (maps, lists, plain ASCII
 // strings, integers, booleans) are written directly; anything else
 // (floats, strings needing escapes, other types) goes through
 // json.Marshal itself, so the output never differs. The desired hash is
 // stored on every child: a different encoding would re-apply every child
 // of every instance once after an upgrade.
-func appendJSON(buf []byte, v any) ([]byte, error) {
+func AppendJSON(buf []byte, v any) ([]byte, error) {
 	switch t := v.(type) {
 	case nil:
 		return append(buf, "null"...), nil
@@ -58,7 +58,7 @@ func appendJSONObject(buf []byte, m map[string]any) ([]byte, error) {
 			return buf, err
 		}
 		buf = append(buf, ':')
-		if buf, err = appendJSON(buf, m[k]); err != nil {
+		if buf, err = AppendJSON(buf, m[k]); err != nil {
 			return buf, err
 		}
 	}
@@ -75,7 +75,7 @@ func appendJSONList(buf []byte, l []any) ([]byte, error) {
 			buf = append(buf, ',')
 		}
 		var err error
-		if buf, err = appendJSON(buf, x); err != nil {
+		if buf, err = AppendJSON(buf, x); err != nil {
 			return buf, err
 		}
 	}
@@ -98,4 +98,22 @@ func appendJSONString(buf []byte, s string) ([]byte, error) {
 	return append(buf, '"'), nil
 }
 
-var jsonBufs = sync.Pool{New: func() any { b := make([]byte, 0, 2048); return &b }}
+// jsonScratch holds encoding buffers for request bodies.
+var jsonScratch = sync.Pool{New: func() any { b := make([]byte, 0, 2048); return &b }}
+
+// EncodeJSON encodes v as AppendJSON does into a slice of its own: a request
+// body must not share a buffer, since the transport may still read it after
+// the call returns. The scratch buffer's growth is paid once; the body is
+// one allocation of its size. encoding/json's Marshal, which client-go's
+// dynamic client uses, sorts each map's keys by reflection: 2.4 % of
+// kroscope's CPU in the chain benchmark.
+func EncodeJSON(v any) ([]byte, error) {
+	bp := jsonScratch.Get().(*[]byte)
+	b, err := AppendJSON((*bp)[:0], v)
+	body := slices.Clone(b)
+	if cap(b) <= 64<<10 { // a rare huge object's buffer is not kept
+		*bp = b
+		jsonScratch.Put(bp)
+	}
+	return body, err
+}
