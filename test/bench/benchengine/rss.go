@@ -2,6 +2,9 @@ package main
 
 import (
 	"context"
+	"errors"
+	"io"
+	"os"
 	"sync"
 	"time"
 
@@ -18,23 +21,33 @@ import (
 // beside what the binary costs.
 type rssSampler struct {
 	mu                 sync.Mutex
+	statm              *os.File // kept open: a sample re-reads it from the start
+	buf                []byte
 	peakAnon, peakFile int64 // KiB
 }
 
 func startRSSSampler(ctx context.Context, every time.Duration) *rssSampler {
-	s := &rssSampler{}
+	s := &rssSampler{buf: make([]byte, 256)}
+	s.statm, _ = os.Open("/proc/self/statm") // nil: no samples, peaks stay 0
 	go utilwait.UntilWithContext(ctx, func(context.Context) { s.sample() }, every)
 	return s
 }
 
 func (s *rssSampler) sample() {
-	anon, file, ok := procstatus.RSS("/proc/self/statm")
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.statm == nil {
+		return
+	}
+	n, err := s.statm.ReadAt(s.buf, 0)
+	if err != nil && !errors.Is(err, io.EOF) {
+		return
+	}
+	anon, file, ok := procstatus.Statm(s.buf[:n])
 	if !ok {
 		return
 	}
-	s.mu.Lock()
 	s.peakAnon, s.peakFile = max(s.peakAnon, anon), max(s.peakFile, file)
-	s.mu.Unlock()
 }
 
 // peaks returns the highest anonymous and file-backed RSS seen, in KiB.

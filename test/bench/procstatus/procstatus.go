@@ -29,16 +29,22 @@ func KB(path, name string) (int64, bool) {
 }
 
 // RSS returns the resident memory of the statm file at path
-// (/proc/self/statm) in KiB, split into anonymous and file-backed (shared
-// memory counts as file-backed; a Go process has none). One short line of
-// numbers, so a sampler can read it every few milliseconds for little:
-// reading status twice per sample was 2 % of the engine's CPU in the chain
-// benchmark.
+// (/proc/self/statm) in KiB, split into anonymous and file-backed, as
+// Statm reads it.
 func RSS(path string) (anon, file int64, ok bool) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return 0, 0, false
 	}
+	return Statm(data)
+}
+
+// Statm reads the contents of a statm file: resident memory in KiB, split
+// into anonymous and file-backed (shared memory counts as file-backed; a Go
+// process has none). One short line of numbers, so a sampler can read it
+// every few milliseconds for little: reading status twice per sample was
+// 2 % of the engine's CPU in the chain benchmark.
+func Statm(data []byte) (anon, file int64, ok bool) {
 	f := strings.Fields(string(data))
 	if len(f) < 3 {
 		return 0, 0, false
