@@ -8,10 +8,11 @@ import (
 )
 
 // AppendJSON appends v encoded exactly as encoding/json's Marshal encodes
-// it (and as client-go's dynamic client encodes an object it sends) (map keys sorted, HTML characters escaped), for the JSON values an
-// unstructured object holds. The common cases (maps, lists, plain ASCII
-// strings, integers, booleans) are written directly; anything else
-// (floats, strings needing escapes, other types) goes through
+// it (map keys sorted, HTML characters escaped), for the JSON values an
+// unstructured object holds: what client-go's dynamic client would send,
+// and what the desired hash is taken over. The common cases (maps, lists,
+// plain ASCII strings, integers, booleans) are written directly; anything
+// else (floats, strings needing escapes, other types) goes through
 // json.Marshal itself, so the output never differs. The desired hash is
 // stored on every child: a different encoding would re-apply every child
 // of every instance once after an upgrade.
