@@ -59,13 +59,11 @@ func (d *dialogScreen) prepare() {
 	d.box = th.Dialog.Render(b.String())
 }
 
+// dialogActions lists enter and esc first: the help bar shows them in this
+// order and cuts what does not fit, and at 60 columns those two were cut.
 func dialogActions() []action {
 	dlg := func(m *Model) *dialogScreen { return m.top().(*dialogScreen) }
 	return []action{
-		{name: "left", keys: []string{"left", "h", "shift+tab"}, help: "choose Cancel", short: "choose Cancel",
-			do: func(m *Model) tea.Cmd { dlg(m).choice = 0; return nil }},
-		{name: "right", keys: []string{"right", "l", "tab"}, help: "choose the action", short: "choose the action",
-			do: func(m *Model) tea.Cmd { dlg(m).choice = 1; return nil }},
 		{name: "confirm", keys: []string{"enter"}, help: "do what is chosen", short: "do it",
 			do: func(m *Model) tea.Cmd {
 				d := dlg(m)
@@ -78,6 +76,10 @@ func dialogActions() []action {
 			}},
 		{name: "back", keys: []string{"esc"}, help: "cancel", short: "cancel",
 			do: func(m *Model) tea.Cmd { m.pop(); m.setFlash("cancelled", false); return nil }},
+		{name: "left", keys: []string{"left", "h", "shift+tab"}, help: "choose Cancel", short: "choose Cancel",
+			do: func(m *Model) tea.Cmd { dlg(m).choice = 0; return nil }},
+		{name: "right", keys: []string{"right", "l", "tab"}, help: "choose the action", short: "choose the action",
+			do: func(m *Model) tea.Cmd { dlg(m).choice = 1; return nil }},
 		{name: "forceQuit", keys: []string{"ctrl+c"}, help: "quit from anywhere", do: (*Model).quit},
 	}
 }
