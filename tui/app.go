@@ -410,7 +410,7 @@ func (m *Model) chrome() (above []string, below int) {
 	if m.debug {
 		above = append(above, debugLine(m.c, m.snap, m.w))
 	}
-	return above, 2
+	return above, len(m.flashLines(m.base())) + 1
 }
 
 // sync sizes the screens and lets each compute what it shows.
@@ -470,7 +470,8 @@ func (m *Model) frame() string {
 	lines := append([]string(nil), above...)
 	base := m.base()
 	lines = append(lines, base.View())
-	lines = append(lines, m.flashLine(base), m.footer())
+	lines = append(lines, m.flashLines(base)...)
+	lines = append(lines, m.footer())
 	frame := strings.Join(lines, "\n")
 	bi := 0
 	for i := len(m.stack) - 1; i > 0; i-- {
@@ -492,17 +493,19 @@ type prompter interface {
 	prompt() (line string, typing bool)
 }
 
-func (m *Model) flashLine(base screen) string {
+// flashLines are the rows above the footer: the command line, a prompt,
+// or the flash (one row, or a few when it is long).
+func (m *Model) flashLines(base screen) []string {
 	if m.cmd.active {
-		return m.cmd.line
+		return []string{m.cmd.line}
 	}
 	if p, ok := base.(prompter); ok {
 		line, typing := p.prompt()
 		if typing || (line != "" && !m.flash.visible()) {
-			return line
+			return []string{line}
 		}
 	}
-	return m.flash.View(m.c.th, m.w)
+	return m.flash.lines(m.c.th, m.w)
 }
 
 // footer lists the footer entries of the active tables: whole entries

@@ -33,16 +33,30 @@ func (f *flash) expire(now time.Time) {
 
 func (f *flash) visible() bool { return f.text != "" }
 
-// View renders the flash line w cells wide.
-func (f *flash) View(th *theme.Theme, w int) string {
+// maxFlashLines is how many rows a long flash may take. At 60 columns an
+// error cut to one line was shown whole nowhere.
+const maxFlashLines = 3
+
+// lines renders the flash w cells wide: one line, or, when the text is
+// wider, wrapped onto up to maxFlashLines rows, the last one cut (and
+// saying where the whole text is, when that is known).
+func (f *flash) lines(th *theme.Theme, w int) []string {
 	if f.text == "" {
-		return strings.Repeat(" ", max(w, 0))
+		return []string{strings.Repeat(" ", max(w, 0))}
 	}
 	st := th.FlashOK
 	if f.isErr {
 		st = th.FlashErr
 	}
-	return st.Render(fit(cutSaying(f.text, f.whole, w, th.G.Ellipsis), w, th.G.Ellipsis))
+	ls := wrap(f.text, max(w, 1))
+	if len(ls) > maxFlashLines {
+		rest := strings.Join(ls[maxFlashLines-1:], " ")
+		ls = append(ls[:maxFlashLines-1], cutSaying(rest, f.whole, w, th.G.Ellipsis))
+	}
+	for i, l := range ls {
+		ls[i] = st.Render(fit(l, w, th.G.Ellipsis))
+	}
+	return ls
 }
 
 // cutSaying cuts text to w cells and, when it had to, says where the

@@ -93,12 +93,44 @@ func TestLongConfigProblemSaysWhereItIsWhole(t *testing.T) {
 	file := configFile(t, "keys:\n  bogus: [z]\n")
 	f := newFake(fixture())
 	m := newModel(f, Options{Theme: "dark", ConfigPath: file, Now: func() time.Time { return fixedNow }})
-	const width = 200 // room for the temporary file's long name
+	const width = 150 // room for the temporary file's long name, too little for the whole problem
 	m.Update(tea.WindowSizeMsg{Width: width, Height: 24})
 	lines := strings.Split(strings.TrimSuffix(plain(m.View().Content), "\n"), "\n")
 	flash := lines[len(lines)-2]
 	if !strings.Contains(flash, "…") || !strings.HasSuffix(flash, "(whole: kroscope config check --config "+file+")") || ansi.StringWidth(flash) > width {
 		t.Errorf("flash %q", flash)
+	}
+	if len(lines) != 24 || !strings.Contains(lines[len(lines)-4], "unknown action") {
+		t.Errorf("the problem does not take the three rows above the footer:\n%s", strings.Join(lines, "\n"))
+	}
+}
+
+// A flash wider than the screen wraps onto up to three rows above the
+// footer, the body giving them up, so an error is read whole at 60
+// columns; it was cut to one row and shown whole nowhere.
+func TestLongFlashWrapsAtNarrowWidths(t *testing.T) {
+	m, _ := newTestModel(t, fixture(), Options{}, 60, 15)
+	press(m, ":")
+	typeText(m, "zz")
+	press(m, "enter")
+	lines := strings.Split(strings.TrimSuffix(plain(m.View().Content), "\n"), "\n")
+	if len(lines) != 15 {
+		t.Fatalf("%d rows, want 15:\n%s", len(lines), strings.Join(lines, "\n"))
+	}
+	var flash []string
+	for _, l := range lines[len(lines)-4 : len(lines)-1] {
+		flash = append(flash, strings.TrimSpace(l))
+	}
+	if got := strings.Join(flash, " "); !strings.HasSuffix(got, `unknown command "zz": try :kind NAME, :ns NAME, :graph NAME, :graphs, :plan FILE or :q`) {
+		t.Errorf("the flash rows read %q:\n%s", got, strings.Join(lines, "\n"))
+	}
+	if !strings.Contains(lines[len(lines)-1], "q quit") {
+		t.Errorf("the footer is not the last row: %q", lines[len(lines)-1])
+	}
+	m.c.opts.Now = func() time.Time { return fixedNow.Add(time.Hour) }
+	m.Update(tickMsg{})
+	if lines := strings.Split(strings.TrimSuffix(plain(m.View().Content), "\n"), "\n"); len(lines) != 15 || strings.Contains(strings.Join(lines, "\n"), "unknown command") {
+		t.Errorf("once the flash expires the body takes its rows back:\n%s", strings.Join(lines, "\n"))
 	}
 }
 
