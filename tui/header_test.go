@@ -73,3 +73,25 @@ func TestHeaderAt80DuringRollout(t *testing.T) {
 		}
 	}
 }
+
+// The wide header's rate column follows the same rule as the narrow
+// header's words: shown while reconciling, gone once idle (it read
+// "● idle │ queue 0 │ 0.2 rec/s", the rate being over the last seconds).
+func TestWideHeaderRateOnlyWhileReconciling(t *testing.T) {
+	for _, c := range []struct {
+		e    state.Engine
+		rate bool
+	}{
+		{state.Engine{Workers: 4, BusyWorkers: 2, ReconcilesPerSecond: 16}, true},
+		{state.Engine{Workers: 4, ReconcilesPerSecond: 0.2}, false},
+		{state.Engine{Workers: 4}, false},
+	} {
+		snap := fixture()
+		snap.Engine = c.e
+		m, _ := newTestModel(t, snap, Options{}, 200, 50)
+		head := strings.SplitN(plain(m.View().Content), "\n", 2)[0]
+		if strings.Contains(head, "rec/s") != c.rate || !strings.Contains(head, "queue 0") {
+			t.Errorf("%+v: header %q, want the rate shown %v", c.e, head, c.rate)
+		}
+	}
+}

@@ -60,7 +60,10 @@ func statusLine(c *common, s *state.Snapshot, w int, v viewScope) string {
 	}
 	parts := []string{th.Title.Render("kroscope"), where, ns, mode}
 	if !narrow {
-		parts = append(parts, fmt.Sprintf("queue %d", s.Engine.QueueDepth), fmt.Sprintf("%.1f rec/s", s.Engine.ReconcilesPerSecond))
+		parts = append(parts, fmt.Sprintf("queue %d", s.Engine.QueueDepth))
+		if showsRate(s.Engine) {
+			parts = append(parts, fmt.Sprintf("%.1f rec/s", s.Engine.ReconcilesPerSecond))
+		}
 	}
 	if w >= 140 && s.Engine.Workers > 0 {
 		parts = append(parts, fmt.Sprintf("workers %d/%d", s.Engine.BusyWorkers, s.Engine.Workers))
@@ -117,6 +120,11 @@ func notReconciling(s *state.Snapshot, narrow bool) string {
 }
 
 // How much the activity says: the word, then its rate, then its queue.
+// showsRate says whether the header shows the reconcile rate: only while
+// reconciling. The rate is over the last seconds, so "idle │ 0.2 rec/s"
+// (or "idle 3.3 rec/s") reads as a contradiction.
+func showsRate(e state.Engine) bool { return e.Busy() && e.ReconcilesPerSecond >= 0.05 }
+
 const (
 	activityWord = iota
 	activityRate
@@ -132,9 +140,7 @@ func activity(e state.Engine, detail int) string {
 	if e.Busy() {
 		word = "reconciling"
 	}
-	// The rate only beside "reconciling": "idle 3.3 rec/s" (the rate is
-	// over the last seconds) reads as a contradiction.
-	if detail >= activityRate && e.Busy() && e.ReconcilesPerSecond >= 0.05 {
+	if detail >= activityRate && showsRate(e) {
 		word += fmt.Sprintf(" %.1f rec/s", e.ReconcilesPerSecond)
 	}
 	if detail >= activityQueue && e.QueueDepth > 0 {
