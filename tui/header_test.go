@@ -95,3 +95,23 @@ func TestWideHeaderRateOnlyWhileReconciling(t *testing.T) {
 		}
 	}
 }
+
+// kindTerm is the one rule for a kind: term, which the filter and the
+// header's spelling both ask.
+func TestKindTerm(t *testing.T) {
+	for _, c := range []struct {
+		term, kind, resource string
+		want                 bool
+	}{
+		{"webapp", "WebApp", "webapps.kro.run", true},
+		{"webapps", "WebApp", "webapps.kro.run", true},
+		{"webapps.kro.run", "WebApp", "webapps.kro.run", true},
+		{"web", "WebApp", "webapps.kro.run", true},
+		{"app", "WebApp", "webapps.kro.run", false},
+		{"webapp", "Pipeline", "pipelines.kro.run", false},
+	} {
+		if got := kindTerm(c.term, c.kind, c.resource); got != c.want {
+			t.Errorf("kindTerm(%q, %q, %q) = %v, want %v", c.term, c.kind, c.resource, got, c.want)
+		}
+	}
+}

@@ -68,11 +68,8 @@ func (q query) match(in *state.Instance) bool {
 			return false
 		}
 	}
-	if len(q.kinds) > 0 {
-		k := strings.ToLower(in.Kind)
-		if !slices.ContainsFunc(q.kinds, func(s string) bool { return s == k || strings.HasPrefix(in.Key.Resource, s) }) {
-			return false
-		}
+	if len(q.kinds) > 0 && !slices.ContainsFunc(q.kinds, func(t string) bool { return kindTerm(t, in.Kind, in.Key.Resource) }) {
+		return false
 	}
 	if len(q.nss) > 0 && !slices.Contains(q.nss, strings.ToLower(in.Key.Namespace)) {
 		return false
@@ -118,13 +115,21 @@ func kindNames(terms []string, s *state.Snapshot) []string {
 	}
 	for i, t := range out {
 		for _, g := range s.Graphs {
-			if strings.ToLower(g.Kind) == t {
+			if kindTerm(t, g.Kind, g.Resource) {
 				out[i] = g.Kind
 				break
 			}
 		}
 	}
 	return out
+}
+
+// kindTerm reports whether a kind: term (lower case, as the filter holds
+// it) names kind, whose resource is "plural.group": the kind in any case,
+// or the start of its resource ("webapps", "webapps.kro.run"). The filter
+// and the header's spelling of it both ask here.
+func kindTerm(term, kind, resource string) bool {
+	return term == strings.ToLower(kind) || strings.HasPrefix(resource, term)
 }
 
 // classAlias lets state: take the words people type for a class.
