@@ -39,8 +39,8 @@ assets:
 # run. hack/celparity (its own module: it requires kro) runs in the same
 # stream.
 # The one place the version is written: hack/k8s/go.mod's k8s.io/kubernetes.
-K8S_VERSION := $(shell awk '$$1 == "k8s.io/kubernetes" && $$2 ~ /^v/ {print $$2; exit}' hack/k8s/go.mod)
-K8S_DIR     := $(CURDIR)/bin/k8s/$(K8S_VERSION)
+# hack/assets.sh reads it and names the folder (--dir builds nothing).
+K8S_DIR     := $(shell bash hack/assets.sh --dir)
 KRO_DIR     := $(CURDIR)/bin/kro/$(KRO_VERSION)
 TEST_ENV = KUBEBUILDER_ASSETS="$(K8S_DIR)" KROSCOPE_KRO_DIR="$(KRO_DIR)"
 test: $(if $(filter true,$(CI)),test-prereqs,assets)

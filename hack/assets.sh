@@ -5,6 +5,7 @@
 # All come from Go modules (k8s.io/kubernetes and go.etcd.io/etcd, pinned in
 # hack/k8s/go.mod), so nothing is downloaded from outside the Go module proxy.
 # Idempotent: when both binaries exist it only prints the folder.
+# --dir only prints the folder, building nothing (the Makefile asks it).
 set -euo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -13,6 +14,10 @@ root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 K8S_VERSION=$(awk '$1 == "k8s.io/kubernetes" && $2 ~ /^v/ {print $2; exit}' "$root/hack/k8s/go.mod")
 K8S_MINOR=$(echo "$K8S_VERSION" | cut -d. -f2)
 out="$root/bin/k8s/$K8S_VERSION"
+if [[ "${1:-}" == "--dir" ]]; then
+  echo "$out"
+  exit 0
+fi
 
 if [[ -x "$out/kube-apiserver" && -x "$out/etcd" && -x "$out/kubectl" ]]; then
   echo "$out"
