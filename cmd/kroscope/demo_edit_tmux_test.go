@@ -1,13 +1,10 @@
 package main
 
 import (
-	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/kroscope/kroscope/test/prereq"
 )
@@ -21,9 +18,6 @@ func TestDemoEditLoopInTmux(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the binary and drives it in tmux")
 	}
-	if _, err := exec.LookPath("tmux"); err != nil {
-		prereq.Missing(t, "tmux not found", "apt-get install tmux (.ci/run installs it)")
-	}
 	bin := prereq.Kroscope(t)
 	dir := t.TempDir()
 	editor := filepath.Join(dir, "editor.sh")
@@ -34,39 +28,11 @@ if [ $n = 1 ]; then sed -i 's/replicas: 3/replicas: many/' "$1"; else cp "$1" ` 
 	if err := os.WriteFile(editor, []byte(script), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	session := fmt.Sprintf("kroscope-edit-test-%d", os.Getpid())
-	socket := []string{"-L", session}
-	tmux := func(args ...string) string {
-		t.Helper()
-		out, err := exec.Command("tmux", append(socket, args...)...).CombinedOutput()
-		if err != nil {
-			t.Fatalf("tmux %v: %v\n%s", args, err, out)
-		}
-		return string(out)
-	}
-	tmux("new-session", "-d", "-s", session, "-x", "160", "-y", "45",
+	s := startTmux(t, "kroscope-edit-test", 160, 45,
 		"env EDITOR="+editor+" KUBE_EDITOR= "+bin+" demo --examples webapp --no-mouse --config -")
-	t.Cleanup(func() { _ = exec.Command("tmux", append(socket, "kill-server")...).Run() })
-	waitFor := func(what string, cond func(string) bool) {
-		t.Helper()
-		deadline := time.Now().Add(2 * time.Minute)
-		for {
-			s := tmux("capture-pane", "-p", "-t", session)
-			if cond(s) {
-				return
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("timed out waiting for %s; screen:\n%s", what, s)
-			}
-			time.Sleep(100 * time.Millisecond)
-		}
-	}
-	waitFor("demo/shop ACTIVE", func(s string) bool { return strings.Count(s, "ACTIVE ") >= 2 && strings.Contains(s, "demo/shop") })
-	for _, k := range []string{"/", "s", "h", "o", "p", "Enter", "E"} {
-		tmux("send-keys", "-t", session, k)
-		time.Sleep(300 * time.Millisecond)
-	}
-	waitFor("the corrected edit applied", func(s string) bool { return strings.Contains(s, "applied the edit of demo/shop") })
+	s.waitFor("demo/shop ACTIVE", func(sc string) bool { return strings.Count(sc, "ACTIVE ") >= 2 && strings.Contains(sc, "demo/shop") })
+	s.keys("/", "s", "h", "o", "p", "Enter", "E")
+	s.waitFor("the corrected edit applied", contains("applied the edit of demo/shop"))
 	second, err := os.ReadFile(filepath.Join(dir, "second.yaml"))
 	if err != nil {
 		t.Fatalf("the editor did not open a second time: %v", err)

@@ -3,8 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -27,9 +25,7 @@ func TestClosedTerminalReleasesTheLease(t *testing.T) {
 	s := startInTmux(t, "--rgd "+rgd)
 	s.waitFor("kroscope to hold the Lease", func() bool { return s.holder() != "" })
 	s.waitFor("the UI", func() bool { return strings.Contains(s.screen(), "watches") })
-	if out, err := exec.Command("tmux", append(s.socket, "kill-server")...).CombinedOutput(); err != nil {
-		t.Fatalf("tmux kill-server: %v\n%s", err, out)
-	}
+	s.kill()
 	s.waitFor("the Lease to be released", func() bool { return s.holder() == "" })
 }
 
@@ -46,29 +42,19 @@ func TestFailedEngineReleasesTheLease(t *testing.T) {
 	}
 }
 
+// tmuxRun is kroscope in tmux on a real API server, with its Lease.
 type tmuxRun struct {
-	t       *testing.T
-	kube    kubernetes.Interface
-	socket  []string
-	session string
+	*tmuxSession
+	kube kubernetes.Interface
 }
 
 // startInTmux starts kroscope (with args) in a tmux server of its own, on
 // a real API server.
 func startInTmux(t *testing.T, args string) *tmuxRun {
 	t.Helper()
-	if _, err := exec.LookPath("tmux"); err != nil {
-		prereq.Missing(t, "tmux not found", "apt-get install tmux (.ci/run installs it)")
-	}
 	env := envtest.Start(t)
-	s := &tmuxRun{t: t, kube: env.Clients(t).Kubernetes(), session: fmt.Sprintf("kroscope-lease-%d", os.Getpid())}
-	s.socket = []string{"-L", s.session}
 	cmd := prereq.Kroscope(t) + " --no-mouse --kubeconfig " + envtest.Kubeconfig(t, env.Config) + " " + args
-	if out, err := exec.Command("tmux", append(s.socket, "new-session", "-d", "-s", s.session, "-x", "100", "-y", "30", cmd)...).CombinedOutput(); err != nil {
-		t.Fatalf("tmux: %v\n%s", err, out)
-	}
-	t.Cleanup(func() { _ = exec.Command("tmux", append(s.socket, "kill-server")...).Run() })
-	return s
+	return &tmuxRun{tmuxSession: startTmux(t, "kroscope-lease", 100, 30, cmd), kube: env.Clients(t).Kubernetes()}
 }
 
 func (s *tmuxRun) holder() string {
@@ -79,18 +65,8 @@ func (s *tmuxRun) holder() string {
 	return *l.Spec.HolderIdentity
 }
 
-func (s *tmuxRun) screen() string {
-	out, _ := exec.Command("tmux", append(s.socket, "capture-pane", "-p", "-t", s.session)...).Output()
-	return string(out)
-}
-
+// waitFor waits for cond, showing the Lease's holder if it times out.
 func (s *tmuxRun) waitFor(what string, cond func() bool) {
 	s.t.Helper()
-	deadline := time.Now().Add(2 * time.Minute)
-	for !cond() {
-		if time.Now().After(deadline) {
-			s.t.Fatalf("timed out waiting for %s (holder %q); screen:\n%s", what, s.holder(), s.screen())
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
+	s.tmuxSession.waitFor(what, func(string) bool { return cond() }, func() string { return fmt.Sprintf("holder %q;", s.holder()) })
 }
