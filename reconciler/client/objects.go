@@ -152,7 +152,7 @@ func (o *Objects) Create(ctx context.Context, gvr schema.GroupVersionResource, o
 	}
 	md["resourceVersion"] = neverStored
 	body.Object["metadata"] = md
-	out, err := o.apply(ctx, gvr, body, opts)
+	out, err := o.resource(gvr, obj.GetNamespace()).Apply(ctx, obj.GetName(), body, opts)
 	if apierrors.IsConflict(err) {
 		return nil, fmt.Errorf("%w: %w", ErrExists, err)
 	}
@@ -183,7 +183,7 @@ func (o *Objects) List(ctx context.Context, gvr schema.GroupVersionResource, nam
 // when it is a new version. A field-manager conflict is not a stale
 // object (the caller decides whether to force), so it records nothing.
 func (o *Objects) Apply(ctx context.Context, gvr schema.GroupVersionResource, obj *unstructured.Unstructured, opts metav1.ApplyOptions, replaces string) (*unstructured.Unstructured, error) {
-	out, err := o.apply(ctx, gvr, obj, opts)
+	out, err := o.resource(gvr, obj.GetNamespace()).Apply(ctx, obj.GetName(), obj, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -191,20 +191,6 @@ func (o *Objects) Apply(ctx context.Context, gvr schema.GroupVersionResource, ob
 		o.cache.Wrote(gvr, out, replaces)
 	}
 	return out, nil
-}
-
-// apply sends obj as a server-side apply patch, as client-go's dynamic
-// client's Apply does (which refuses an object carrying managedFields too),
-// with the body encoded by EncodeJSON.
-func (o *Objects) apply(ctx context.Context, gvr schema.GroupVersionResource, obj *unstructured.Unstructured, opts metav1.ApplyOptions) (*unstructured.Unstructured, error) {
-	if md, _ := obj.Object["metadata"].(map[string]any); md["managedFields"] != nil {
-		return nil, fmt.Errorf("cannot apply an object with managed fields already set")
-	}
-	body, err := EncodeJSON(obj.Object)
-	if err != nil {
-		return nil, err
-	}
-	return o.resource(gvr, obj.GetNamespace()).Patch(ctx, obj.GetName(), types.ApplyPatchType, body, opts.ToPatchOptions())
 }
 
 // Patch sends a merge patch of the object (or of its subresource) that
