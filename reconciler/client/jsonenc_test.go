@@ -9,8 +9,8 @@ import (
 )
 
 // AppendJSON must write what json.Marshal writes, byte for byte: the
-// desired-hash annotation on every child is computed from it, and the API
-// server is sent what client-go would send.
+// desired-hash annotation on every child is computed from it, and the
+// instance's patches are sent in it.
 func TestAppendJSONIsEncodingJSON(t *testing.T) {
 	values := []any{
 		nil, true, false, "", "plain", `q"uote`, `back\slash`, "<b>&</b>", "tab\tnl\n", "\x00\x1f\x7f", "ünïcødé", "\u2028\u2029", "bad \xff utf8",
