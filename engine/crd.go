@@ -15,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/kroscope/kroscope/engine/crdcompat"
+	"github.com/kroscope/kroscope/reconciler/desired"
 	"github.com/kroscope/kroscope/reconciler/graph"
 	"github.com/kroscope/kroscope/reconciler/graph/crd"
 	"github.com/kroscope/kroscope/reconciler/metadata"
@@ -127,6 +128,9 @@ func (e *Engine) applyCRD(ctx context.Context, g *graph.Graph, cur *unstructured
 	if err != nil {
 		return err
 	}
+	if cur != nil && established(cur) && desired.Current(&unstructured.Unstructured{Object: obj}, cur) {
+		return nil // already what this graph makes: a restart writes nothing
+	}
 	data, err := json.Marshal(obj)
 	if err != nil {
 		return fmt.Errorf("encoding CRD %s: %w", want.Name, err)
@@ -172,6 +176,19 @@ func crdApplyObject(want *apiextensionsv1.CustomResourceDefinition) (map[string]
 	if md, ok := obj["metadata"].(map[string]any); ok {
 		delete(md, "creationTimestamp")
 	}
+	// The hash, as on every child, tells a later start whether the CRD
+	// still holds what this graph makes (desired.Current).
+	u := &unstructured.Unstructured{Object: obj}
+	h, err := desired.Hash(u)
+	if err != nil {
+		return nil, fmt.Errorf("hashing CRD %s: %w", want.Name, err)
+	}
+	ann := u.GetAnnotations()
+	if ann == nil {
+		ann = map[string]string{}
+	}
+	ann[metadata.DesiredHashAnnotation] = h
+	u.SetAnnotations(ann)
 	return obj, nil
 }
 

@@ -79,6 +79,13 @@ func (r *reader) Child(gvr schema.GroupVersionResource, namespace, name string) 
 	return r.cache.Get(key(gvr, namespace, name), exists, rv)
 }
 
+// Unseen: the informer covering the child has synced and holds nothing at
+// its name.
+func (r *reader) Unseen(gvr schema.GroupVersionResource, namespace, name string) bool {
+	_, exists, ok := r.childWatch(gvr, namespace, name)
+	return ok && !exists
+}
+
 // childWatch looks the child up in the informer that covers it: the
 // all-namespaces one, or the one of the engine's namespace.
 func (r *reader) childWatch(gvr schema.GroupVersionResource, namespace, name string) (meta interface{ GetResourceVersion() string }, exists, ok bool) {

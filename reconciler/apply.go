@@ -1,14 +1,11 @@
 package reconciler
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"regexp"
 	"slices"
 	"strings"
-	"sync"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -17,7 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
-	"github.com/kroscope/kroscope/reconciler/client"
+	desiredpkg "github.com/kroscope/kroscope/reconciler/desired"
 	"github.com/kroscope/kroscope/reconciler/graph"
 	"github.com/kroscope/kroscope/reconciler/metadata"
 )
@@ -55,17 +52,15 @@ func (r *run) ownershipProblem(existing *unstructured.Unstructured) string {
 // taken by an imperative edit (an Update by a person or a script) are drift
 // and are taken back, with an Event naming who changed them.
 func (r *run) apply(res *graph.Resource, gvr schema.GroupVersionResource, desired, existing *unstructured.Unstructured) (observed *unstructured.Unstructured, created, updated bool, err error) {
-	hash, err := desiredHash(desired)
+	hash, err := desiredpkg.Hash(desired)
 	if err != nil {
 		return nil, false, false, fmt.Errorf("hashing the desired object: %w", err)
 	}
 	setMetadataStrings(desired, "annotations", map[string]string{metadata.DesiredHashAnnotation: hash})
 
-	if existing != nil && existing.GetAnnotations()[metadata.DesiredHashAnnotation] == hash {
-		if _, same := subsetOf(desired.Object, existing.Object, ""); same {
-			r.keepMember(existing)
-			return existing, false, false, nil // converged: no write at all
-		}
+	if existing != nil && desiredpkg.Current(desired, existing) {
+		r.keepMember(existing)
+		return existing, false, false, nil // converged: no write at all
 	}
 	// The parent records the child's kind and namespace before the child
 	// exists, so deletion can always find it.
@@ -188,24 +183,6 @@ func applyManagers(obj *unstructured.Unstructured, managers []string) []string {
 		}
 	}
 	return out
-}
-
-var jsonBufs = sync.Pool{New: func() any { b := make([]byte, 0, 2048); return &b }}
-
-// desiredHash hashes the rendered object (before the hash annotation is set).
-// It is the SHA-256 of the object's JSON as encoding/json writes it.
-func desiredHash(u *unstructured.Unstructured) (string, error) {
-	bp := jsonBufs.Get().(*[]byte)
-	b, err := client.AppendJSON((*bp)[:0], u.Object)
-	if cap(b) <= 64<<10 { // a rare huge object's buffer is not kept
-		*bp = b
-		defer jsonBufs.Put(bp)
-	}
-	if err != nil {
-		return "", err
-	}
-	sum := sha256.Sum256(b)
-	return hex.EncodeToString(sum[:8]), nil
 }
 
 // listChildren lists the objects of gvr labelled as this instance's node id,

@@ -55,20 +55,6 @@ func TestApplyManagers(t *testing.T) {
 	}
 }
 
-func TestDesiredHashIsStable(t *testing.T) {
-	a := &unstructured.Unstructured{Object: map[string]any{"b": int64(1), "a": map[string]any{"y": "1", "x": "2"}}}
-	b := &unstructured.Unstructured{Object: map[string]any{"a": map[string]any{"x": "2", "y": "1"}, "b": int64(1)}}
-	ha, _ := desiredHash(a)
-	hb, _ := desiredHash(b)
-	if ha != hb || ha == "" {
-		t.Errorf("hashes %q and %q differ for equal objects", ha, hb)
-	}
-	b.Object["b"] = int64(2)
-	if hc, _ := desiredHash(b); hc == ha {
-		t.Error("hash did not change with the object")
-	}
-}
-
 // setMetadataStrings leaves what GetLabels, maps.Copy and SetLabels left.
 func TestSetMetadataStringsAsGetCopySet(t *testing.T) {
 	objs := []map[string]any{

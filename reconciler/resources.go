@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/kroscope/kroscope/reconciler/client"
+	desiredpkg "github.com/kroscope/kroscope/reconciler/desired"
 	"github.com/kroscope/kroscope/reconciler/graph"
 	"github.com/kroscope/kroscope/reconciler/metadata"
 )
@@ -194,7 +195,7 @@ func (r *run) applyObject(res *graph.Resource, gvr schema.GroupVersionResource, 
 	if created || updated {
 		// What the API server stored is what the next pass would compare
 		// with: when it holds the desired object, that pass finds it SYNCED.
-		_, out.settled = subsetOf(desired.Object, observed.Object, "")
+		_, out.settled = desiredpkg.Subset(desired.Object, observed.Object, "")
 	}
 	out.observed = observed
 	if created && r.reconciledBefore() {
@@ -369,7 +370,7 @@ func drift(desired, existing *unstructured.Unstructured) (path string, same bool
 	ann := cmp.GetAnnotations()
 	delete(ann, metadata.ApplyOrderAnnotation)
 	cmp.SetAnnotations(ann)
-	return subsetOf(cmp.Object, existing.Object, "")
+	return desiredpkg.Subset(cmp.Object, existing.Object, "")
 }
 
 // placeObject defaults the namespace of a namespaced child to the

@@ -32,6 +32,11 @@ type Cache interface {
 	// because an object without kroscope's labels is invisible to its
 	// watches.
 	Child(gvr schema.GroupVersionResource, namespace, name string) (obj *unstructured.Unstructured, ok bool)
+	// Unseen reports whether the watches that would show the child, were
+	// it kroscope's, are running and synced and show nothing at its name.
+	// A child they do show, of which Child holds no current copy, is not
+	// unseen: it exists, and must be read before it is judged.
+	Unseen(gvr schema.GroupVersionResource, namespace, name string) bool
 	// Read tells the cache what the API server returned for a read.
 	Read(gvr schema.GroupVersionResource, obj *unstructured.Unstructured)
 	// Wrote tells the cache what the API server returned for a write based
@@ -113,17 +118,23 @@ func (o *Objects) read(ctx context.Context, gvr schema.GroupVersionResource, nam
 	return u, nil
 }
 
-// KnownChild returns the managed child from the Cache, or nil when the
-// Cache does not know it: it may not exist, or exist without kroscope's
-// labels. A writer proves which with Create, without a read. ok is false
-// without a Cache: nothing is known, so the caller reads (Child), as a
-// converged object would otherwise cost a refused write each pass.
+// KnownChild is what a writer needs to know of a managed child before it
+// writes, when the Cache can tell without a request: its current object,
+// or nil when the watches show nothing at its name (it may still exist
+// without kroscope's labels: a writer proves which with Create, without a
+// read). ok is false when a read must tell: the watches show an object the
+// Cache holds no current copy of (a process that just started holds none
+// of them: judging those absent cost every converged child a refused
+// create and a re-apply on every start), or they cannot tell, or there is
+// no Cache.
 func (o *Objects) KnownChild(gvr schema.GroupVersionResource, namespace, name string) (u *unstructured.Unstructured, ok bool) {
 	if o.cache == nil {
 		return nil, false
 	}
-	u, _ = o.cache.Child(gvr, namespace, name)
-	return u, true
+	if u, ok := o.cache.Child(gvr, namespace, name); ok {
+		return u, true
+	}
+	return nil, o.cache.Unseen(gvr, namespace, name)
 }
 
 // ErrExists is Create's answer when an object already has the name.

@@ -16,7 +16,12 @@ import (
 )
 
 // recorder is a Cache that knows nothing and logs what it is told.
-type recorder struct{ calls []string }
+type recorder struct {
+	calls []string
+	// held is what Child answers (nil: a miss); unseen what Unseen does.
+	held   *unstructured.Unstructured
+	unseen bool
+}
 
 func (r *recorder) Instance(schema.GroupVersionResource, string, string) (*unstructured.Unstructured, bool) {
 	r.calls = append(r.calls, "Instance")
@@ -25,7 +30,15 @@ func (r *recorder) Instance(schema.GroupVersionResource, string, string) (*unstr
 
 func (r *recorder) Child(schema.GroupVersionResource, string, string) (*unstructured.Unstructured, bool) {
 	r.calls = append(r.calls, "Child")
+	if r.held != nil {
+		return r.held.DeepCopy(), true
+	}
 	return nil, false
+}
+
+func (r *recorder) Unseen(schema.GroupVersionResource, string, string) bool {
+	r.calls = append(r.calls, "Unseen")
+	return r.unseen
 }
 
 func (r *recorder) Read(_ schema.GroupVersionResource, o *unstructured.Unstructured) {
@@ -144,5 +157,38 @@ func TestObjectsWithoutCache(t *testing.T) {
 	// Recording with no Cache is no call at all (no nil dereference).
 	if err := o.Delete(context.Background(), cmGVR, "ns", "a", metav1.DeleteOptions{}); !apierrors.IsNotFound(err) {
 		t.Errorf("Delete: %v, want NotFound", err)
+	}
+}
+
+// TestKnownChild: what a writer may take as known before it writes. A
+// child the watches show, of which no current copy is held (every child,
+// for a process that just started), must be read: taking it for absent
+// made every start send a refused create and re-apply each converged
+// child (#40).
+func TestKnownChild(t *testing.T) {
+	held := &unstructured.Unstructured{Object: map[string]any{"metadata": map[string]any{"name": "a", "resourceVersion": "7"}}}
+	for _, tc := range []struct {
+		name     string
+		cache    *recorder // nil: no Cache
+		wantObj  bool
+		wantKnow bool
+	}{
+		{"no cache: read", nil, false, false},
+		{"current copy held: use it", &recorder{held: held}, true, true},
+		{"watches show nothing there: create proves it free", &recorder{unseen: true}, false, true},
+		{"watches show it, no copy held: read", &recorder{}, false, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var o *Objects
+			if tc.cache == nil {
+				o = NewObjects(nil, nil)
+			} else {
+				o = NewObjects(nil, tc.cache)
+			}
+			u, ok := o.KnownChild(cmGVR, "ns", "a")
+			if (u != nil) != tc.wantObj || ok != tc.wantKnow {
+				t.Errorf("KnownChild = (%v, %v), want object %v, known %v", u, ok, tc.wantObj, tc.wantKnow)
+			}
+		})
 	}
 }

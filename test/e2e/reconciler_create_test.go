@@ -29,6 +29,7 @@ func (coldReader) Instance(schema.GroupVersionResource, string, string) (*unstru
 func (coldReader) Child(schema.GroupVersionResource, string, string) (*unstructured.Unstructured, bool) {
 	return nil, false
 }
+func (coldReader) Unseen(schema.GroupVersionResource, string, string) bool               { return true }
 func (coldReader) Read(schema.GroupVersionResource, *unstructured.Unstructured)          {}
 func (coldReader) Wrote(schema.GroupVersionResource, *unstructured.Unstructured, string) {}
 func (coldReader) Stale(schema.GroupVersionResource, string, string)                     {}

@@ -31,6 +31,7 @@ func (l *laggingReader) Instance(schema.GroupVersionResource, string, string) (*
 func (l *laggingReader) Child(schema.GroupVersionResource, string, string) (*unstructured.Unstructured, bool) {
 	return nil, false
 }
+func (l *laggingReader) Unseen(schema.GroupVersionResource, string, string) bool      { return false }
 func (l *laggingReader) Read(schema.GroupVersionResource, *unstructured.Unstructured) {}
 func (l *laggingReader) Wrote(schema.GroupVersionResource, *unstructured.Unstructured, string) {
 }

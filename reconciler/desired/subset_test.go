@@ -1,8 +1,8 @@
-package reconciler
+package desired
 
 import "testing"
 
-func TestSubsetOf(t *testing.T) {
+func TestSubset(t *testing.T) {
 	obs := map[string]any{
 		"metadata": map[string]any{"name": "a", "labels": map[string]any{"x": "1", "extra": "y"}},
 		"spec": map[string]any{
@@ -49,7 +49,7 @@ func TestSubsetOf(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			path, ok := subsetOf(c.desired, obs, "")
+			path, ok := Subset(c.desired, obs, "")
 			if ok != c.ok || path != c.path {
 				t.Errorf("subsetOf = (%q, %v), want (%q, %v)", path, ok, c.path, c.ok)
 			}

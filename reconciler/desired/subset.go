@@ -1,4 +1,4 @@
-package reconciler
+package desired
 
 import (
 	"fmt"
@@ -14,7 +14,7 @@ import (
 // those from built-in kinds (omitempty fields: an EnvVar's value "" is not
 // stored), so their absence is what applying them leaves. A quantity
 // matches its canonical spelling. Lists must have the same length.
-func subsetOf(desired, observed any, path string) (string, bool) {
+func Subset(desired, observed any, path string) (string, bool) {
 	if diff, ok := subsetAt(desired, observed); !ok {
 		return orRoot(path + diff), false
 	}
