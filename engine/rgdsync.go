@@ -60,11 +60,18 @@ func (e *Engine) syncRGDStatus(ctx context.Context, r *graphRun) {
 	e.log.V(1).Info("ResourceGraphDefinition status written", "graph", r.name, "state", status["state"])
 }
 
-// syncAllRGDStatus re-writes every cluster graph's status (after this
-// process starts writing: the previous writer may have left other values).
+// syncAllRGDStatus re-writes every cluster graph's status that differs
+// from its outcome (after this process starts writing: the previous writer
+// may have left other values). A graph still starting is left to write its
+// own once it settles (rgdstatus.Outcome.Settled).
 func (e *Engine) syncAllRGDStatus(ctx context.Context) {
 	for _, r := range e.graphs.allRuns() {
-		e.syncRGDStatus(ctx, r)
+		r.mu.Lock()
+		settled := r.outcome.Settled()
+		r.mu.Unlock()
+		if settled {
+			e.syncRGDStatus(ctx, r)
+		}
 	}
 	// RGDs deleted while another process wrote may wait for kro's finalizer.
 	for _, u := range e.kro.view.all() {

@@ -62,6 +62,15 @@ type Outcome struct {
 	Serving  bool
 }
 
+// Settled reports whether serving the graph came to an end: it runs, or a
+// step failed. A graph still starting has an outcome that is no state
+// of its own (every condition but GraphAccepted still Unknown): writing it
+// would flap the status of every served graph on each start, so it waits
+// for the step that settles it, which writes then.
+func (o Outcome) Settled() bool {
+	return o.Serving || o.BuildErr != nil || o.CRDErr != nil || o.ServeErr != nil
+}
+
 // Condition is one status condition.
 type Condition struct {
 	Type               string `json:"type"`

@@ -93,3 +93,23 @@ func TestInvalidGraph(t *testing.T) {
 		}
 	}
 }
+
+func TestSettled(t *testing.T) {
+	boom := errors.New("boom")
+	for _, tc := range []struct {
+		name string
+		o    Outcome
+		want bool
+	}{
+		{"compiled, still starting", Outcome{Kind: "App", TopologicalOrder: []string{"a"}}, false},
+		{"CRD ready, controller not yet running", Outcome{Kind: "App", CRDReady: true}, false},
+		{"serving", Outcome{Kind: "App", CRDReady: true, Serving: true}, true},
+		{"does not compile", Outcome{BuildErr: boom}, true},
+		{"CRD not ready", Outcome{Kind: "App", CRDErr: boom}, true},
+		{"controller failed", Outcome{Kind: "App", CRDReady: true, ServeErr: boom}, true},
+	} {
+		if got := tc.o.Settled(); got != tc.want {
+			t.Errorf("%s: Settled = %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}
