@@ -244,7 +244,6 @@ func quietFor(t *testing.T, run *engRun, d time.Duration) {
 	})
 }
 
-
 // rgdStatusWrites counts run's writes of RGD status when skip allows
 // them (noWritesSince's callers that expect one).
 func rgdStatusWrites(run *engRun, skip []string) int64 {
