@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 
 	desiredpkg "github.com/kroscope/kroscope/reconciler/desired"
 	"github.com/kroscope/kroscope/reconciler/graph"
@@ -81,8 +82,15 @@ func (r *run) apply(res *graph.Resource, gvr schema.GroupVersionResource, desire
 		return out, true, false, nil
 	}
 	replaces := existing.GetResourceVersion()
+	if kro := kroAdoption(existing, r.uid()); len(kro) > 0 {
+		// Known in advance: the plain apply would be refused for kro's
+		// fields, and taken over on the retry. One write, not two.
+		r.event(corev1.EventTypeNormal, "Adopted", fmt.Sprintf("resource %s: adopting %s from kro (field managers %s)",
+			res.ID, objectName(desired), strings.Join(kro, ", ")))
+		opts.Force = true
+	}
 	out, err := r.objs.Apply(r.ctx, gvr, desired, opts, replaces)
-	if err != nil && apierrors.IsConflict(err) {
+	if err != nil && apierrors.IsConflict(err) && !opts.Force {
 		if err = r.takeOver(res, desired, existing, err); err == nil {
 			opts.Force = true
 			out, err = r.objs.Apply(r.ctx, gvr, desired, opts, replaces)
@@ -118,6 +126,33 @@ func (r *run) takeOver(res *graph.Resource, desired, existing *unstructured.Unst
 			res.ID, objectName(desired), strings.Join(others, ", ")))
 	}
 	return nil
+}
+
+// kroAdoption names kro's field managers of existing when adopting it from
+// kro is all an apply over it would do to other managers' fields: it is
+// this instance's child (its labels say so), kro applied it, and no other
+// manager but kroscope holds fields of the object itself (a status
+// writer's fields are the status subresource's: an apply does not touch
+// them). Then the apply forces from the start, as takeOver decides on the
+// conflict a plain apply gets. nil otherwise: any other manager is judged
+// on the conflict, which names it.
+func kroAdoption(existing *unstructured.Unstructured, uid types.UID) []string {
+	if !metadata.OwnedBy(existing.GetLabels(), uid) {
+		return nil
+	}
+	var kro []string
+	for _, e := range existing.GetManagedFields() {
+		switch {
+		case e.Subresource != "" || e.Manager == metadata.FieldManager:
+		case metadata.IsKroManager(e.Manager):
+			if !slices.Contains(kro, e.Manager) {
+				kro = append(kro, e.Manager)
+			}
+		default:
+			return nil
+		}
+	}
+	return kro
 }
 
 // kroManagers returns those of managers that are kro's, when existing's

@@ -13,6 +13,8 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/kroscope/kroscope/reconciler/metadata"
 )
 
 func conflictErr(managers ...string) error {
@@ -78,6 +80,43 @@ func TestSetMetadataStringsAsGetCopySet(t *testing.T) {
 		setMetadataStrings(got, "labels", kv)
 		if !reflect.DeepEqual(got.Object, want.Object) {
 			t.Errorf("%v:\n got %v\nwant %v", o, got.Object, want.Object)
+		}
+	}
+}
+
+// kroAdoption: an apply over kro's child of this instance forces at once
+// (one write, not a refused one and a forced one); any other manager
+// leaves it to the conflict, which names it.
+func TestKroAdoption(t *testing.T) {
+	const uid = "inst-1"
+	child := func(owned bool, entries ...metav1.ManagedFieldsEntry) *unstructured.Unstructured {
+		u := &unstructured.Unstructured{Object: map[string]any{}}
+		if owned {
+			u.SetLabels(map[string]string{metadata.OwnedLabel: "true", metadata.InstanceIDLabel: uid})
+		}
+		u.SetManagedFields(entries)
+		return u
+	}
+	kroApply := metav1.ManagedFieldsEntry{Manager: metadata.KroApplyManager, Operation: metav1.ManagedFieldsOperationApply}
+	kroLabels := metav1.ManagedFieldsEntry{Manager: metadata.KroLabelManager, Operation: metav1.ManagedFieldsOperationUpdate}
+	mine := metav1.ManagedFieldsEntry{Manager: metadata.FieldManager, Operation: metav1.ManagedFieldsOperationApply}
+	status := metav1.ManagedFieldsEntry{Manager: "kube-controller-manager", Operation: metav1.ManagedFieldsOperationUpdate, Subresource: "status"}
+	edit := metav1.ManagedFieldsEntry{Manager: "kubectl-edit", Operation: metav1.ManagedFieldsOperationUpdate}
+	argo := metav1.ManagedFieldsEntry{Manager: "argocd", Operation: metav1.ManagedFieldsOperationApply}
+	for _, tc := range []struct {
+		name string
+		obj  *unstructured.Unstructured
+		want []string
+	}{
+		{"kro's child of this instance", child(true, kroApply, kroLabels, status), []string{metadata.KroApplyManager, metadata.KroLabelManager}},
+		{"already kroscope's too", child(true, mine, kroApply), []string{metadata.KroApplyManager}},
+		{"kroscope's alone: nothing to adopt", child(true, mine), nil},
+		{"not this instance's", child(false, kroApply), nil},
+		{"an imperative edit too: the conflict names it", child(true, kroApply, edit), nil},
+		{"another applier too", child(true, kroApply, argo), nil},
+	} {
+		if got := kroAdoption(tc.obj, uid); !slices.Equal(got, tc.want) {
+			t.Errorf("%s: kroAdoption = %v, want %v", tc.name, got, tc.want)
 		}
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/kroscope/kroscope/reconciler/client"
+	desiredpkg "github.com/kroscope/kroscope/reconciler/desired"
 	"github.com/kroscope/kroscope/reconciler/graph"
 	"github.com/kroscope/kroscope/reconciler/metadata"
 )
@@ -19,6 +20,8 @@ import (
 type itemResult struct {
 	observed         *unstructured.Unstructured
 	created, updated bool
+	// settled and adopted as a single resource's (result).
+	settled, adopted bool
 	ready            bool
 	// why says what holds a not-ready, missing, drifting or deleting item.
 	why      string
@@ -140,6 +143,7 @@ func (r *run) reconcileItem(res *graph.Resource, gvr schema.GroupVersionResource
 // applyItem applies one item over existing (nil: unknown) and judges what
 // the API server returned.
 func (r *run) applyItem(res *graph.Resource, gvr schema.GroupVersionResource, item string, desired, existing *unstructured.Unstructured) itemResult {
+	adopting := existing != nil && len(kroAdoption(existing, r.uid())) > 0
 	observed, created, updated, err := r.apply(res, gvr, desired, existing)
 	if err != nil {
 		r.noteErr(err)
@@ -148,7 +152,10 @@ func (r *run) applyItem(res *graph.Resource, gvr schema.GroupVersionResource, it
 		}
 		return itemResult{state: ResourceStateError, err: fmt.Errorf("%s: applying it: %w", item, err)}
 	}
-	out := itemResult{observed: observed, created: created, updated: updated}
+	out := itemResult{observed: observed, created: created, updated: updated, adopted: updated && adopting}
+	if created || updated {
+		_, out.settled = desiredpkg.Subset(desired.Object, observed.Object, "")
+	}
 	out.ready, out.why, err = res.IsReady(observed.Object)
 	if err != nil && !graph.IsDataPending(err) {
 		return itemResult{observed: observed, state: failedState(err), err: graph.OnItem(err, item)}
@@ -189,6 +196,7 @@ func collectionState(results []itemResult, observed []*unstructured.Unstructured
 	n := len(results)
 	var errs, fails, deleting, missing, unready, drifted []int
 	created, updated := false, false
+	settled, adopted := true, true
 	for i, ir := range results {
 		switch {
 		case ir.err != nil && ir.state == ResourceStateError:
@@ -206,12 +214,18 @@ func collectionState(results []itemResult, observed []*unstructured.Unstructured
 		}
 		created = created || ir.created
 		updated = updated || ir.updated
+		if ir.created || ir.updated {
+			settled = settled && ir.settled
+		}
+		if ir.updated {
+			adopted = adopted && ir.adopted
+		}
 	}
 	list := make([]any, 0, len(observed))
 	for _, o := range observed {
 		list = append(list, o.Object)
 	}
-	out := result{value: list}
+	out := result{value: list, settled: (created || updated) && settled, adopted: updated && adopted}
 	switch {
 	case len(errs) > 0:
 		out.verdict = errored(itemsErr(errs, n, results))

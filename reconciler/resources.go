@@ -181,6 +181,7 @@ func (r *run) liveChild(gvr schema.GroupVersionResource, desired *unstructured.U
 // applyObject applies desired over existing (nil: it does not exist) and
 // judges what the API server returned.
 func (r *run) applyObject(res *graph.Resource, gvr schema.GroupVersionResource, desired, existing *unstructured.Unstructured, out result) result {
+	adopting := existing != nil && len(kroAdoption(existing, r.uid())) > 0
 	observed, created, updated, err := r.apply(res, gvr, desired, existing)
 	if err != nil {
 		r.noteErr(err)
@@ -196,6 +197,7 @@ func (r *run) applyObject(res *graph.Resource, gvr schema.GroupVersionResource, 
 		// What the API server stored is what the next pass would compare
 		// with: when it holds the desired object, that pass finds it SYNCED.
 		_, out.settled = desiredpkg.Subset(desired.Object, observed.Object, "")
+		out.adopted = updated && adopting
 	}
 	out.observed = observed
 	if created && r.reconciledBefore() {

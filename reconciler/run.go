@@ -60,8 +60,9 @@ type observations struct {
 	// allVars hold every observed resource, ready or not (status reads them).
 	allVars graph.Vars
 	// settled are the resources this pass created or updated whose object,
-	// as the API server returned it, already holds the desired one.
-	settled map[string]bool
+	// as the API server returned it, already holds the desired one;
+	// adopted those whose update took the object over from kro.
+	settled, adopted map[string]bool
 }
 
 // applySet is the instance's ApplySet inventory while the layers run:
@@ -407,11 +408,15 @@ func (r *run) settlingOwnWrites() bool {
 		return false
 	}
 	created := false
-	for _, d := range r.obs.details {
+	for id, d := range r.obs.details {
 		switch d.State {
 		case ResourceStateCreated:
 			created = true
-		case ResourceStateSynced, ResourceStateSkipped, ResourceStateUpdating:
+		case ResourceStateUpdating:
+			// Adopting kro's object is a write of kroscope's own, once: an
+			// instance kro left ACTIVE stays so, with no IN_PROGRESS between.
+			created = created || r.obs.adopted[id]
+		case ResourceStateSynced, ResourceStateSkipped:
 		default:
 			return false
 		}

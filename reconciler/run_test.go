@@ -222,12 +222,17 @@ func TestSettlingOwnWrites(t *testing.T) {
 		waiting  = ResourceStateWaitingForReadiness
 		pending  = ResourceStatePending
 	)
+	// An UPDATING resource whose write adopted kro's object.
+	const adopted = "UPDATING (adopted)"
 	cases := []struct {
 		state  string
 		states []string
 		want   bool
 	}{
 		{InstanceStateInProgress, []string{created, created, created}, true},
+		// Taking kro's objects over: kroscope's own write, once (#40).
+		{InstanceStateInProgress, []string{adopted, adopted, synced}, true},
+		{InstanceStateInProgress, []string{adopted, updating}, true},
 		{InstanceStateInProgress, []string{synced, created, skipped}, true},
 		{InstanceStateInProgress, []string{created, updating}, true},
 		// Waits that outlive this pass are written to status.
@@ -241,6 +246,13 @@ func TestSettlingOwnWrites(t *testing.T) {
 	for _, c := range cases {
 		r := &run{out: outcome{state: c.state}, obs: observations{details: map[string]*ResourceDetail{}}}
 		for i, s := range c.states {
+			if s == adopted {
+				s = updating
+				if r.obs.adopted == nil {
+					r.obs.adopted = map[string]bool{}
+				}
+				r.obs.adopted[fmt.Sprint(i)] = true
+			}
 			r.obs.details[fmt.Sprint(i)] = &ResourceDetail{State: s}
 		}
 		if got := r.settlingOwnWrites(); got != c.want {

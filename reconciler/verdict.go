@@ -49,8 +49,9 @@ type result struct {
 	value any
 	ready bool
 	// settled: this pass wrote the object and the API server returned one
-	// that already holds the desired object (see promoteSettledWrites).
-	settled bool
+	// that already holds the desired object (see promoteSettledWrites);
+	// adopted: the write took the object over from kro (kroAdoption).
+	settled, adopted bool
 }
 
 // record makes res the detail of resource id and its value readable by
@@ -67,6 +68,12 @@ func (r *run) record(id string, res result) {
 			o.settled = map[string]bool{}
 		}
 		o.settled[id] = true
+	}
+	if res.adopted {
+		if o.adopted == nil {
+			o.adopted = map[string]bool{}
+		}
+		o.adopted[id] = true
 	}
 	if res.value == nil {
 		return

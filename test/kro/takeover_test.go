@@ -419,10 +419,28 @@ func TestTakeOverFromKro(t *testing.T) {
 		return true, ""
 	})
 	reconciling := time.Since(start)
-	mine := r.waitActiveFaking(gvr, "kroscope to write ACTIVE on the instances", names, func(u *unstructured.Unstructured) (bool, string) {
-		w := statusWriter(u)
-		return w == metadata.FieldManager, "status last written by " + w
+	// kro left the instances ACTIVE with the status kroscope would write
+	// (parity): adopting them writes no status, and no instance goes
+	// through IN_PROGRESS (#40).
+	mine := r.waitActiveFaking(gvr, "the instances ACTIVE under kroscope", names, func(u *unstructured.Unstructured) (bool, string) {
+		for k, c := range r.children(string(u.GetUID())) {
+			if c.managedBy != metadata.ManagedByValue {
+				return false, k + " not yet adopted"
+			}
+		}
+		return true, ""
 	})
+	// Each child once; the instance twice: kroscope's labels before the
+	// layers run, its pruned-graph mark after the prune check.
+	for path, n := range countWrites(run) {
+		want := 1
+		if strings.Contains(path, "/"+gvr.Resource+"/") && !strings.HasSuffix(path, "/status") {
+			want = 2
+		}
+		if n > want && !strings.Contains(path, "/leases/") {
+			t.Errorf("adopting wrote %s %d times; want %d", path, n, want)
+		}
+	}
 	t.Logf("kroscope reconciling %s after kro stopped; instances ACTIVE by kroscope after %s", reconciling.Round(time.Millisecond), time.Since(start).Round(time.Millisecond))
 	// The snapshot after kroscope's own ACTIVE reached the cluster (the
 	// first one may still show what kroscope observed while kro ran).
@@ -432,6 +450,9 @@ func TestTakeOverFromKro(t *testing.T) {
 		h := instanceHistory(in)
 		if strings.Contains(h, reconciler.InstanceStateError) || strings.Contains(strings.ToLower(h), "conflict") {
 			t.Errorf("%s went through an error on the way: %s", n, h)
+		}
+		if strings.Contains(h, reconciler.InstanceStateInProgress) {
+			t.Errorf("%s flapped while kroscope adopted it: %s", n, h)
 		}
 		for _, rs := range in.Resources {
 			if rs.Err != "" {
@@ -498,6 +519,22 @@ func TestTakeOverFromKro(t *testing.T) {
 		if g.Err != "" {
 			t.Errorf("graph %s after the restart: %s", g.Name, g.Err)
 		}
+	}
+	// That start adopted the CRD (kroscope's labels and hash: its one
+	// write); one more start writes nothing but its Lease (#40).
+	time.Sleep(3 * time.Second)
+	if w := nonLeaseWrites(again); len(w) != 1 || !strings.Contains(w[0], "/customresourcedefinitions/") {
+		t.Errorf("the restarted kroscope wrote %v; want the instance CRD, once", w)
+	}
+	_ = again.Stop()
+	third := r.takeoverEngine(true, "kroscope-third")
+	third.Until(2*time.Minute, "the third kroscope to verify instance two", func(s *state.Snapshot) (bool, string) {
+		in := s.Instance(state.InstanceKey{Resource: res, Namespace: r.ns, Name: "two"})
+		return s.Mode.Reconciling && in != nil && in.Reconciles >= 1 && in.State == reconciler.InstanceStateActive, engrun.Describe(s)
+	})
+	time.Sleep(3 * time.Second)
+	if w := nonLeaseWrites(third); len(w) != 0 {
+		t.Errorf("a kroscope started over converged instances wrote %v", w)
 	}
 }
 
@@ -591,4 +628,24 @@ func TestKroTakesOverFromKroscope(t *testing.T) {
 	del.stop()
 	t.Logf("kro's deletion order: %s", del.checkReverseOrder(t, before["one"]))
 	sameChildren(t, "two after one was deleted", before["two"], r.children(string(kroMade["two"].GetUID())))
+}
+
+// countWrites counts run's writes by "METHOD path" (Events aside).
+func countWrites(run *engrun.Run) map[string]int {
+	out := map[string]int{}
+	for _, w := range run.WritesBy()[""] {
+		out[w]++
+	}
+	return out
+}
+
+// nonLeaseWrites lists run's writes other than its Lease's (Events aside).
+func nonLeaseWrites(run *engrun.Run) []string {
+	var out []string
+	for _, w := range run.WritesBy()[""] {
+		if !strings.Contains(w, "/leases") {
+			out = append(out, w)
+		}
+	}
+	return out
 }
