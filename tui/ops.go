@@ -92,7 +92,7 @@ func (m *Model) requeue() tea.Cmd {
 	b, key, label := m.c.b, in.Key, name(in)
 	m.setFlash("requeueing "+label+m.c.th.G.Ellipsis, false)
 	return func() tea.Msg {
-		if err := b.Requeue(key); err != nil {
+		if err := inertErr(b.Requeue(key)); err != nil {
 			return resultMsg{err: fmt.Errorf("requeue %s: %w", label, err)}
 		}
 		return resultMsg{text: "requeued " + label + requeueNote(b)}
@@ -103,7 +103,8 @@ func (m *Model) requeue() tea.Cmd {
 // kroscope is attached (the engine's words, read after the call).
 func requeueNote(b Backend) string {
 	if snap := b.Snapshot(); snap != nil && snap.Mode.RequeueNote != "" {
-		return ": " + snap.Mode.RequeueNote
+		note, _ := inert(snap.Mode.RequeueNote, nil)
+		return ": " + note
 	}
 	return ""
 }
@@ -114,6 +115,7 @@ func (m *Model) requeueAll() tea.Cmd {
 	m.setFlash("requeueing the instances shown"+m.c.th.G.Ellipsis, false)
 	return func() tea.Msg {
 		n, err := b.RequeueAll(q.match)
+		err = inertErr(err)
 		if err != nil {
 			return resultMsg{err: fmt.Errorf("requeue all: %w", err)}
 		}
@@ -170,7 +172,7 @@ func (m *Model) askDelete() tea.Cmd {
 			return func() tea.Msg {
 				ctx, cancel := context.WithTimeout(context.Background(), timeout)
 				defer cancel()
-				if err := b.Delete(ctx, key); err != nil {
+				if err := inertErr(b.Delete(ctx, key)); err != nil {
 					return resultMsg{err: fmt.Errorf("delete %s: %w", label, err)}
 				}
 				return resultMsg{text: "deleted " + label + " (resources follow in reverse order)"}
