@@ -10,6 +10,8 @@ import (
 
 	"charm.land/lipgloss/v2"
 	"github.com/charmbracelet/x/ansi"
+
+	"github.com/kroscope/kroscope/termtext/termtexttest"
 )
 
 func TestEscape(t *testing.T) {
@@ -202,4 +204,14 @@ func ascii(s string) bool {
 		}
 	}
 	return true
+}
+
+// The sequences the boundary's tests plant are shown as they say.
+func TestPlantedSequencesShownEscaped(t *testing.T) {
+	for _, s := range termtexttest.Sequences {
+		got := Inert(s.Raw)
+		if !strings.Contains(got, s.Shown) || strings.Contains(got, s.Mark) || !strings.Contains(s.Raw, s.Mark) {
+			t.Errorf("%s: Inert(%q) = %q, want it to show %q and not %q", s.Name, s.Raw, got, s.Shown, s.Mark)
+		}
+	}
 }

@@ -62,8 +62,18 @@ func (v *Views) instances(ins []*Instance) []*Instance {
 			}
 		}
 	}
+	var prevIn, prevOut []*Instance
+	if v.in != nil {
+		prevIn, prevOut = v.in.Instances, v.out.Instances
+	}
 	out := make([]*Instance, len(ins))
 	for i, in := range ins {
+		// Most frames change few instances and move none: the same place
+		// in the last snapshot answers without a map lookup.
+		if i < len(prevIn) && prevIn[i] == in {
+			out[i] = prevOut[i]
+			continue
+		}
 		o, ok := v.inst[in]
 		if !ok {
 			o = termtext.Deep(in)
