@@ -75,8 +75,7 @@ func (m *Model) startEdit() tea.Cmd {
 	return func() tea.Msg {
 		ctx, cancel := context.WithTimeout(context.Background(), editTimeout)
 		defer cancel()
-		doc, err := ed.EditableInstance(ctx, key) // for the editor, as it is
-		err = inertErr(err)
+		doc, err := inert(ed.EditableInstance(ctx, key)) // bytes for the editor: as they are
 		return editOpenMsg{key: key, label: label, doc: doc, err: err}
 	}
 }
