@@ -15,8 +15,8 @@ import (
 
 	"github.com/kroscope/kroscope/engine"
 	"github.com/kroscope/kroscope/termtext"
-	"github.com/kroscope/kroscope/test/engrun"
 	"github.com/kroscope/kroscope/termtext/termtexttest"
+	"github.com/kroscope/kroscope/test/engrun"
 )
 
 // textRGD carries the planted sequences three ways: the instance's
