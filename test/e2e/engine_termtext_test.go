@@ -156,6 +156,10 @@ func TestPlantedSequencesShownEscapedEverywhere(t *testing.T) {
 	// (The log quotes an error as Go does: `\a` for a BEL, so its check is
 	// that the first sequence is there, escaped.)
 	first := `\x1b[38;5`
+	// The instance view shows the planted Event, not only the conditions.
+	if ev := "planted: " + first; !strings.Contains(ansi.Strip(channels["tui instance"]), ev) {
+		t.Errorf("tui instance does not show the planted Event (%q):\n%s", ev, ansi.Strip(channels["tui instance"]))
+	}
 	for name, want := range map[string][]string{
 		"tui instances": {"no such key", first}, "tui inspect lookup": nil, "tui instance": nil,
 		"tui instance/yaml": nil, "tui yaml/desired shown": {"note"}, "tui yaml/observed shown": {"note"},
@@ -211,7 +215,7 @@ func plantEvent(t *testing.T, r *engRig, inst *unstructured.Unstructured, payloa
 		ObjectMeta: metav1.ObjectMeta{GenerateName: "planted-", Namespace: r.ns},
 		InvolvedObject: corev1.ObjectReference{APIVersion: inst.GetAPIVersion(), Kind: inst.GetKind(),
 			Namespace: r.ns, Name: inst.GetName(), UID: inst.GetUID()},
-		Reason: "Planted", Message: "planted:" + payload, Type: corev1.EventTypeWarning,
+		Reason: "Planted" + payload, Message: "planted:" + payload, Type: corev1.EventTypeWarning,
 		Source: corev1.EventSource{Component: "planter" + payload}, FirstTimestamp: now, LastTimestamp: now, Count: 1,
 	}
 	if _, err := r.env.Kubernetes().CoreV1().Events(r.ns).Create(context.Background(), ev, metav1.CreateOptions{}); err != nil {
