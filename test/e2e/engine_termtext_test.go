@@ -14,6 +14,8 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/kroscope/kroscope/engine"
+	"github.com/kroscope/kroscope/engine/logsink"
+	"github.com/kroscope/kroscope/headless"
 	"github.com/kroscope/kroscope/termtext"
 	"github.com/kroscope/kroscope/termtext/termtexttest"
 	"github.com/kroscope/kroscope/test/engrun"
@@ -81,6 +83,28 @@ spec:
         value: %s
 `
 
+// clusterTextRGD is a cluster graph (its Events are the graph screen's
+// Events tab) carrying the sequences in an annotation (%s); it sorts
+// before engtext, so the graph views the test reaches show it.
+const clusterTextRGD = `apiVersion: kro.run/v1alpha1
+kind: ResourceGraphDefinition
+metadata:
+  name: engrgd
+  annotations:
+    kroscope.test/note: %s
+spec:
+  schema:
+    apiVersion: v1alpha1
+    kind: EngRgd
+  resources:
+  - id: plain
+    template:
+      apiVersion: v1
+      kind: ConfigMap
+      metadata:
+        name: ${schema.metadata.name}-plain
+`
+
 // TestPlantedSequencesShownEscapedEverywhere plants every terminal
 // sequence of termtexttest (CSI, OSC 8, APC, DCS, PM, SOS, C1, bare CR,
 // bidi overrides, isolates and marks) in an instance's spec, annotations
@@ -95,9 +119,22 @@ func TestPlantedSequencesShownEscapedEverywhere(t *testing.T) {
 	payload := termtexttest.Payload()
 	file := r.writeFile("text.yaml", fmt.Sprintf(textRGD, yamlQuote(payload)))
 	bad := r.writeFile("textbad.yaml", fmt.Sprintf(badRGD, yamlQuote("${schema.spec.key == '"+payload+"' +}")))
+	installKroCRDsForEngine(t, r)
+	rgd := r.clusterRGD(fmt.Sprintf(clusterTextRGD, yamlQuote(payload)))
+	plantEvent(t, r, "default", rgd, payload)
 	var out, logs engrun.Buffer
-	run := r.startJSON([]string{file, bad}, &out, &logs)
+	run := engrun.Start(t, engrun.Config{
+		Rest: r.cfg, Namespace: r.ns, LogLines: 40, LogPrefix: "engine log: ",
+		Run: func(ctx context.Context, e *engine.Engine) error {
+			return headless.Run(ctx, e, &out, headless.Options{Output: "json"})
+		},
+	}, func(o *engine.Options) {
+		o.RGDPaths = []string{file, bad}
+		o.WatchClusterRGDs = true
+		o.Log = logsink.New(logsink.Options{Writer: &logs, Verbosity: 1})
+	})
 	e := run.E
+	waitGraph(t, e, "engrgd")
 	gvr := gvrOfGraph(t, waitGraph(t, e, "engtext"))
 	// The note goes into a child by server-side apply, whose YAML decoder
 	// refuses a raw C1 control (the API server answers "control
@@ -117,7 +154,7 @@ func TestPlantedSequencesShownEscapedEverywhere(t *testing.T) {
 	if err != nil {
 		t.Fatalf("creating the instance: %v", err)
 	}
-	plantEvent(t, r, inst, payload)
+	plantEvent(t, r, r.ns, inst, payload)
 	nodes := waitLookupFailed(t, e)
 
 	d := newDriver(t, e)
@@ -163,7 +200,7 @@ func TestPlantedSequencesShownEscapedEverywhere(t *testing.T) {
 	for name, want := range map[string][]string{
 		"tui instances": {"no such key", first}, "tui inspect lookup": nil, "tui instance": nil,
 		"tui instance/yaml": nil, "tui yaml/desired shown": {"note"}, "tui yaml/observed shown": {"note"},
-		"tui rgd/yaml": nil, "tui graphs": {"engtextbad", first}, "tui plan/instance": {"no such key", first}, "tui logs": {"no such key", first},
+		"tui rgd/yaml": nil, "tui graphs": {"engtextbad", first}, "tui rgd/events": {"planted: " + first}, "tui plan/instance": {"no such key", first}, "tui logs": {"no such key", first},
 		"run -o json, decoded": nil, "log": {first}, "bytes the TUI wrote": {`\x1b`, `\u202e`, `\r`},
 	} {
 		text := ansi.Strip(channels[name])
@@ -206,21 +243,24 @@ func yamlQuote(s string) string {
 	return b.String() + `"`
 }
 
-// plantEvent records a Warning Event about the instance whose reason,
-// message and source carry payload.
-func plantEvent(t *testing.T, r *engRig, inst *unstructured.Unstructured, payload string) {
+// plantEvent records, in namespace ns, a Warning Event about obj whose
+// reason, message and source carry payload.
+func plantEvent(t *testing.T, r *engRig, ns string, obj *unstructured.Unstructured, payload string) {
 	t.Helper()
 	now := metav1.NewTime(time.Now())
 	ev := &corev1.Event{
-		ObjectMeta: metav1.ObjectMeta{GenerateName: "planted-", Namespace: r.ns},
-		InvolvedObject: corev1.ObjectReference{APIVersion: inst.GetAPIVersion(), Kind: inst.GetKind(),
-			Namespace: r.ns, Name: inst.GetName(), UID: inst.GetUID()},
+		ObjectMeta: metav1.ObjectMeta{GenerateName: "planted-", Namespace: ns},
+		InvolvedObject: corev1.ObjectReference{APIVersion: obj.GetAPIVersion(), Kind: obj.GetKind(),
+			Namespace: obj.GetNamespace(), Name: obj.GetName(), UID: obj.GetUID()},
 		Reason: "Planted" + payload, Message: "planted:" + payload, Type: corev1.EventTypeWarning,
 		Source: corev1.EventSource{Component: "planter" + payload}, FirstTimestamp: now, LastTimestamp: now, Count: 1,
 	}
-	if _, err := r.env.Kubernetes().CoreV1().Events(r.ns).Create(context.Background(), ev, metav1.CreateOptions{}); err != nil {
+	events := r.env.Kubernetes().CoreV1().Events(ns)
+	made, err := events.Create(context.Background(), ev, metav1.CreateOptions{})
+	if err != nil {
 		t.Fatalf("creating the planted Event: %v", err)
 	}
+	t.Cleanup(func() { _ = events.Delete(context.Background(), made.Name, metav1.DeleteOptions{}) })
 }
 
 // waitLookupFailed waits until the instance's message is the lookup's
