@@ -17,6 +17,7 @@ import (
 	"github.com/kroscope/kroscope/engine/source"
 	"github.com/kroscope/kroscope/engine/state"
 	"github.com/kroscope/kroscope/reconciler/graph"
+	"github.com/kroscope/kroscope/termtext"
 )
 
 // secretMask replaces a Secret's values in a definition's YAML.
@@ -55,7 +56,10 @@ func definitionOf(u source.Update) *state.GraphDefinition {
 		}
 	}
 	if obj != nil {
-		m, _ := mask.Secrets(obj, secretMask, false).(map[string]any)
+		// Escaped before it is encoded: YAML refuses a raw C1 control, so
+		// a definition carrying one would show no YAML at all. The text is
+		// for the graphs screen only (see docs/text-boundary.md).
+		m, _ := mask.Secrets(termtext.Deep(obj), secretMask, false).(map[string]any)
 		if b, err := yaml.Marshal(m); err == nil {
 			d.YAML = string(b)
 		} else {

@@ -15,6 +15,7 @@ import (
 
 	"github.com/kroscope/kroscope/engine/state"
 	"github.com/kroscope/kroscope/reconciler"
+	"github.com/kroscope/kroscope/termtext"
 )
 
 // Engine is what the printer needs of the engine (engine.Engine).
@@ -67,7 +68,7 @@ func Run(ctx context.Context, e Engine, w io.Writer, o Options) error {
 	finish := func(err error) error {
 		stop()
 		if rerr := <-runErr; rerr != nil && err == nil {
-			err = &ExitError{Code: 1, Msg: rerr.Error()}
+			err = &ExitError{Code: 1, Msg: termtext.Inert(rerr.Error())}
 		}
 		return err
 	}
@@ -82,6 +83,11 @@ func Run(ctx context.Context, e Engine, w io.Writer, o Options) error {
 	tick := time.NewTicker(250 * time.Millisecond) // idle is the absence of changes
 	defer tick.Stop()
 	p := &printer{w: w, json: o.Output == "json", last: map[state.InstanceKey]time.Time{}, graphErr: map[string]string{}}
+	// Every snapshot is read through the boundary (state.Views): what the
+	// printer writes, text or JSON, carries no terminal sequence of a
+	// cluster's strings, and `jq -r` on the JSON shows them inert too.
+	views := &state.Views{}
+	snapshot := func() *state.Snapshot { return views.Snapshot(e.Snapshot()) }
 	x := &exitWatch{o: o, idleSince: time.Now()}
 	for {
 		select {
@@ -89,18 +95,18 @@ func Run(ctx context.Context, e Engine, w io.Writer, o Options) error {
 			return finish(nil)
 		case err := <-runErr:
 			if err != nil {
-				p.print(e.Snapshot())
-				return &ExitError{Code: 1, Msg: err.Error()}
+				p.print(snapshot())
+				return &ExitError{Code: 1, Msg: termtext.Inert(err.Error())}
 			}
 			return nil
 		case <-timeout:
-			snap := e.Snapshot()
+			snap := snapshot()
 			p.print(snap)
 			return finish(&ExitError{Code: 2, Msg: fmt.Sprintf("timed out after %s: %s", o.Timeout, summary(snap))})
 		case <-changes:
 		case <-tick.C:
 		}
-		snap := e.Snapshot()
+		snap := snapshot()
 		p.print(snap)
 		if done, err := x.check(snap); done {
 			return finish(err)

@@ -17,6 +17,7 @@ import (
 // spinner frame. Only the root model writes it.
 type common struct {
 	b     Backend
+	views state.Views // the intake (intake.go): what b gives, made inert
 	opts  Options
 	th    *theme.Theme
 	keys  *keymap
@@ -181,7 +182,7 @@ func (m *Model) tick() tea.Cmd {
 
 // refresh takes a new snapshot and hands it to every screen.
 func (m *Model) refresh() {
-	m.snap = m.c.b.Snapshot()
+	m.snap = m.c.snapshot()
 	if m.snap == nil {
 		m.snap = &state.Snapshot{}
 	}

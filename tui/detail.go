@@ -116,7 +116,10 @@ func toYAML(obj map[string]any) string {
 // yamlView renders the desired or observed object, or their unified diff.
 func yamlView(th *theme.Theme, r *state.Resource, mode yamlMode, reveal bool) []string {
 	mask := "********"
-	desired, observed := r.DesiredObject(), slim.WithoutManagedFields(r.ObservedObject())
+	// The objects are kept encoded in the snapshot: decoded here, they come
+	// through the intake like the rest of it (intake.go).
+	desired, _ := inert(r.DesiredObject(), nil)
+	observed, _ := inert(slim.WithoutManagedFields(r.ObservedObject()), nil)
 	// Secrets are masked wherever they appear (a List's items, a nested
 	// object, the last-applied annotation), so in the diff too; x reveals
 	// the selected Secret only.

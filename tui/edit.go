@@ -75,7 +75,7 @@ func (m *Model) startEdit() tea.Cmd {
 	return func() tea.Msg {
 		ctx, cancel := context.WithTimeout(context.Background(), editTimeout)
 		defer cancel()
-		doc, err := ed.EditableInstance(ctx, key)
+		doc, err := inert(ed.EditableInstance(ctx, key)) // bytes for the editor: as they are
 		return editOpenMsg{key: key, label: label, doc: doc, err: err}
 	}
 }
@@ -174,7 +174,7 @@ func (m *Model) updateEdit(msg tea.Msg) (tea.Cmd, bool) {
 		return func() tea.Msg {
 			ctx, cancel := context.WithTimeout(context.Background(), editTimeout)
 			defer cancel()
-			return editAppliedMsg{s: s, doc: doc, err: ed.ApplyInstanceEdit(ctx, key, []byte(doc))}
+			return editAppliedMsg{s: s, doc: doc, err: inertErr(ed.ApplyInstanceEdit(ctx, key, []byte(doc)))}
 		}, true
 	case editAppliedMsg:
 		s := msg.s

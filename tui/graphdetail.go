@@ -423,7 +423,7 @@ func (d *rgdEvents) fetch(b Backend, name string, now time.Time) tea.Cmd {
 	return func() tea.Msg {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
-		evs, err := r.GraphEvents(ctx, name)
+		evs, err := inert(r.GraphEvents(ctx, name))
 		return rgdEventsMsg{name: name, events: evs, err: err, at: time.Now()}
 	}
 }

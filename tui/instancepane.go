@@ -62,7 +62,7 @@ func (d *instanceData) fetch(b Backend, in *state.Instance, now time.Time) tea.C
 	return func() tea.Msg {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
-		det, err := r.InstanceDetail(ctx, key)
+		det, err := inert(r.InstanceDetail(ctx, key))
 		return instanceDetailMsg{key: key, detail: det, err: err}
 	}
 }

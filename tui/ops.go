@@ -89,20 +89,20 @@ func (m *Model) requeue() tea.Cmd {
 		m.setFlash("nothing selected to requeue", true)
 		return nil
 	}
-	b, key, label := m.c.b, in.Key, name(in)
+	b, c, key, label := m.c.b, m.c, in.Key, name(in)
 	m.setFlash("requeueing "+label+m.c.th.G.Ellipsis, false)
 	return func() tea.Msg {
-		if err := b.Requeue(key); err != nil {
+		if err := inertErr(b.Requeue(key)); err != nil {
 			return resultMsg{err: fmt.Errorf("requeue %s: %w", label, err)}
 		}
-		return resultMsg{text: "requeued " + label + requeueNote(b)}
+		return resultMsg{text: "requeued " + label + requeueNote(c)}
 	}
 }
 
 // requeueNote says how a requeue reached the reconciler when this
 // kroscope is attached (the engine's words, read after the call).
-func requeueNote(b Backend) string {
-	if snap := b.Snapshot(); snap != nil && snap.Mode.RequeueNote != "" {
+func requeueNote(c *common) string {
+	if snap := c.snapshot(); snap != nil && snap.Mode.RequeueNote != "" {
 		return ": " + snap.Mode.RequeueNote
 	}
 	return ""
@@ -110,14 +110,14 @@ func requeueNote(b Backend) string {
 
 func (m *Model) requeueAll() tea.Cmd {
 	q := parseQuery(m.list().query)
-	b := m.c.b
+	b, c := m.c.b, m.c
 	m.setFlash("requeueing the instances shown"+m.c.th.G.Ellipsis, false)
 	return func() tea.Msg {
-		n, err := b.RequeueAll(q.match)
+		n, err := inert(b.RequeueAll(q.match))
 		if err != nil {
 			return resultMsg{err: fmt.Errorf("requeue all: %w", err)}
 		}
-		return resultMsg{text: "requeued " + plural(n, "instance") + requeueNote(b)}
+		return resultMsg{text: "requeued " + plural(n, "instance") + requeueNote(c)}
 	}
 }
 
@@ -170,7 +170,7 @@ func (m *Model) askDelete() tea.Cmd {
 			return func() tea.Msg {
 				ctx, cancel := context.WithTimeout(context.Background(), timeout)
 				defer cancel()
-				if err := b.Delete(ctx, key); err != nil {
+				if err := inertErr(b.Delete(ctx, key)); err != nil {
 					return resultMsg{err: fmt.Errorf("delete %s: %w", label, err)}
 				}
 				return resultMsg{text: "deleted " + label + " (resources follow in reverse order)"}

@@ -52,7 +52,7 @@ func (m *Model) startPlan(arg string) tea.Cmd {
 	return func() tea.Msg {
 		ctx, cancel := context.WithTimeout(context.Background(), planTimeout)
 		defer cancel()
-		plans, err := pr.Plan(ctx, paths...)
+		plans, err := inert(pr.Plan(ctx, paths...))
 		return planDoneMsg{what: what, paths: paths, plans: plans, err: err}
 	}
 }

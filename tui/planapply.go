@@ -35,7 +35,7 @@ func (m *Model) askApplyGraph(s *planScreen) tea.Cmd {
 		m.setFlash("this backend cannot apply a graph", true)
 		return nil
 	}
-	if err := ap.ApplyGraphRefused(s.paths...); err != nil {
+	if err := inertErr(ap.ApplyGraphRefused(s.paths...)); err != nil {
 		m.setFlash(err.Error(), true)
 		return nil
 	}
@@ -56,7 +56,7 @@ func (m *Model) askApplyGraph(s *planScreen) tea.Cmd {
 			return func() tea.Msg {
 				ctx, cancel := context.WithTimeout(context.Background(), applyTimeout)
 				defer cancel()
-				names, err := ap.ApplyGraphs(ctx, paths...)
+				names, err := inert(ap.ApplyGraphs(ctx, paths...))
 				return planAppliedMsg{names: names, err: err}
 			}
 		},

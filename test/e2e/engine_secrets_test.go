@@ -5,6 +5,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"io"
 	"slices"
 	"strings"
 	"testing"
@@ -235,7 +236,12 @@ func (v rendered) key() string { return strings.TrimSpace(v.view + " " + v.node)
 // rendered exactly that many.
 func renderEveryView(t *testing.T, e *engine.Engine, nodes []string) []rendered {
 	t.Helper()
-	d := newDriver(t, e)
+	return newDriver(t, e).renderEveryView(nodes)
+}
+
+func (d *driver) renderEveryView(nodes []string) []rendered {
+	t := d.t
+	t.Helper()
 	d.until("the instance row", func(s tui.Shown) bool { return strings.Contains(s.Frame, "/one") })
 	var out []rendered
 	var wantKeys []string // the per-node views, for every node
@@ -280,6 +286,11 @@ func renderEveryView(t *testing.T, e *engine.Engine, nodes []string) []rendered 
 type driver struct {
 	t  *testing.T
 	tm *teatest.TestModel
+	// raw keeps what the program shows as it is (its ANSI too): the
+	// text boundary's test looks for sequences stripping would hide.
+	raw bool
+	// written is every byte the program wrote to its terminal so far.
+	written []byte
 }
 
 func newDriver(t *testing.T, e *engine.Engine) *driver {
@@ -296,12 +307,24 @@ func (d *driver) shown() tui.Shown {
 	d.tm.Send(tui.ShownRequest{Reply: reply})
 	select {
 	case s := <-reply:
-		s.Frame, s.Text = ansi.Strip(s.Frame), ansi.Strip(s.Text)
+		if !d.raw {
+			s.Frame, s.Text = ansi.Strip(s.Frame), ansi.Strip(s.Text)
+		}
 		return s
 	case <-time.After(30 * time.Second):
 		d.t.Fatalf("the program did not answer a ShownRequest")
 	}
 	return tui.Shown{}
+}
+
+// output returns every byte the program wrote to its terminal so far.
+func (d *driver) output() []byte {
+	b, err := io.ReadAll(d.tm.Output())
+	if err != nil {
+		d.t.Fatal(err)
+	}
+	d.written = append(d.written, b...)
+	return d.written
 }
 
 // until polls what the program shows until cond holds.
