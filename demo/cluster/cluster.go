@@ -13,6 +13,7 @@
 package cluster
 
 import (
+	"errors"
 	"fmt"
 	"math/rand"
 	"sort"
@@ -392,6 +393,13 @@ func (c *Cluster) apply(gvr schema.GroupVersionResource, ns, name string, applie
 				return nil, err
 			}
 			live = old.DeepCopy() // the field manager may not change old: replaceLocked compares with it
+			// A resourceVersion in the applied object is a precondition, as
+			// on a real server (client.Objects.Create relies on it: a create
+			// that finds the name taken must be refused, not applied).
+			if rv := a.GetResourceVersion(); rv != "" && rv != old.GetResourceVersion() {
+				return nil, apierrors.NewConflict(gvr.GroupResource(), name,
+					errors.New("the object has been modified; please apply your changes to the latest version and try again"))
+			}
 		} else if sub != "" {
 			return nil, apierrors.NewNotFound(gvr.GroupResource(), name)
 		}

@@ -198,6 +198,34 @@ func next(t *testing.T, w watch.Interface) watch.Event {
 	return watch.Event{}
 }
 
+// A resourceVersion in an applied object is a precondition, as on a real
+// API server: an apply that names a version the object no longer has is
+// refused, one that names its version applies, and one over no object
+// creates it. The reconciler's create-only-if-free (client.Objects.Create)
+// relies on it: the demo applied over a taken name, so the reconciler
+// counted a "creation" on every pass and flagged the child as deleted
+// again and again (#38: a false ERROR on every demo start).
+func TestApplyResourceVersionIsAPrecondition(t *testing.T) {
+	ctx := context.Background()
+	c := New(Options{})
+	d := c.Dynamic().Resource(deployGVR).Namespace("default")
+	withRV := func(rv string) *unstructured.Unstructured {
+		u := mustYAML(t, deployYAML)
+		u.SetResourceVersion(rv)
+		return u
+	}
+	created, err := d.Apply(ctx, "web", withRV("1"), metav1.ApplyOptions{FieldManager: "kroscope"})
+	if err != nil {
+		t.Fatalf("apply with a resourceVersion over no object: %v, want it created", err)
+	}
+	if _, err := d.Apply(ctx, "web", withRV("1"), metav1.ApplyOptions{FieldManager: "kroscope"}); !apierrors.IsConflict(err) {
+		t.Fatalf("apply naming a stale resourceVersion: %v, want Conflict", err)
+	}
+	if _, err := d.Apply(ctx, "web", withRV(created.GetResourceVersion()), metav1.ApplyOptions{FieldManager: "kroscope"}); err != nil {
+		t.Fatalf("apply naming the current resourceVersion: %v", err)
+	}
+}
+
 func TestServerSideApply(t *testing.T) {
 	ctx := context.Background()
 	c := New(Options{})
