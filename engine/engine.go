@@ -113,6 +113,14 @@ type Options struct {
 	Cluster         state.Cluster
 	ReconcileConfig reconciler.ReconcileConfig
 	AllowAdoption   bool
+	// AllowChildKinds are the sensitive kinds (confine.Sensitive) graphs
+	// may create: --allow-child-kind.
+	AllowChildKinds []schema.GroupKind
+	// CheckRights asks the API server, before serving a graph, whether
+	// this identity holds every rule the graph needs (rights.ForGraph);
+	// while it lacks one, the graph is shown as not served, naming it.
+	// `kroscope run` (the in-cluster Deployment) sets it.
+	CheckRights bool
 	// MetricsBindAddress serves /metrics when set (e.g. ":8078").
 	MetricsBindAddress string
 	// HealthProbeBindAddress serves /healthz and /readyz when set (e.g.
