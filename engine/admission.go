@@ -116,7 +116,7 @@ func (c *rightsCache) missing(ctx context.Context, e *Engine, g *graph.Graph) er
 		}
 		for _, verb := range n.Verbs {
 			res, sub, _ := strings.Cut(n.GVR.Resource, "/")
-			attr := authorizationv1.ResourceAttributes{Namespace: ns, Verb: verb, Group: n.GVR.Group, Version: n.GVR.Version, Resource: res, Subresource: sub}
+			attr := authorizationv1.ResourceAttributes{Namespace: ns, Verb: verb, Group: n.GVR.Group, Version: n.GVR.Version, Resource: res, Subresource: sub, Name: n.Name}
 			ok, err := c.allowed(ctx, e, attr)
 			if err != nil {
 				return err

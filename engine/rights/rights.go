@@ -16,6 +16,8 @@ import (
 	"cmp"
 	"slices"
 
+	rbacv1 "k8s.io/api/rbac/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/kroscope/kroscope/reconciler/graph"
@@ -27,7 +29,11 @@ var (
 	ReadVerbs     = []string{"get", "list", "watch"}
 	InstanceVerbs = []string{"get", "list", "watch", "patch"}
 	StatusVerbs   = []string{"patch"}
+	CRDVerbs      = []string{"patch"}
 )
+
+// CRDs are CustomResourceDefinitions.
+var CRDs = schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"}
 
 // Rule is one RBAC policy rule: verbs on resources (plurals, maybe with a
 // subresource) of one API group.
@@ -35,6 +41,8 @@ type Rule struct {
 	Group     string
 	Resources []string
 	Verbs     []string
+	// ResourceNames narrows the rule to these objects ("" : every one).
+	ResourceNames []string
 	// Namespaced: every resource of the rule is namespaced (a RoleBinding
 	// in a namespace could grant it there).
 	Namespaced bool
@@ -45,6 +53,8 @@ type Need struct {
 	GVR        schema.GroupVersionResource
 	Verbs      []string
 	Namespaced bool
+	// Name narrows the need to one object ("": every one).
+	Name string
 	// Why: the instance, or the resource id that needs it.
 	Why string
 }
@@ -56,6 +66,10 @@ func ForGraph(g *graph.Graph) []Need {
 	needs := []Need{
 		{GVR: inst, Verbs: InstanceVerbs, Namespaced: g.Instance.Namespaced, Why: "instances"},
 		{GVR: inst.GroupVersion().WithResource(inst.Resource + "/status"), Verbs: StatusVerbs, Namespaced: g.Instance.Namespaced, Why: "instance status"},
+		// The instance CRD is applied (server-side) from the graph's
+		// schema: patch on it by name. Creating it, which RBAC cannot
+		// narrow to a name, is deploy/rbac-controller.yaml's.
+		{GVR: CRDs, Verbs: CRDVerbs, Name: inst.GroupResource().String(), Why: "instance CRD"},
 	}
 	for _, id := range g.TopologicalOrder {
 		res := g.Resources[id]
@@ -71,10 +85,15 @@ func ForGraph(g *graph.Graph) []Need {
 // Rules folds needs into rules: one per API group and verb set, resources
 // sorted, rules sorted by group then verbs.
 func Rules(needs []Need) []Rule {
+	var named []Rule
 	verbs := map[schema.GroupResource]map[string]bool{}
 	namespaced := map[schema.GroupResource]bool{}
 	for _, n := range needs {
 		gr := n.GVR.GroupResource()
+		if n.Name != "" {
+			named = append(named, Rule{Group: gr.Group, Resources: []string{gr.Resource}, Verbs: n.Verbs, ResourceNames: []string{n.Name}, Namespaced: n.Namespaced})
+			continue
+		}
 		if verbs[gr] == nil {
 			verbs[gr] = map[string]bool{}
 			namespaced[gr] = true
@@ -110,7 +129,7 @@ func Rules(needs []Need) []Rule {
 	slices.SortFunc(out, func(a, b Rule) int {
 		return cmp.Or(cmp.Compare(a.Group, b.Group), cmp.Compare(joinVerbs(a.Verbs), joinVerbs(b.Verbs)), cmp.Compare(a.Resources[0], b.Resources[0]))
 	})
-	return out
+	return append(out, named...)
 }
 
 // verbOrder is the order verbs are printed in.
@@ -132,4 +151,38 @@ func joinVerbs(vs []string) string {
 		s += v + ","
 	}
 	return s
+}
+
+// AggregateLabel on a ClusterRole folds its rules into deploy/'s
+// kroscope:graphs ClusterRole (bound to kroscope's ServiceAccount), by
+// kube-controller-manager's ClusterRole aggregation.
+const AggregateLabel = "kroscope.dev/aggregate-to-graphs"
+
+// RoleName is the name of the ClusterRole that grants graph's rules.
+func RoleName(graph string) string { return "kroscope:graph:" + graph }
+
+// ClusterRole is the ClusterRole granting what serving g takes, labelled
+// for aggregation into kroscope:graphs.
+func ClusterRole(g *graph.Graph) *rbacv1.ClusterRole {
+	cr := &rbacv1.ClusterRole{
+		TypeMeta: metav1.TypeMeta{APIVersion: rbacv1.SchemeGroupVersion.String(), Kind: "ClusterRole"},
+		ObjectMeta: metav1.ObjectMeta{Name: RoleName(g.Name), Labels: map[string]string{AggregateLabel: "true"},
+			Annotations: map[string]string{"kroscope.dev/graph": g.Name}},
+	}
+	for _, r := range Rules(ForGraph(g)) {
+		cr.Rules = append(cr.Rules, rbacv1.PolicyRule{APIGroups: []string{r.Group}, Resources: r.Resources, Verbs: r.Verbs, ResourceNames: r.ResourceNames})
+	}
+	return cr
+}
+
+// ClusterRoleBinding binds RoleName(graph) to the ServiceAccount ns/name
+// directly: for a cluster without ClusterRole aggregation, or to grant one
+// graph only.
+func ClusterRoleBinding(graph, ns, name string) *rbacv1.ClusterRoleBinding {
+	return &rbacv1.ClusterRoleBinding{
+		TypeMeta:   metav1.TypeMeta{APIVersion: rbacv1.SchemeGroupVersion.String(), Kind: "ClusterRoleBinding"},
+		ObjectMeta: metav1.ObjectMeta{Name: RoleName(graph)},
+		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: RoleName(graph)},
+		Subjects:   []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: name, Namespace: ns}},
+	}
 }

@@ -202,7 +202,12 @@ spec:
 func TestClusterScopedInstanceEndToEnd(t *testing.T) {
 	r := newEngRig(t)
 	path := r.writeFile("tenant.yaml", clusterTenantRGD)
-	run := r.start(func(o *engine.Options) { o.RGDPaths = []string{path} })
+	// Its cluster-scoped child is a ClusterRole: a sensitive kind, allowed
+	// by the flag (confine.Decide).
+	run := r.start(func(o *engine.Options) {
+		o.RGDPaths = []string{path}
+		o.AllowChildKinds = []schema.GroupKind{{Group: "rbac.authorization.k8s.io", Kind: "ClusterRole"}}
+	})
 	gvr := run.graphServed("kroapi-tenant")
 	ctx := context.Background()
 
