@@ -146,7 +146,6 @@ var secretShapes = []struct{ graph, kind, resources, wantState string }{
         name: ${schema.metadata.name}-ns
         namespace: ${string(creds.data.ns)}
 `, "FAILED"},
-
 }
 
 // TestSecretValueShapesLeakNowhere plants values in a Secret, runs one
