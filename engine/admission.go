@@ -52,6 +52,7 @@ func (gr *graphStart) admit(ctx context.Context, g *graph.Graph) bool {
 	if err := GraphRefusal(g, r.grant); err != nil {
 		gr.fail(err, "not serving the graph")
 		e.setOutcome(ctx, r, func(o *rgdstatus.Outcome) { o.ServeErr = err })
+		r.markReady() // refused until the graph changes: startup goes on
 		<-ctx.Done()
 		return false
 	}
