@@ -8,6 +8,8 @@ import (
 	"cmp"
 	"context"
 	"crypto/tls"
+	"io"
+	"log"
 	"net"
 	"net/http"
 	"os"
@@ -116,7 +118,9 @@ func Serve(ctx context.Context, addr string, auth *rest.Config) (net.Addr, error
 	}
 	mux := http.NewServeMux()
 	mux.Handle("/metrics", handler)
-	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	// Handshake failures (a plain-HTTP scraper, a port scan) are not the
+	// operator's log lines.
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, ErrorLog: log.New(io.Discard, "", 0)}
 	go func() {
 		<-ctx.Done()
 		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
