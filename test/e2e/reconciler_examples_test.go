@@ -183,16 +183,34 @@ func (r *rig) writeStatus(gvr schema.GroupVersionResource, ns, name string) {
 }
 
 // compareAsserts checks every object of kro's assert files (update ones
-// when update is true) against the live object.
+// when update is true) against the live object. Every assert file the
+// example's chainsaw test names for this phase must be among them, and an
+// example with assert files that compares no object fails: a test that
+// checks nothing must not pass.
 func (r *rig) compareAsserts(dir string, update bool) {
 	r.t.Helper()
 	files, _ := filepath.Glob(filepath.Join(dir, "*-assert.yaml"))
 	n := 0
+	compared := map[string]bool{}
+	defer func() {
+		for _, f := range chainsawAsserts(r.t, dir) {
+			if skippedAssert(f, update) {
+				continue
+			}
+			if !compared[f] {
+				r.t.Errorf("%s: chainsaw-test.yaml asserts %s, which was not compared", filepath.Base(dir), f)
+			}
+		}
+		if len(compared) > 0 && n == 0 {
+			r.t.Errorf("%s: %d assert file(s) (update=%v), no object compared", filepath.Base(dir), len(compared), update)
+		}
+	}()
 	for _, f := range files {
 		base := filepath.Base(f)
-		if base == "rgd-assert.yaml" || base == "instancecrd-assert.yaml" || strings.Contains(base, "-update-") != update {
+		if skippedAssert(base, update) {
 			continue
 		}
+		compared[base] = true
 		data, err := os.ReadFile(f)
 		if err != nil {
 			r.t.Fatal(err)
@@ -236,4 +254,31 @@ func (r *rig) compareAsserts(dir string, update bool) {
 		n++
 	}
 	r.t.Logf("%s: %d objects match kro's assertions (update=%v)", filepath.Base(dir), n, update)
+}
+
+// skippedAssert: the graph's and the instance CRD's asserts are another
+// test's (CRD parity), and each phase compares its own files.
+func skippedAssert(base string, update bool) bool {
+	return base == "rgd-assert.yaml" || base == "instancecrd-assert.yaml" || strings.Contains(base, "-update-") != update
+}
+
+// chainsawAsserts are the files the example's chainsaw-test.yaml asserts
+// (`assert: {file: ...}`), none without one.
+func chainsawAsserts(t testing.TB, dir string) []string {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join(dir, "chainsaw-test.yaml"))
+	if err != nil {
+		return nil
+	}
+	var out []string
+	lines := strings.Split(string(data), "\n")
+	for i, l := range lines {
+		if strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(l), "-")) != "assert:" || i+1 >= len(lines) {
+			continue
+		}
+		if f, ok := strings.CutPrefix(strings.TrimSpace(lines[i+1]), "file:"); ok {
+			out = append(out, strings.Trim(strings.TrimSpace(f), `"'`))
+		}
+	}
+	return out
 }
