@@ -194,6 +194,10 @@ spec:
         namespace: ${schema.spec.namespace}
 `
 
+// tenantChildKinds allows clusterTenantRGD's ClusterRole (a sensitive
+// kind: confine.Decide).
+var tenantChildKinds = []schema.GroupKind{{Group: "rbac.authorization.k8s.io", Kind: "ClusterRole"}}
+
 // TestClusterScopedInstanceEndToEnd: a cluster-scoped instance's children
 // (namespaced ones in the namespace its spec names, a cluster-scoped one)
 // are created without an instance-namespace label, the instance reaches
@@ -206,7 +210,7 @@ func TestClusterScopedInstanceEndToEnd(t *testing.T) {
 	// by the flag (confine.Decide).
 	run := r.start(func(o *engine.Options) {
 		o.RGDPaths = []string{path}
-		o.AllowChildKinds = []schema.GroupKind{{Group: "rbac.authorization.k8s.io", Kind: "ClusterRole"}}
+		o.AllowChildKinds = tenantChildKinds
 	})
 	gvr := run.graphServed("kroapi-tenant")
 	ctx := context.Background()
@@ -291,7 +295,10 @@ func TestClusterScopedInstanceEndToEnd(t *testing.T) {
 func TestShortNamesAndCategoriesServed(t *testing.T) {
 	r := newEngRig(t)
 	path := r.writeFile("tenant.yaml", strings.NewReplacer("kroapi-tenant", "kroapi-names", "KroAPITenant", "KroAPINamed", "kroapitn", "kroapinm", "kroapicat", "kroapinames").Replace(clusterTenantRGD))
-	run := r.start(func(o *engine.Options) { o.RGDPaths = []string{path} })
+	run := r.start(func(o *engine.Options) {
+		o.RGDPaths = []string{path}
+		o.AllowChildKinds = tenantChildKinds
+	})
 	gvr := run.graphServed("kroapi-names")
 
 	dc, err := discovery.NewDiscoveryClientForConfig(r.cfg)
