@@ -93,7 +93,9 @@ func (r *kroRig) grantedIdentity(t *testing.T, lease string) (*rest.Config, map[
 			var b rbacv1.ClusterRoleBinding
 			must(nil, runtime.DefaultUnstructuredConverter.FromUnstructured(obj, &b))
 			must(kube.RbacV1().ClusterRoleBindings().Create(ctx, &b, metav1.CreateOptions{}))
-			t.Cleanup(func() { _ = kube.RbacV1().ClusterRoleBindings().Delete(context.Background(), b.Name, metav1.DeleteOptions{}) })
+			t.Cleanup(func() {
+				_ = kube.RbacV1().ClusterRoleBindings().Delete(context.Background(), b.Name, metav1.DeleteOptions{})
+			})
 		default:
 			t.Fatalf("kroscope rbac printed a %s", u.GetKind())
 		}
