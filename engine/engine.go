@@ -113,8 +113,20 @@ type Options struct {
 	Cluster         state.Cluster
 	ReconcileConfig reconciler.ReconcileConfig
 	AllowAdoption   bool
-	// MetricsBindAddress serves /metrics when set (e.g. ":8078").
+	// AllowChildKinds are the sensitive kinds (confine.Sensitive) graphs
+	// may create: --allow-child-kind.
+	AllowChildKinds []schema.GroupKind
+	// CheckRights asks the API server, before serving a graph, whether
+	// this identity holds every rule the graph needs (rights.ForGraph);
+	// while it lacks one, the graph is shown as not served, naming it.
+	// `kroscope run` (the in-cluster Deployment) sets it.
+	CheckRights bool
+	// MetricsBindAddress serves /metrics when set (e.g. "127.0.0.1:8078").
 	MetricsBindAddress string
+	// MetricsSecure serves them over HTTPS, only to clients the API server
+	// authenticates and authorizes for GET /metrics (a token whose
+	// identity is granted the non-resource URL /metrics).
+	MetricsSecure bool
 	// HealthProbeBindAddress serves /healthz and /readyz when set (e.g.
 	// ":8081"): see Healthy and Ready.
 	HealthProbeBindAddress string
@@ -385,12 +397,8 @@ func (e *Engine) startWatches(ctx context.Context) {
 // serveEndpoints starts /metrics and the health probes when asked for,
 // and the counters loop (also the heartbeat, so it runs from the start).
 func (e *Engine) serveEndpoints(ctx context.Context) error {
-	if e.o.MetricsBindAddress != "" && e.o.MetricsBindAddress != "0" {
-		addr, err := metrics.Serve(ctx, e.o.MetricsBindAddress)
-		if err != nil {
-			return e.fatal("cannot serve metrics", err, "choose another --metrics-bind-address")
-		}
-		e.log.Info("serving metrics", "address", addr.String())
+	if err := e.serveMetrics(ctx); err != nil {
+		return err
 	}
 	e.startHealth(time.Now())
 	go e.counters(ctx)

@@ -27,6 +27,7 @@ import (
 	"github.com/kroscope/kroscope/engine/watch"
 	"github.com/kroscope/kroscope/reconciler"
 	"github.com/kroscope/kroscope/reconciler/client"
+	"github.com/kroscope/kroscope/reconciler/confine"
 	"github.com/kroscope/kroscope/reconciler/graph"
 	"github.com/kroscope/kroscope/reconciler/graph/crd"
 	"github.com/kroscope/kroscope/reconciler/graph/graphview"
@@ -54,6 +55,9 @@ type graphTable struct {
 	served map[schema.GroupVersionResource]*served
 	byRes  map[string]*served // "plural.group" → served
 	runs   map[string]*graphRun
+	// rights are the API server's answers on kroscope's own rights, kept
+	// by admission.go (CheckRights).
+	rights rightsCache
 	// serving numbers each graph's served definitions (state.Graph.Serving).
 	serving map[string]int64
 }
@@ -134,6 +138,9 @@ type graphRun struct {
 	cluster bool
 	// allowBreaking: the RGD carries kro.run/allow-breaking-changes: "true".
 	allowBreaking bool
+	// grant is what a cluster admin allowed its children (confine.Decide):
+	// the graph's children-scope annotation, --allow-child-kind.
+	grant confine.Grant
 
 	mu      sync.Mutex
 	outcome rgdstatus.Outcome // how far serving got, for the RGD's status
@@ -158,6 +165,8 @@ type served struct {
 	// serving numbers the definition (state.Graph.Serving), set before
 	// the informers start: every reconcile's observation carries it.
 	serving int64
+	// grant is the graph's run's (confine.Grant), for its controller.
+	grant confine.Grant
 	// stopped is set once the graph stops being served: a reconcile still
 	// in flight must not bring its instance back into the state.
 	stopped atomic.Bool
@@ -221,7 +230,8 @@ func (e *Engine) apply(ctx context.Context, u source.Update) *graphRun {
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	r := &graphRun{name: u.Name, cancel: cancel, ready: make(chan struct{}), done: make(chan struct{}),
-		cluster: u.Object != nil, allowBreaking: u.AllowBreakingChanges(), shown: shownFor(u)}
+		cluster: u.Object != nil, allowBreaking: u.AllowBreakingChanges(), shown: shownFor(u),
+		grant: confine.Grant{AnyNamespace: u.AnyNamespace(), Kinds: e.o.AllowChildKinds}}
 	e.graphs.mu.Lock()
 	e.graphs.runs[u.Name] = r
 	e.graphs.mu.Unlock()
@@ -250,7 +260,7 @@ func (e *Engine) runGraph(ctx context.Context, r *graphRun, rgd *graph.ResourceG
 	defer r.markReady()
 	gr := &graphStart{e: e, r: r, rgd: rgd, log: e.log.WithValues("graph", rgd.Name), info: state.Graph{Name: rgd.Name, Source: rgd.Source, Definition: def}}
 	g, ok := gr.build(ctx)
-	if !ok {
+	if !ok || !gr.admit(ctx, g) {
 		return
 	}
 	s, ok := gr.reserve(ctx, g)
@@ -349,7 +359,7 @@ func (gr *graphStart) reserve(ctx context.Context, g *graph.Graph) (*served, boo
 		e.setOutcome(ctx, gr.r, func(o *rgdstatus.Outcome) { o.CRDErr = err })
 		return nil, false
 	}
-	s := &served{e: e, graph: g, gvr: g.Instance.GVR, resource: res, children: map[schema.GroupVersionResource]bool{}}
+	s := &served{e: e, graph: g, gvr: g.Instance.GVR, resource: res, children: map[schema.GroupVersionResource]bool{}, grant: gr.r.grant}
 	e.graphs.byRes[res] = s
 	e.graphs.mu.Unlock()
 	return s, true
@@ -463,7 +473,7 @@ func (s *served) start(ctx context.Context) error {
 			observe(o)
 		}
 	})
-	s.ctrl.SetOptions(reconciler.Options{AllowAdoption: e.o.AllowAdoption, Reader: e.reader})
+	s.ctrl.SetOptions(reconciler.Options{AllowAdoption: e.o.AllowAdoption, Reader: e.reader, Grant: s.grant})
 
 	// Instances of a cluster-scoped kind have no namespace to narrow to:
 	// --namespace cannot hide them, and their children may be anywhere.

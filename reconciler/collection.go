@@ -96,6 +96,9 @@ func (r *run) prepareItems(res *graph.Resource, items []*unstructured.Unstructur
 		if !namespaced {
 			it.SetNamespace("")
 		}
+		if err := r.confine(res, namespaced, it.GetNamespace()); err != nil {
+			return fmt.Errorf("item %d: %w", i, err)
+		}
 		key := it.GetNamespace() + "/" + it.GetName()
 		if prev, dup := seen[key]; dup {
 			return fmt.Errorf("resource %s: items %d and %d are both %s: make metadata.name unique per item", res.ID, prev, i, objectName(it))

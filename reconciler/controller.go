@@ -14,6 +14,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 
 	"github.com/kroscope/kroscope/reconciler/client"
+	"github.com/kroscope/kroscope/reconciler/confine"
 	"github.com/kroscope/kroscope/reconciler/graph"
 	"github.com/kroscope/kroscope/reconciler/metadata"
 	"github.com/kroscope/kroscope/reconciler/redact"
@@ -38,6 +39,10 @@ type Options struct {
 	// Reader serves reads from the caller's watches (see Reader); nil means
 	// every read is a request.
 	Reader Reader
+	// Grant is what a cluster admin allowed the graph's children beyond
+	// the default (see confine.Decide): the graph's scope annotation and
+	// the sensitive kinds a flag allows.
+	Grant confine.Grant
 }
 
 // Controller manages the reconciliation of the instances of one graph.

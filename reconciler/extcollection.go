@@ -34,6 +34,9 @@ func (r *run) reconcileExternalCollection(res *graph.Resource, vars graph.Vars) 
 	if !namespaced {
 		ns = ""
 	}
+	if err := r.confine(res, namespaced, ns); err != nil {
+		return result{verdict: failed(err)}
+	}
 	out := result{namespace: ns}
 	list, err := r.objs.List(r.ctx, gvr, ns, metav1.ListOptions{LabelSelector: sel.String()})
 	if err != nil {

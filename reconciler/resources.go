@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -13,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/kroscope/kroscope/reconciler/client"
+	"github.com/kroscope/kroscope/reconciler/confine"
 	desiredpkg "github.com/kroscope/kroscope/reconciler/desired"
 	"github.com/kroscope/kroscope/reconciler/graph"
 	"github.com/kroscope/kroscope/reconciler/metadata"
@@ -126,6 +128,10 @@ func (r *run) reconcileObject(res *graph.Resource, vars graph.Vars) result {
 	if !namespaced {
 		desired.SetNamespace("")
 		out.namespace = ""
+	}
+	if err := r.confine(res, namespaced, desired.GetNamespace()); err != nil {
+		out.verdict = failed(err)
+		return out
 	}
 	if res.External {
 		return r.reconcileExternal(res, gvr, desired, out)
@@ -388,6 +394,34 @@ func (r *run) placeObject(res *graph.Resource, desired *unstructured.Unstructure
 		desired.SetNamespace(r.inst.GetNamespace())
 	}
 	return nil
+}
+
+// confine asks confine.Decide whether res's object may be written (or,
+// external, read) in namespace ns; namespaced is the kind's scope as the
+// API server serves it.
+func (r *run) confine(res *graph.Resource, namespaced bool, ns string) error {
+	v := confine.Decide(confine.Facts{
+		Kind: res.GVK.GroupKind(), External: res.External || res.ExternalCollection, Namespaced: namespaced,
+		InstanceNamespaced: r.inst.GetNamespace() != "", InstanceNamespace: r.inst.GetNamespace(),
+		Rendered: true, Namespace: ns, LiteralNamespace: !NamespaceComputed(res), Grant: r.opts.Grant,
+	})
+	if !v.Allowed {
+		return fmt.Errorf("resource %s: %s", res.ID, v.Why)
+	}
+	return nil
+}
+
+// NamespaceComputed reports whether res's metadata.namespace comes from an
+// expression (the field itself, or a map or object holding it, is
+// templated) rather than being written in the graph, or left out.
+func NamespaceComputed(res *graph.Resource) bool {
+	want := []any{"metadata", "namespace"}
+	for _, f := range res.Fields {
+		if len(f.Segments) <= len(want) && slices.Equal(f.Segments, want[:len(f.Segments)]) {
+			return true
+		}
+	}
+	return false
 }
 
 // resolveGVR maps the resource's kind through the REST mapper when there is

@@ -5,9 +5,11 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"strings"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/kroscope/kroscope/engine"
 	"github.com/kroscope/kroscope/engine/krodetect"
@@ -15,6 +17,7 @@ import (
 	"github.com/kroscope/kroscope/engine/state"
 	"github.com/kroscope/kroscope/reconciler"
 	"github.com/kroscope/kroscope/reconciler/client"
+	"github.com/kroscope/kroscope/reconciler/confine"
 	"github.com/kroscope/kroscope/reconciler/graph"
 	"github.com/kroscope/kroscope/reconciler/graph/builtinschemas"
 )
@@ -39,7 +42,9 @@ func addEngineFlags(fs *pflag.FlagSet, o *engine.Options) {
 	fs.DurationVar(&o.KroSilence, "kro-silence", krodetect.DefaultSilence, "how long kro must leave a change to a cluster graph unanswered for that to prove it gone (negative: never)")
 	fs.DurationVar(&o.KroPollInterval, "kro-poll-interval", engine.DefaultKroPollInterval, "how often kro's Lease and Deployment are checked (negative: never look for kro)")
 	fs.BoolVar(&o.AllowAdoption, "allow-adoption", false, "adopt existing objects that carry no ownership labels")
-	fs.StringVar(&o.MetricsBindAddress, "metrics-bind-address", "", "serve Prometheus metrics at this address, e.g. :8078 (default off)")
+	fs.Var(&childKinds{&o.AllowChildKinds}, "allow-child-kind", "let graphs create this sensitive kind (RBAC, CRDs, admission webhooks, APIServices... are refused by default), as Kind.group, e.g. ClusterRole.rbac.authorization.k8s.io (repeatable; docs/security.md)")
+	fs.StringVar(&o.MetricsBindAddress, "metrics-bind-address", "", "serve Prometheus metrics at this address, e.g. 127.0.0.1:8078 (default off); plain HTTP to whoever reaches it, unless --metrics-secure")
+	fs.BoolVar(&o.MetricsSecure, "metrics-secure", false, "serve metrics over HTTPS, only to clients whose bearer token the API server authenticates and authorizes for GET /metrics (docs/security.md)")
 	fs.StringVar(&o.HealthProbeBindAddress, "health-probe-bind-address", "", "serve /healthz (engine alive, not wedged) and /readyz (watches synced, graphs loaded; a replica not holding the Lease is ready too) at this address, e.g. :8081 (default off)")
 	fs.StringVar(&o.ReconcileConfig.DeletionPolicy, "deletion-policy", reconciler.DeletionPolicyDelete, "what happens to children when an instance is deleted: Delete or Orphan")
 	fs.DurationVar(&o.ShutdownGrace, "shutdown-grace", engine.ShutdownGrace, "after ctrl-C, SIGTERM or --timeout: how long reconciles (cancelled at once) and graphs get to stop before kroscope exits anyway")
@@ -129,3 +134,25 @@ func connectEngine(cmd *cobra.Command, o *engine.Options) error {
 	o.Cluster = state.Cluster{Context: ctxName, Server: cfg.Host, Namespace: o.Namespace, Source: source}
 	return nil
 }
+
+// childKinds is --allow-child-kind: Kind.group values, parsed as given.
+type childKinds struct{ to *[]schema.GroupKind }
+
+func (c *childKinds) String() string {
+	var out []string
+	for _, gk := range *c.to {
+		out = append(out, confine.FlagValue(gk))
+	}
+	return strings.Join(out, ",")
+}
+
+func (c *childKinds) Set(v string) error {
+	gks, err := confine.ParseKinds(strings.Split(v, ","))
+	if err != nil {
+		return err
+	}
+	*c.to = append(*c.to, gks...)
+	return nil
+}
+
+func (c *childKinds) Type() string { return "Kind.group" }

@@ -8,6 +8,9 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/kroscope/kroscope/engine"
+	"github.com/kroscope/kroscope/engine/source"
+	"github.com/kroscope/kroscope/reconciler/confine"
 	"github.com/kroscope/kroscope/reconciler/graph"
 	"github.com/kroscope/kroscope/reconciler/graph/graphview"
 	"github.com/kroscope/kroscope/termtext"
@@ -223,6 +226,10 @@ kro's name before v0.2. Warnings do not change the exit status.`,
 				warnings := graph.KroWarnings(rgds[i], g)
 				for _, w := range warnings {
 					fmt.Fprintf(errOut, "warning: %s (kro would reject it)\n", w)
+				}
+				// What kroscope refuses to serve by default (docs/security.md).
+				if err := engine.GraphRefusal(g, confine.Grant{AnyNamespace: source.Update{RGD: rgds[i]}.AnyNamespace()}); err != nil {
+					fmt.Fprintf(errOut, "warning: %s: %v\n", g.Source, err)
 				}
 				note := ""
 				if len(warnings) > 0 {

@@ -3,12 +3,12 @@ package main
 import (
 	"context"
 	"fmt"
-	"os"
 	"os/signal"
 
 	"github.com/spf13/cobra"
 
 	"github.com/kroscope/kroscope/engine"
+	"github.com/kroscope/kroscope/engine/logsink"
 	"github.com/kroscope/kroscope/headless"
 	"github.com/kroscope/kroscope/termtext"
 )
@@ -38,7 +38,7 @@ FAILED or --timeout passes: handy for scripts and CI.`,
 			}
 			logOut := cmd.ErrOrStderr()
 			if logFile != "" {
-				f, err := os.OpenFile(logFile, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+				f, err := logsink.OpenFile(logFile)
 				if err != nil {
 					return fmt.Errorf("opening --log-file: %w", err)
 				}
@@ -67,6 +67,7 @@ FAILED or --timeout passes: handy for scripts and CI.`,
 	}
 	fs := cmd.Flags()
 	addEngineFlags(fs, &o)
+	fs.BoolVar(&o.CheckRights, "check-rights", true, "before serving a graph, ask the API server whether this identity holds every rule the graph needs (`kroscope rbac` prints them); a graph it lacks one for is shown as not served, naming the rule")
 	fs.StringVarP(&h.Output, "output", "o", "text", "transition lines as text or json")
 	fs.StringVar(&h.ExitWhen, "exit-when", "", "exit once every instance is ACTIVE (active) or nothing is left to do (idle)")
 	fs.DurationVar(&h.Timeout, "timeout", 0, "give up (exit code 2) when --exit-when has not happened by then")

@@ -5,10 +5,20 @@
 package metrics
 
 import (
+	"cmp"
 	"context"
+	"crypto/tls"
+	"io"
+	"log"
 	"net"
 	"net/http"
+	"os"
 	"time"
+
+	"github.com/go-logr/logr"
+	"k8s.io/client-go/rest"
+	certutil "k8s.io/client-go/util/cert"
+	"sigs.k8s.io/controller-runtime/pkg/metrics/filters"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
@@ -81,14 +91,36 @@ func init() {
 
 // Serve serves the registry at addr (/metrics) until ctx is done. It
 // returns once the listener is bound, so a bad address is reported at start.
-func Serve(ctx context.Context, addr string) (net.Addr, error) {
+// With auth set, it serves HTTPS (a self-signed certificate made at start)
+// and only to a client whose bearer token the API server of auth
+// authenticates (TokenReview) and authorizes for `get` on the non-resource
+// URL /metrics (SubjectAccessReview): controller-runtime's secure metrics
+// filter. Without it, plain HTTP to anyone who reaches addr: bind it to
+// 127.0.0.1.
+func Serve(ctx context.Context, addr string, auth *rest.Config) (net.Addr, error) {
+	var handler http.Handler = promhttp.HandlerFor(ctrlmetrics.Registry, promhttp.HandlerOpts{})
+	var tlsConfig *tls.Config
+	if auth != nil {
+		var err error
+		if handler, err = authenticated(auth, handler); err != nil {
+			return nil, err
+		}
+		if tlsConfig, err = selfSigned(); err != nil {
+			return nil, err
+		}
+	}
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return nil, err
 	}
+	if tlsConfig != nil {
+		ln = tls.NewListener(ln, tlsConfig)
+	}
 	mux := http.NewServeMux()
-	mux.Handle("/metrics", promhttp.HandlerFor(ctrlmetrics.Registry, promhttp.HandlerOpts{}))
-	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	mux.Handle("/metrics", handler)
+	// Handshake failures (a plain-HTTP scraper, a port scan) are not the
+	// operator's log lines.
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, ErrorLog: log.New(io.Discard, "", 0)}
 	go func() {
 		<-ctx.Done()
 		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
@@ -98,4 +130,35 @@ func Serve(ctx context.Context, addr string) (net.Addr, error) {
 	// Serve only fails once the listener is closed by Shutdown.
 	go func() { _ = srv.Serve(ln) }()
 	return ln.Addr(), nil
+}
+
+// authenticated wraps h in controller-runtime's authentication and
+// authorization filter, asking auth's API server.
+func authenticated(auth *rest.Config, h http.Handler) (http.Handler, error) {
+	hc, err := rest.HTTPClientFor(auth)
+	if err != nil {
+		return nil, err
+	}
+	filter, err := filters.WithAuthenticationAndAuthorization(auth, hc)
+	if err != nil {
+		return nil, err
+	}
+	return filter(logr.Discard(), h)
+}
+
+// selfSigned is a TLS configuration with a certificate made now: the
+// scraper authenticates to kroscope with its token; kroscope's identity is
+// the Pod's (Prometheus scrapes Pod IPs with insecure_skip_verify, or
+// mount a certificate and serve it through a proxy).
+func selfSigned() (*tls.Config, error) {
+	host, _ := os.Hostname()
+	certPEM, keyPEM, err := certutil.GenerateSelfSignedCertKey(cmp.Or(host, "kroscope"), nil, nil)
+	if err != nil {
+		return nil, err
+	}
+	cert, err := tls.X509KeyPair(certPEM, keyPEM)
+	if err != nil {
+		return nil, err
+	}
+	return &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}, nil
 }

@@ -15,7 +15,7 @@ import (
 func TestServeExposesMemoryAndQueue(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	addr, err := Serve(ctx, "127.0.0.1:0")
+	addr, err := Serve(ctx, "127.0.0.1:0", nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -19,6 +19,7 @@ import (
 
 	"github.com/kroscope/kroscope/engine/crdcompat"
 	"github.com/kroscope/kroscope/engine/watch"
+	"github.com/kroscope/kroscope/reconciler/confine"
 	"github.com/kroscope/kroscope/reconciler/graph"
 )
 
@@ -45,6 +46,22 @@ type Update struct {
 func (u Update) AllowBreakingChanges() bool {
 	return u.Object != nil && u.Object.GetAnnotations()[crdcompat.AllowAnnotation] == "true"
 }
+
+// AnyNamespace reports whether the definition lets its namespaced
+// instances' children land outside the instance's namespace, or be
+// cluster-scoped (confine.ScopeAnnotation: Cluster).
+func (u Update) AnyNamespace() bool {
+	switch {
+	case u.Object != nil:
+		return scopeOf(u.Object.GetAnnotations()) == confine.ScopeCluster
+	case u.RGD != nil:
+		ann, _, _ := unstructured.NestedStringMap(u.RGD.Object, "metadata", "annotations")
+		return scopeOf(ann) == confine.ScopeCluster
+	}
+	return false
+}
+
+func scopeOf(ann map[string]string) string { return ann[confine.ScopeAnnotation] }
 
 // Files reads every definition in paths with l. A file that cannot be
 // read, or a definition that is malformed, becomes an Update with Err; the
@@ -111,8 +128,8 @@ func ClusterHasRGDs(d discovery.DiscoveryInterface) (bool, error) {
 
 // Cluster watches the cluster's definitions until ctx is done and passes
 // each change to fn (from one goroutine, in order). Only changes of the
-// generation (the spec), or of the allow-breaking-changes annotation, count
-// as changes; every other update (status, metadata) goes to onStatus when
+// generation (the spec), or of the allow-breaking-changes or the children
+// scope annotation, count as changes; every other update (status, metadata) goes to onStatus when
 // it is set. It returns once the first list was delivered, or with ctx's
 // error.
 func Cluster(ctx context.Context, dyn dynamic.Interface, group *watch.Group, fn func(Update), onStatus func(*unstructured.Unstructured)) error {
@@ -138,8 +155,9 @@ func Cluster(ctx context.Context, dyn dynamic.Interface, group *watch.Group, fn 
 			mon.Event("update")
 			o, ok1 := oldObj.(*unstructured.Unstructured)
 			n, ok2 := obj.(*unstructured.Unstructured)
-			allow := func(u *unstructured.Unstructured) bool {
-				return u.GetAnnotations()[crdcompat.AllowAnnotation] == "true"
+			allow := func(u *unstructured.Unstructured) string {
+				a := u.GetAnnotations()
+				return a[crdcompat.AllowAnnotation] + "/" + scopeOf(a)
 			}
 			if ok1 && ok2 && o.GetGeneration() == n.GetGeneration() && allow(o) == allow(n) {
 				if onStatus != nil {

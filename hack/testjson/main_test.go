@@ -14,6 +14,12 @@ const stream = `{"Action":"run","Package":"p","Test":"TestA"}
 {"Action":"output","Package":"p","Test":"TestB","Output":"    b_test.go:9: missing prerequisite: kro's controller not found\n"}
 {"Action":"output","Package":"p","Test":"TestB","Output":"--- SKIP: TestB (0.00s)\n"}
 {"Action":"skip","Package":"p","Test":"TestB"}
+{"Action":"run","Package":"p","Test":"TestD"}
+{"Action":"output","Package":"p","Test":"TestD","Output":"    d_test.go:3: platform lacks: nothing, this is only logged\n"}
+{"Action":"output","Package":"p","Test":"TestD","Output":"    d_test.go:4: missing prerequisite: kubectl not found\n"}
+{"Action":"output","Package":"p","Test":"TestD","Output":"        at bin/k8s\n"}
+{"Action":"output","Package":"p","Test":"TestD","Output":"--- SKIP: TestD (0.00s)\n"}
+{"Action":"skip","Package":"p","Test":"TestD"}
 {"Action":"run","Package":"p","Test":"TestC"}
 {"Action":"output","Package":"p","Test":"TestC","Output":"    c_test.go:3: platform lacks: root\n"}
 {"Action":"skip","Package":"p","Test":"TestC"}
@@ -30,8 +36,11 @@ func TestReport(t *testing.T) {
 		wantCode int
 		want     []string
 	}{
-		{"outside CI skips pass", stream, false, 0, []string{"ok  \tp\t0.1s", "1 passed, 0 failed, 2 skipped", "p TestB: missing prerequisite"}},
-		{"in CI an unlisted skip fails", stream, true, 1, []string{"not allowed to skip in CI: p TestB", "1 skips are not allowed"}},
+		{"outside CI skips pass", stream, false, 0, []string{"ok  \tp\t0.1s", "1 passed, 0 failed, 3 skipped", "p TestB: missing prerequisite",
+			"p TestD: missing prerequisite: kubectl not found at bin/k8s"}},
+		// TestD logged an allowed phrase before it skipped for a reason
+		// that is not: the skip line decides.
+		{"in CI an unlisted skip fails", stream, true, 1, []string{"not allowed to skip in CI: p TestB", "not allowed to skip in CI: p TestD", "2 skips are not allowed"}},
 		{"a failed test fails and shows its output", `{"Action":"output","Package":"p","Test":"TestF","Output":"    f_test.go:1: boom\n"}
 {"Action":"fail","Package":"p","Test":"TestF"}
 {"Action":"output","Package":"p","Output":"FAIL\tp\t0.1s\n"}
@@ -64,5 +73,14 @@ func TestSkipsFileCompiles(t *testing.T) {
 	}
 	if matchesAny(res, "missing prerequisite: kro's controller not found") {
 		t.Error("skips.txt allows a missing prerequisite")
+	}
+}
+
+func TestSkipsPathFixedUnderCI(t *testing.T) {
+	if got := skipsPath("/tmp/anything.txt", true); got != "" {
+		t.Errorf("under CI=true TESTJSON_SKIPS replaced the allow-list with %q", got)
+	}
+	if got := skipsPath("/tmp/anything.txt", false); got != "/tmp/anything.txt" {
+		t.Errorf("outside CI TESTJSON_SKIPS = %q, want it used", got)
 	}
 }

@@ -21,6 +21,9 @@ import (
 	"k8s.io/client-go/restmapper"
 	"sigs.k8s.io/yaml"
 
+	"github.com/kroscope/kroscope/engine"
+	"github.com/kroscope/kroscope/engine/rights"
+	"github.com/kroscope/kroscope/reconciler/graph"
 	"github.com/kroscope/kroscope/test/envtest"
 )
 
@@ -148,4 +151,35 @@ func rgdObject(t *testing.T, doc string) *unstructured.Unstructured {
 		t.Fatal(err)
 	}
 	return &unstructured.Unstructured{Object: obj}
+}
+
+// grantGraphs grants the ServiceAccount what serving each graph (YAML)
+// takes, as `kroscope rbac --bind kroscope-system/kroscope` prints it:
+// the test API server runs no kube-controller-manager, so the
+// aggregation into kroscope:graphs is done by a binding per graph.
+func grantGraphs(t *testing.T, env *envtest.Env, docs ...string) {
+	t.Helper()
+	set := env.Clients(t)
+	kube := env.Kubernetes()
+	for _, doc := range docs {
+		rgds, err := graph.Parse([]byte(doc), t.Name())
+		if err != nil {
+			t.Fatal(err)
+		}
+		g, err := graph.NewBuilder(engine.GraphOptions(set, nil, false)...).Build(rgds[0])
+		if err != nil {
+			t.Fatal(err)
+		}
+		role, binding := rights.ClusterRole(g), rights.ClusterRoleBinding(g.Name, namespace, serviceAccount)
+		if _, err := kube.RbacV1().ClusterRoles().Create(ctxT(t), role, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := kube.RbacV1().ClusterRoleBindings().Create(ctxT(t), binding, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() {
+			_ = kube.RbacV1().ClusterRoleBindings().Delete(context.Background(), binding.Name, metav1.DeleteOptions{})
+			_ = kube.RbacV1().ClusterRoles().Delete(context.Background(), role.Name, metav1.DeleteOptions{})
+		})
+	}
 }

@@ -19,7 +19,6 @@ import (
 
 	authenticationv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
-	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -98,24 +97,9 @@ func TestRunInAPod(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
 	defer cancel()
 
-	// The planted graph reads a Secret: granted as docs/in-cluster.md says to
-	// grant a kind graphs read, a ClusterRole of its own bound to the
-	// ServiceAccount.
-	ext := &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: "kroscope:external:secrets"},
-		Rules: []rbacv1.PolicyRule{{APIGroups: []string{""}, Resources: []string{"secrets"}, Verbs: []string{"get", "list", "watch"}}}}
-	if _, err := kube.RbacV1().ClusterRoles().Create(ctx, ext, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := kube.RbacV1().ClusterRoleBindings().Create(ctx, &rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: ext.Name},
-		RoleRef:  rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "ClusterRole", Name: ext.Name},
-		Subjects: []rbacv1.Subject{{Kind: "ServiceAccount", Name: serviceAccount, Namespace: namespace}}}, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	// Other tests check that Secrets are not granted by default.
-	t.Cleanup(func() {
-		_ = kube.RbacV1().ClusterRoleBindings().Delete(context.Background(), ext.Name, metav1.DeleteOptions{})
-		_ = kube.RbacV1().ClusterRoles().Delete(context.Background(), ext.Name, metav1.DeleteOptions{})
-	})
+	// Each graph's rights, as `kroscope rbac` prints them (the planted
+	// graph reads a Secret: read on Secrets comes with it).
+	grantGraphs(t, env, graphs.Chain("deploypod", "DeployPod"), plantRGD)
 	const secretValue = "pl4nted-P0D-t0ken-8kq"
 	if _, err := kube.CoreV1().Secrets(ns).Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "planted"},
 		StringData: map[string]string{"token": secretValue}}, metav1.CreateOptions{}); err != nil {
@@ -164,8 +148,8 @@ func TestRunInAPod(t *testing.T) {
 	probeAddr, metricsAddr := freeAddr(t), freeAddr(t)
 	args := deploymentArgs(t, map[string]string{
 		"$(POD_NAMESPACE)": namespace, "$(POD_NAME)": "kroscope-pod-0",
-		"--health-probe-bind-address=:8081": "--health-probe-bind-address=" + probeAddr,
-		"--metrics-bind-address=:8078":      "--metrics-bind-address=" + metricsAddr,
+		"--health-probe-bind-address=:8081":     "--health-probe-bind-address=" + probeAddr,
+		"--metrics-bind-address=127.0.0.1:8078": "--metrics-bind-address=" + metricsAddr,
 	})
 	server, err := url.Parse(env.Config.Host)
 	if err != nil {

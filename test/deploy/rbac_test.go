@@ -9,12 +9,14 @@ import (
 	"testing"
 	"time"
 
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 
@@ -41,6 +43,7 @@ func startSAEngine(t *testing.T, env *envtest.Env, identity string, logs io.Writ
 		o.DisableLease = false
 		o.LeaseNamespace, o.LeaseName, o.Identity = leaseNamespace, leaseName, identity
 		o.ReconcileConfig = reconciler.ReconcileConfig{} // the Deployment's defaults
+		o.CheckRights = true                             // as `kroscope run` does
 		// Debug level: some refusals (kro detection) are logged there.
 		o.Log = logsink.New(logsink.Options{Writer: logs, Verbosity: 1})
 	})
@@ -76,6 +79,7 @@ func TestServiceAccountRBACServesClusterGraphs(t *testing.T) {
 	kube := env.Kubernetes()
 	ns := env.Namespace(t)
 
+	grantGraphs(t, env, graphs.Chain("deployrbac", "DeployRBAC"))
 	rgd := rgdObject(t, graphs.Chain("deployrbac", "DeployRBAC"))
 	if _, err := admin.Resource(rgdGVR).Create(ctxT(t), rgd, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
@@ -203,14 +207,20 @@ func TestServiceAccountWritesNothingElse(t *testing.T) {
 		_, err := saDyn.Resource(rgdGVR).Create(ctx, rgdObject(t, graphs.Chain("sa-made", "SAMade")), metav1.CreateOptions{})
 		return err
 	}()
+	// No write on workloads or children of any kind by default: each
+	// graph's are granted with it (`kroscope rbac`).
+	_, refused["create a Deployment in kube-system"] = sa.AppsV1().Deployments("kube-system").Create(ctx, &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: "x"}}, metav1.CreateOptions{})
+	_, refused["create a ConfigMap"] = sa.CoreV1().ConfigMaps(ns).Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "x"}}, metav1.CreateOptions{})
+	_, refused["create a Pod"] = sa.CoreV1().Pods(ns).Create(ctx, &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "x"}}, metav1.CreateOptions{})
+	_, refused["patch a CRD no graph of it is granted"] = saDyn.Resource(crds).Patch(ctx, "resourcegraphdefinitions.kro.run", types.MergePatchType, []byte(`{"metadata":{"labels":{"x":"y"}}}`), metav1.PatchOptions{})
 	for what, err := range refused {
 		if !apierrors.IsForbidden(err) {
 			t.Errorf("%s as %s: %v, want forbidden", what, saUser, err)
 		}
 	}
 	// What it is granted works with the same client (the refusals are RBAC's).
-	if _, err := sa.CoreV1().ConfigMaps(ns).List(ctx, metav1.ListOptions{}); err != nil {
-		t.Errorf("list ConfigMaps as %s: %v", saUser, err)
+	if _, err := saDyn.Resource(rgdGVR).List(ctx, metav1.ListOptions{}); err != nil {
+		t.Errorf("list ResourceGraphDefinitions as %s: %v", saUser, err)
 	}
 }
 
@@ -221,4 +231,44 @@ func graphServed(s *state.Snapshot, name string) bool {
 		}
 	}
 	return false
+}
+
+// TestDeployGrantsNoWildcard: no rule deploy/ ships holds "*" (in API
+// groups, resources or verbs), and none writes a workload kind (Pods and
+// what makes them) anywhere: those come with a graph, from `kroscope rbac`.
+func TestDeployGrantsNoWildcard(t *testing.T) {
+	workloads := map[string]bool{"pods": true, "deployments": true, "replicasets": true, "statefulsets": true, "daemonsets": true,
+		"jobs": true, "cronjobs": true, "replicationcontrollers": true}
+	writes := map[string]bool{"create": true, "update": true, "patch": true, "delete": true, "deletecollection": true}
+	n := 0
+	for _, obj := range deployObjects(t) {
+		if obj.GetKind() != "ClusterRole" && obj.GetKind() != "Role" {
+			continue
+		}
+		rules, _, _ := unstructured.NestedSlice(obj.Object, "rules")
+		for i, r := range rules {
+			n++
+			rule, _ := r.(map[string]any)
+			for _, field := range []string{"apiGroups", "resources", "verbs", "resourceNames", "nonResourceURLs"} {
+				vals, _, _ := unstructured.NestedStringSlice(rule, field)
+				for _, v := range vals {
+					if strings.Contains(v, "*") {
+						t.Errorf("%s %s rule %d: %s holds %q", obj.GetKind(), obj.GetName(), i, field, v)
+					}
+				}
+			}
+			res, _, _ := unstructured.NestedStringSlice(rule, "resources")
+			verbs, _, _ := unstructured.NestedStringSlice(rule, "verbs")
+			for _, r := range res {
+				for _, v := range verbs {
+					if workloads[r] && writes[v] {
+						t.Errorf("%s %s rule %d: %s %s", obj.GetKind(), obj.GetName(), i, v, r)
+					}
+				}
+			}
+		}
+	}
+	if n == 0 {
+		t.Fatal("deploy/ holds no RBAC rules: nothing was checked")
+	}
 }

@@ -34,10 +34,16 @@ var shapeValues = map[string]string{
 // shapeGraph is one graph reading the planted Secret ("creds") and putting
 // one value where it leaks: resources is the rest of spec.resources.
 func shapeGraph(name, kind, resources string) string {
+	// Every graph but redconfine lets its children go to another
+	// namespace: redns's namespace must reach the API server (and fail).
+	scope := "\n  annotations: {kroscope.dev/children-scope: Cluster}"
+	if name == "redconfine" {
+		scope = ""
+	}
 	return fmt.Sprintf(`apiVersion: kro.run/v1alpha1
 kind: ResourceGraphDefinition
 metadata:
-  name: %s
+  name: %s%s
 spec:
   schema:
     apiVersion: v1alpha1
@@ -49,7 +55,7 @@ spec:
       kind: Secret
       metadata:
         name: shapes
-%s`, name, kind, resources)
+%s`, name, scope, kind, resources)
 }
 
 // secretShapes are the ways a Secret's value reached a message on main
@@ -129,6 +135,17 @@ var secretShapes = []struct{ graph, kind, resources, wantState string }{
         name: ${schema.metadata.name}-ns
         namespace: ${string(creds.data.ns)}
 `, "ERROR"},
+	// The same namespace in a graph that does not let its children leave
+	// the instance's namespace: refused (confine.Decide), the refusal
+	// naming the namespace.
+	{"redconfine", "RedConfine", `  - id: cm
+    template:
+      apiVersion: v1
+      kind: ConfigMap
+      metadata:
+        name: ${schema.metadata.name}-ns
+        namespace: ${string(creds.data.ns)}
+`, "FAILED"},
 }
 
 // TestSecretValueShapesLeakNowhere plants values in a Secret, runs one
@@ -208,10 +225,10 @@ func TestSecretValueShapesLeakNowhere(t *testing.T) {
 	}
 	// The channels are not empty: each shape's failure is reported there.
 	for name, wants := range map[string][]string{
-		"status":       {"no such key", "Invalid value", "metadata.name", "metadata.annotations", "error parsing regexp", "not found"},
+		"status":       {"no such key", "Invalid value", "metadata.name", "metadata.annotations", "error parsing regexp", "not found", "not the instance's namespace"},
 		"events":       {"metadata.labels", "metadata.name", "metadata.annotations", "error parsing regexp"},
 		"run -o json":  {"no such key", "metadata.labels", "metadata.name", "metadata.annotations", "error parsing regexp"},
-		"engine state": {"no such key", "metadata.labels", "metadata.name", "metadata.annotations", "pattern.data.p", "HTTP 422", "HTTP 404"},
+		"engine state": {"no such key", "metadata.labels", "metadata.name", "metadata.annotations", "pattern.data.p", "HTTP 422", "HTTP 404", "not the instance's namespace"},
 		"log":          {"reconcile failed", "not found"},
 	} {
 		for _, want := range wants {

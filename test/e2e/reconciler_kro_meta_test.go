@@ -15,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/kroscope/kroscope/reconciler"
+	"github.com/kroscope/kroscope/reconciler/confine"
 	"github.com/kroscope/kroscope/reconciler/graph"
 	"github.com/kroscope/kroscope/reconciler/metadata"
 	"github.com/kroscope/kroscope/test/envtest"
@@ -76,6 +77,11 @@ spec:
 	return s
 }
 
+// otherNamespace is the grant metaGraph's b needs: its namespace comes
+// from the instance's spec (the graph's kroscope.dev/children-scope:
+// Cluster, for the engine).
+var otherNamespace = confine.Grant{AnyNamespace: true}
+
 // swapGraph replaces the rig's controller with one serving yaml (same
 // kind), as the engine does when a graph changes.
 func (r *rig) swapGraph(yaml string) {
@@ -102,7 +108,7 @@ func (r *rig) swapGraph(yaml string) {
 // exact values, on the instance and on both children; the ApplySet id and
 // inventory hash are computed independently.
 func TestReconcilerKroMetadata(t *testing.T) {
-	r := newRig(t, metaGraph("KmMeta", true), func(c *rigConfig) { c.graphUID = "rgd-uid-1" })
+	r := newRig(t, metaGraph("KmMeta", true), func(c *rigConfig) { c.graphUID = "rgd-uid-1"; c.opts.Grant = otherNamespace })
 	other := r.env.Namespace(t)
 	inst := r.create("apiVersion: kro.run/v1alpha1\nkind: KmMeta\nmetadata:\n  name: app\nspec:\n  other: " + other + "\n")
 	r.untilState("app", reconciler.InstanceStateActive)
@@ -171,7 +177,7 @@ func TestReconcilerKroMetadata(t *testing.T) {
 // listed again), and the inventory shrinks; a look-alike that copied the
 // labels but was written by someone else survives prune and deletion.
 func TestReconcilerInventoryPrune(t *testing.T) {
-	r := newRig(t, metaGraph("KmPrune", true))
+	r := newRig(t, metaGraph("KmPrune", true), func(c *rigConfig) { c.opts.Grant = otherNamespace })
 	r.create("apiVersion: kro.run/v1alpha1\nkind: KmPrune\nmetadata:\n  name: app\nspec:\n  other: " + r.ns + "\n")
 	r.untilState("app", reconciler.InstanceStateActive)
 	b := r.get(gvrConfigMap, r.ns, "app-b")
@@ -238,7 +244,7 @@ func TestReconcilerInventoryPrune(t *testing.T) {
 // graph no longer has resource b; b's child is found through the
 // inventory and deleted.
 func TestReconcilerDeletionReadsInventory(t *testing.T) {
-	r := newRig(t, metaGraph("KmDelInv", true))
+	r := newRig(t, metaGraph("KmDelInv", true), func(c *rigConfig) { c.opts.Grant = otherNamespace })
 	other := r.env.Namespace(t)
 	r.create("apiVersion: kro.run/v1alpha1\nkind: KmDelInv\nmetadata:\n  name: app\nspec:\n  other: " + other + "\n")
 	r.untilState("app", reconciler.InstanceStateActive)

@@ -198,7 +198,9 @@ func TestKroExamples(t *testing.T) {
 }
 
 // takeOverExamples stops kro and runs kroscope --take-over in reconcile
-// mode on every example's instance: each must reach ACTIVE in kroscope's
+// mode, with a ServiceAccount's identity holding exactly deploy/'s rights
+// and the ClusterRoles `kroscope rbac` prints for the cluster's graphs, on
+// every example's instance: each must reach ACTIVE in kroscope's
 // reconcile and in its status, the same instance (UID), no resource error. This is
 // where reconcile mode meets kro's graphs as kro stored and ran them
 // (observe parity shows kro's state, not kroscope's reading of the
@@ -208,9 +210,19 @@ func takeOverExamples(t *testing.T, r *kroRig, exs []*example) {
 	for _, ex := range exs {
 		uids[ex.name] = r.get(ex.gvr, ex.ns, ex.instance).GetUID()
 	}
+	// Exactly the rights deploy/ grants and `kroscope rbac` prints for
+	// the cluster's graphs, checked before each graph is served.
+	identity, printed := r.grantedIdentity(t, "kroscope-examples")
+	for _, ex := range exs {
+		if !printed[ex.rgd.GetName()] {
+			t.Errorf("kroscope rbac printed no role for graph %s (%s)", ex.rgd.GetName(), ex.name)
+		}
+	}
 	r.kro.Stop()
 	t.Cleanup(r.kro.Start)
-	run := r.startEngine(func(o *engine.Options) {
+	cfg := r.engineConfig(60)
+	cfg.Rest = identity
+	run := engrun.Start(t, cfg, func(o *engine.Options) {
 		o.Namespace = "" // the examples' namespaces
 		o.WatchClusterRGDs = true
 		o.DisableLease = false
@@ -218,6 +230,7 @@ func takeOverExamples(t *testing.T, r *kroRig, exs []*example) {
 		o.LeaseName = "kroscope-examples"
 		o.TakeOver = true
 		o.KroPollInterval = 300 * time.Millisecond
+		o.CheckRights = true
 	})
 	r.poll(3*time.Minute, "kroscope to reconcile every example's instance to ACTIVE and write it", func() (bool, string) {
 		var b strings.Builder

@@ -1,0 +1,108 @@
+package rights
+
+import (
+	"reflect"
+	"testing"
+
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/kroscope/kroscope/reconciler/graph"
+)
+
+const testGraph = `apiVersion: kro.run/v1alpha1
+kind: ResourceGraphDefinition
+metadata:
+  name: web
+spec:
+  schema:
+    apiVersion: v1alpha1
+    kind: Web
+  resources:
+  - id: creds
+    externalRef:
+      apiVersion: v1
+      kind: Secret
+      metadata:
+        name: creds
+  - id: config
+    template:
+      apiVersion: v1
+      kind: ConfigMap
+      metadata:
+        name: ${schema.metadata.name}
+      data:
+        k: ${string(creds.data.k)}
+  - id: svc
+    template:
+      apiVersion: v1
+      kind: Service
+      metadata:
+        name: ${schema.metadata.name}
+      spec:
+        ports:
+        - port: 80
+  - id: app
+    template:
+      apiVersion: apps/v1
+      kind: Deployment
+      metadata:
+        name: ${schema.metadata.name}
+      spec:
+        selector:
+          matchLabels: {app: web}
+        template:
+          metadata:
+            labels: {app: web}
+          spec:
+            containers:
+            - name: app
+              image: nginx
+`
+
+// TestClusterRole: the rules are exactly what serving the graph takes,
+// folded by group and verbs: children's six verbs, a read reference's
+// three, the instances' and their status', and the CRD's patch by name.
+func TestClusterRole(t *testing.T) {
+	rgds, err := graph.Parse([]byte(testGraph), "web.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, err := graph.NewBuilder().Build(rgds[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	type rule struct {
+		groups, resources, verbs, names []string
+	}
+	var got []rule
+	cr := ClusterRole(g)
+	for _, r := range cr.Rules {
+		got = append(got, rule{r.APIGroups, r.Resources, r.Verbs, r.ResourceNames})
+	}
+	want := []rule{
+		{[]string{""}, []string{"secrets"}, ReadVerbs, nil},
+		{[]string{""}, []string{"configmaps", "services"}, ChildVerbs, nil},
+		{[]string{"apps"}, []string{"deployments"}, ChildVerbs, nil},
+		{[]string{"kro.run"}, []string{"webs"}, InstanceVerbs, nil},
+		{[]string{"kro.run"}, []string{"webs/status"}, StatusVerbs, nil},
+		{[]string{"apiextensions.k8s.io"}, []string{"customresourcedefinitions"}, CRDVerbs, []string{"webs.kro.run"}},
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("rules:\n got %+v\nwant %+v", got, want)
+	}
+	if cr.Name != "kroscope:graph:web" || cr.Labels[AggregateLabel] != "true" {
+		t.Errorf("ClusterRole %s labels %v", cr.Name, cr.Labels)
+	}
+	b := ClusterRoleBinding("web", "kroscope-system", "kroscope")
+	if b.RoleRef.Name != cr.Name || b.Subjects[0].Name != "kroscope" || b.Subjects[0].Namespace != "kroscope-system" {
+		t.Errorf("binding %+v", b)
+	}
+}
+
+func TestRulesFoldVerbs(t *testing.T) {
+	cm := schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}
+	got := Rules([]Need{{GVR: cm, Verbs: ReadVerbs, Namespaced: true}, {GVR: cm, Verbs: []string{"delete", "create"}, Namespaced: true}})
+	if len(got) != 1 || !reflect.DeepEqual(got[0].Verbs, []string{"get", "list", "watch", "create", "delete"}) {
+		t.Errorf("a kind read by one resource and written by another: %+v", got)
+	}
+}
