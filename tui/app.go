@@ -1,6 +1,7 @@
 package tui
 
 import (
+	"slices"
 	"strings"
 	"time"
 
@@ -14,7 +15,8 @@ import (
 
 // common is what every pane reads and none owns (soft-serve's
 // common.Common): the backend, options, theme, keys and the shared
-// spinner frame. Only the root model writes it.
+// spinner frame, which only the root model writes, and the host, where
+// panes post what they ask of the root.
 type common struct {
 	b     Backend
 	views state.Views // the intake (intake.go): what b gives, made inert
@@ -22,28 +24,54 @@ type common struct {
 	th    *theme.Theme
 	keys  *keymap
 	frame int
+	host  *host
 }
 
 func (c *common) now() time.Time { return c.opts.Now() }
 
-// screen is one entry of the root's screen stack. Each holds its own state;
-// View is pure (a test parses the package and fails on any View that
-// assigns to a field): everything it draws was computed by prepare, which
-// the root calls at the end of every Update.
+// screen is one entry of the root's screen stack, and all the root knows
+// of it. Each holds its own state and declares its own actions; View is
+// pure (a test parses the package and fails on any View that assigns to
+// a field): everything it draws was computed by prepare, which the root
+// calls at the end of every Update.
 type screen interface {
 	// Update gets snapshots (snapMsg), mouse messages relative to the
-	// screen's top line, and the keys no action took.
+	// screen's top line, the replies of its commands, and the keys no
+	// action took (the screen says why they do nothing, or types them).
 	Update(msg tea.Msg) tea.Cmd
 	View() string
 	SetSize(w, h int)
-	// pane is the action table that drives the screen's keys, footer and help.
-	pane() pane
 	prepare()
+	// bindings are the screen's actions now, in footer order; global: the
+	// root's (help, quit, command, debug, graphs) join them.
+	bindings() (acts []action, global bool)
 	// overlay screens are drawn centred over the screen below.
 	overlay() bool
-	// views names what the screen draws now (see Views).
+	// views names what the screen draws now (see Views); shown is the
+	// node selected and the whole text of its scrolled pane, if any.
 	views() []string
+	shown() (node, text string)
+	// scope is the view the header names; own false: the screen below's.
+	scope() (v viewScope, own bool)
+	// prompt is a line of its own for the flash row: a filter being typed
+	// (it wins over the flash) or the filter in force (the flash wins).
+	prompt() (line string, typing bool)
+	// fetch is a read the screen needs now (nil: none), asked after
+	// every Update.
+	fetch() tea.Cmd
+	// spinning: something the screen shows is in progress.
+	spinning() bool
 }
+
+// screenDefaults are what a screen that has none of these answers.
+type screenDefaults struct{}
+
+func (screenDefaults) overlay() bool            { return false }
+func (screenDefaults) shown() (string, string)  { return "", "" }
+func (screenDefaults) scope() (viewScope, bool) { return viewScope{}, false }
+func (screenDefaults) prompt() (string, bool)   { return "", false }
+func (screenDefaults) fetch() tea.Cmd           { return nil }
+func (screenDefaults) spinning() bool           { return false }
 
 // snapMsg hands a screen the latest snapshot.
 type snapMsg struct{ snap *state.Snapshot }
@@ -70,15 +98,18 @@ type feed struct {
 	spinning  bool      // something visible is in progress
 }
 
-// Model is the root model: the screen stack, the latest snapshot and the
-// flash line. Panes own everything else.
+// Model is the root model. It keeps only what is global: the screen
+// stack, the feed and the latest snapshot, the flash line, the command
+// line, and the actions every screen shares (help, quit, command, debug,
+// graphs). It reaches a screen only through the screen interface.
 type Model struct {
 	c     *common
-	stack []screen
+	stack stack
 	snap  *state.Snapshot
 	flash flash
 	feed  feed
 	cmd   commandLine // the `:` prompt
+	acts  rootActions
 
 	w, h     int
 	bodyTop  int // the first line under the status lines (for mouse clicks)
@@ -86,60 +117,42 @@ type Model struct {
 	debug    bool // the debug overlay: memory and queue figures under the status line
 }
 
-func (m *Model) init() {
-	m.w, m.h = 80, 24
-	m.cmd = newCommandLine()
-	m.stack = []screen{newInstancesScreen(m.c)}
-	m.refresh()
+// rootActions are the root's own declarations.
+type rootActions struct {
+	global  []action
+	force   []action // ctrl+c alone, over a modal screen
+	startup []action
+	command []action
 }
 
-func (m *Model) keys() *keymap { return m.c.keys }
+// stack is the screens, the instance list always at the bottom.
+type stack []screen
 
-// list is the instances screen, always at the bottom of the stack.
-func (m *Model) list() *instancesScreen { return m.stack[0].(*instancesScreen) }
+func (st stack) top() screen { return st[len(st)-1] }
 
-func (m *Model) top() screen { return m.stack[len(m.stack)-1] }
-
-// base is the topmost screen that is not an overlay.
-func (m *Model) base() screen {
-	for i := len(m.stack) - 1; i > 0; i-- {
-		if !m.stack[i].overlay() {
-			return m.stack[i]
+// baseIndex is where the topmost screen that is not an overlay is.
+func (st stack) baseIndex() int {
+	for i := len(st) - 1; i > 0; i-- {
+		if !st[i].overlay() {
+			return i
 		}
 	}
-	return m.stack[0]
+	return 0
 }
 
-// detail is the open instance screen, or nil.
-func (m *Model) detail() *instanceScreen {
-	if s, ok := m.base().(*instanceScreen); ok {
-		return s
+func (st stack) base() screen { return st[st.baseIndex()] }
+
+func (m *Model) init() {
+	m.w, m.h = 80, 24
+	if m.c.host == nil {
+		m.c.host = &host{}
 	}
-	return nil
-}
-
-func (m *Model) push(s screen) {
-	m.stack = append(m.stack, s)
-	s.Update(snapMsg{m.snap})
-	m.leftScreen(s)
-}
-
-// pop leaves the top screen; the instances list stays.
-func (m *Model) pop() {
-	if len(m.stack) > 1 {
-		s := m.stack[len(m.stack)-1]
-		m.stack = m.stack[:len(m.stack)-1]
-		m.leftScreen(s)
-	}
-}
-
-// leftScreen clears the flash when the screen below it changes: a flash
-// speaks of the screen it was given on ("sorted by name" is not about the
-// instance opened next). An overlay (help, dialog) keeps it.
-func (m *Model) leftScreen(s screen) {
-	if !s.overlay() {
-		m.flash.text = ""
-	}
+	m.cmd = newCommandLine(m.c)
+	g := m.globalActions()
+	m.acts = rootActions{global: g, startup: m.startupActions(), command: m.commandActions(),
+		force: slices.DeleteFunc(slices.Clone(g), func(a action) bool { return a.name != "forceQuit" })}
+	m.stack = stack{newInstancesScreen(m.c)}
+	m.refresh()
 }
 
 // Init subscribes to the backend and starts the clock.
@@ -148,15 +161,15 @@ func (m *Model) Init() tea.Cmd {
 	// Changes made between NewModel and now signalled nobody: catch up.
 	m.refresh()
 	m.sync()
-	cmds := []tea.Cmd{m.wait(), m.tick()}
+	cmds := []tea.Cmd{m.feed.wait(), m.feed.tick()}
 	if m.c.opts.Theme == "" || m.c.opts.Theme == theme.Auto {
 		cmds = append(cmds, tea.RequestBackgroundColor)
 	}
 	return tea.Batch(cmds...)
 }
 
-func (m *Model) wait() tea.Cmd {
-	ch := m.feed.sub
+func (f *feed) wait() tea.Cmd {
+	ch := f.sub
 	if ch == nil {
 		return nil
 	}
@@ -168,13 +181,13 @@ func (m *Model) wait() tea.Cmd {
 
 // tick arms the one shared timer: fast while a spinner shows, else once a
 // second so "ago" columns stay true.
-func (m *Model) tick() tea.Cmd {
-	if m.feed.ticking {
+func (f *feed) tick() tea.Cmd {
+	if f.ticking {
 		return nil
 	}
-	m.feed.ticking = true
+	f.ticking = true
 	d := time.Second
-	if m.feed.spinning {
+	if f.spinning {
 		d = 100 * time.Millisecond
 	}
 	return tea.Tick(d, func(time.Time) tea.Msg { return tickMsg{} })
@@ -197,16 +210,7 @@ func (m *Model) refresh() {
 			break
 		}
 	}
-	if d := m.detail(); d != nil && !m.feed.spinning {
-		if in := m.snap.Instance(d.key); in != nil {
-			for i := range in.Resources {
-				if in.Resources[i].Phase().Class() == state.ClassProgressing {
-					m.feed.spinning = true
-					break
-				}
-			}
-		}
-	}
+	m.feed.spinning = m.feed.spinning || m.stack.base().spinning()
 }
 
 // flashTTL is how long a result stays in the flash line.
@@ -219,27 +223,20 @@ func (m *Model) setFlash(s string, isErr bool) { m.flash.set(s, isErr, m.c.now()
 // read the screen without racing the model (send it with Program.Send).
 type FrameRequest struct{ Reply chan<- string }
 
-// Update handles one message, then lets every pane compute what it shows.
+// Update handles one message, applies what the screens asked of the
+// root, then lets every screen compute what it shows.
 func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	cmd := m.update(msg)
-	if f := m.fetchInstance(); f != nil {
-		cmd = tea.Batch(cmd, f)
+	if c := m.apply(); c != nil {
+		cmd = tea.Batch(cmd, c)
 	}
-	if f := m.fetchGraphEvents(); f != nil {
-		cmd = tea.Batch(cmd, f)
+	if !starting(m.snap) {
+		if f := m.stack.base().fetch(); f != nil {
+			cmd = tea.Batch(cmd, f)
+		}
 	}
 	m.sync()
 	return m, cmd
-}
-
-// fetchInstance asks the backend for the open instance's object and
-// Events while its Instance tab shows and what it shows is stale.
-func (m *Model) fetchInstance() tea.Cmd {
-	d := m.detail()
-	if d == nil || d.detail.tab != tabInstance {
-		return nil
-	}
-	return d.detail.inst.fetch(m.c.b, d.instance(), m.c.now())
 }
 
 func (m *Model) update(msg tea.Msg) tea.Cmd {
@@ -247,19 +244,12 @@ func (m *Model) update(msg tea.Msg) tea.Cmd {
 	case changedMsg, flushMsg, tickMsg:
 		return m.updateFeed(msg)
 	case editOpenMsg, editDoneMsg, editAppliedMsg:
-		cmd, _ := m.updateEdit(msg)
-		return cmd
-	case planDoneMsg:
-		m.planDone(msg)
+		return updateEdit(m.c, msg)
+	case requestsMsg:
+		m.c.host.post(msg...)
 		return nil
-	case planAppliedMsg:
-		m.planApplied(msg)
-		return nil
-	case instanceDetailMsg:
-		if d := m.detail(); d != nil {
-			d.detail.inst.take(msg)
-		}
-		return nil
+	case instanceDetailMsg, rgdEventsMsg:
+		return m.stack.base().Update(msg) // a read's reply, to the screen that asked
 	case FrameRequest:
 		msg.Reply <- m.frame()
 		return nil
@@ -284,14 +274,74 @@ func (m *Model) update(msg tea.Msg) tea.Cmd {
 		}
 		return nil
 	case tea.MouseClickMsg, tea.MouseWheelMsg:
-		if m.starting() || m.top().overlay() {
+		if starting(m.snap) || m.stack.top().overlay() {
 			return nil
 		}
-		return m.top().Update(relativeMouse(msg, m.bodyTop))
+		return m.stack.top().Update(relativeMouse(msg, m.bodyTop))
 	case tea.KeyPressMsg:
 		return m.updateKey(msg)
 	}
-	return m.top().Update(msg)
+	return m.stack.top().Update(msg)
+}
+
+// apply does what the screens asked of the root, in order (applying one
+// may make a screen ask more).
+func (m *Model) apply() tea.Cmd {
+	var cmds []tea.Cmd
+	// A flash speaks of the screen it was given on ("sorted by name" is
+	// not about the instance opened next): leaving or covering a screen
+	// clears it, an overlay (help, dialog) keeps it.
+	left := func(s screen) {
+		if !s.overlay() {
+			m.flash.text = ""
+		}
+	}
+	pop := func() {
+		if len(m.stack) > 1 {
+			s := m.stack.top()
+			m.stack = m.stack[:len(m.stack)-1]
+			left(s)
+		}
+	}
+	push := func(s screen) {
+		m.stack = append(m.stack, s)
+		s.Update(snapMsg{m.snap})
+		left(s)
+	}
+	for reqs := m.c.host.take(); len(reqs) > 0; reqs = m.c.host.take() {
+		for _, r := range reqs {
+			switch r.op {
+			case reqPush:
+				push(r.s)
+			case reqPop:
+				pop()
+			case reqPopWhile:
+				for len(m.stack) > 1 && r.match(m.stack.top()) {
+					pop()
+				}
+			case reqRaise:
+				i := slices.IndexFunc(m.stack, r.match)
+				if i >= 0 {
+					m.stack = m.stack[:i+1]
+					continue
+				}
+				for len(m.stack) > 1 {
+					pop()
+				}
+				push(r.make())
+			case reqToList:
+				for len(m.stack) > 1 {
+					pop()
+				}
+				cmds = append(cmds, m.stack[0].Update(r.msg))
+			case reqFlash:
+				m.setFlash(r.text, r.isErr)
+			case reqQuit:
+				cmds = append(cmds, m.quit())
+			}
+		}
+	}
+	return tea.Batch(cmds...)
 }
 
 // updateFeed draws the store's changes: at once for the first of a burst,
@@ -301,20 +351,20 @@ func (m *Model) updateFeed(msg tea.Msg) tea.Cmd {
 	switch msg.(type) {
 	case changedMsg:
 		if m.feed.flushWait {
-			return m.wait()
+			return m.feed.wait()
 		}
 		if since := time.Since(m.feed.lastFlush); since < m.c.opts.FrameInterval {
 			// Leading edge already drawn: draw the rest of the burst once
 			// the window ends.
 			m.feed.flushWait = true
-			return tea.Batch(m.wait(), tea.Tick(m.c.opts.FrameInterval-since, func(time.Time) tea.Msg { return flushMsg{} }))
+			return tea.Batch(m.feed.wait(), tea.Tick(m.c.opts.FrameInterval-since, func(time.Time) tea.Msg { return flushMsg{} }))
 		}
 		m.refresh()
-		return tea.Batch(m.wait(), m.tick())
+		return tea.Batch(m.feed.wait(), m.feed.tick())
 	case flushMsg:
 		m.feed.flushWait = false
 		m.refresh()
-		return m.tick()
+		return m.feed.tick()
 	}
 	m.feed.ticking = false // a tickMsg
 	if m.feed.spinning {
@@ -326,50 +376,50 @@ func (m *Model) updateFeed(msg tea.Msg) tea.Cmd {
 	if !m.feed.flushWait && m.c.b.Snapshot().Version != m.snap.Version {
 		m.refresh()
 	}
-	return m.tick()
+	return m.feed.tick()
 }
 
-// updateKey gives a key to the panes' bindings, then to the command line,
-// the help (any key closes it) or the screen on top; a key nothing binds
-// says where it works.
+// updateKey gives a key to the actions that have the keyboard, else to
+// the command line or the screen on top, which says why it does nothing
+// or types it.
 func (m *Model) updateKey(msg tea.KeyPressMsg) tea.Cmd {
-	handled, cmd := m.dispatch(msg, m.activePanes()...)
-	if handled || m.starting() {
-		return cmd
+	own, global := m.active()
+	pressed := msg.String()
+	for _, acts := range [][]action{own, global} {
+		if a := m.c.keys.bound(acts, pressed); a != nil {
+			if why := a.deniedWhy(); why != "" {
+				m.setFlash("not allowed: "+why, true)
+				return nil
+			}
+			return a.do()
+		}
 	}
-	if m.cmd.active {
-		var c tea.Cmd
-		m.cmd.input, c = m.cmd.input.Update(msg)
-		m.cmd.hint = ""
-		return c
-	}
-	if _, ok := m.top().(*helpScreen); ok {
-		m.pop() // any key closes the help
+	switch {
+	case starting(m.snap):
 		return nil
+	case m.cmd.active:
+		return m.cmd.edit(msg)
 	}
-	if p := m.top().pane(); p == paneInstances || p == paneInstance || p == paneGraphs || p == paneGraph {
-		m.setFlash(m.whyNot(msg.String(), p), false) // never silently nothing
-		return nil
-	}
-	return m.top().Update(msg)
+	return m.stack.top().Update(msg)
 }
 
 // starting is true while only the startup or fatal screen shows.
-func (m *Model) starting() bool { return m.snap.Fatal != nil || !m.snap.Startup.Done }
+func starting(s *state.Snapshot) bool { return s.Fatal != nil || !s.Startup.Done }
 
-// activePanes are the action tables that get the keys now.
-func (m *Model) activePanes() []pane {
-	if m.starting() {
-		return []pane{paneStartup}
+// active are the actions that have the keyboard now: the screen's own,
+// then the root's shared ones (only ctrl+c over a modal screen).
+func (m *Model) active() (own, global []action) {
+	if starting(m.snap) {
+		return m.acts.startup, nil
 	}
 	if m.cmd.active {
-		return []pane{paneCommand}
+		return m.acts.command, nil
 	}
-	p := m.top().pane()
-	if p == paneInstances || p == paneInstance || p == paneGraphs || p == paneGraph {
-		return []pane{p, paneGlobal}
+	own, all := m.stack.top().bindings()
+	if all {
+		return own, m.acts.global
 	}
-	return []pane{p}
+	return own, m.acts.force
 }
 
 func relativeMouse(msg tea.Msg, top int) tea.Msg {
@@ -385,14 +435,15 @@ func relativeMouse(msg tea.Msg, top int) tea.Msg {
 }
 
 // headerScope is the view the header names: the list's (:ns, :kind,
-// :graph) under the list and an instance; none on the graphs screens,
-// which show every graph whatever the list's view.
+// :graph) under the list and what opens from it; none on the graphs
+// screens, which show every graph whatever the list's view.
 func (m *Model) headerScope() viewScope {
-	switch m.base().pane() {
-	case paneGraphs, paneGraphsFilter, paneGraph:
-		return viewScope{}
+	for i := m.stack.baseIndex(); i >= 0; i-- {
+		if v, own := m.stack[i].scope(); own {
+			return v
+		}
 	}
-	return m.list().scope()
+	return viewScope{}
 }
 
 // chrome is the status lines above the screens and the flash and footer
@@ -411,7 +462,7 @@ func (m *Model) chrome() (above []string, below int) {
 	if m.debug {
 		above = append(above, debugLine(m.c, m.snap, m.w))
 	}
-	return above, len(m.flashLines(m.base())) + 1
+	return above, len(m.flashLines(m.stack.base())) + 1
 }
 
 // sync sizes the screens and lets each compute what it shows.
@@ -427,7 +478,7 @@ func (m *Model) sync() {
 		}
 		s.prepare()
 	}
-	m.prepareCommand()
+	m.cmd.prepare(m.w)
 }
 
 func (m *Model) quit() tea.Cmd {
@@ -469,29 +520,16 @@ func (m *Model) frame() string {
 	}
 	above, _ := m.chrome()
 	lines := append([]string(nil), above...)
-	base := m.base()
+	bi := m.stack.baseIndex()
+	base := m.stack[bi]
 	lines = append(lines, base.View())
 	lines = append(lines, m.flashLines(base)...)
 	lines = append(lines, m.footer())
 	frame := strings.Join(lines, "\n")
-	bi := 0
-	for i := len(m.stack) - 1; i > 0; i-- {
-		if !m.stack[i].overlay() {
-			bi = i
-			break
-		}
-	}
 	for _, s := range m.stack[bi+1:] {
 		frame = overlay(frame, s.View(), w, h)
 	}
 	return frame
-}
-
-// prompter is a screen with a line of its own for the flash row: the
-// filter prompt while typing (it wins over the flash), or the filter in
-// force (the flash wins).
-type prompter interface {
-	prompt() (line string, typing bool)
 }
 
 // flashLines are the rows above the footer: the command line, a prompt,
@@ -500,20 +538,17 @@ func (m *Model) flashLines(base screen) []string {
 	if m.cmd.active {
 		return []string{m.cmd.line}
 	}
-	if p, ok := base.(prompter); ok {
-		line, typing := p.prompt()
-		if typing || (line != "" && !m.flash.visible()) {
-			return []string{line}
-		}
+	if line, typing := base.prompt(); typing || (line != "" && !m.flash.visible()) {
+		return []string{line}
 	}
 	return m.flash.lines(m.c.th, m.w)
 }
 
-// footer lists the footer entries of the active tables: whole entries
-// only, as many as fit, and the global ones (help, quit) always.
+// footer lists the footer entries of the active actions: whole entries
+// only, as many as fit, and the root's (help, quit) always.
 func (m *Model) footer() string {
-	th := m.c.th
-	panes := m.activePanes()
+	th, k := m.c.th, m.c.keys
+	own, global := m.active()
 	render := func(x hint) string {
 		if x.denied != "" { // greyed: this user may not
 			return th.Dim.Render(x.key + " " + x.desc)
@@ -522,15 +557,13 @@ func (m *Model) footer() string {
 	}
 	var tail []string
 	tailW := 0
-	if len(panes) > 1 {
-		for _, x := range m.footerHints(panes[1:]...) {
-			tail = append(tail, render(x))
-			tailW += ansi.StringWidth(x.key+" "+x.desc) + 2
-		}
+	for _, x := range k.footerHints(global) {
+		tail = append(tail, render(x))
+		tailW += ansi.StringWidth(x.key+" "+x.desc) + 2
 	}
 	var parts []string
 	used := tailW
-	for _, x := range m.footerHints(panes[0]) {
+	for _, x := range k.footerHints(own) {
 		w := ansi.StringWidth(x.key+" "+x.desc) + 2
 		if used+w > m.w+2 {
 			break
@@ -552,43 +585,30 @@ func overlay(frame, box string, w, h int) string {
 	return c.Render()
 }
 
-// globalActions work on the list and instance screens.
-func globalActions() []action {
-	return []action{
-		{name: "help", keys: []string{"?"}, help: "this help", short: "help",
-			do: func(m *Model) tea.Cmd { m.push(newHelpScreen(m)); return nil }},
-		{name: "quit", keys: []string{"q"}, help: "quit", short: "quit", do: (*Model).quit},
-		{name: "forceQuit", keys: []string{"ctrl+c"}, help: "quit from anywhere", do: (*Model).quit},
+// globalActions are the root's, which every screen that wants them
+// offers (the list, an instance, the graphs, a graph, a plan); modal
+// screens offer forceQuit alone.
+func (m *Model) globalActions() []action {
+	c := m.c
+	return offer(
+		share("help", "this help", "help", func() tea.Cmd {
+			own, global := m.active()
+			c.host.push(newHelpScreen(c, c.keys.helpHints(append(slices.Clone(own), global...))))
+			return nil
+		}),
+		share("quit", "quit", "quit", m.quit),
+		share("forceQuit", "quit from anywhere", "", m.quit),
 		// The debug overlay: memory and queue figures under the status line.
-		{name: "debug", keys: []string{"ctrl+g"}, help: "debug line: memory, queue, reconciles in flight (again: hide)",
-			do: func(m *Model) tea.Cmd { m.debug = !m.debug; return nil }},
-		{name: "command", keys: []string{":"}, help: "command: :kind NAME, :ns NAME, :graph NAME, :graphs, :plan FILE, :q (tab completes, up/down: history)", do: (*Model).openCommand},
-		graphsAction(),
-	}
+		action{name: "debug", keys: []string{"ctrl+g"}, help: "debug line: memory, queue, reconciles in flight (again: hide)",
+			do: do0(func() { m.debug = !m.debug })},
+		share("command", "command: :kind NAME, :ns NAME, :graph NAME, :graphs, :plan FILE, :q (tab completes, up/down: history)", "",
+			func() tea.Cmd { return m.cmd.open(m.w) }),
+		action{name: "graphs", keys: []string{"D"}, help: "the graphs screen: every ResourceGraphDefinition, its state and instances (also :graphs, :rgd)",
+			do: do0(func() { c.host.raise(isGraphs, func() screen { return newGraphsScreen(c) }) })},
+	)
 }
 
 // startupActions: nothing to act on yet, only quitting makes sense.
-func startupActions() []action {
-	return []action{
-		{name: "quit", keys: []string{"q"}, help: "quit", short: "quit", do: (*Model).quit},
-		{name: "forceQuit", keys: []string{"ctrl+c"}, help: "quit from anywhere", do: (*Model).quit},
-	}
-}
-
-func init() {
-	actionTables = map[pane][]action{
-		paneGlobal:    globalActions(),
-		paneInstances: instancesActions(),
-		paneFilter:    filterActions(),
-		paneInstance:  instanceActions(),
-		paneDialog:    dialogActions(),
-		paneHelp:      helpActions(),
-		paneStartup:   startupActions(),
-		paneCommand:   commandActions(),
-		// The graphs screens (graphsactions.go).
-		paneGraphs:       graphsActions(),
-		paneGraphsFilter: graphsFilterActions(),
-		paneGraph:        rgdActions(),
-		panePlan:         planActions(),
-	}
+func (m *Model) startupActions() []action {
+	return offer(share("quit", "quit", "quit", m.quit), share("forceQuit", "quit from anywhere", "", m.quit))
 }

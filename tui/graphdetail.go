@@ -20,7 +20,9 @@ import (
 // the template graph in layers, the schema summary, the status and
 // conditions, the definition's YAML and its Events; i lists its instances.
 type rgdScreen struct {
+	screenDefaults
 	c      *common
+	acts   []action
 	snap   *state.Snapshot
 	name   string
 	tab    rgdTab
@@ -64,13 +66,16 @@ type rgdKey struct {
 func newRGDScreen(c *common, name string) *rgdScreen {
 	vp := viewport.New()
 	vp.KeyMap = viewport.KeyMap{} // keys go through the action tables
-	return &rgdScreen{c: c, name: name, vp: vp, snap: &state.Snapshot{}}
+	s := &rgdScreen{c: c, name: name, vp: vp, snap: &state.Snapshot{}}
+	s.acts = s.actions()
+	return s
 }
 
-func (s *rgdScreen) pane() pane      { return paneGraph }
-func (s *rgdScreen) overlay() bool   { return false }
-func (s *rgdScreen) views() []string { return []string{s.tab.view()} }
-func (s *rgdScreen) View() string    { return strings.Join(s.lines, "\n") }
+func (s *rgdScreen) bindings() ([]action, bool) { return s.acts, true }
+func (s *rgdScreen) scope() (viewScope, bool)   { return viewScope{}, true }
+func (s *rgdScreen) shown() (node, text string) { return "", s.vp.GetContent() }
+func (s *rgdScreen) views() []string            { return []string{s.tab.view()} }
+func (s *rgdScreen) View() string               { return strings.Join(s.lines, "\n") }
 
 func (s *rgdScreen) SetSize(w, h int) {
 	s.w, s.h = w, h
@@ -94,6 +99,8 @@ func (s *rgdScreen) Update(msg tea.Msg) tea.Cmd {
 		s.snap = msg.snap
 	case rgdEventsMsg:
 		s.events.take(msg)
+	case tea.KeyPressMsg: // never silently nothing
+		s.c.host.flash(s.c.keys.whyNot(msg.String(), "graph", s.acts), false)
 	case tea.MouseClickMsg:
 		if msg.Button == tea.MouseLeft && msg.Y == 1 {
 			s.clickTab(msg.X)
@@ -447,12 +454,11 @@ func (d *rgdEvents) view(th *theme.Theme, name string, w int, now time.Time) []s
 	return append(out, eventsTable(th, &state.InstanceDetail{Events: d.events, EventsErr: d.err}, w, now)...)
 }
 
-// fetchGraphEvents asks the backend for the open graph's Events while its
-// Events tab shows.
-func (m *Model) fetchGraphEvents() tea.Cmd {
-	s, ok := m.base().(*rgdScreen)
-	if !ok || s.tab != rgdTabEvents {
+// fetch asks the backend for the graph's Events while its Events tab
+// shows.
+func (s *rgdScreen) fetch() tea.Cmd {
+	if s.tab != rgdTabEvents {
 		return nil
 	}
-	return s.events.fetch(m.c.b, s.name, m.c.now())
+	return s.events.fetch(s.c.b, s.name, s.c.now())
 }

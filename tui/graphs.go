@@ -18,8 +18,11 @@ import (
 // shows the engine computed (state.Graph.Status); the screen only lays it
 // out. enter opens one graph, i lists its instances.
 type graphsScreen struct {
+	screenDefaults
 	c    *common
 	snap *state.Snapshot
+
+	acts, filterActs []action
 
 	rows      []graphRow
 	rowsFor   graphRowsKey
@@ -84,20 +87,23 @@ func newGraphsScreen(c *common) *graphsScreen {
 	f := textinput.New()
 	f.Prompt = "/"
 	f.Placeholder = "text, state:inactive, scope:cluster"
-	return &graphsScreen{c: c, filter: f, snap: &state.Snapshot{}}
+	s := &graphsScreen{c: c, filter: f, snap: &state.Snapshot{}}
+	s.acts, s.filterActs = s.actions(), s.filterActions()
+	return s
 }
 
-func (s *graphsScreen) pane() pane {
+func (s *graphsScreen) bindings() ([]action, bool) {
 	if s.filtering {
-		return paneGraphsFilter
+		return s.filterActs, false
 	}
-	return paneGraphs
+	return s.acts, true
 }
 
-func (s *graphsScreen) overlay() bool          { return false }
-func (s *graphsScreen) views() []string        { return []string{viewGraphs} }
-func (s *graphsScreen) View() string           { return strings.Join(s.lines, "\n") }
-func (s *graphsScreen) prompt() (string, bool) { return s.promptLine, s.filtering }
+// scope: the graphs screens show every graph whatever the list's view.
+func (s *graphsScreen) scope() (viewScope, bool) { return viewScope{}, true }
+func (s *graphsScreen) views() []string          { return []string{viewGraphs} }
+func (s *graphsScreen) View() string             { return strings.Join(s.lines, "\n") }
+func (s *graphsScreen) prompt() (string, bool)   { return s.promptLine, s.filtering }
 
 func (s *graphsScreen) SetSize(w, h int) {
 	s.w, s.h = w, h
@@ -120,6 +126,15 @@ func (s *graphsScreen) Update(msg tea.Msg) tea.Cmd {
 		} else if msg.Button == tea.MouseWheelDown {
 			s.move(3)
 		}
+	case tea.KeyPressMsg:
+		if !s.filtering { // never silently nothing
+			s.c.host.flash(s.c.keys.whyNot(msg.String(), "graphs", s.acts), false)
+			return nil
+		}
+		var cmd tea.Cmd
+		s.filter, cmd = s.filter.Update(msg)
+		s.setQuery(s.filter.Value())
+		return cmd
 	default:
 		if s.filtering {
 			var cmd tea.Cmd

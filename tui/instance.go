@@ -14,7 +14,9 @@ import (
 // always move the graph's cursor; the detail scrolls with J/K and the page
 // keys; esc goes back to the list.
 type instanceScreen struct {
+	screenDefaults
 	c      *common
+	acts   []action
 	snap   *state.Snapshot
 	key    state.InstanceKey
 	graph  *graphPane
@@ -29,13 +31,15 @@ type instanceScreen struct {
 }
 
 func newInstanceScreen(c *common, key state.InstanceKey) *instanceScreen {
-	return &instanceScreen{c: c, key: key, graph: &graphPane{c: c}, detail: newDetailPane(c), snap: &state.Snapshot{}}
+	s := &instanceScreen{c: c, key: key, graph: &graphPane{c: c}, detail: newDetailPane(c), snap: &state.Snapshot{}}
+	s.acts = s.actions()
+	return s
 }
 
-func (s *instanceScreen) pane() pane       { return paneInstance }
-func (s *instanceScreen) overlay() bool    { return false }
-func (s *instanceScreen) SetSize(w, h int) { s.w, s.h = w, h }
-func (s *instanceScreen) View() string     { return strings.Join(s.lines, "\n") }
+func (s *instanceScreen) bindings() ([]action, bool) { return s.acts, true }
+func (s *instanceScreen) shown() (node, text string) { return s.graph.nodeID, s.detail.vp.GetContent() }
+func (s *instanceScreen) SetSize(w, h int)           { s.w, s.h = w, h }
+func (s *instanceScreen) View() string               { return strings.Join(s.lines, "\n") }
 
 func (s *instanceScreen) instance() *state.Instance { return s.snap.Instance(s.key) }
 
@@ -77,8 +81,33 @@ func (s *instanceScreen) Update(msg tea.Msg) tea.Cmd {
 		} else if msg.Button == tea.MouseWheelDown {
 			s.detail.scroll(3)
 		}
+	case instanceDetailMsg:
+		s.detail.inst.take(msg)
+	case tea.KeyPressMsg: // never silently nothing
+		s.c.host.flash(s.c.keys.whyNot(msg.String(), "instance", s.acts), false)
 	}
 	return nil
+}
+
+// fetch asks the backend for the instance's object and Events while the
+// Instance tab shows and what it shows is stale.
+func (s *instanceScreen) fetch() tea.Cmd {
+	if s.detail.tab != tabInstance {
+		return nil
+	}
+	return s.detail.inst.fetch(s.c.b, s.instance(), s.c.now())
+}
+
+// spinning: a resource of the instance is in progress.
+func (s *instanceScreen) spinning() bool {
+	if in := s.instance(); in != nil {
+		for i := range in.Resources {
+			if in.Resources[i].Phase().Class() == state.ClassProgressing {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // prepare lays the panes out and lets each draw.
@@ -157,72 +186,109 @@ func (s *instanceScreen) crumb(in *state.Instance) string {
 	return out
 }
 
-// instanceActions is the table of the instance screen, in footer order.
-func instanceActions() []action {
-	scr := func(m *Model) *instanceScreen { return m.detail() }
-	graph := func(d int) func(m *Model) tea.Cmd {
-		return func(m *Model) tea.Cmd { scr(m).graph.move(d); return nil }
+// actions is the instance screen's, in footer order.
+func (s *instanceScreen) actions() []action {
+	graph := func(d int) func() tea.Cmd { return do0(func() { s.graph.move(d) }) }
+	tab := func(t detailTab) func() tea.Cmd { return do0(func() { s.detail.setTab(t) }) }
+	step := func(d int) func() tea.Cmd {
+		return do0(func() { s.detail.setTab((s.detail.tab + detailTab(d) + numTabs) % numTabs) })
 	}
-	tab := func(t detailTab) func(m *Model) tea.Cmd {
-		return func(m *Model) tea.Cmd { scr(m).detail.setTab(t); return nil }
+	scroll := func(n int) func() tea.Cmd { return do0(func() { s.detail.scroll(n) }) }
+	page := func(n int) func() tea.Cmd { return do0(func() { s.detail.page(n) }) }
+	ops := targeting{c: s.c, in: s.instance, snap: func() *state.Snapshot { return s.snap }}
+	return offer(
+		share("back", "back to the instances", "back", do0(s.c.host.pop)),
+		share("nextView", "next detail view", "view", step(1)),
+		share("yaml", "YAML: desired, observed, diff", "yaml", do0(s.yaml)),
+		share("timeline", "rollout timeline", "timeline", tab(tabTimeline)),
+		share("nextError", "next resource in error", "error", do0(s.nextError)),
+		ops.requeueAction(),
+		ops.deleteAction(),
+		share("history", "state history", "history", tab(tabHistory)),
+		ops.editAction("edit"),
+		share("up", "previous node", "", graph(-1)),
+		share("down", "next node", "", graph(1)),
+		action{name: "firstNode", keys: []string{"home"}, help: "first node", do: graph(-1 << 30)},
+		action{name: "layers", keys: []string{"g"}, help: "graph: layer by layer (every dependency named) or as a tree", short: "layers", do: do0(s.toggleLayers)},
+		share("bottom", "last node", "", graph(1<<30)),
+		share("scrollUp", "scroll the detail up", "", scroll(-1)),
+		share("scrollDown", "scroll the detail down", "", scroll(1)),
+		share("pageUp", "page the detail up", "", page(-1)),
+		share("pageDown", "page the detail down", "", page(1)),
+		share("open", "inspect the node", "", tab(tabInspect)),
+		share("prevView", "previous detail view", "", step(-1)),
+		share("logs", "the instance's log lines", "", tab(tabLogs)),
+		action{name: "reveal", keys: []string{"x"}, help: "reveal a Secret's data (asks)", do: s.askReveal},
+		share("instance", "describe the instance: spec, status, conditions, Events, children (y: its YAML)", "instance", tab(tabInstance)),
+		share("instanceLogs", "the instance's log lines (as L)", "", tab(tabLogs)),
+	)
+}
+
+// yaml shows the YAML tab, and again the next of its modes; on the
+// Instance tab, the instance's own YAML.
+func (s *instanceScreen) yaml() {
+	p := s.detail
+	if p.tab == tabInstance {
+		p.inst.yaml = !p.inst.yaml
+		return
 	}
-	step := func(d int) func(m *Model) tea.Cmd {
-		return func(m *Model) tea.Cmd {
-			p := scr(m).detail
-			p.setTab((p.tab + detailTab(d) + numTabs) % numTabs)
-			return nil
+	if p.tab == tabYAML {
+		p.ymode = (p.ymode + 1) % numYAMLModes
+	}
+	p.setTab(tabYAML)
+}
+
+func (s *instanceScreen) toggleLayers() {
+	s.graph.layered = !s.graph.layered
+	if in := s.instance(); in != nil {
+		s.graph.layout(in)
+	}
+}
+
+// nextError selects the next resource in error and shows its error.
+func (s *instanceScreen) nextError() {
+	h, in := s.c.host, s.instance()
+	if in != nil && len(s.graph.tree.order) > 0 {
+		if i := failedAt(in, s.graph.tree.order, s.graph.node+1); i >= 0 {
+			s.graph.select1(i)
+			s.detail.setTab(tabInspect)
+			h.flash("error in "+s.graph.nodeID, true)
+			return
 		}
 	}
-	scroll := func(n int) func(m *Model) tea.Cmd {
-		return func(m *Model) tea.Cmd { scr(m).detail.scroll(n); return nil }
+	if in != nil && in.Phase().Class() == state.ClassFailed && (in.LastError == nil || in.LastError.Resource == "") {
+		h.flash("instance error: "+in.Message, true)
+		return
 	}
-	page := func(n int) func(m *Model) tea.Cmd {
-		return func(m *Model) tea.Cmd { scr(m).detail.page(n); return nil }
+	if in != nil && in.LastError != nil {
+		if j := s.graph.indexOf(in.LastError.Resource); j >= 0 {
+			s.graph.select1(j)
+			s.detail.setTab(tabInspect)
+		}
+		h.flash(errorFlash(in, s.c.now()), true)
+		return
 	}
-	return []action{
-		{name: "back", keys: []string{"esc"}, help: "back to the instances", short: "back", do: func(m *Model) tea.Cmd { m.pop(); return nil }},
-		{name: "nextView", keys: []string{"]", "tab"}, help: "next detail view", short: "view", do: step(1)},
-		{name: "yaml", keys: []string{"y"}, help: "YAML: desired, observed, diff", short: "yaml",
-			do: func(m *Model) tea.Cmd {
-				p := scr(m).detail
-				if p.tab == tabInstance { // the instance's own YAML
-					p.inst.yaml = !p.inst.yaml
-					return nil
-				}
-				if p.tab == tabYAML {
-					p.ymode = (p.ymode + 1) % numYAMLModes
-				}
-				p.setTab(tabYAML)
-				return nil
-			}},
-		{name: "timeline", keys: []string{"t"}, help: "rollout timeline", short: "timeline", do: tab(tabTimeline)},
-		{name: "nextError", keys: []string{"e"}, help: "next resource in error", short: "error", do: (*Model).nextError},
-		{name: "requeue", keys: []string{"r"}, help: "requeue (skips the backoff)", short: "requeue", when: hasTarget, denied: mayNotRequeue, do: (*Model).requeue},
-		{name: "delete", keys: []string{"ctrl+d"}, help: "delete (asks, lists what goes)", short: "delete", when: deletable, denied: mayNotDelete, do: (*Model).askDelete},
-		{name: "history", keys: []string{"H"}, help: "state history", short: "history", do: tab(tabHistory)},
-		{name: "edit", keys: []string{"E"}, help: "edit the instance's spec in $EDITOR (applied as kroscope; refused in --observe)", short: "edit", when: deletable, denied: mayNotEdit, do: (*Model).startEdit},
-		{name: "up", keys: []string{"up", "k"}, help: "previous node", do: graph(-1)},
-		{name: "down", keys: []string{"down", "j"}, help: "next node", do: graph(1)},
-		{name: "firstNode", keys: []string{"home"}, help: "first node", do: graph(-1 << 30)},
-		{name: "layers", keys: []string{"g"}, help: "graph: layer by layer (every dependency named) or as a tree", short: "layers",
-			do: func(m *Model) tea.Cmd {
-				g := scr(m).graph
-				g.layered = !g.layered
-				if in := scr(m).instance(); in != nil {
-					g.layout(in)
-				}
-				return nil
-			}},
-		{name: "bottom", keys: []string{"end", "G"}, help: "last node", do: graph(1 << 30)},
-		{name: "scrollUp", keys: []string{"K"}, help: "scroll the detail up", do: scroll(-1)},
-		{name: "scrollDown", keys: []string{"J"}, help: "scroll the detail down", do: scroll(1)},
-		{name: "pageUp", keys: []string{"pgup", "ctrl+u"}, help: "page the detail up", do: page(-1)},
-		{name: "pageDown", keys: []string{"pgdown", "ctrl+f"}, help: "page the detail down", do: page(1)},
-		{name: "open", keys: []string{"enter"}, help: "inspect the node", do: tab(tabInspect)},
-		{name: "prevView", keys: []string{"[", "shift+tab"}, help: "previous detail view", do: step(-1)},
-		{name: "logs", keys: []string{"L"}, help: "the instance's log lines", do: tab(tabLogs)},
-		{name: "reveal", keys: []string{"x"}, help: "reveal a Secret's data (asks)", do: (*Model).askReveal},
-		{name: "instance", keys: []string{"i", "d"}, help: "describe the instance: spec, status, conditions, Events, children (y: its YAML)", short: "instance", do: tab(tabInstance)},
-		{name: "instanceLogs", keys: []string{"l"}, help: "the instance's log lines (as L)", do: tab(tabLogs)},
+	h.flash("no resource in error", false)
+}
+
+// askReveal asks before showing a Secret's data; again hides it.
+func (s *instanceScreen) askReveal() tea.Cmd {
+	h, r := s.c.host, s.resource()
+	if r == nil || !isSecret(r) {
+		h.flash("select a Secret to reveal its data", true)
+		return nil
 	}
+	k := revealKey{s.key, r.ID}
+	if s.detail.revealed[k] {
+		delete(s.detail.revealed, k)
+		h.flash("secret data hidden", false)
+		return nil
+	}
+	h.push(newDialog(s.c, fmt.Sprintf("Reveal the data of Secret %s?", r.ID), []string{"Its values will be shown in clear on this screen."}, "Reveal",
+		func() tea.Cmd {
+			s.detail.revealed[k] = true
+			h.flash("secret data revealed ("+s.c.keys.label("reveal")+" hides it)", false)
+			return nil
+		}))
+	return nil
 }

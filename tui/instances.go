@@ -93,7 +93,7 @@ func (q query) match(in *state.Instance) bool {
 // the kind or graph its filter names ("" for all).
 type viewScope struct{ ns, what string }
 
-func (p *instancesScreen) scope() viewScope {
+func (p *instancesScreen) scope1() viewScope {
 	q := parseQuery(p.query)
 	v := viewScope{ns: strings.Join(q.nss, ",")}
 	switch {
@@ -138,8 +138,11 @@ var classAlias = map[string]string{"synced": "ok", "ready": "ok", "progress": "p
 // instancesScreen is the instances table, its filter and the log pane. It
 // is always at the bottom of the screen stack.
 type instancesScreen struct {
+	screenDefaults
 	c    *common
 	snap *state.Snapshot
+
+	acts, filterActs []action
 
 	rows    []*state.Instance
 	rowsFor rowsKey
@@ -192,17 +195,19 @@ func newInstancesScreen(c *common) *instancesScreen {
 	f := textinput.New()
 	f.Prompt = "/"
 	f.Placeholder = "text, state:error, kind:WebApp, ns:team-a, graph:webapp"
-	return &instancesScreen{c: c, filter: f, rowCache: map[state.InstanceKey]rowEntry{}, snap: &state.Snapshot{}}
+	p := &instancesScreen{c: c, filter: f, rowCache: map[state.InstanceKey]rowEntry{}, snap: &state.Snapshot{}}
+	p.acts, p.filterActs = p.actions(), p.filterActions()
+	return p
 }
 
-func (p *instancesScreen) pane() pane {
+func (p *instancesScreen) bindings() ([]action, bool) {
 	if p.filtering {
-		return paneFilter
+		return p.filterActs, false
 	}
-	return paneInstances
+	return p.acts, true
 }
 
-func (p *instancesScreen) overlay() bool { return false }
+func (p *instancesScreen) scope() (viewScope, bool) { return p.scope1(), true }
 
 func (p *instancesScreen) SetSize(w, h int) {
 	p.w, p.h = w, h
@@ -231,12 +236,21 @@ func (p *instancesScreen) Update(msg tea.Msg) tea.Cmd {
 			p.move(3)
 		}
 	case tea.KeyPressMsg:
-		if p.filtering {
-			var cmd tea.Cmd
-			p.filter, cmd = p.filter.Update(msg)
-			p.setQuery(p.filter.Value())
-			return cmd
+		if !p.filtering { // never silently nothing
+			p.c.host.flash(p.c.keys.whyNot(msg.String(), "instances", p.acts), false)
+			return nil
 		}
+		var cmd tea.Cmd
+		p.filter, cmd = p.filter.Update(msg)
+		p.setQuery(p.filter.Value())
+		return cmd
+	case switchMsg:
+		p.switchView(msg.key, msg.value)
+	case graphListMsg:
+		q := "graph:" + strings.ToLower(msg.name)
+		p.filter.SetValue(q)
+		p.setQuery(q)
+		p.c.host.flash("graph "+msg.name+": "+plural(len(p.rows), "instance"), false)
 	default:
 		if p.filtering {
 			var cmd tea.Cmd
@@ -658,92 +672,153 @@ func spaced(d time.Duration) string {
 	return d.Round(time.Second).String()
 }
 
-// instancesActions is the table of the instances screen, in footer order.
-func instancesActions() []action {
-	list := (*Model).list
-	hasRow := func(m *Model) bool { return m.list().selected() != nil }
-	sortBy := func(k sortKey) func(m *Model) tea.Cmd {
-		return func(m *Model) tea.Cmd {
-			l := m.list()
-			l.setSort(k)
-			dir := "ascending"
-			if l.desc {
-				dir = "descending"
-			}
-			m.setFlash("sorted by "+k.String()+", "+dir, false)
-			return nil
-		}
+// actions is the instances screen's, in footer order.
+func (p *instancesScreen) actions() []action {
+	hasRow := func() bool { return p.selected() != nil }
+	sortBy := func(k sortKey) func() tea.Cmd { return do0(func() { p.sortFlash(k) }) }
+	openOn := func(name, help, short string, t detailTab) action {
+		a := share(name, help, short, do0(func() { p.open(t) }))
+		a.when = hasRow
+		return a
 	}
-	openOn := func(t detailTab) func(m *Model) tea.Cmd {
-		return func(m *Model) tea.Cmd { m.open(t); return nil }
+	move := func(n func() int) func() tea.Cmd { return do0(func() { p.move(n()) }) }
+	by := func(n int) func() int { return func() int { return n } }
+	ops := targeting{c: p.c, in: p.selected, snap: func() *state.Snapshot { return p.snap }}
+	back := share("back", "clear the filter, close the log", "", do0(p.back))
+	back.when = func() bool { return p.query != "" || p.showLogs }
+	return offer(
+		openOn("open", "open the instance", "open", tabInspect),
+		share("filter", "filter the rows", "filter", p.startFilter),
+		ops.requeueAction(),
+		ops.deleteAction(),
+		share("nextError", "next instance in error", "error", do0(p.nextError)),
+		ops.editAction(""),
+		share("sort", "sort by the next column", "sort", func() tea.Cmd { return sortBy((p.sortBy + 1) % numSorts)() }),
+		share("logs", "show or hide the engine log", "logs", do0(func() { p.showLogs = !p.showLogs })),
+		action{name: "requeueAll", keys: []string{"R"}, help: "requeue all shown", denied: func() string { return mayNotRequeueAny(p.snap) },
+			do: func() tea.Cmd { return requeueAll(p.c, p.query) }},
+		share("sortName", "sort by name", "", sortBy(sortName)),
+		share("sortState", "sort by state, worst first", "", sortBy(sortState)),
+		share("sortKind", "sort by kind", "", sortBy(sortKind)),
+		action{name: "sortAge", keys: []string{"A"}, help: "sort by age", do: sortBy(sortAge)},
+		action{name: "sortReconciled", keys: []string{"O"}, help: "sort by last reconcile", do: sortBy(sortLast)},
+		share("up", "up", "", move(by(-1))),
+		share("down", "down", "", move(by(1))),
+		share("pageUp", "page up", "", move(func() int { return -p.pageSize() })),
+		share("pageDown", "page down", "", move(p.pageSize)),
+		share("top", "top", "", move(by(-1<<30))),
+		share("bottom", "bottom", "", move(by(1<<30))),
+		openOn("yaml", "open on the YAML", "", tabYAML),
+		openOn("history", "open on the history", "", tabHistory),
+		openOn("timeline", "open on the timeline", "", tabTimeline),
+		openOn("instance", "describe: open on the instance itself (spec, status, conditions, Events)", "", tabInstance),
+		openOn("instanceLogs", "open on the instance's log lines (the engine's, about it)", "", tabLogs),
+		back,
+	)
+}
+
+// sortFlash sorts by k and says how.
+func (p *instancesScreen) sortFlash(k sortKey) {
+	p.setSort(k)
+	dir := "ascending"
+	if p.desc {
+		dir = "descending"
 	}
-	return []action{
-		{name: "open", keys: []string{"enter"}, help: "open the instance", short: "open", when: hasRow, do: openOn(tabInspect)},
-		{name: "filter", keys: []string{"/"}, help: "filter the rows", short: "filter",
-			do: func(m *Model) tea.Cmd {
-				l := list(m)
-				l.filtering = true
-				l.filter.SetValue(l.query)
-				l.filter.CursorEnd()
-				return l.filter.Focus()
-			}},
-		{name: "requeue", keys: []string{"r"}, help: "requeue (skips the backoff)", short: "requeue", when: hasRow, denied: mayNotRequeue, do: (*Model).requeue},
-		{name: "delete", keys: []string{"ctrl+d"}, help: "delete (asks, lists what goes)", short: "delete", when: deletable, denied: mayNotDelete, do: (*Model).askDelete},
-		{name: "nextError", keys: []string{"e"}, help: "next instance in error", short: "error", do: (*Model).nextError},
-		{name: "edit", keys: []string{"E"}, help: "edit the instance's spec in $EDITOR (applied as kroscope; refused in --observe)", when: deletable, denied: mayNotEdit, do: (*Model).startEdit},
-		{name: "sort", keys: []string{"s"}, help: "sort by the next column", short: "sort",
-			do: func(m *Model) tea.Cmd { return sortBy((list(m).sortBy + 1) % numSorts)(m) }},
-		{name: "logs", keys: []string{"L"}, help: "show or hide the engine log", short: "logs",
-			do: func(m *Model) tea.Cmd { list(m).showLogs = !list(m).showLogs; return nil }},
-		{name: "requeueAll", keys: []string{"R"}, help: "requeue all shown", denied: mayNotRequeueAny, do: (*Model).requeueAll},
-		{name: "sortName", keys: []string{"N"}, help: "sort by name", do: sortBy(sortName)},
-		{name: "sortState", keys: []string{"S"}, help: "sort by state, worst first", do: sortBy(sortState)},
-		{name: "sortKind", keys: []string{"K"}, help: "sort by kind", do: sortBy(sortKind)},
-		{name: "sortAge", keys: []string{"A"}, help: "sort by age", do: sortBy(sortAge)},
-		{name: "sortReconciled", keys: []string{"O"}, help: "sort by last reconcile", do: sortBy(sortLast)},
-		{name: "up", keys: []string{"up", "k"}, help: "up", do: func(m *Model) tea.Cmd { list(m).move(-1); return nil }},
-		{name: "down", keys: []string{"down", "j"}, help: "down", do: func(m *Model) tea.Cmd { list(m).move(1); return nil }},
-		{name: "pageUp", keys: []string{"pgup", "ctrl+u"}, help: "page up", do: func(m *Model) tea.Cmd { list(m).move(-list(m).pageSize()); return nil }},
-		{name: "pageDown", keys: []string{"pgdown", "ctrl+f"}, help: "page down", do: func(m *Model) tea.Cmd { list(m).move(list(m).pageSize()); return nil }},
-		{name: "top", keys: []string{"home", "g"}, help: "top", do: func(m *Model) tea.Cmd { list(m).move(-1 << 30); return nil }},
-		{name: "bottom", keys: []string{"end", "G"}, help: "bottom", do: func(m *Model) tea.Cmd { list(m).move(1 << 30); return nil }},
-		{name: "yaml", keys: []string{"y"}, help: "open on the YAML", when: hasRow, do: openOn(tabYAML)},
-		{name: "history", keys: []string{"H"}, help: "open on the history", when: hasRow, do: openOn(tabHistory)},
-		{name: "timeline", keys: []string{"t"}, help: "open on the timeline", when: hasRow, do: openOn(tabTimeline)},
-		{name: "instance", keys: []string{"i", "d"}, help: "describe: open on the instance itself (spec, status, conditions, Events)", when: hasRow, do: openOn(tabInstance)},
-		{name: "instanceLogs", keys: []string{"l"}, help: "open on the instance's log lines (the engine's, about it)", when: hasRow, do: openOn(tabLogs)},
-		{name: "back", keys: []string{"esc"}, help: "clear the filter, close the log",
-			when: func(m *Model) bool { return list(m).query != "" || list(m).showLogs },
-			do: func(m *Model) tea.Cmd {
-				l := list(m)
-				if l.query != "" {
-					l.filter.SetValue("")
-					l.setQuery("")
-				} else {
-					l.showLogs = false
-				}
-				return nil
-			}},
+	p.c.host.flash("sorted by "+k.String()+", "+dir, false)
+}
+
+func (p *instancesScreen) startFilter() tea.Cmd {
+	p.filtering = true
+	p.filter.SetValue(p.query)
+	p.filter.CursorEnd()
+	return p.filter.Focus()
+}
+
+// back clears the filter, else closes the log.
+func (p *instancesScreen) back() {
+	if p.query != "" {
+		p.filter.SetValue("")
+		p.setQuery("")
+	} else {
+		p.showLogs = false
 	}
 }
 
 // filterActions run while a filter is typed; other keys edit it.
-func filterActions() []action {
-	done := func(clear bool) func(m *Model) tea.Cmd {
-		return func(m *Model) tea.Cmd {
-			l := m.list()
-			l.filtering = false
-			l.filter.Blur()
+func (p *instancesScreen) filterActions() []action {
+	done := func(clear bool) func() tea.Cmd {
+		return do0(func() {
+			p.filtering = false
+			p.filter.Blur()
 			if clear {
-				l.filter.SetValue("")
-				l.setQuery("")
+				p.filter.SetValue("")
+				p.setQuery("")
 			}
-			return nil
+		})
+	}
+	return offer(
+		share("confirm", "keep the filter", "keep", done(false)),
+		share("back", "clear the filter", "clear", done(true)),
+	)
+}
+
+// opened is a new screen on the selected instance, on tab t.
+func (p *instancesScreen) opened(t detailTab) *instanceScreen {
+	in := p.selected()
+	if in == nil {
+		return nil
+	}
+	p.follow()
+	s := newInstanceScreen(p.c, in.Key)
+	s.detail.setTab(t)
+	s.Update(snapMsg{p.snap})
+	return s
+}
+
+// open drills into the selected instance on the given tab.
+func (p *instancesScreen) open(t detailTab) {
+	if s := p.opened(t); s != nil {
+		p.c.host.push(s)
+	}
+}
+
+// nextError opens the next instance in error at its failed resource and
+// shows its error. An error that cleared meanwhile still leads to the
+// resource it named, never to whatever the cursor was on.
+func (p *instancesScreen) nextError() {
+	now, h := p.c.now(), p.c.host
+	land := func(i int, in *state.Instance) {
+		p.cursor = i
+		d := p.opened(tabInspect)
+		if j := failedAt(in, d.graph.tree.order, 0); j >= 0 {
+			d.graph.select1(j)
+		} else if in.LastError != nil {
+			d.graph.select1(d.graph.indexOf(in.LastError.Resource))
+		}
+		h.push(d)
+	}
+	for step := 1; step <= len(p.rows); step++ {
+		i := (p.cursor + step) % len(p.rows)
+		in := p.rows[i]
+		if in.Phase().Class() != state.ClassFailed {
+			continue
+		}
+		land(i, in)
+		h.flash(errorFlash(in, now), true)
+		return
+	}
+	// Nothing fails now: go to the error that cleared last.
+	best := -1
+	for i, in := range p.rows {
+		if in.LastError != nil && (best < 0 || in.LastError.At.After(p.rows[best].LastError.At)) {
+			best = i
 		}
 	}
-	return []action{
-		{name: "confirm", keys: []string{"enter"}, help: "keep the filter", short: "keep", do: done(false)},
-		{name: "back", keys: []string{"esc"}, help: "clear the filter", short: "clear", do: done(true)},
-		{name: "forceQuit", keys: []string{"ctrl+c"}, help: "quit from anywhere", do: (*Model).quit},
+	if best >= 0 {
+		in := p.rows[best]
+		land(best, in)
+		h.flash("no instance in error now; last: "+errorFlash(in, now), true)
+		return
 	}
+	h.flash("no instance in error", false)
 }

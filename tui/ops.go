@@ -15,51 +15,64 @@ import (
 // The actions that reach the backend or open another screen. They act on
 // the instance shown (instance screen) or the selected row (list).
 
-// target is the instance the actions apply to, or nil.
-func (m *Model) target() *state.Instance {
-	if d := m.detail(); d != nil {
-		return d.instance()
-	}
-	return m.list().selected()
+// targeting is what the actions on one instance need: the instance
+// they act on now (the list's selected row, or the instance a screen
+// shows) and the snapshot (its capabilities and mode). The list and the
+// instance screen offer the same actions through it.
+type targeting struct {
+	c    *common
+	in   func() *state.Instance
+	snap func() *state.Snapshot
 }
 
-// hasTarget: the actions on an instance apply only while it exists (an
-// open instance screen outlives its instance).
-func hasTarget(m *Model) bool { return m.target() != nil }
+// exists: the actions on an instance apply only while it exists (an open
+// instance screen outlives its instance).
+func (t targeting) exists() bool { return t.in() != nil }
 
 // deletable: a deleting instance is not offered for deletion again.
-func deletable(m *Model) bool { in := m.target(); return in != nil && !in.Deleting }
+func (t targeting) deletable() bool { in := t.in(); return in != nil && !in.Deleting }
 
 // Capabilities: what this user may do with the target's kind (the
 // engine's access reviews); "" when allowed or unknown.
-func mayNotRequeue(m *Model) string {
-	return targetAccess(m, func(k state.KindAccess) state.Permission { return k.Requeue })
-}
-func mayNotDelete(m *Model) string {
-	return targetAccess(m, func(k state.KindAccess) state.Permission { return k.Delete })
-}
-func mayNotEdit(m *Model) string {
-	return targetAccess(m, func(k state.KindAccess) state.Permission { return k.Edit })
-}
-
-func targetAccess(m *Model, p func(state.KindAccess) state.Permission) string {
-	in := m.target()
-	if in == nil || m.snap == nil {
+func (t targeting) access(p func(state.KindAccess) state.Permission) func() string {
+	return func() string {
+		in, snap := t.in(), t.snap()
+		if in == nil || snap == nil {
+			return ""
+		}
+		if perm := p(snap.Capabilities.For(in.Key.Resource)); !perm.Allowed {
+			return perm.Why
+		}
 		return ""
 	}
-	if perm := p(m.snap.Capabilities.For(in.Key.Resource)); !perm.Allowed {
-		return perm.Why
-	}
-	return ""
+}
+
+// The actions on one instance, declared once for both screens.
+func (t targeting) requeueAction() action {
+	a := share("requeue", "requeue (skips the backoff)", "requeue", t.requeue)
+	a.when, a.denied = t.exists, t.access(func(k state.KindAccess) state.Permission { return k.Requeue })
+	return a
+}
+
+func (t targeting) deleteAction() action {
+	a := share("delete", "delete (asks, lists what goes)", "delete", t.askDelete)
+	a.when, a.denied = t.deletable, t.access(func(k state.KindAccess) state.Permission { return k.Delete })
+	return a
+}
+
+func (t targeting) editAction(short string) action {
+	a := share("edit", "edit the instance's spec in $EDITOR (applied as kroscope; refused in --observe)", short, t.startEdit)
+	a.when, a.denied = t.deletable, t.access(func(k state.KindAccess) state.Permission { return k.Edit })
+	return a
 }
 
 // mayNotRequeueAny: requeue-all is denied only when no kind may be requeued.
-func mayNotRequeueAny(m *Model) string {
-	if m.snap == nil || len(m.snap.Capabilities.Kinds) == 0 {
+func mayNotRequeueAny(snap *state.Snapshot) string {
+	if snap == nil || len(snap.Capabilities.Kinds) == 0 {
 		return ""
 	}
 	why := ""
-	for _, k := range m.snap.Capabilities.Kinds {
+	for _, k := range snap.Capabilities.Kinds {
 		if k.Requeue.Allowed {
 			return ""
 		}
@@ -68,29 +81,17 @@ func mayNotRequeueAny(m *Model) string {
 	return why
 }
 
-// open drills into the selected instance on the given tab.
-func (m *Model) open(t detailTab) {
-	in := m.list().selected()
-	if in == nil {
-		return
-	}
-	m.list().follow()
-	s := newInstanceScreen(m.c, in.Key)
-	s.detail.setTab(t)
-	m.push(s)
-}
-
 // requeue and requeueAll call the engine in a command, off the UI loop:
 // attached, a requeue is a PATCH to the API server (one per instance for
 // requeue all), and the keys must keep answering meanwhile.
-func (m *Model) requeue() tea.Cmd {
-	in := m.target()
+func (t targeting) requeue() tea.Cmd {
+	in := t.in()
 	if in == nil {
-		m.setFlash("nothing selected to requeue", true)
+		t.c.host.flash("nothing selected to requeue", true)
 		return nil
 	}
-	b, c, key, label := m.c.b, m.c, in.Key, name(in)
-	m.setFlash("requeueing "+label+m.c.th.G.Ellipsis, false)
+	b, c, key, label := t.c.b, t.c, in.Key, name(in)
+	t.c.host.flash("requeueing "+label+t.c.th.G.Ellipsis, false)
 	return func() tea.Msg {
 		if err := inertErr(b.Requeue(key)); err != nil {
 			return resultMsg{err: fmt.Errorf("requeue %s: %w", label, err)}
@@ -108,10 +109,11 @@ func requeueNote(c *common) string {
 	return ""
 }
 
-func (m *Model) requeueAll() tea.Cmd {
-	q := parseQuery(m.list().query)
-	b, c := m.c.b, m.c
-	m.setFlash("requeueing the instances shown"+m.c.th.G.Ellipsis, false)
+// requeueAll requeues the instances the filter shows.
+func requeueAll(c *common, filter string) tea.Cmd {
+	q := parseQuery(filter)
+	b := c.b
+	c.host.flash("requeueing the instances shown"+c.th.G.Ellipsis, false)
 	return func() tea.Msg {
 		n, err := inert(b.RequeueAll(q.match))
 		if err != nil {
@@ -147,66 +149,31 @@ func deletePlan(in *state.Instance, g theme.Glyphs) (lines []string, kept []stri
 	return lines, kept
 }
 
-func (m *Model) askDelete() tea.Cmd {
-	in := m.target()
+func (t targeting) askDelete() tea.Cmd {
+	in := t.in()
+	c := t.c
 	if in == nil {
-		m.setFlash("nothing selected to delete", true)
+		c.host.flash("nothing selected to delete", true)
 		return nil
 	}
-	plan, kept := deletePlan(in, m.c.th.G)
+	plan, kept := deletePlan(in, c.th.G)
 	lines := append([]string{"This deletes, in order:"}, plan...)
 	if len(kept) > 0 {
 		lines = append(lines, "", "Kept (external): "+strings.Join(kept, ", "))
 	}
 	key, label := in.Key, name(in)
-	m.push(&dialogScreen{
-		c:       m.c,
-		title:   fmt.Sprintf("Delete %s %s?", in.Kind, label),
-		lines:   lines,
-		confirm: "Delete",
-		onYes: func(m *Model) tea.Cmd {
-			m.setFlash("deleting "+label+m.c.th.G.Ellipsis, false)
-			b, timeout := m.c.b, m.c.opts.DeleteTimeout
-			return func() tea.Msg {
-				ctx, cancel := context.WithTimeout(context.Background(), timeout)
-				defer cancel()
-				if err := inertErr(b.Delete(ctx, key)); err != nil {
-					return resultMsg{err: fmt.Errorf("delete %s: %w", label, err)}
-				}
-				return resultMsg{text: "deleted " + label + " (resources follow in reverse order)"}
+	c.host.push(newDialog(c, fmt.Sprintf("Delete %s %s?", in.Kind, label), lines, "Delete", func() tea.Cmd {
+		c.host.flash("deleting "+label+c.th.G.Ellipsis, false)
+		b, timeout := c.b, c.opts.DeleteTimeout
+		return func() tea.Msg {
+			ctx, cancel := context.WithTimeout(context.Background(), timeout)
+			defer cancel()
+			if err := inertErr(b.Delete(ctx, key)); err != nil {
+				return resultMsg{err: fmt.Errorf("delete %s: %w", label, err)}
 			}
-		},
-	})
-	return nil
-}
-
-func (m *Model) askReveal() tea.Cmd {
-	d := m.detail()
-	var r *state.Resource
-	if d != nil {
-		r = d.resource()
-	}
-	if r == nil || !isSecret(r) {
-		m.setFlash("select a Secret to reveal its data", true)
-		return nil
-	}
-	k := revealKey{d.key, r.ID}
-	if d.detail.revealed[k] {
-		delete(d.detail.revealed, k)
-		m.setFlash("secret data hidden", false)
-		return nil
-	}
-	m.push(&dialogScreen{
-		c:       m.c,
-		title:   fmt.Sprintf("Reveal the data of Secret %s?", r.ID),
-		lines:   []string{"Its values will be shown in clear on this screen."},
-		confirm: "Reveal",
-		onYes: func(m *Model) tea.Cmd {
-			d.detail.revealed[k] = true
-			m.setFlash("secret data revealed ("+m.keys().label("reveal")+" hides it)", false)
-			return nil
-		},
-	})
+			return resultMsg{text: "deleted " + label + " (resources follow in reverse order)"}
+		}
+	}))
 	return nil
 }
 
@@ -220,74 +187,6 @@ func failedAt(in *state.Instance, order []string, from int) int {
 		}
 	}
 	return -1
-}
-
-// nextError selects the next resource in error (across instances from the
-// list) and shows its error. An error that cleared meanwhile still leads to
-// the resource it named, never to whatever the cursor was on.
-func (m *Model) nextError() tea.Cmd {
-	now := m.c.now()
-	if d := m.detail(); d != nil {
-		in := d.instance()
-		if in != nil && len(d.graph.tree.order) > 0 {
-			if i := failedAt(in, d.graph.tree.order, d.graph.node+1); i >= 0 {
-				d.graph.select1(i)
-				d.detail.setTab(tabInspect)
-				m.setFlash("error in "+d.graph.nodeID, true)
-				return nil
-			}
-		}
-		if in != nil && in.Phase().Class() == state.ClassFailed && (in.LastError == nil || in.LastError.Resource == "") {
-			m.setFlash("instance error: "+in.Message, true)
-			return nil
-		}
-		if in != nil && in.LastError != nil {
-			if j := d.graph.indexOf(in.LastError.Resource); j >= 0 {
-				d.graph.select1(j)
-				d.detail.setTab(tabInspect)
-			}
-			m.setFlash(errorFlash(in, now), true)
-			return nil
-		}
-		m.setFlash("no resource in error", false)
-		return nil
-	}
-	l := m.list()
-	land := func(i int, in *state.Instance) {
-		l.cursor = i
-		m.open(tabInspect)
-		d := m.detail()
-		if j := failedAt(in, d.graph.tree.order, 0); j >= 0 {
-			d.graph.select1(j)
-		} else if in.LastError != nil {
-			d.graph.select1(d.graph.indexOf(in.LastError.Resource))
-		}
-	}
-	for step := 1; step <= len(l.rows); step++ {
-		i := (l.cursor + step) % len(l.rows)
-		in := l.rows[i]
-		if in.Phase().Class() != state.ClassFailed {
-			continue
-		}
-		land(i, in)
-		m.setFlash(errorFlash(in, now), true)
-		return nil
-	}
-	// Nothing fails now: go to the error that cleared last.
-	best := -1
-	for i, in := range l.rows {
-		if in.LastError != nil && (best < 0 || in.LastError.At.After(l.rows[best].LastError.At)) {
-			best = i
-		}
-	}
-	if best >= 0 {
-		in := l.rows[best]
-		land(best, in)
-		m.setFlash("no instance in error now; last: "+errorFlash(in, now), true)
-		return nil
-	}
-	m.setFlash("no instance in error", false)
-	return nil
 }
 
 // errorFlash names the instance and the resource of its (remembered) error.

@@ -27,20 +27,12 @@ const (
 	viewPlanInstance = "plan/instance"
 )
 
-// planDoneMsg is a finished plan.
-type planDoneMsg struct {
-	what  string
-	paths []string
-	plans []*plan.Plan
-	err   error
-}
-
 // startPlan asks the backend to plan the files (the served ones when
 // none) and shows the blast radius when it answers.
-func (m *Model) startPlan(arg string) tea.Cmd {
-	pr, ok := m.c.b.(PlanRunner)
+func startPlan(c *common, arg string) tea.Cmd {
+	pr, ok := c.b.(PlanRunner)
 	if !ok {
-		m.setFlash("this backend cannot plan", true)
+		c.host.flash("this backend cannot plan", true)
 		return nil
 	}
 	paths := strings.Fields(arg)
@@ -48,26 +40,23 @@ func (m *Model) startPlan(arg string) tea.Cmd {
 	if what == "" {
 		what = "the served graph files"
 	}
-	m.setFlash("planning "+what+" (dry runs only)...", false)
+	c.host.flash("planning "+what+" (dry runs only)...", false)
 	return func() tea.Msg {
 		ctx, cancel := context.WithTimeout(context.Background(), planTimeout)
 		defer cancel()
 		plans, err := inert(pr.Plan(ctx, paths...))
-		return planDoneMsg{what: what, paths: paths, plans: plans, err: err}
+		// A finished plan shows (and what failed in it).
+		var out requestsMsg
+		if err != nil {
+			out = append(out, flashReq("plan: "+err.Error(), true))
+		}
+		if len(plans) > 0 {
+			s := newPlanScreen(c, what, plans)
+			s.paths = paths
+			out = append(out, pushReq(s))
+		}
+		return out
 	}
-}
-
-// planDone shows a finished plan (and what failed in it).
-func (m *Model) planDone(msg planDoneMsg) {
-	if msg.err != nil {
-		m.setFlash("plan: "+msg.err.Error(), true)
-	}
-	if len(msg.plans) == 0 {
-		return
-	}
-	s := newPlanScreen(m.c, msg.what, msg.plans)
-	s.paths = msg.paths
-	m.push(s)
 }
 
 // planRow is one instance of the blast radius.
@@ -83,7 +72,9 @@ type planRow struct {
 // planScreen is the blast radius of a plan: one row per instance with its
 // counts, failures first; enter shows the instance's diff.
 type planScreen struct {
+	screenDefaults
 	c      *common
+	acts   []action
 	what   string
 	paths  []string // the files planned; none: the served --rgd files
 	graphs []string // the graphs planned, in plan order
@@ -115,14 +106,14 @@ func newPlanScreen(c *common, what string, plans []*plan.Plan) *planScreen {
 		}
 		return (b.sum.Create + b.sum.Change + b.sum.Prune) - (a.sum.Create + a.sum.Change + a.sum.Prune)
 	})
+	s.acts = s.actions()
 	return s
 }
 
-func (s *planScreen) Update(tea.Msg) tea.Cmd { return nil }
-func (s *planScreen) SetSize(w, h int)       { s.w, s.h = w, h }
-func (s *planScreen) pane() pane             { return panePlan }
-func (s *planScreen) overlay() bool          { return false }
-func (s *planScreen) View() string           { return strings.Join(s.lines, "\n") }
+func (s *planScreen) Update(tea.Msg) tea.Cmd     { return nil }
+func (s *planScreen) SetSize(w, h int)           { s.w, s.h = w, h }
+func (s *planScreen) bindings() ([]action, bool) { return s.acts, true }
+func (s *planScreen) View() string               { return strings.Join(s.lines, "\n") }
 
 func (s *planScreen) views() []string {
 	if s.open {
@@ -189,32 +180,21 @@ func qualifiedName(in plan.Instance) string {
 	return in.Namespace + "/" + in.Name
 }
 
-func planActions() []action {
-	scr := func(m *Model) *planScreen { s, _ := m.top().(*planScreen); return s }
-	return []action{
-		{name: "back", keys: []string{"esc"}, help: "back (the list, or the previous screen)", short: "back", do: func(m *Model) tea.Cmd {
-			if s := scr(m); s != nil && s.open {
-				s.open, s.off = false, 0
-				return nil
-			}
-			m.pop()
-			return nil
-		}},
-		{name: "open", keys: []string{"enter"}, help: "show the instance's diff", short: "diff", do: func(m *Model) tea.Cmd {
-			if s := scr(m); s != nil && len(s.rows) > 0 {
-				s.open = true
-			}
-			return nil
-		}},
-		{name: "applyGraph", keys: []string{"a"}, help: "apply the graph to the cluster (asks first), then follow the rollout", short: "apply", do: func(m *Model) tea.Cmd {
-			if s := scr(m); s != nil {
-				return m.askApplyGraph(s)
-			}
-			return nil
-		}},
-		{name: "up", keys: []string{"up", "k"}, help: "up", do: func(m *Model) tea.Cmd { scr(m).move(-1); return nil }},
-		{name: "down", keys: []string{"down", "j"}, help: "down", do: func(m *Model) tea.Cmd { scr(m).move(1); return nil }},
-		{name: "help", keys: []string{"?"}, help: "keys", short: "help", do: func(m *Model) tea.Cmd { m.push(newHelpScreen(m)); return nil }},
-		{name: "forceQuit", keys: []string{"ctrl+c"}, help: "quit from anywhere", do: (*Model).quit},
+func (s *planScreen) actions() []action {
+	return offer(
+		share("back", "back (the list, or the previous screen)", "back", do0(s.back)),
+		share("open", "show the instance's diff", "diff", do0(func() { s.open = len(s.rows) > 0 })),
+		action{name: "applyGraph", keys: []string{"a"}, help: "apply the graph to the cluster (asks first), then follow the rollout", short: "apply", do: s.askApply},
+		share("up", "up", "", do0(func() { s.move(-1) })),
+		share("down", "down", "", do0(func() { s.move(1) })),
+	)
+}
+
+// back closes the open diff, else the plan.
+func (s *planScreen) back() {
+	if s.open {
+		s.open, s.off = false, 0
+		return
 	}
+	s.c.host.pop()
 }
