@@ -95,7 +95,7 @@ func keysets() []keyset {
 	list := newInstancesScreen(c)
 	graphs := newGraphsScreen(c)
 	return []keyset{
-		{"instances", with(list.acts)}, {"filter", list.filterActs},
+		{"instances", with(list.acts)}, {"filter", list.table.filterActs},
 		{"instance", with(newInstanceScreen(c, state.InstanceKey{}).acts)},
 		{"dialog", (&dialogScreen{c: c}).actions()}, {"help", newHelpScreen(c, nil).acts},
 		{"startup", root.startupActions()}, {"command", root.commandActions()},

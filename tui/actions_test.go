@@ -17,7 +17,7 @@ func TestRemovingAnActionRemovesItEverywhere(t *testing.T) {
 			t.Errorf("footer shows \"s sort\" = %v, want %v", got, want)
 		}
 		press(m, "s")
-		if got := listOf(m).sortBy == sortState; got != want {
+		if got := sortKey(listOf(m).table.sortBy) == sortState; got != want {
 			t.Errorf("s sorted = %v, want %v", got, want)
 		}
 		press(m, "?")

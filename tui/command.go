@@ -132,7 +132,7 @@ type switchMsg struct{ key, value string }
 // only the namespace.
 func (p *instancesScreen) switchView(key, value string) {
 	var terms []string
-	for _, t := range strings.Fields(p.query) {
+	for _, t := range strings.Fields(p.table.query) {
 		k, _, ok := strings.Cut(t, ":")
 		isNS := ok && (k == "ns" || k == "namespace")
 		if (key == "ns" && !isNS) || (key != "ns" && isNS) {
@@ -142,10 +142,9 @@ func (p *instancesScreen) switchView(key, value string) {
 	if value != "" {
 		terms = append(terms, key+":"+strings.ToLower(value))
 	}
-	q := strings.Join(terms, " ")
-	p.filter.SetValue(q)
-	p.setQuery(q)
-	p.c.host.flash(viewFlash(key, value, len(p.rows), namespaces(p.snap)), len(p.rows) == 0 && key == "ns" && value != "")
+	p.table.filterTo(strings.Join(terms, " "))
+	n := len(p.table.rows)
+	p.c.host.flash(viewFlash(key, value, n, namespaces(p.snap)), n == 0 && key == "ns" && value != "")
 }
 
 // viewFlash says what a switch shows, and when a namespace has no

@@ -6,7 +6,6 @@ import (
 	"strings"
 	"time"
 
-	"charm.land/bubbles/v2/textinput"
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
 
@@ -14,6 +13,8 @@ import (
 	"github.com/kroscope/kroscope/theme"
 )
 
+// sortKey is the instance list's order, as its table's sorts are
+// numbered: the order s steps through them.
 type sortKey int
 
 const (
@@ -25,9 +26,6 @@ const (
 	numSorts
 )
 
-func (s sortKey) String() string {
-	return [...]string{"name", "state", "kind", "age", "last reconcile"}[s]
-}
 
 // query is a parsed filter: free words match the name, namespace, kind or
 // message; state:, kind: and ns: match one field each. All terms must match.
@@ -94,7 +92,7 @@ func (q query) match(in *state.Instance) bool {
 type viewScope struct{ ns, what string }
 
 func (p *instancesScreen) scope1() viewScope {
-	q := parseQuery(p.query)
+	q := parseQuery(p.table.query)
 	v := viewScope{ns: strings.Join(q.nss, ",")}
 	switch {
 	case len(q.graphs) > 0:
@@ -135,34 +133,22 @@ func kindTerm(term, kind, resource string) bool {
 // classAlias lets state: take the words people type for a class.
 var classAlias = map[string]string{"synced": "ok", "ready": "ok", "progress": "progressing", "error": "failed", "wait": "waiting"}
 
-// instancesScreen is the instances table, its filter and the log pane. It
-// is always at the bottom of the screen stack.
+// instancesScreen is the instances table, its counts line and the log
+// pane. It is always at the bottom of the screen stack.
 type instancesScreen struct {
 	screenDefaults
 	c    *common
 	snap *state.Snapshot
+	acts []action
 
-	acts, filterActs []action
-
-	rows    []*state.Instance
+	table   *table[*state.Instance, state.InstanceKey]
 	rowsFor rowsKey
-	order   sortedRows // every instance in the table's order
-	tally   phaseTally // the rows' phases, for the counts line
-	cursor  int
-	offset  int
-	selKey  state.InstanceKey
-	// moved: the user chose a row, so the cursor follows that instance.
-	// Until then the list stays at its top whatever arrives first.
-	moved bool
+	built   bool
+	order   sortedRows        // every instance in the table's order
+	tally   phaseTally        // the rows' phases, for the counts line
+	visible []*state.Instance // the rows drawn (the state column fits them)
 
-	sortBy    sortKey
-	desc      bool
-	query     string
-	filter    textinput.Model
-	filtering bool
-	showLogs  bool
-
-	rowCache map[state.InstanceKey]rowEntry
+	showLogs bool
 
 	w, h       int
 	drawn      listKey
@@ -174,7 +160,7 @@ type instancesScreen struct {
 type rowsKey struct {
 	version uint64
 	query   string
-	sortBy  sortKey
+	sortBy  int
 	desc    bool
 }
 
@@ -192,17 +178,24 @@ type listKey struct {
 }
 
 func newInstancesScreen(c *common) *instancesScreen {
-	f := textinput.New()
-	f.Prompt = "/"
-	f.Placeholder = "text, state:error, kind:WebApp, ns:team-a, graph:webapp"
-	p := &instancesScreen{c: c, filter: f, rowCache: map[state.InstanceKey]rowEntry{}, snap: &state.Snapshot{}}
-	p.acts, p.filterActs = p.actions(), p.filterActions()
+	p := &instancesScreen{c: c, snap: &state.Snapshot{}}
+	sorts := []tableSort{
+		{"name", share("sortName", "sort by name", "", nil)},
+		{"state", share("sortState", "sort by state, worst first", "", nil)},
+		{"kind", share("sortKind", "sort by kind", "", nil)},
+		{"age", action{name: "sortAge", keys: []string{"A"}, help: "sort by age"}},
+		{"last reconcile", action{name: "sortReconciled", keys: []string{"O"}, help: "sort by last reconcile"}},
+	}
+	p.table = newTable(c, "text, state:error, kind:WebApp, ns:team-a, graph:webapp", p.columns(), sorts,
+		func(in *state.Instance) state.InstanceKey { return in.Key }, p.rebuildRows)
+	p.table.stamp = p.stamp
+	p.acts = p.actions()
 	return p
 }
 
 func (p *instancesScreen) bindings() ([]action, bool) {
-	if p.filtering {
-		return p.filterActs, false
+	if p.table.typing {
+		return p.table.filterActs, false
 	}
 	return p.acts, true
 }
@@ -213,7 +206,7 @@ func (p *instancesScreen) SetSize(w, h int) {
 	p.w, p.h = w, h
 	// The placeholder shows whole only with a width (bubbles draws just its
 	// first letter otherwise).
-	p.filter.SetWidth(max(w-2, 1))
+	p.table.input.SetWidth(max(w-2, 1))
 }
 
 func (p *instancesScreen) Update(msg tea.Msg) tea.Cmd {
@@ -221,122 +214,48 @@ func (p *instancesScreen) Update(msg tea.Msg) tea.Cmd {
 	case snapMsg:
 		p.snap = msg.snap
 		p.rebuildRows()
-	case tea.MouseClickMsg:
-		// Line 0 is the counts, line 1 the table header.
-		if msg.Button == tea.MouseLeft {
-			if i := p.offset + msg.Y - 2; msg.Y >= 2 && i < len(p.rows) {
-				p.cursor = i
-				p.follow()
-			}
-		}
-	case tea.MouseWheelMsg:
-		if msg.Button == tea.MouseWheelUp {
-			p.move(-3)
-		} else if msg.Button == tea.MouseWheelDown {
-			p.move(3)
-		}
-	case tea.KeyPressMsg:
-		if !p.filtering { // never silently nothing
-			p.c.host.flash(p.c.keys.whyNot(msg.String(), "instances", p.acts), false)
-			return nil
-		}
-		var cmd tea.Cmd
-		p.filter, cmd = p.filter.Update(msg)
-		p.setQuery(p.filter.Value())
-		return cmd
+		return nil
 	case switchMsg:
 		p.switchView(msg.key, msg.value)
+		return nil
 	case graphListMsg:
-		q := "graph:" + strings.ToLower(msg.name)
-		p.filter.SetValue(q)
-		p.setQuery(q)
-		p.c.host.flash("graph "+msg.name+": "+plural(len(p.rows), "instance"), false)
-	default:
-		if p.filtering {
-			var cmd tea.Cmd
-			p.filter, cmd = p.filter.Update(msg)
-			return cmd
-		}
+		p.table.filterTo("graph:" + strings.ToLower(msg.name))
+		p.c.host.flash("graph "+msg.name+": "+plural(len(p.table.rows), "instance"), false)
+		return nil
+	}
+	if cmd, took := p.table.update(msg); took {
+		return cmd
+	}
+	if k, ok := msg.(tea.KeyPressMsg); ok { // never silently nothing
+		p.c.host.flash(p.c.keys.whyNot(k.String(), "instances", p.acts), false)
 	}
 	return nil
 }
 
 func (p *instancesScreen) selected() *state.Instance {
-	if p.cursor >= 0 && p.cursor < len(p.rows) {
-		return p.rows[p.cursor]
-	}
-	return nil
-}
-
-// follow pins the cursor to the instance under it.
-func (p *instancesScreen) follow() {
-	if in := p.selected(); in != nil {
-		p.selKey, p.moved = in.Key, true
-	}
-}
-
-func (p *instancesScreen) move(d int) {
-	p.cursor = clamp(p.cursor+d, 0, len(p.rows)-1)
-	p.follow()
-}
-
-func (p *instancesScreen) pageSize() int { return max(p.h-3, 1) }
-
-// toFirst puts the cursor on the first row: filtering and sorting do.
-func (p *instancesScreen) toFirst() {
-	p.cursor, p.offset = 0, 0
-	p.follow()
-}
-
-func (p *instancesScreen) setQuery(s string) {
-	if s == p.query {
-		return
-	}
-	p.query = s
-	p.rebuildRows()
-	p.toFirst()
-}
-
-// setSort sorts by k; the same key again reverses the order.
-func (p *instancesScreen) setSort(k sortKey) {
-	if p.sortBy == k {
-		p.desc = !p.desc
-	} else {
-		p.sortBy, p.desc = k, false
-	}
-	p.rebuildRows()
-	p.toFirst()
+	in, _ := p.table.selected()
+	return in
 }
 
 // rebuildRows filters and sorts the instances when the snapshot, the filter
 // or the order changed.
 func (p *instancesScreen) rebuildRows() {
-	key := rowsKey{version: p.snap.Version, query: p.query, sortBy: p.sortBy, desc: p.desc}
-	if p.rows != nil && key == p.rowsFor {
+	t := p.table
+	key := rowsKey{version: p.snap.Version, query: t.query, sortBy: t.sortBy, desc: t.desc}
+	if p.built && key == p.rowsFor {
 		return
 	}
-	p.order.update(p.snap, p.sortBy, p.desc)
-	q := parseQuery(p.query)
+	p.order.update(p.snap, sortKey(t.sortBy), t.desc)
+	q := parseQuery(t.query)
 	rows := make([]*state.Instance, 0, len(p.order.all))
 	for _, it := range p.order.all {
 		if q.match(it.in) {
 			rows = append(rows, it.in)
 		}
 	}
-	p.rows, p.rowsFor = rows, key
+	p.rowsFor, p.built = key, true
 	p.tally = tally(rows)
-	p.cursor = clamp(p.cursor, 0, len(rows)-1)
-	if p.moved {
-		for i, in := range rows {
-			if in.Key == p.selKey {
-				p.cursor = i
-				break
-			}
-		}
-	}
-	if len(p.rowCache) > 2*len(p.snap.Instances)+64 {
-		p.rowCache = map[state.InstanceKey]rowEntry{} // forget instances that are gone
-	}
+	t.setRows(rows)
 }
 
 // compareNames orders by namespace, then name, naturally (blog-7 before
@@ -403,105 +322,112 @@ func rank(in *state.Instance) int {
 	return 7
 }
 
-// columns are the table's column widths; the message takes what is left.
-// The state column is as wide as the longest state shown.
-type columns struct {
-	state, name, kind, ready, age, last, took, msg int
-	short                                          bool // short state words: the terminal is narrow
-}
-
-func tableColumns(w, stateW int, by sortKey) columns {
-	c := columns{state: stateW, kind: 10, ready: 5, age: 4}
-	if w < 60 {
-		c.short = true
-		c.state = min(stateW, 14)
-	}
-	gaps := 5
-	switch {
-	case w >= 100:
-		c.last, c.took, c.kind = 11, 7, 12 // RECONCILED and its arrow
-		gaps = 7
-	case w >= 70 || by == sortLast:
-		// The last reconcile, short, so O's column and arrow are there.
-		c.last = 5
-		gaps = 6
-	}
-	rest := w - c.state - c.kind - c.ready - c.age - c.last - c.took - gaps
-	c.name = clamp(rest*2/5, 12, 32)
-	c.msg = max(rest-c.name, 0)
-	return c
-}
-
-// rowEntry caches one rendered row: it depends on the instance Version,
-// the columns, the theme, the spinner frame (in progress) and the clock
-// columns.
-type rowEntry struct {
-	version uint64
-	cols    columns
-	th      *theme.Theme
-	frame   int
-	clock   string
-	line    string
-}
-
-func (p *instancesScreen) row(in *state.Instance, c columns, selected bool) string {
-	now := p.c.now()
-	age := ageOf(now, in.Created)
-	last, took := "-", ""
-	if !in.LastReconcile.IsZero() {
-		last, took = ageOf(now, in.LastReconcile)+" ago", spaced(in.LastDuration)
-	}
-	frame := 0
-	if in.Phase().Class() == state.ClassProgressing {
-		frame = p.c.frame
-	}
-	clock := age + "|" + last + "|" + took
-	if !selected {
-		if e, ok := p.rowCache[in.Key]; ok && e.version == in.Version && e.cols == c && e.th == p.c.th && e.frame == frame && e.clock == clock {
-			return e.line
+// columns are the instance list's, in order: adding one is one entry
+// (and its goldens). The message takes what is left, the name two fifths
+// of it; the reconcile columns show when there is room.
+func (p *instancesScreen) columns() []column[*state.Instance] {
+	el := func() string { return p.c.th.G.Ellipsis }
+	fixed := func(n int) func() int { return func() int { return n } }
+	wide := func(n int) func() int {
+		return func() int {
+			if p.w >= 100 {
+				return n
+			}
+			return 0
 		}
 	}
-	th := p.c.th
-	el := th.G.Ellipsis
+	type I = *state.Instance
+	return []column[I]{
+		{header: "STATE", width: p.stateWidth, cell: p.stateCell, sort: 1 + int(sortState),
+			style: func(in I, s string) string { return p.c.th.Style(in.State).Render(s) }},
+		{header: "NAMESPACE/NAME", short: "NAME", flex: func(rest int) int { return clamp(rest*2/5, 12, 32) },
+			cell: func(in I, w int) string { return shortName(in, w, el()) }, sort: 1 + int(sortName)},
+		{header: "KIND", width: func() int { return 10 + 2*min(wide(1)(), 1) }, cell: func(in I, _ int) string { return in.Kind }, sort: 1 + int(sortKind)},
+		{header: "READY", width: fixed(5), cell: func(in I, _ int) string { r, t := in.ReadyCount(); return fmt.Sprintf("%d/%d", r, t) },
+			style: func(in I, s string) string {
+				if r, t := in.ReadyCount(); r < t && r > 0 {
+					return p.c.th.Dim.Render(s)
+				}
+				return s
+			}},
+		{header: "AGE", width: fixed(4), cell: func(in I, _ int) string { return ageOf(p.c.now(), in.Created) }, sort: 1 + int(sortAge)},
+		{header: "RECONCILED", width: wide(11), cell: func(in I, _ int) string { last, _ := p.lastReconcile(in); return last }, sort: 1 + int(sortLast)},
+		{header: "TOOK", width: wide(7), cell: func(in I, _ int) string { _, took := p.lastReconcile(in); return took }},
+		// The last reconcile, short, so O's column and arrow are there.
+		{header: "LAST", width: func() int {
+			if p.w < 100 && (p.w >= 70 || sortKey(p.table.sortBy) == sortLast) {
+				return 5
+			}
+			return 0
+		}, cell: func(in I, _ int) string { last, _ := p.lastReconcile(in); return strings.TrimSuffix(last, " ago") }, sort: 1 + int(sortLast)},
+		{header: "MESSAGE", flex: func(rest int) int { return max(rest, 0) }, cell: func(in I, _ int) string { return rowMessage(in) },
+			style: func(in I, s string) string {
+				if in.Phase().Class() == state.ClassFailed {
+					return p.c.th.ClassStyle(state.ClassFailed).UnsetBold().Render(s)
+				}
+				return s
+			}},
+	}
+}
+
+// stateWidth is as wide as the longest state shown, and as IN_PROGRESS
+// at least, so the columns stay put as rows scroll, filter and change
+// state; short words when the terminal is narrow.
+func (p *instancesScreen) stateWidth() int {
+	w := 2 + len(state.PhaseInProgress.Word())
+	for _, in := range p.visible {
+		w = max(w, 2+len(in.Phase().Word()))
+	}
+	if p.w < 60 {
+		return min(w, 14)
+	}
+	return w
+}
+
+func (p *instancesScreen) stateCell(in *state.Instance, _ int) string {
 	word := in.Phase().Word()
-	if c.short {
+	if p.w < 60 {
 		word = in.Phase().Short()
 	}
-	ready, total := in.ReadyCount()
+	return p.c.th.Glyph(in.State, p.frameOf(in)) + " " + word
+}
+
+// frameOf is the spinner frame an instance's glyph shows (in progress only).
+func (p *instancesScreen) frameOf(in *state.Instance) int {
+	if in.Phase().Class() == state.ClassProgressing {
+		return p.c.frame
+	}
+	return 0
+}
+
+// lastReconcile is "4s ago" and how long it took, or "-".
+func (p *instancesScreen) lastReconcile(in *state.Instance) (last, took string) {
+	if in.LastReconcile.IsZero() {
+		return "-", ""
+	}
+	return ageOf(p.c.now(), in.LastReconcile) + " ago", spaced(in.LastDuration)
+}
+
+func rowMessage(in *state.Instance) string {
 	msg := in.Message
 	if msg == "" && in.Deleting {
 		msg = "being deleted"
 	}
-	msg = strings.ReplaceAll(msg, "\n", " ")
-	stateCell := fit(th.Glyph(in.State, frame)+" "+word, c.state, el)
-	cells := []string{
-		"", // state, styled below
-		fit(shortName(in, c.name, el), c.name, el),
-		fit(in.Kind, c.kind, el),
-		fit(fmt.Sprintf("%d/%d", ready, total), c.ready, el),
-		fit(age, c.age, el),
-	}
-	switch {
-	case c.took > 0:
-		cells = append(cells, fit(last, c.last, el), fit(took, c.took, el))
-	case c.last > 0:
-		cells = append(cells, fit(strings.TrimSuffix(last, " ago"), c.last, el))
-	}
-	cells = append(cells, fit(msg, c.msg, el))
-	if selected {
-		cells[0] = stateCell
-		return th.Selected.Render(fit(strings.Join(cells, " "), p.w, el))
-	}
-	cells[0] = th.Style(in.State).Render(stateCell)
-	if ready < total && ready > 0 {
-		cells[3] = th.Dim.Render(cells[3])
-	}
-	if in.Phase().Class() == state.ClassFailed {
-		cells[len(cells)-1] = th.ClassStyle(state.ClassFailed).UnsetBold().Render(cells[len(cells)-1])
-	}
-	line := strings.Join(cells, " ")
-	p.rowCache[in.Key] = rowEntry{version: in.Version, cols: c, th: th, frame: frame, clock: clock, line: line}
-	return line
+	return strings.ReplaceAll(msg, "\n", " ")
+}
+
+// rowStamp is what one row's line depends on besides the columns and the
+// theme: the instance's Version, the spinner frame (in progress) and the
+// clock columns.
+type rowStamp struct {
+	version uint64
+	frame   int
+	clock   string
+}
+
+func (p *instancesScreen) stamp(in *state.Instance) any {
+	last, took := p.lastReconcile(in)
+	return rowStamp{version: in.Version, frame: p.frameOf(in), clock: ageOf(p.c.now(), in.Created) + "|" + last + "|" + took}
 }
 
 // shortName fits "namespace/name" into w cells by shortening the namespace
@@ -525,46 +451,21 @@ func name(in *state.Instance) string {
 	return in.Key.Namespace + "/" + in.Key.Name
 }
 
-// tableHeader names the columns; the sorted one carries an arrow.
-func (p *instancesScreen) tableHeader(c columns) string {
-	g := p.c.th.G
-	arrow := func(k sortKey, label string) string {
-		if p.sortBy != k {
-			return label
-		}
-		if p.desc {
-			return label + g.SortDown
-		}
-		return label + g.SortUp
-	}
-	nameLabel := "NAMESPACE/NAME"
-	if c.name < len(nameLabel)+1 { // room for the arrow
-		nameLabel = "NAME"
-	}
-	cells := []string{fit(arrow(sortState, "STATE"), c.state, ""), fit(arrow(sortName, nameLabel), c.name, ""),
-		fit(arrow(sortKind, "KIND"), c.kind, ""), fit("READY", c.ready, ""), fit(arrow(sortAge, "AGE"), c.age, "")}
-	switch {
-	case c.took > 0:
-		cells = append(cells, fit(arrow(sortLast, "RECONCILED"), c.last, ""), fit("TOOK", c.took, ""))
-	case c.last > 0:
-		cells = append(cells, fit(arrow(sortLast, "LAST"), c.last, ""))
-	}
-	cells = append(cells, fit("MESSAGE", c.msg, ""))
-	return strings.Join(cells, " ")
-}
-
 // counts renders "4 instances  ✓ 2 ACTIVE  ✗ 1 ERROR" over the rows shown,
 // in the words the rows use.
 func (p *instancesScreen) counts() string {
 	th := p.c.th
 	n, order := p.tally.n, p.tally.order
-	parts := []string{plural(len(p.rows), "instance")}
-	if p.query != "" {
-		parts[0] = fmt.Sprintf("%d/%d instances", len(p.rows), len(p.snap.Instances))
+	parts := []string{plural(len(p.table.rows), "instance")}
+	if p.table.query != "" {
+		parts[0] = fmt.Sprintf("%d/%d instances", len(p.table.rows), len(p.snap.Instances))
+	}
+	if pos := p.table.position(); pos != "" {
+		parts[0] += " " + th.Dim.Render("("+pos+")")
 	}
 	// The filter's terms, one chip each, first: what narrows the list
 	// stays in sight however narrow the line.
-	for _, t := range strings.Fields(p.query) {
+	for _, t := range strings.Fields(p.table.query) {
 		parts = append(parts, th.Accent.Render("["+t+"]"))
 	}
 	// A rollout's progress, as the store counts it, while it runs.
@@ -581,10 +482,10 @@ func (p *instancesScreen) counts() string {
 
 // prepare keeps the cursor visible and draws the visible rows.
 func (p *instancesScreen) prepare() {
-	k := listKey{rows: p.rowsFor, cursor: p.cursor, w: p.w, h: p.h, frame: p.c.frame, now: p.c.now().Unix(),
-		showLogs: p.showLogs, logs: len(p.snap.Logs), th: p.c.th, filtering: p.filtering}
-	if p.filtering {
-		k.filterView = p.filter.View()
+	k := listKey{rows: p.rowsFor, cursor: p.table.cursor, w: p.w, h: p.h, frame: p.c.frame, now: p.c.now().Unix(),
+		showLogs: p.showLogs, logs: len(p.snap.Logs), th: p.c.th, filtering: p.table.typing}
+	if p.table.typing {
+		k.filterView = p.table.input.View()
 	}
 	if p.lines != nil && k == p.drawn {
 		return
@@ -596,68 +497,43 @@ func (p *instancesScreen) prepare() {
 		logH = max((p.h-1)/3, 3)
 		tableH = p.h - 1 - logH
 	}
+	rows := p.tableLines(tableH)
 	lines := []string{clip(p.counts(), w, th.G.Ellipsis)}
-	lines = append(lines, padLines(p.table(tableH), w, tableH)...)
+	lines = append(lines, padLines(rows, w, tableH)...)
 	if logH > 0 {
 		lines = append(lines, th.Header.Render(fit("LOGS", w, "")))
 		lines = append(lines, block(logsView(th, p.snap.Logs, "", w, logH-1), w, logH-1, th.G.Ellipsis)...)
 	}
 	p.lines = lines
-	switch {
-	case p.filtering:
-		p.promptLine = fit(k.filterView, w, "")
-	case p.query != "":
-		p.promptLine = fit(th.Dim.Render("filter: "+p.query), w, th.G.Ellipsis)
-	default:
-		p.promptLine = ""
-	}
+	p.promptLine = p.table.prompt(w)
 }
 
-// table renders the header and the visible rows into h lines.
-func (p *instancesScreen) table(h int) []string {
-	th := p.c.th
-	rows := h - 1
-	if len(p.rows) == 0 {
-		out := []string{th.Header.Render(fit(p.tableHeader(tableColumns(p.w, 2+len(state.PhaseInProgress.Word()), p.sortBy)), p.w, ""))}
-		msg := "No instances yet. Create one with kubectl apply, or run with --demo."
-		if p.query != "" {
-			msg = fmt.Sprintf("No instance matches %q (esc clears the filter).", p.query)
+// tableLines renders the header and the visible rows into h lines.
+func (p *instancesScreen) tableLines(h int) []string {
+	t := p.table
+	p.visible = nil
+	if len(t.rows) > 0 {
+		p.visible = t.scrollTo(h)
+	} else {
+		t.h = h
+	}
+	msg := "No instances yet. Create one with kubectl apply, or run with --demo."
+	if t.query != "" {
+		msg = fmt.Sprintf("No instance matches %q (esc clears the filter).", t.query)
+	}
+	if len(p.snap.Graphs) > 0 && t.query == "" {
+		kinds := make([]string, 0, len(p.snap.Graphs))
+		for _, g := range p.snap.Graphs {
+			kinds = append(kinds, g.Kind)
 		}
-		if len(p.snap.Graphs) > 0 && p.query == "" {
-			kinds := make([]string, 0, len(p.snap.Graphs))
-			for _, g := range p.snap.Graphs {
-				kinds = append(kinds, g.Kind)
-			}
-			msg = "No instances yet of " + strings.Join(kinds, ", ") + "."
-		}
-		return append(out, th.Dim.Render(fit("  "+msg, p.w, th.G.Ellipsis)))
+		msg = "No instances yet of " + strings.Join(kinds, ", ") + "."
 	}
-	if p.cursor < p.offset {
-		p.offset = p.cursor
-	}
-	if p.cursor >= p.offset+rows {
-		p.offset = p.cursor - rows + 1
-	}
-	p.offset = clamp(p.offset, 0, max(len(p.rows)-rows, 0))
-	end := min(p.offset+rows, len(p.rows))
-	// As wide as IN_PROGRESS at least, so the columns stay put as rows
-	// scroll, filter and change state.
-	stateW := 2 + len(state.PhaseInProgress.Word())
-	for _, in := range p.rows[p.offset:end] {
-		stateW = max(stateW, 2+len(in.Phase().Word()))
-	}
-	c := tableColumns(p.w, stateW, p.sortBy)
-	out := make([]string, 0, h)
-	out = append(out, th.Header.Render(fit(p.tableHeader(c), p.w, "")))
-	for i := p.offset; i < end; i++ {
-		out = append(out, p.row(p.rows[i], c, i == p.cursor))
-	}
-	return out
+	return t.body(p.visible, t.widths(p.w), p.w, msg)
 }
 
 func (p *instancesScreen) View() string { return strings.Join(p.lines, "\n") }
 
-func (p *instancesScreen) prompt() (string, bool) { return p.promptLine, p.filtering }
+func (p *instancesScreen) prompt() (string, bool) { return p.promptLine, p.table.typing }
 
 // spaced renders a reconcile's duration with its unit apart: "84 ms", "1.2 s".
 func spaced(d time.Duration) string {
@@ -675,91 +551,44 @@ func spaced(d time.Duration) string {
 // actions is the instances screen's, in footer order.
 func (p *instancesScreen) actions() []action {
 	hasRow := func() bool { return p.selected() != nil }
-	sortBy := func(k sortKey) func() tea.Cmd { return do0(func() { p.sortFlash(k) }) }
 	openOn := func(name, help, short string, t detailTab) action {
 		a := share(name, help, short, do0(func() { p.open(t) }))
 		a.when = hasRow
 		return a
 	}
-	move := func(n func() int) func() tea.Cmd { return do0(func() { p.move(n()) }) }
-	by := func(n int) func() int { return func() int { return n } }
 	ops := targeting{c: p.c, in: p.selected, snap: func() *state.Snapshot { return p.snap }}
+	filter, sorts, moves := p.table.actions("filter the rows")
 	back := share("back", "clear the filter, close the log", "", do0(p.back))
-	back.when = func() bool { return p.query != "" || p.showLogs }
-	return offer(
-		openOn("open", "open the instance", "open", tabInspect),
-		share("filter", "filter the rows", "filter", p.startFilter),
-		ops.requeueAction(),
-		ops.deleteAction(),
+	back.when = func() bool { return p.table.query != "" || p.showLogs }
+	acts := []action{
+		openOn("open", "open the instance", "open", tabInspect), filter,
+		ops.requeueAction(), ops.deleteAction(),
 		share("nextError", "next instance in error", "error", do0(p.nextError)),
 		ops.editAction(""),
-		share("sort", "sort by the next column", "sort", func() tea.Cmd { return sortBy((p.sortBy + 1) % numSorts)() }),
+	}
+	acts = append(acts, sorts[:1]...) // s: the next sort
+	acts = append(acts,
 		share("logs", "show or hide the engine log", "logs", do0(func() { p.showLogs = !p.showLogs })),
 		action{name: "requeueAll", keys: []string{"R"}, help: "requeue all shown", denied: func() string { return mayNotRequeueAny(p.snap) },
-			do: func() tea.Cmd { return requeueAll(p.c, p.query) }},
-		share("sortName", "sort by name", "", sortBy(sortName)),
-		share("sortState", "sort by state, worst first", "", sortBy(sortState)),
-		share("sortKind", "sort by kind", "", sortBy(sortKind)),
-		action{name: "sortAge", keys: []string{"A"}, help: "sort by age", do: sortBy(sortAge)},
-		action{name: "sortReconciled", keys: []string{"O"}, help: "sort by last reconcile", do: sortBy(sortLast)},
-		share("up", "up", "", move(by(-1))),
-		share("down", "down", "", move(by(1))),
-		share("pageUp", "page up", "", move(func() int { return -p.pageSize() })),
-		share("pageDown", "page down", "", move(p.pageSize)),
-		share("top", "top", "", move(by(-1<<30))),
-		share("bottom", "bottom", "", move(by(1<<30))),
+			do: func() tea.Cmd { return requeueAll(p.c, p.table.query) }})
+	acts = append(acts, sorts[1:]...)
+	acts = append(acts, moves...)
+	return offer(append(acts,
 		openOn("yaml", "open on the YAML", "", tabYAML),
 		openOn("history", "open on the history", "", tabHistory),
 		openOn("timeline", "open on the timeline", "", tabTimeline),
 		openOn("instance", "describe: open on the instance itself (spec, status, conditions, Events)", "", tabInstance),
 		openOn("instanceLogs", "open on the instance's log lines (the engine's, about it)", "", tabLogs),
-		back,
-	)
-}
-
-// sortFlash sorts by k and says how.
-func (p *instancesScreen) sortFlash(k sortKey) {
-	p.setSort(k)
-	dir := "ascending"
-	if p.desc {
-		dir = "descending"
-	}
-	p.c.host.flash("sorted by "+k.String()+", "+dir, false)
-}
-
-func (p *instancesScreen) startFilter() tea.Cmd {
-	p.filtering = true
-	p.filter.SetValue(p.query)
-	p.filter.CursorEnd()
-	return p.filter.Focus()
+		back)...)
 }
 
 // back clears the filter, else closes the log.
 func (p *instancesScreen) back() {
-	if p.query != "" {
-		p.filter.SetValue("")
-		p.setQuery("")
+	if p.table.query != "" {
+		p.table.filterTo("")
 	} else {
 		p.showLogs = false
 	}
-}
-
-// filterActions run while a filter is typed; other keys edit it.
-func (p *instancesScreen) filterActions() []action {
-	done := func(clear bool) func() tea.Cmd {
-		return do0(func() {
-			p.filtering = false
-			p.filter.Blur()
-			if clear {
-				p.filter.SetValue("")
-				p.setQuery("")
-			}
-		})
-	}
-	return offer(
-		share("confirm", "keep the filter", "keep", done(false)),
-		share("back", "clear the filter", "clear", done(true)),
-	)
 }
 
 // opened is a new screen on the selected instance, on tab t.
@@ -768,7 +597,7 @@ func (p *instancesScreen) opened(t detailTab) *instanceScreen {
 	if in == nil {
 		return nil
 	}
-	p.follow()
+	p.table.follow()
 	s := newInstanceScreen(p.c, in.Key)
 	s.detail.setTab(t)
 	s.Update(snapMsg{p.snap})
@@ -786,9 +615,9 @@ func (p *instancesScreen) open(t detailTab) {
 // shows its error. An error that cleared meanwhile still leads to the
 // resource it named, never to whatever the cursor was on.
 func (p *instancesScreen) nextError() {
-	now, h := p.c.now(), p.c.host
+	now, h, t := p.c.now(), p.c.host, p.table
 	land := func(i int, in *state.Instance) {
-		p.cursor = i
+		t.cursor = i
 		d := p.opened(tabInspect)
 		if j := failedAt(in, d.graph.tree.order, 0); j >= 0 {
 			d.graph.select1(j)
@@ -797,9 +626,9 @@ func (p *instancesScreen) nextError() {
 		}
 		h.push(d)
 	}
-	for step := 1; step <= len(p.rows); step++ {
-		i := (p.cursor + step) % len(p.rows)
-		in := p.rows[i]
+	for step := 1; step <= len(t.rows); step++ {
+		i := (t.cursor + step) % len(t.rows)
+		in := t.rows[i]
 		if in.Phase().Class() != state.ClassFailed {
 			continue
 		}
@@ -809,13 +638,13 @@ func (p *instancesScreen) nextError() {
 	}
 	// Nothing fails now: go to the error that cleared last.
 	best := -1
-	for i, in := range p.rows {
-		if in.LastError != nil && (best < 0 || in.LastError.At.After(p.rows[best].LastError.At)) {
+	for i, in := range t.rows {
+		if in.LastError != nil && (best < 0 || in.LastError.At.After(t.rows[best].LastError.At)) {
 			best = i
 		}
 	}
 	if best >= 0 {
-		in := p.rows[best]
+		in := t.rows[best]
 		land(best, in)
 		h.flash("no instance in error now; last: "+errorFlash(in, now), true)
 		return

@@ -209,14 +209,14 @@ func TestDeleteErrorIsFlashed(t *testing.T) {
 func TestRowCacheKeyedByVersion(t *testing.T) {
 	m, _ := newTestModel(t, fixture(), Options{}, 120, 30)
 	first := m.Frame()
-	e, ok := listOf(m).rowCache[fixture().Instances[1].Key]
+	e, ok := listOf(m).table.cache[fixture().Instances[1].Key]
 	if !ok {
 		t.Fatal("row not cached")
 	}
 	listOf(m).lines = nil // force a redraw: the row must come from the cache
 	listOf(m).prepare()
 	again := m.Frame()
-	if first != again || listOf(m).rowCache[fixture().Instances[1].Key] != e {
+	if e2 := listOf(m).table.cache[fixture().Instances[1].Key]; first != again || e2.line != e.line || e2.stamp != e.stamp {
 		t.Fatal("unchanged instance was re-rendered")
 	}
 	// A new Version re-renders the row.
@@ -238,8 +238,8 @@ func TestClickSelectsRowAndNode(t *testing.T) {
 	// Rows start under status, counts and the table header.
 	// Rows start under the status line, the counts and the table header.
 	m.Update(mouseClick(5, m.bodyTop+2+2))
-	if l := listOf(m); l.cursor != 2 || l.selKey.Name != "api" {
-		t.Fatalf("click selected row %d (%s)", l.cursor, l.selKey.Name)
+	if l := listOf(m); l.table.cursor != 2 || l.table.sel.Name != "api" {
+		t.Fatalf("click selected row %d (%s)", l.table.cursor, l.table.sel.Name)
 	}
 	press(m, "enter")
 	// The graph's nodes start under the header and the graph's title.
