@@ -100,7 +100,7 @@ func keysets() []keyset {
 		{"dialog", (&dialogScreen{c: c}).actions()}, {"help", newHelpScreen(c, nil).acts},
 		{"startup", root.startupActions()}, {"command", root.commandActions()},
 		{"graphs", with(graphs.acts)}, {"graph", with(newRGDScreen(c, "").acts)},
-		{"graphs filter", graphs.filterActs}, {"plan", with(newPlanScreen(c, "", nil).acts)},
+		{"graphs filter", graphs.table.filterActs}, {"plan", with(newPlanScreen(c, "", nil).acts)},
 	}
 }
 

@@ -5,7 +5,6 @@ import (
 	"slices"
 	"strings"
 
-	"charm.land/bubbles/v2/textinput"
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
 
@@ -21,15 +20,11 @@ type graphsScreen struct {
 	screenDefaults
 	c    *common
 	snap *state.Snapshot
+	acts []action
 
-	acts, filterActs []action
-
-	rows      []graphRow
-	rowsFor   graphRowsKey
-	pos       graphsPos
-	order     graphOrder
-	filter    textinput.Model
-	filtering bool
+	table   *table[graphRow, string]
+	rowsFor graphRowsKey
+	built   bool
 
 	w, h       int
 	lines      []string
@@ -50,25 +45,15 @@ type instCount struct {
 	n     int
 }
 
-// graphsPos is where the cursor is: its row, the first row shown, and
-// the graph under it (kept across updates).
-type graphsPos struct {
-	cursor, offset int
-	name           string
-}
-
-// graphOrder is the filter and the sort the rows follow.
-type graphOrder struct {
-	query  string
-	sortBy graphSort
-	desc   bool
-}
-
 type graphRowsKey struct {
 	version uint64
-	order   graphOrder
+	query   string
+	sortBy  int
+	desc    bool
 }
 
+// graphSort is the graphs list's order, as its table's sorts are
+// numbered.
 type graphSort int
 
 const (
@@ -79,137 +64,80 @@ const (
 	numGraphSorts
 )
 
-func (s graphSort) String() string {
-	return [...]string{"name", "state", "kind", "instances"}[s]
-}
-
 func newGraphsScreen(c *common) *graphsScreen {
-	f := textinput.New()
-	f.Prompt = "/"
-	f.Placeholder = "text, state:inactive, scope:cluster"
-	s := &graphsScreen{c: c, filter: f, snap: &state.Snapshot{}}
-	s.acts, s.filterActs = s.actions(), s.filterActions()
+	s := &graphsScreen{c: c, snap: &state.Snapshot{}}
+	sorts := []tableSort{
+		{"name", share("sortName", "sort by name", "", nil)},
+		{"state", share("sortState", "sort by state, not served first", "", nil)},
+		{"kind", share("sortKind", "sort by kind", "", nil)},
+		{"instances", action{name: "sortInstances", keys: []string{"I"}, help: "sort by instances, most first"}},
+	}
+	s.table = newTable(c, "text, state:inactive, scope:cluster", s.columns(), sorts, func(r graphRow) string { return r.g.Name }, s.rebuild)
+	s.table.noun = "graphs"
+	s.acts = s.actions()
 	return s
 }
 
 func (s *graphsScreen) bindings() ([]action, bool) {
-	if s.filtering {
-		return s.filterActs, false
+	if s.table.typing {
+		return s.table.filterActs, false
 	}
 	return s.acts, true
 }
 
 // scope: the graphs screens show every graph whatever the list's view.
 func (s *graphsScreen) scope() (viewScope, bool) { return viewScope{}, true }
-func (s *graphsScreen) views() []string          { return []string{viewGraphs} }
-func (s *graphsScreen) View() string             { return strings.Join(s.lines, "\n") }
-func (s *graphsScreen) prompt() (string, bool)   { return s.promptLine, s.filtering }
+
+func (s *graphsScreen) views() []string        { return []string{viewGraphs} }
+func (s *graphsScreen) View() string           { return strings.Join(s.lines, "\n") }
+func (s *graphsScreen) prompt() (string, bool) { return s.promptLine, s.table.typing }
 
 func (s *graphsScreen) SetSize(w, h int) {
 	s.w, s.h = w, h
-	s.filter.SetWidth(max(w-2, 1))
+	s.table.input.SetWidth(max(w-2, 1))
 }
 
 func (s *graphsScreen) Update(msg tea.Msg) tea.Cmd {
-	switch msg := msg.(type) {
-	case snapMsg:
-		s.snap = msg.snap
+	if m, ok := msg.(snapMsg); ok {
+		s.snap = m.snap
 		s.rebuild()
-	case tea.MouseClickMsg:
-		if i := s.pos.offset + msg.Y - 2; msg.Button == tea.MouseLeft && msg.Y >= 2 && i < len(s.rows) {
-			s.pos.cursor = i
-			s.follow()
-		}
-	case tea.MouseWheelMsg:
-		if msg.Button == tea.MouseWheelUp {
-			s.move(-3)
-		} else if msg.Button == tea.MouseWheelDown {
-			s.move(3)
-		}
-	case tea.KeyPressMsg:
-		if !s.filtering { // never silently nothing
-			s.c.host.flash(s.c.keys.whyNot(msg.String(), "graphs", s.acts), false)
-			return nil
-		}
-		var cmd tea.Cmd
-		s.filter, cmd = s.filter.Update(msg)
-		s.setQuery(s.filter.Value())
+		return nil
+	}
+	if cmd, took := s.table.update(msg); took {
 		return cmd
-	default:
-		if s.filtering {
-			var cmd tea.Cmd
-			s.filter, cmd = s.filter.Update(msg)
-			s.setQuery(s.filter.Value())
-			return cmd
-		}
+	}
+	if k, ok := msg.(tea.KeyPressMsg); ok { // never silently nothing
+		s.c.host.flash(s.c.keys.whyNot(k.String(), "graphs", s.acts), false)
 	}
 	return nil
 }
 
 // selected is the graph under the cursor, or nil.
 func (s *graphsScreen) selected() *state.Graph {
-	if s.pos.cursor >= 0 && s.pos.cursor < len(s.rows) {
-		return s.rows[s.pos.cursor].g
+	if r, ok := s.table.selected(); ok {
+		return r.g
 	}
 	return nil
-}
-
-func (s *graphsScreen) follow() {
-	if g := s.selected(); g != nil {
-		s.pos.name = g.Name
-	}
-}
-
-func (s *graphsScreen) move(d int) {
-	s.pos.cursor = clamp(s.pos.cursor+d, 0, len(s.rows)-1)
-	s.follow()
-}
-
-func (s *graphsScreen) setQuery(q string) {
-	if q == s.order.query {
-		return
-	}
-	s.order.query = q
-	s.rebuild()
-	s.pos.cursor, s.pos.offset = 0, 0
-	s.follow()
-}
-
-// setSort sorts by k; the same key again reverses the order.
-func (s *graphsScreen) setSort(k graphSort) {
-	if s.order.sortBy == k {
-		s.order.desc = !s.order.desc
-	} else {
-		s.order.sortBy, s.order.desc = k, false
-	}
-	s.rebuild()
-	s.pos.cursor, s.pos.offset = 0, 0
-	s.follow()
 }
 
 // rebuild filters, sorts and formats the rows when the snapshot, the
 // filter or the order changed; the cursor stays on its graph.
 func (s *graphsScreen) rebuild() {
-	key := graphRowsKey{version: s.snap.Version, order: s.order}
-	if s.rows != nil && key == s.rowsFor {
+	t := s.table
+	key := graphRowsKey{version: s.snap.Version, query: t.query, sortBy: t.sortBy, desc: t.desc}
+	if s.built && key == s.rowsFor {
 		return
 	}
-	s.rowsFor = key
-	q := parseGraphQuery(s.order.query)
+	s.rowsFor, s.built = key, true
+	q := parseGraphQuery(t.query)
 	rows := make([]graphRow, 0, len(s.snap.Graphs))
 	for i := range s.snap.Graphs {
 		if g := &s.snap.Graphs[i]; q.match(g) {
 			rows = append(rows, newGraphRow(g))
 		}
 	}
-	slices.SortStableFunc(rows, func(a, b graphRow) int { return compareGraphs(a, b, s.order.sortBy, s.order.desc) })
-	s.rows = rows
-	s.pos.cursor = clamp(s.pos.cursor, 0, len(rows)-1)
-	for i, r := range rows {
-		if r.g.Name == s.pos.name {
-			s.pos.cursor = i
-		}
-	}
+	slices.SortStableFunc(rows, func(a, b graphRow) int { return compareGraphs(a, b, graphSort(t.sortBy), t.desc) })
+	t.setRows(rows)
 }
 
 func compareGraphs(a, b graphRow, by graphSort, desc bool) int {
@@ -339,127 +267,93 @@ func (s *graphsScreen) instText(r graphRow) string {
 	return strings.Join(parts, " ")
 }
 
-// graphCols are the widths of the table's columns (0: not shown); the
-// reason takes the rest. They depend on every row, not only the visible
-// ones, so columns stay put while scrolling.
-type graphCols struct{ name, kind, gv, scope, st, conds, inst, reason int }
-
-func (s *graphsScreen) columns() graphCols {
-	c := graphCols{name: len("NAME"), kind: len("KIND"), gv: len("GROUP/VERSION"), scope: len("SCOPE"),
-		st: len("STATE"), conds: len("CONDITIONS"), inst: len("INSTANCES")}
-	for _, r := range s.rows {
-		c.name, c.kind, c.gv = max(c.name, ansi.StringWidth(r.name)), max(c.kind, ansi.StringWidth(r.kind)), max(c.gv, ansi.StringWidth(r.gv))
-		c.scope, c.st = max(c.scope, len(r.scope)), max(c.st, 2+len(r.st))
-		c.conds, c.inst = max(c.conds, len(r.conds)), max(c.inst, ansi.StringWidth(s.instText(r)))
-	}
-	c.name, c.kind, c.gv, c.conds, c.inst = min(c.name, 32), min(c.kind, 16), min(c.gv, 24), min(c.conds, 28), min(c.inst, 22)
-	// The reason needs room to say something; the columns a reader needs
-	// least give way first when the terminal is narrow.
-	minReason := len("REASON")
-	for _, r := range s.rows {
-		minReason = min(max(minReason, ansi.StringWidth(r.reason)), 16)
-	}
-	used := func() int { return c.name + c.kind + c.gv + c.scope + c.st + c.conds + c.inst + 7 }
-	for _, drop := range []*int{&c.gv, &c.conds, &c.scope, &c.kind} {
-		if s.w-used() >= minReason {
-			break
+// columns are the graphs list's, in order. Their widths depend on
+// every row, not only the visible ones, so columns stay put while
+// scrolling; the reason takes the rest, and needs room to say something:
+// the columns a reader needs least give way first when the terminal is
+// narrow, then the name.
+func (s *graphsScreen) columns() []column[graphRow] {
+	natural := func(header string, most int, cell func(graphRow) string) func() int {
+		return func() int {
+			w := len(header)
+			for _, r := range s.table.rows {
+				w = max(w, ansi.StringWidth(cell(r)))
+			}
+			return min(w, most)
 		}
-		*drop = -1 // -1 also drops its gap
 	}
-	if over := used() + minReason - s.w; over > 0 { // still too wide: the name gives
-		c.name = max(c.name-over, 8)
+	text := func(f func(graphRow) string) func(graphRow, int) string {
+		return func(r graphRow, _ int) string { return f(r) }
 	}
-	c.reason = max(s.w-used(), 0)
-	return c
+	name := func(r graphRow) string { return r.name }
+	kind := func(r graphRow) string { return r.kind }
+	gv := func(r graphRow) string { return r.gv }
+	scope := func(r graphRow) string { return r.scope }
+	st := func(r graphRow) string { return s.c.th.ClassGlyph(r.class, 0) + " " + r.st }
+	conds := func(r graphRow) string { return r.conds }
+	const unbounded = 1 << 30
+	return []column[graphRow]{
+		{header: "NAME", width: natural("NAME", 32, name), floor: 8, cell: text(name), sort: 1 + int(graphSortName)},
+		{header: "KIND", width: natural("KIND", 16, kind), drop: 4, cell: text(kind), sort: 1 + int(graphSortKind)},
+		{header: "GROUP/VERSION", width: natural("GROUP/VERSION", 24, gv), drop: 1, cell: text(gv)},
+		{header: "SCOPE", width: natural("SCOPE", unbounded, scope), drop: 3, cell: text(scope)},
+		{header: "STATE", width: natural("STATE", unbounded, func(r graphRow) string { return "  " + r.st }), cell: text(st), sort: 1 + int(graphSortState),
+			style: func(r graphRow, c string) string { return s.c.th.ClassStyle(r.class).Render(c) }},
+		{header: "CONDITIONS", width: natural("CONDITIONS", 28, conds), drop: 2, cell: text(conds)},
+		{header: "INSTANCES", width: natural("INSTANCES", 22, s.instText), cell: text(s.instText), sort: 1 + int(graphSortInstances)},
+		{header: "REASON", flex: func(rest int) int { return max(rest, 0) }, cell: text(func(r graphRow) string { return r.reason }),
+			least: func() int {
+				least := len("REASON")
+				for _, r := range s.table.rows {
+					least = min(max(least, ansi.StringWidth(r.reason)), 16)
+				}
+				return least
+			}},
+	}
 }
 
 // prepare draws the counts line, the header and the visible rows.
 func (s *graphsScreen) prepare() {
-	th, w := s.c.th, s.w
-	lines := []string{clip(s.counts(), w, th.G.Ellipsis)}
-	lines = append(lines, padLines(s.table(max(s.h-1, 1)), w, max(s.h-1, 1))...)
-	s.lines = lines
-	switch {
-	case s.filtering:
-		s.promptLine = fit(s.filter.View(), w, "")
-	case s.order.query != "":
-		s.promptLine = fit(th.Dim.Render("filter: "+s.order.query), w, th.G.Ellipsis)
-	default:
-		s.promptLine = ""
+	th, w, t := s.c.th, s.w, s.table
+	h := max(s.h-1, 1)
+	var shown []graphRow
+	if len(t.rows) > 0 {
+		shown = t.scrollTo(h)
+	} else {
+		t.h = h
 	}
+	msg := "No graphs yet: kroscope serves the ResourceGraphDefinitions of --rgd files or the cluster."
+	if t.query != "" {
+		msg = fmt.Sprintf("No graph matches %q (esc clears the filter).", t.query)
+	}
+	lines := []string{clip(s.counts(), w, th.G.Ellipsis)}
+	s.lines = append(lines, padLines(t.body(shown, t.widths(w), w, msg), w, h)...)
+	s.promptLine = t.prompt(w)
 }
 
 // counts is "4 graphs  ✓ 3 Active  ✗ 1 Inactive" over the rows shown.
 func (s *graphsScreen) counts() string {
 	th := s.c.th
 	active := 0
-	for _, r := range s.rows {
+	rows := s.table.rows
+	for _, r := range rows {
 		if r.class == state.ClassOK {
 			active++
 		}
 	}
-	head := fmt.Sprintf("%d graphs", len(s.rows))
-	if s.order.query != "" {
-		head = fmt.Sprintf("%d/%d graphs", len(s.rows), len(s.snap.Graphs))
+	head := fmt.Sprintf("%d graphs", len(rows))
+	if s.table.query != "" {
+		head = fmt.Sprintf("%d/%d graphs", len(rows), len(s.snap.Graphs))
 	}
 	parts := []string{th.Bold.Render(head)}
+	if pos := s.table.position(); pos != "" {
+		parts[0] += " " + th.Dim.Render("("+pos+")")
+	}
 	if active > 0 {
 		parts = append(parts, th.ClassStyle(state.ClassOK).Render(fmt.Sprintf("%s %d Active", th.ClassGlyph(state.ClassOK, 0), active)))
 	}
-	if n := len(s.rows) - active; n > 0 {
+	if n := len(rows) - active; n > 0 {
 		parts = append(parts, th.ClassStyle(state.ClassFailed).Render(fmt.Sprintf("%s %d Inactive", th.ClassGlyph(state.ClassFailed, 0), n)))
 	}
 	return strings.Join(parts, "  ")
-}
-
-// cells joins the shown columns of one line.
-func (c graphCols) cells(el string, name, kind, gv, scope, st, conds, inst, reason string) string {
-	var out []string
-	for _, x := range []struct {
-		w int
-		s string
-	}{{c.name, name}, {c.kind, kind}, {c.gv, gv}, {c.scope, scope}, {c.st, st}, {c.conds, conds}, {c.inst, inst}, {c.reason, reason}} {
-		if x.w > 0 {
-			out = append(out, fit(x.s, x.w, el))
-		}
-	}
-	return strings.Join(out, " ")
-}
-
-// table is the header and the rows that fit in h lines.
-func (s *graphsScreen) table(h int) []string {
-	th := s.c.th
-	el := th.G.Ellipsis
-	c := s.columns()
-	arrow := func(k graphSort, label string) string {
-		switch {
-		case s.order.sortBy != k:
-			return label
-		case s.order.desc:
-			return label + th.G.SortDown
-		}
-		return label + th.G.SortUp
-	}
-	out := []string{th.Header.Render(fit(c.cells("", arrow(graphSortName, "NAME"), arrow(graphSortKind, "KIND"), "GROUP/VERSION", "SCOPE",
-		arrow(graphSortState, "STATE"), "CONDITIONS", arrow(graphSortInstances, "INSTANCES"), "REASON"), s.w, ""))}
-	if len(s.rows) == 0 {
-		msg := "No graphs yet: kroscope serves the ResourceGraphDefinitions of --rgd files or the cluster."
-		if s.order.query != "" {
-			msg = fmt.Sprintf("No graph matches %q (esc clears the filter).", s.order.query)
-		}
-		return append(out, th.Dim.Render(fit("  "+msg, s.w, el)))
-	}
-	rows := max(h-1, 1)
-	s.pos.offset = clamp(s.pos.offset, max(s.pos.cursor-rows+1, 0), s.pos.cursor)
-	for i := s.pos.offset; i < min(s.pos.offset+rows, len(s.rows)); i++ {
-		r := s.rows[i]
-		stCell := th.ClassGlyph(r.class, 0) + " " + r.st
-		if i == s.pos.cursor {
-			out = append(out, th.Selected.Render(fit(c.cells(el, r.name, r.kind, r.gv, r.scope, stCell, r.conds, s.instText(r), r.reason), s.w, el)))
-			continue
-		}
-		st := th.ClassStyle(r.class).Render(fit(stCell, c.st, el))
-		out = append(out, fit(c.cells(el, r.name, r.kind, r.gv, r.scope, st, r.conds, s.instText(r), r.reason), s.w, el))
-	}
-	return out
 }

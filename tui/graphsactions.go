@@ -46,80 +46,26 @@ func listGraph(c *common, name string) tea.Cmd {
 // graphListMsg asks the list for one graph's instances.
 type graphListMsg struct{ name string }
 
-// graphsActions is the graphs screen's, in footer order.
+// actions is the graphs screen's, in footer order.
 func (s *graphsScreen) actions() []action {
 	hasRow := func() bool { return s.selected() != nil }
-	sortBy := func(k graphSort) func() tea.Cmd {
-		return do0(func() { s.sortFlash(k) })
-	}
-	move := func(d func() int) func() tea.Cmd { return do0(func() { s.move(d()) }) }
-	by := func(n int) func() int { return func() int { return n } }
-	page := func(sign int) func() int { return func() int { return sign * max(s.h-3, 1) } }
 	open := share("open", "open the graph: layers, schema, status, YAML, Events", "open",
 		do0(func() { s.c.host.push(newRGDScreen(s.c, s.selected().Name)) }))
 	open.when = hasRow
 	inst := share("graphInstances", "list the graph's instances", "instances", func() tea.Cmd { return listGraph(s.c, s.selected().Name) })
 	inst.when = hasRow
-	return offer(
-		open, inst,
-		share("filter", "filter the graphs (text, state:inactive, scope:cluster)", "filter", s.startFilter),
-		share("sort", "sort by the next column", "sort", func() tea.Cmd { return sortBy((s.order.sortBy + 1) % numGraphSorts)() }),
-		share("sortName", "sort by name", "", sortBy(graphSortName)),
-		share("sortState", "sort by state, not served first", "", sortBy(graphSortState)),
-		share("sortKind", "sort by kind", "", sortBy(graphSortKind)),
-		action{name: "sortInstances", keys: []string{"I"}, help: "sort by instances, most first", do: sortBy(graphSortInstances)},
-		share("up", "up", "", move(by(-1))),
-		share("down", "down", "", move(by(1))),
-		share("pageUp", "page up", "", move(page(-1))),
-		share("pageDown", "page down", "", move(page(1))),
-		share("top", "top", "", move(by(-1<<30))),
-		share("bottom", "bottom", "", move(by(1<<30))),
-		share("back", "clear the filter, else back to the instances", "back", do0(s.back)),
-	)
-}
-
-// sortFlash sorts by k and says how.
-func (s *graphsScreen) sortFlash(k graphSort) {
-	s.setSort(k)
-	dir := "ascending"
-	if s.order.desc {
-		dir = "descending"
-	}
-	s.c.host.flash("graphs sorted by "+k.String()+", "+dir, false)
-}
-
-func (s *graphsScreen) startFilter() tea.Cmd {
-	s.filtering = true
-	s.filter.SetValue(s.order.query)
-	s.filter.CursorEnd()
-	return s.filter.Focus()
+	filter, sorts, moves := s.table.actions("filter the graphs (text, state:inactive, scope:cluster)")
+	acts := append([]action{open, inst, filter}, sorts...)
+	acts = append(acts, moves...)
+	return offer(append(acts, share("back", "clear the filter, else back to the instances", "back", do0(s.back)))...)
 }
 
 func (s *graphsScreen) back() {
-	if s.order.query != "" {
-		s.filter.SetValue("")
-		s.setQuery("")
+	if s.table.query != "" {
+		s.table.filterTo("")
 		return
 	}
 	s.c.host.pop()
-}
-
-// filterActions run while a graphs filter is typed.
-func (s *graphsScreen) filterActions() []action {
-	done := func(clear bool) func() tea.Cmd {
-		return do0(func() {
-			s.filtering = false
-			s.filter.Blur()
-			if clear {
-				s.filter.SetValue("")
-				s.setQuery("")
-			}
-		})
-	}
-	return offer(
-		share("confirm", "keep the filter", "keep", done(false)),
-		share("back", "clear the filter", "clear", done(true)),
-	)
 }
 
 // actions is one graph's screen's, in footer order.

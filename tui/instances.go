@@ -26,7 +26,6 @@ const (
 	numSorts
 )
 
-
 // query is a parsed filter: free words match the name, namespace, kind or
 // message; state:, kind: and ns: match one field each. All terms must match.
 type query struct {

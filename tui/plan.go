@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -76,15 +77,18 @@ type planScreen struct {
 	c      *common
 	acts   []action
 	what   string
-	paths  []string // the files planned; none: the served --rgd files
-	graphs []string // the graphs planned, in plan order
-	rows   []planRow
+	paths  []string  // the files planned; none: the served --rgd files
+	graphs []string  // the graphs planned, in plan order
+	all    []planRow // failures first, then the most changed
+	table  *table[planRow, string]
 	total  plan.Summary
-	cursor int
-	open   bool // showing rows[cursor]'s diff
+	open   bool // showing the selected row's diff
 	off    int  // the diff's scroll
 	w, h   int
 	lines  []string
+
+	diffActs   []action
+	promptLine string
 }
 
 func newPlanScreen(c *common, what string, plans []*plan.Plan) *planScreen {
@@ -93,11 +97,11 @@ func newPlanScreen(c *common, what string, plans []*plan.Plan) *planScreen {
 		s.graphs = append(s.graphs, p.Graph)
 		for _, in := range p.Instances {
 			one := &plan.Plan{Graph: p.Graph, Kind: p.Kind, Instances: []plan.Instance{in}}
-			s.rows = append(s.rows, planRow{graph: p.Graph, kind: p.Kind, schema: p.Schema, in: in, sum: plan.Summarize([]*plan.Plan{one})})
+			s.all = append(s.all, planRow{graph: p.Graph, kind: p.Kind, schema: p.Schema, in: in, sum: plan.Summarize([]*plan.Plan{one})})
 		}
 	}
 	// Failures first, then the most changed.
-	slices.SortStableFunc(s.rows, func(a, b planRow) int {
+	slices.SortStableFunc(s.all, func(a, b planRow) int {
 		if fa, fb := a.sum.Fail > 0, b.sum.Fail > 0; fa != fb {
 			if fa {
 				return -1
@@ -106,14 +110,66 @@ func newPlanScreen(c *common, what string, plans []*plan.Plan) *planScreen {
 		}
 		return (b.sum.Create + b.sum.Change + b.sum.Prune) - (a.sum.Create + a.sum.Change + a.sum.Prune)
 	})
-	s.acts = s.actions()
+	s.table = newTable(c, "text: an instance or its graph", s.columns(), nil, func(r planRow) string { return r.graph + "/" + qualifiedName(r.in) }, s.rebuild)
+	s.rebuild()
+	s.acts, s.diffActs = s.actions(), s.diffActions()
 	return s
 }
 
-func (s *planScreen) Update(tea.Msg) tea.Cmd     { return nil }
-func (s *planScreen) SetSize(w, h int)           { s.w, s.h = w, h }
-func (s *planScreen) bindings() ([]action, bool) { return s.acts, true }
-func (s *planScreen) View() string               { return strings.Join(s.lines, "\n") }
+// rebuild keeps the rows the filter takes (the order is the plan's).
+func (s *planScreen) rebuild() {
+	q := strings.Fields(strings.ToLower(s.table.query))
+	rows := make([]planRow, 0, len(s.all))
+	for _, r := range s.all {
+		hay := strings.ToLower(qualifiedName(r.in) + " " + r.graph + " " + r.kind)
+		if !slices.ContainsFunc(q, func(w string) bool { return !strings.Contains(hay, w) }) {
+			rows = append(rows, r)
+		}
+	}
+	s.table.setRows(rows)
+}
+
+// columns are the blast radius's: the counts, then the instance.
+func (s *planScreen) columns() []column[planRow] {
+	count := func(header string, n func(plan.Summary) int) column[planRow] {
+		return column[planRow]{header: header, width: func() int { return 6 }, cell: func(r planRow, _ int) string { return strconv.Itoa(n(r.sum)) }}
+	}
+	return []column[planRow]{
+		count("CREATE", func(m plan.Summary) int { return m.Create }),
+		count("CHANGE", func(m plan.Summary) int { return m.Change }),
+		count("PRUNE", func(m plan.Summary) int { return m.Prune }),
+		count("FAIL", func(m plan.Summary) int { return m.Fail }),
+		{header: "INSTANCE", flex: func(rest int) int { return max(rest, 0) },
+			cell: func(r planRow, _ int) string { return qualifiedName(r.in) + " (" + r.graph + ")" }},
+	}
+}
+
+// Update: the table's clicks, wheel and filter typing.
+func (s *planScreen) Update(msg tea.Msg) tea.Cmd {
+	if s.open {
+		return nil
+	}
+	cmd, _ := s.table.update(msg)
+	return cmd
+}
+
+func (s *planScreen) SetSize(w, h int) {
+	s.w, s.h = w, h
+	s.table.input.SetWidth(max(w-2, 1))
+}
+
+func (s *planScreen) bindings() ([]action, bool) {
+	switch {
+	case s.open:
+		return s.diffActs, true
+	case s.table.typing:
+		return s.table.filterActs, false
+	}
+	return s.acts, true
+}
+
+func (s *planScreen) prompt() (string, bool) { return s.promptLine, s.table.typing }
+func (s *planScreen) View() string           { return strings.Join(s.lines, "\n") }
 
 func (s *planScreen) views() []string {
 	if s.open {
@@ -122,43 +178,38 @@ func (s *planScreen) views() []string {
 	return []string{viewPlan}
 }
 
-// move moves the cursor, or scrolls the open diff.
-func (s *planScreen) move(d int) {
-	if s.open {
-		s.off = max(s.off+d, 0)
-		return
-	}
-	s.cursor = clamp(s.cursor+d, 0, max(len(s.rows)-1, 0))
-}
-
 func (s *planScreen) prepare() {
 	th := s.c.th
-	if s.open && s.cursor < len(s.rows) {
-		s.lines = s.diffLines()
+	if r, ok := s.table.selected(); ok && s.open {
+		s.lines = s.diffLines(r)
+		s.promptLine = ""
 		return
 	}
 	// The summary has a line of its own: beside the file's name it was
 	// cut at 100 columns.
 	w := max(s.w, 20)
 	out := []string{th.Title.Render(clip("Plan of "+s.what, w, th.G.Ellipsis)), th.Dim.Render(clip(s.total.Line(), w, th.G.Ellipsis))}
-	out = append(out, th.Label.Render(fmt.Sprintf("%-6s %-6s %-6s %-6s %s", "CREATE", "CHANGE", "PRUNE", "FAIL", "INSTANCE")))
-	for i, r := range s.rows {
-		line := fmt.Sprintf("%-6d %-6d %-6d %-6d %s", r.sum.Create, r.sum.Change, r.sum.Prune, r.sum.Fail, qualifiedName(r.in)+" ("+r.graph+")")
-		line = clip(line, max(s.w, 20), th.G.Ellipsis)
-		if i == s.cursor {
-			line = th.Selected.Render(line)
-		}
-		out = append(out, line)
+	t := s.table
+	h := max(s.h-2, 2)
+	var shown []planRow
+	if len(t.rows) > 0 {
+		shown = t.scrollTo(h)
+	} else {
+		t.h = h
 	}
-	if len(s.rows) == 0 {
-		out = append(out, th.Dim.Render("no instances"))
+	empty := "no instances"
+	if t.query != "" {
+		empty = fmt.Sprintf("No instance matches %q (esc clears the filter).", t.query)
 	}
-	s.lines = out
+	if pos := t.position(); pos != "" {
+		out[1] += th.Dim.Render("  (" + pos + ")")
+	}
+	s.lines = append(out, t.body(shown, t.widths(w), w, empty)...)
+	s.promptLine = t.prompt(w)
 }
 
 // diffLines are the open instance's plan as `kroscope plan` prints it.
-func (s *planScreen) diffLines() []string {
-	r := s.rows[s.cursor]
+func (s *planScreen) diffLines(r planRow) []string {
 	var b strings.Builder
 	_ = plan.Text(&b, []*plan.Plan{{Graph: r.graph, Kind: r.kind, Schema: r.schema, Instances: []plan.Instance{r.in}}})
 	all := strings.Split(strings.TrimRight(b.String(), "\n"), "\n")
@@ -181,20 +232,34 @@ func qualifiedName(in plan.Instance) string {
 }
 
 func (s *planScreen) actions() []action {
-	return offer(
-		share("back", "back (the list, or the previous screen)", "back", do0(s.back)),
-		share("open", "show the instance's diff", "diff", do0(func() { s.open = len(s.rows) > 0 })),
+	open := share("open", "show the instance's diff", "diff", do0(func() { s.open, s.off = true, 0 }))
+	open.when = func() bool { _, ok := s.table.selected(); return ok }
+	filter, _, moves := s.table.actions("filter the instances (text: an instance or its graph)")
+	acts := []action{
+		share("back", "back (the list, or the previous screen)", "back", do0(s.back)), open,
 		action{name: "applyGraph", keys: []string{"a"}, help: "apply the graph to the cluster (asks first), then follow the rollout", short: "apply", do: s.askApply},
-		share("up", "up", "", do0(func() { s.move(-1) })),
-		share("down", "down", "", do0(func() { s.move(1) })),
+		filter,
+	}
+	return offer(append(acts, moves...)...)
+}
+
+// diffActions scroll the open diff.
+func (s *planScreen) diffActions() []action {
+	return offer(
+		share("back", "back to the blast radius", "back", do0(s.back)),
+		share("up", "scroll up", "", do0(func() { s.off = max(s.off-1, 0) })),
+		share("down", "scroll down", "", do0(func() { s.off++ })),
 	)
 }
 
-// back closes the open diff, else the plan.
+// back closes the open diff, else the plan; a filter is cleared first.
 func (s *planScreen) back() {
-	if s.open {
+	switch {
+	case s.open:
 		s.open, s.off = false, 0
-		return
+	case s.table.query != "":
+		s.table.filterTo("")
+	default:
+		s.c.host.pop()
 	}
-	s.c.host.pop()
 }
