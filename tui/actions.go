@@ -99,7 +99,7 @@ func keysets() []keyset {
 		{"instance", with(newInstanceScreen(c, state.InstanceKey{}).acts)},
 		{"dialog", (&dialogScreen{c: c}).actions()}, {"help", newHelpScreen(c, nil).acts},
 		{"startup", root.startupActions()}, {"command", root.commandActions()},
-		{"graphs", with(graphs.acts)}, {"graph", with(newRGDScreen(c, "").acts)},
+		{"graphs", with(graphs.acts)}, {"graph", with(newGraphScreen(c, "").acts)},
 		{"graphs filter", graphs.table.filterActs}, {"plan", with(newPlanScreen(c, "", nil).acts)},
 	}
 }

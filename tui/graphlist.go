@@ -357,3 +357,40 @@ func (s *graphsScreen) counts() string {
 	}
 	return strings.Join(parts, "  ")
 }
+
+// The graphs screens' views, for Views.
+const viewGraphs = "graphs"
+
+func graphsViews() []View {
+	out := []View{{Name: viewGraphs}}
+	for t := rgdTab(0); t < numRGDTabs; t++ {
+		out = append(out, View{Name: t.view()})
+	}
+	return out
+}
+
+// isGraphs matches the graphs screen on the stack, which :graphs and D
+// bring to the front (its filter and cursor kept).
+func isGraphs(s screen) bool { _, ok := s.(*graphsScreen); return ok }
+
+// actions is the graphs screen's, in footer order.
+func (s *graphsScreen) actions() []action {
+	hasRow := func() bool { return s.selected() != nil }
+	open := share("open", "open the graph: layers, schema, status, YAML, Events", "open",
+		do0(func() { s.c.host.push(newGraphScreen(s.c, s.selected().Name)) }))
+	open.when = hasRow
+	inst := share("graphInstances", "list the graph's instances", "instances", func() tea.Cmd { return listGraph(s.c, s.selected().Name) })
+	inst.when = hasRow
+	filter, sorts, moves := s.table.actions("filter the graphs (text, state:inactive, scope:cluster)")
+	acts := append([]action{open, inst, filter}, sorts...)
+	acts = append(acts, moves...)
+	return offer(append(acts, share("back", "clear the filter, else back to the instances", "back", do0(s.back)))...)
+}
+
+func (s *graphsScreen) back() {
+	if s.table.query != "" {
+		s.table.filterTo("")
+		return
+	}
+	s.c.host.pop()
+}
