@@ -106,9 +106,7 @@ func (s *graphsScreen) Update(msg tea.Msg) tea.Cmd {
 	if cmd, took := s.table.update(msg); took {
 		return cmd
 	}
-	if k, ok := msg.(tea.KeyPressMsg); ok { // never silently nothing
-		s.c.host.flash(s.c.keys.whyNot(k.String(), "graphs", s.acts), false)
-	}
+	s.c.explain(msg, "graphs", s.acts)
 	return nil
 }
 
@@ -316,18 +314,12 @@ func (s *graphsScreen) columns() []column[graphRow] {
 func (s *graphsScreen) prepare() {
 	th, w, t := s.c.th, s.w, s.table
 	h := max(s.h-1, 1)
-	var shown []graphRow
-	if len(t.rows) > 0 {
-		shown = t.scrollTo(h)
-	} else {
-		t.h = h
-	}
 	msg := "No graphs yet: kroscope serves the ResourceGraphDefinitions of --rgd files or the cluster."
 	if t.query != "" {
 		msg = fmt.Sprintf("No graph matches %q (esc clears the filter).", t.query)
 	}
-	lines := []string{clip(s.counts(), w, th.G.Ellipsis)}
-	s.lines = append(lines, padLines(t.body(shown, t.widths(w), w, msg), w, h)...)
+	rows := t.render(h, w, msg) // first: the counts say which rows show
+	s.lines = append([]string{clip(s.counts(), w, th.G.Ellipsis)}, padLines(rows, w, h)...)
 	s.promptLine = t.prompt(w)
 }
 

@@ -99,8 +99,8 @@ func (s *graphScreen) Update(msg tea.Msg) tea.Cmd {
 		s.snap = msg.snap
 	case rgdEventsMsg:
 		s.events.take(msg)
-	case tea.KeyPressMsg: // never silently nothing
-		s.c.host.flash(s.c.keys.whyNot(msg.String(), "graph", s.acts), false)
+	case tea.KeyPressMsg:
+		s.c.explain(msg, "graph", s.acts)
 	case tea.MouseClickMsg:
 		if msg.Button == tea.MouseLeft && msg.Y == 1 {
 			s.clickTab(msg.X)

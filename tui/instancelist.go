@@ -143,9 +143,8 @@ type instancesScreen struct {
 	table   *table[*state.Instance, state.InstanceKey]
 	rowsFor rowsKey
 	built   bool
-	order   sortedRows        // every instance in the table's order
-	tally   phaseTally        // the rows' phases, for the counts line
-	visible []*state.Instance // the rows drawn (the state column fits them)
+	order   sortedRows // every instance in the table's order
+	tally   phaseTally // the rows' phases, for the counts line
 
 	showLogs bool
 
@@ -225,9 +224,7 @@ func (p *instancesScreen) Update(msg tea.Msg) tea.Cmd {
 	if cmd, took := p.table.update(msg); took {
 		return cmd
 	}
-	if k, ok := msg.(tea.KeyPressMsg); ok { // never silently nothing
-		p.c.host.flash(p.c.keys.whyNot(k.String(), "instances", p.acts), false)
-	}
+	p.c.explain(msg, "instances", p.acts)
 	return nil
 }
 
@@ -374,7 +371,7 @@ func (p *instancesScreen) columns() []column[*state.Instance] {
 // state; short words when the terminal is narrow.
 func (p *instancesScreen) stateWidth() int {
 	w := 2 + len(state.PhaseInProgress.Word())
-	for _, in := range p.visible {
+	for _, in := range p.table.shown {
 		w = max(w, 2+len(in.Phase().Word()))
 	}
 	if p.w < 60 {
@@ -510,12 +507,6 @@ func (p *instancesScreen) prepare() {
 // tableLines renders the header and the visible rows into h lines.
 func (p *instancesScreen) tableLines(h int) []string {
 	t := p.table
-	p.visible = nil
-	if len(t.rows) > 0 {
-		p.visible = t.scrollTo(h)
-	} else {
-		t.h = h
-	}
 	msg := "No instances yet. Create one with kubectl apply, or run with --demo."
 	if t.query != "" {
 		msg = fmt.Sprintf("No instance matches %q (esc clears the filter).", t.query)
@@ -527,7 +518,7 @@ func (p *instancesScreen) tableLines(h int) []string {
 		}
 		msg = "No instances yet of " + strings.Join(kinds, ", ") + "."
 	}
-	return t.body(p.visible, t.widths(p.w), p.w, msg)
+	return t.render(h, p.w, msg)
 }
 
 func (p *instancesScreen) View() string { return strings.Join(p.lines, "\n") }

@@ -83,8 +83,8 @@ func (s *instanceScreen) Update(msg tea.Msg) tea.Cmd {
 		}
 	case instanceDetailMsg:
 		s.detail.inst.take(msg)
-	case tea.KeyPressMsg: // never silently nothing
-		s.c.host.flash(s.c.keys.whyNot(msg.String(), "instance", s.acts), false)
+	case tea.KeyPressMsg:
+		s.c.explain(msg, "instance", s.acts)
 	}
 	return nil
 }

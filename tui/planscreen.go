@@ -191,20 +191,15 @@ func (s *planScreen) prepare() {
 	out := []string{th.Title.Render(clip("Plan of "+s.what, w, th.G.Ellipsis)), th.Dim.Render(clip(s.total.Line(), w, th.G.Ellipsis))}
 	t := s.table
 	h := max(s.h-2, 2)
-	var shown []planRow
-	if len(t.rows) > 0 {
-		shown = t.scrollTo(h)
-	} else {
-		t.h = h
-	}
 	empty := "no instances"
 	if t.query != "" {
 		empty = fmt.Sprintf("No instance matches %q (esc clears the filter).", t.query)
 	}
+	lines := t.render(h, w, empty)
 	if pos := t.position(); pos != "" {
 		out[1] += th.Dim.Render("  (" + pos + ")")
 	}
-	s.lines = append(out, t.body(shown, t.widths(w), w, empty)...)
+	s.lines = append(out, lines...)
 	s.promptLine = t.prompt(w)
 }
 

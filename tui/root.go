@@ -29,6 +29,14 @@ type common struct {
 
 func (c *common) now() time.Time { return c.opts.Now() }
 
+// explain says why a key no action took does nothing on the screen here
+// (acts: its actions), never silently nothing.
+func (c *common) explain(msg tea.Msg, here string, acts []action) {
+	if k, ok := msg.(tea.KeyPressMsg); ok {
+		c.host.flash(c.keys.whyNot(k.String(), here, acts), false)
+	}
+}
+
 // screen is one entry of the root's screen stack, and all the root knows
 // of it. Each holds its own state and declares its own actions; View is
 // pure (a test parses the package and fails on any View that assigns to

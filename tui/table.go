@@ -45,6 +45,7 @@ type table[R any, K comparable] struct {
 	desc   bool
 
 	h          int // the lines it has (the header, then the rows)
+	shown      []R // the rows drawn (width rules may fit them)
 	cache      map[K]rowLine
 	filterActs []action
 }
@@ -277,13 +278,24 @@ func (t *table[R, K]) prompt(w int) string {
 }
 
 // scrollTo keeps the cursor in the h-1 rows under the header and
-// returns the rows shown.
-func (t *table[R, K]) scrollTo(h int) []R {
-	t.h = h
+// sets the rows shown.
+func (t *table[R, K]) scrollTo(h int) {
+	t.h, t.shown = h, nil
+	if len(t.rows) == 0 {
+		return
+	}
 	rows := max(h-1, 1)
 	t.offset = clamp(t.offset, max(t.cursor-rows+1, 0), t.cursor)
 	t.offset = clamp(t.offset, 0, max(len(t.rows)-rows, 0))
-	return t.rows[t.offset:min(t.offset+rows, len(t.rows))]
+	t.shown = t.rows[t.offset:min(t.offset+rows, len(t.rows))]
+}
+
+// render lays the table out in h lines of w cells (the rows that fit
+// under the header); empty is the line under the header when there are
+// no rows.
+func (t *table[R, K]) render(h, w int, empty string) []string {
+	t.scrollTo(h)
+	return t.body(t.shown, t.widths(w), w, empty)
 }
 
 // position is "1-19 of 36" when not every row fits, else "".
@@ -410,9 +422,7 @@ func (t *table[R, K]) drawRow(r R, ws []int, w int, selected bool) string {
 	return line
 }
 
-// body is the header and the rows shown, w cells wide, from the rows
-// scrollTo returned; empty is the line under the header when there are
-// no rows.
+// body is the header and the rows shown, w cells wide.
 func (t *table[R, K]) body(shown []R, ws []int, w int, empty string) []string {
 	out := make([]string, 0, len(shown)+1)
 	out = append(out, t.header(ws, w))
