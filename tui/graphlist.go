@@ -22,7 +22,7 @@ type graphsScreen struct {
 	snap *state.Snapshot
 	acts []action
 
-	table   *table[graphRow, string]
+	table   *table[graphRow, string, struct{}]
 	rowsFor graphRowsKey
 	built   bool
 
@@ -72,7 +72,7 @@ func newGraphsScreen(c *common) *graphsScreen {
 		{"kind", share("sortKind", "sort by kind", "", nil)},
 		{"instances", action{name: "sortInstances", keys: []string{"I"}, help: "sort by instances, most first"}},
 	}
-	s.table = newTable(c, "text, state:inactive, scope:cluster", s.columns(), sorts, func(r graphRow) string { return r.g.Name }, s.rebuild)
+	s.table = newTable[graphRow, string, struct{}](c, "text, state:inactive, scope:cluster", s.columns(), sorts, func(r graphRow) string { return r.g.Name }, s.rebuild)
 	s.table.noun = "graphs"
 	s.acts = s.actions()
 	return s

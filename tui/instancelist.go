@@ -140,7 +140,7 @@ type instancesScreen struct {
 	snap *state.Snapshot
 	acts []action
 
-	table   *table[*state.Instance, state.InstanceKey]
+	table   *table[*state.Instance, state.InstanceKey, rowStamp]
 	rowsFor rowsKey
 	built   bool
 	order   sortedRows // every instance in the table's order
@@ -184,7 +184,7 @@ func newInstancesScreen(c *common) *instancesScreen {
 		{"age", action{name: "sortAge", keys: []string{"A"}, help: "sort by age"}},
 		{"last reconcile", action{name: "sortReconciled", keys: []string{"O"}, help: "sort by last reconcile"}},
 	}
-	p.table = newTable(c, "text, state:error, kind:WebApp, ns:team-a, graph:webapp", p.columns(), sorts,
+	p.table = newTable[*state.Instance, state.InstanceKey, rowStamp](c, "text, state:error, kind:WebApp, ns:team-a, graph:webapp", p.columns(), sorts,
 		func(in *state.Instance) state.InstanceKey { return in.Key }, p.rebuildRows)
 	p.table.stamp = p.stamp
 	p.acts = p.actions()
@@ -338,7 +338,7 @@ func (p *instancesScreen) columns() []column[*state.Instance] {
 			style: func(in I, s string) string { return p.c.th.Style(in.State).Render(s) }},
 		{header: "NAMESPACE/NAME", short: "NAME", flex: func(rest int) int { return clamp(rest*2/5, 12, 32) },
 			cell: func(in I, w int) string { return shortName(in, w, el()) }, sort: 1 + int(sortName)},
-		{header: "KIND", width: func() int { return 10 + 2*min(wide(1)(), 1) }, cell: func(in I, _ int) string { return in.Kind }, sort: 1 + int(sortKind)},
+		{header: "KIND", width: func() int { return 10 + 2*min(p.w/100, 1) }, cell: func(in I, _ int) string { return in.Kind }, sort: 1 + int(sortKind)},
 		{header: "READY", width: fixed(5), cell: func(in I, _ int) string { r, t := in.ReadyCount(); return fmt.Sprintf("%d/%d", r, t) },
 			style: func(in I, s string) string {
 				if r, t := in.ReadyCount(); r < t && r > 0 {
@@ -421,7 +421,7 @@ type rowStamp struct {
 	clock   string
 }
 
-func (p *instancesScreen) stamp(in *state.Instance) any {
+func (p *instancesScreen) stamp(in *state.Instance) rowStamp {
 	last, took := p.lastReconcile(in)
 	return rowStamp{version: in.Version, frame: p.frameOf(in), clock: ageOf(p.c.now(), in.Created) + "|" + last + "|" + took}
 }

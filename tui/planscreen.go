@@ -80,7 +80,7 @@ type planScreen struct {
 	paths  []string  // the files planned; none: the served --rgd files
 	graphs []string  // the graphs planned, in plan order
 	all    []planRow // failures first, then the most changed
-	table  *table[planRow, string]
+	table  *table[planRow, string, struct{}]
 	total  plan.Summary
 	open   bool // showing the selected row's diff
 	off    int  // the diff's scroll
@@ -110,7 +110,7 @@ func newPlanScreen(c *common, what string, plans []*plan.Plan) *planScreen {
 		}
 		return (b.sum.Create + b.sum.Change + b.sum.Prune) - (a.sum.Create + a.sum.Change + a.sum.Prune)
 	})
-	s.table = newTable(c, "text: an instance or its graph", s.columns(), nil, func(r planRow) string { return r.graph + "/" + qualifiedName(r.in) }, s.rebuild)
+	s.table = newTable[planRow, string, struct{}](c, "text: an instance or its graph", s.columns(), nil, func(r planRow) string { return r.graph + "/" + qualifiedName(r.in) }, s.rebuild)
 	s.rebuild()
 	s.acts, s.diffActs = s.actions(), s.diffActions()
 	return s

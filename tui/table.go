@@ -19,7 +19,7 @@ import (
 // user chose one, says "1-19 of 36" when not every row fits, and declares
 // the actions all of that takes. The screen owning it computes the rows
 // (setRows) from the query and the sort, and draws what is around them.
-type table[R any, K comparable] struct {
+type table[R any, K, S comparable] struct {
 	c     *common
 	cols  []column[R]
 	sorts []tableSort // the sorts, in the order the sort key steps through
@@ -27,7 +27,7 @@ type table[R any, K comparable] struct {
 	// stamp, when set, is what a row's line depends on besides the
 	// columns' widths and the theme: the line is drawn again only when it
 	// changed (the instance list's rows at 10,000 instances).
-	stamp func(R) any
+	stamp func(R) S
 	noun  string // "graphs": the flash says "graphs sorted by name"
 	// rebuild is the screen's: it computes the rows (setRows) from the
 	// query and the sort when they, or the snapshot, changed.
@@ -46,7 +46,9 @@ type table[R any, K comparable] struct {
 
 	h          int // the lines it has (the header, then the rows)
 	shown      []R // the rows drawn (width rules may fit them)
-	cache      map[K]rowLine
+	cache      map[K]rowLine[S]
+	ws         []int // the last widths (kept while they do not change)
+	scratch    []int
 	filterActs []action
 }
 
@@ -84,26 +86,26 @@ type tableSort struct {
 }
 
 // rowLine is one drawn row and what it was drawn from.
-type rowLine struct {
-	stamp  any
+type rowLine[S comparable] struct {
+	stamp  S
 	widths []int
 	th     *theme.Theme
 	line   string
 }
 
 // newTable is a table whose filter prompt shows placeholder.
-func newTable[R any, K comparable](c *common, placeholder string, cols []column[R], sorts []tableSort, id func(R) K, rebuild func()) *table[R, K] {
+func newTable[R any, K, S comparable](c *common, placeholder string, cols []column[R], sorts []tableSort, id func(R) K, rebuild func()) *table[R, K, S] {
 	in := textinput.New()
 	in.Prompt = "/"
 	in.Placeholder = placeholder
-	t := &table[R, K]{c: c, cols: cols, sorts: sorts, id: id, input: in, rebuild: rebuild}
+	t := &table[R, K, S]{c: c, cols: cols, sorts: sorts, id: id, input: in, rebuild: rebuild}
 	t.filterActs = t.filterActions()
 	return t
 }
 
 // setRows takes the rows in the order to show; the cursor stays on its
 // row when the user chose one.
-func (t *table[R, K]) setRows(rows []R) {
+func (t *table[R, K, S]) setRows(rows []R) {
 	t.rows = rows
 	t.cursor = clamp(t.cursor, 0, len(rows)-1)
 	if t.moved {
@@ -120,7 +122,7 @@ func (t *table[R, K]) setRows(rows []R) {
 }
 
 // selected is the row under the cursor.
-func (t *table[R, K]) selected() (R, bool) {
+func (t *table[R, K, S]) selected() (R, bool) {
 	if t.cursor >= 0 && t.cursor < len(t.rows) {
 		return t.rows[t.cursor], true
 	}
@@ -129,27 +131,27 @@ func (t *table[R, K]) selected() (R, bool) {
 }
 
 // follow pins the cursor to the row under it.
-func (t *table[R, K]) follow() {
+func (t *table[R, K, S]) follow() {
 	if r, ok := t.selected(); ok {
 		t.sel, t.moved = t.id(r), true
 	}
 }
 
-func (t *table[R, K]) move(d int) {
+func (t *table[R, K, S]) move(d int) {
 	t.cursor = clamp(t.cursor+d, 0, len(t.rows)-1)
 	t.follow()
 }
 
-func (t *table[R, K]) pageSize() int { return max(t.h-2, 1) }
+func (t *table[R, K, S]) pageSize() int { return max(t.h-2, 1) }
 
 // toFirst puts the cursor on the first row: filtering and sorting do.
-func (t *table[R, K]) toFirst() {
+func (t *table[R, K, S]) toFirst() {
 	t.cursor, t.offset = 0, 0
 	t.follow()
 }
 
 // setQuery filters by q.
-func (t *table[R, K]) setQuery(q string) {
+func (t *table[R, K, S]) setQuery(q string) {
 	if q == t.query {
 		return
 	}
@@ -159,7 +161,7 @@ func (t *table[R, K]) setQuery(q string) {
 }
 
 // setSort sorts by the i-th sort; the same again reverses the order.
-func (t *table[R, K]) setSort(i int) {
+func (t *table[R, K, S]) setSort(i int) {
 	if t.sortBy == i {
 		t.desc = !t.desc
 	} else {
@@ -179,7 +181,7 @@ func (t *table[R, K]) setSort(i int) {
 }
 
 // startFilter gives the keyboard to the filter prompt.
-func (t *table[R, K]) startFilter() tea.Cmd {
+func (t *table[R, K, S]) startFilter() tea.Cmd {
 	t.typing = true
 	t.input.SetValue(t.query)
 	t.input.CursorEnd()
@@ -187,13 +189,13 @@ func (t *table[R, K]) startFilter() tea.Cmd {
 }
 
 // filterTo sets the filter to q ("" clears it), as if typed.
-func (t *table[R, K]) filterTo(q string) {
+func (t *table[R, K, S]) filterTo(q string) {
 	t.input.SetValue(q)
 	t.setQuery(q)
 }
 
 // filterActions run while the filter is typed; other keys edit it.
-func (t *table[R, K]) filterActions() []action {
+func (t *table[R, K, S]) filterActions() []action {
 	done := func(clear bool) func() tea.Cmd {
 		return do0(func() {
 			t.typing = false
@@ -212,7 +214,7 @@ func (t *table[R, K]) filterActions() []action {
 // update takes the table's messages: clicks (line 0 is the counts,
 // line 1 the header), the wheel, and keys typed into the filter; the
 // rows are rebuilt when the filter changed.
-func (t *table[R, K]) update(msg tea.Msg) (tea.Cmd, bool) {
+func (t *table[R, K, S]) update(msg tea.Msg) (tea.Cmd, bool) {
 	switch msg := msg.(type) {
 	case tea.MouseClickMsg:
 		if i := t.offset + msg.Y - 2; msg.Button == tea.MouseLeft && msg.Y >= 2 && i < len(t.rows) {
@@ -240,7 +242,7 @@ func (t *table[R, K]) update(msg tea.Msg) (tea.Cmd, bool) {
 }
 
 // actions are the table's: the filter, the sorts, the cursor's moves.
-func (t *table[R, K]) actions(filterHelp string) (filter action, sorts, moves []action) {
+func (t *table[R, K, S]) actions(filterHelp string) (filter action, sorts, moves []action) {
 	filter = share("filter", filterHelp, "filter", t.startFilter)
 	for i, s := range t.sorts {
 		a := s.act
@@ -266,7 +268,7 @@ func (t *table[R, K]) actions(filterHelp string) (filter action, sorts, moves []
 
 // prompt is the filter's line: the prompt while typed, else the filter
 // in force.
-func (t *table[R, K]) prompt(w int) string {
+func (t *table[R, K, S]) prompt(w int) string {
 	th := t.c.th
 	switch {
 	case t.typing:
@@ -279,7 +281,7 @@ func (t *table[R, K]) prompt(w int) string {
 
 // scrollTo keeps the cursor in the h-1 rows under the header and
 // sets the rows shown.
-func (t *table[R, K]) scrollTo(h int) {
+func (t *table[R, K, S]) scrollTo(h int) {
 	t.h, t.shown = h, nil
 	if len(t.rows) == 0 {
 		return
@@ -293,13 +295,13 @@ func (t *table[R, K]) scrollTo(h int) {
 // render lays the table out in h lines of w cells (the rows that fit
 // under the header); empty is the line under the header when there are
 // no rows.
-func (t *table[R, K]) render(h, w int, empty string) []string {
+func (t *table[R, K, S]) render(h, w int, empty string) []string {
 	t.scrollTo(h)
 	return t.body(t.shown, t.widths(w), w, empty)
 }
 
 // position is "1-19 of 36" when not every row fits, else "".
-func (t *table[R, K]) position() string {
+func (t *table[R, K, S]) position() string {
 	rows := max(t.h-1, 1)
 	if len(t.rows) <= rows {
 		return ""
@@ -311,8 +313,11 @@ func (t *table[R, K]) position() string {
 // the flexible ones what is left, one cell between two columns. When
 // what is left is less than the flexible columns need, the columns with
 // a drop rank give way in rank order, then the one with a floor shrinks.
-func (t *table[R, K]) widths(w int) []int {
-	ws := make([]int, len(t.cols))
+func (t *table[R, K, S]) widths(w int) []int {
+	if len(t.scratch) != len(t.cols) {
+		t.scratch = make([]int, len(t.cols))
+	}
+	ws := t.scratch
 	used, least := 0, 0
 	for i, c := range t.cols {
 		if c.width == nil {
@@ -352,11 +357,14 @@ func (t *table[R, K]) widths(w int) []int {
 			rest -= ws[i]
 		}
 	}
-	return ws
+	if !slices.Equal(ws, t.ws) {
+		t.ws = slices.Clone(ws) // the row cache keeps them: a new slice per change
+	}
+	return t.ws
 }
 
 // header names the shown columns; the sorted one carries an arrow.
-func (t *table[R, K]) header(ws []int, w int) string {
+func (t *table[R, K, S]) header(ws []int, w int) string {
 	g := t.c.th.G
 	cells := make([]string, 0, len(ws))
 	for i, c := range t.cols {
@@ -379,7 +387,7 @@ func (t *table[R, K]) header(ws []int, w int) string {
 	return t.c.th.Header.Render(fit(strings.Join(cells, " "), w, ""))
 }
 
-func (t *table[R, K]) align(c column[R], s string, w int, el string) string {
+func (t *table[R, K, S]) align(c column[R], s string, w int, el string) string {
 	if c.right {
 		return fitLeft(s, w)
 	}
@@ -388,10 +396,10 @@ func (t *table[R, K]) align(c column[R], s string, w int, el string) string {
 
 // drawRow draws one row in w cells: styled by its columns, or under the
 // cursor in the theme's selection.
-func (t *table[R, K]) drawRow(r R, ws []int, w int, selected bool) string {
+func (t *table[R, K, S]) drawRow(r R, ws []int, w int, selected bool) string {
 	th := t.c.th
 	el := th.G.Ellipsis
-	var stamp any
+	var stamp S
 	if t.stamp != nil && !selected {
 		stamp = t.stamp(r)
 		if e, ok := t.cache[t.id(r)]; ok && e.stamp == stamp && e.th == th && slices.Equal(e.widths, ws) {
@@ -415,15 +423,15 @@ func (t *table[R, K]) drawRow(r R, ws []int, w int, selected bool) string {
 	}
 	if t.stamp != nil {
 		if t.cache == nil {
-			t.cache = map[K]rowLine{}
+			t.cache = map[K]rowLine[S]{}
 		}
-		t.cache[t.id(r)] = rowLine{stamp: stamp, widths: ws, th: th, line: line}
+		t.cache[t.id(r)] = rowLine[S]{stamp: stamp, widths: ws, th: th, line: line}
 	}
 	return line
 }
 
 // body is the header and the rows shown, w cells wide.
-func (t *table[R, K]) body(shown []R, ws []int, w int, empty string) []string {
+func (t *table[R, K, S]) body(shown []R, ws []int, w int, empty string) []string {
 	out := make([]string, 0, len(shown)+1)
 	out = append(out, t.header(ws, w))
 	if len(t.rows) == 0 {

@@ -77,7 +77,7 @@ func TestTableWidths(t *testing.T) {
 		{header: "C", width: fixed(6), drop: 1, cell: cell},
 		{header: "D", flex: func(rest int) int { return max(rest, 0) }, least: fixed(10), cell: cell},
 	}
-	tb := newTable(c, "", cols, nil, func(s string) string { return s }, func() {})
+	tb := newTable[string, string, struct{}](c, "", cols, nil, func(s string) string { return s }, func() {})
 	for _, tc := range []struct {
 		w    int
 		want []int
