@@ -92,15 +92,18 @@ func keysets() []keyset {
 	root := &Model{c: c}
 	g := root.globalActions()
 	with := func(own []action) []action { return append(slices.Clone(own), g...) }
+	force := func(own []action) []action {
+		return append(slices.Clone(own), slices.DeleteFunc(slices.Clone(g), func(a action) bool { return a.name != "forceQuit" })...)
+	}
 	list := newInstancesScreen(c)
 	graphs := newGraphsScreen(c)
 	return []keyset{
-		{"instances", with(list.acts)}, {"filter", list.table.filterActs},
+		{"instances", with(list.acts)}, {"filter", force(list.table.filterActs)},
 		{"instance", with(newInstanceScreen(c, state.InstanceKey{}).acts)},
-		{"dialog", (&dialogScreen{c: c}).actions()}, {"help", newHelpScreen(c, nil).acts},
-		{"startup", root.startupActions()}, {"command", root.commandActions()},
+		{"dialog", force((&dialogScreen{c: c}).actions())}, {"help", force(newHelpScreen(c, nil).acts)},
+		{"startup", force(root.startupActions())}, {"command", force(root.commandActions())},
 		{"graphs", with(graphs.acts)}, {"graph", with(newGraphScreen(c, "").acts)},
-		{"graphs filter", graphs.table.filterActs}, {"plan", with(newPlanScreen(c, "", nil).acts)},
+		{"graphs filter", force(graphs.table.filterActs)}, {"plan", with(newPlanScreen(c, "", nil).acts)},
 	}
 }
 

@@ -343,7 +343,6 @@ func (m *Model) commandActions() []action {
 			do: func() tea.Cmd { return c.complete(m.snap) }},
 		action{name: "olderCommand", keys: []string{"up"}, help: "the previous command", short: "history", do: func() tea.Cmd { return c.walkHistory(-1) }},
 		action{name: "newerCommand", keys: []string{"down"}, help: "the next command", do: func() tea.Cmd { return c.walkHistory(1) }},
-		share("forceQuit", "quit from anywhere", "", m.quit),
 	)
 }
 

@@ -128,7 +128,7 @@ type Model struct {
 // rootActions are the root's own declarations.
 type rootActions struct {
 	global  []action
-	force   []action // ctrl+c alone, over a modal screen
+	force   []action // ctrl+c alone: over a modal screen, the command line, the startup screen
 	startup []action
 	command []action
 }
@@ -418,10 +418,10 @@ func starting(s *state.Snapshot) bool { return s.Fatal != nil || !s.Startup.Done
 // then the root's shared ones (only ctrl+c over a modal screen).
 func (m *Model) active() (own, global []action) {
 	if starting(m.snap) {
-		return m.acts.startup, nil
+		return m.acts.startup, m.acts.force
 	}
 	if m.cmd.active {
-		return m.acts.command, nil
+		return m.acts.command, m.acts.force
 	}
 	own, all := m.stack.top().bindings()
 	if all {
@@ -616,7 +616,8 @@ func (m *Model) globalActions() []action {
 	)
 }
 
-// startupActions: nothing to act on yet, only quitting makes sense.
+// startupActions: nothing to act on yet, only quitting makes sense
+// (and ctrl+c, as on every screen).
 func (m *Model) startupActions() []action {
-	return offer(share("quit", "quit", "quit", m.quit), share("forceQuit", "quit from anywhere", "", m.quit))
+	return offer(share("quit", "quit", "quit", m.quit))
 }
