@@ -6,8 +6,8 @@ import (
 	"testing"
 )
 
-// TestRemovingAnActionRemovesItEverywhere: the action tables are the only
-// list of keys. Taking "sort" out of its table takes it out of dispatch,
+// TestRemovingAnActionRemovesItEverywhere: the screens' declarations are
+// the only list of keys. Taking "sort" out of its table takes it out of dispatch,
 // the footer, the help and the config file's names at once.
 func TestRemovingAnActionRemovesItEverywhere(t *testing.T) {
 	present := func(t *testing.T, want bool) {
@@ -17,7 +17,7 @@ func TestRemovingAnActionRemovesItEverywhere(t *testing.T) {
 			t.Errorf("footer shows \"s sort\" = %v, want %v", got, want)
 		}
 		press(m, "s")
-		if got := m.list().sortBy == sortState; got != want {
+		if got := sortKey(listOf(m).table.sortBy) == sortState; got != want {
 			t.Errorf("s sorted = %v, want %v", got, want)
 		}
 		press(m, "?")
@@ -33,24 +33,24 @@ func TestRemovingAnActionRemovesItEverywhere(t *testing.T) {
 		}
 	}
 	t.Run("with", func(t *testing.T) { present(t, true) })
-	saved := actionTables
-	t.Cleanup(func() { actionTables = saved })
-	tables := map[pane][]action{}
-	for p, tb := range saved {
-		tables[p] = slices.DeleteFunc(slices.Clone(tb), func(a action) bool { return a.name == "sort" })
-	}
-	actionTables = tables
+	withheld = map[string]bool{"sort": true}
+	t.Cleanup(func() { withheld = nil })
 	t.Run("without", func(t *testing.T) { present(t, false) })
 }
 
-// Actions that share a name share their keys, so every table must agree
-// on the defaults; and no two actions of one screen may share a key.
-func TestActionTablesAgree(t *testing.T) {
+// Actions that share a name share their keys: a shared name is offered
+// only through share (its keys are the shared table's), any other name
+// has the same keys wherever it is offered; and no two actions of one
+// screen may share a key.
+func TestActionsAgree(t *testing.T) {
 	defaults := map[string][]string{}
-	for p, tb := range actionTables {
-		for _, a := range tb {
+	for _, ks := range keysets() {
+		for _, a := range ks.acts {
+			if sk, ok := shared[a.name]; ok && !slices.Equal(sk, a.keys) {
+				t.Errorf("%s screen: action %s has keys %v, the shared declaration %v", ks.name, a.name, a.keys, sk)
+			}
 			if d, ok := defaults[a.name]; ok && !slices.Equal(d, a.keys) {
-				t.Errorf("action %s: defaults %v in pane %d, %v elsewhere", a.name, a.keys, p, d)
+				t.Errorf("action %s: defaults %v on the %s screen, %v elsewhere", a.name, a.keys, ks.name, d)
 			}
 			defaults[a.name] = a.keys
 			for _, k := range a.keys {
@@ -59,17 +59,13 @@ func TestActionTablesAgree(t *testing.T) {
 				}
 			}
 		}
-	}
-	for scr, panes := range screenPanes {
 		owner := map[string]string{}
-		for _, p := range panes {
-			for _, a := range actionTables[p] {
-				for _, k := range a.keys {
-					if o, dup := owner[k]; dup && o != a.name {
-						t.Errorf("%s screen: %q is bound to both %s and %s", scr, k, o, a.name)
-					}
-					owner[k] = a.name
+		for _, a := range ks.acts {
+			for _, k := range a.keys {
+				if o, dup := owner[k]; dup && o != a.name {
+					t.Errorf("%s screen: %q is bound to both %s and %s", ks.name, k, o, a.name)
 				}
+				owner[k] = a.name
 			}
 		}
 	}

@@ -17,6 +17,7 @@ import (
 // just `:webapp`), `:ns team-a`, `:graph NAME`, `:q`. tab completes kinds,
 // namespaces and graph names; up and down walk the history.
 type commandLine struct {
+	c       *common
 	active  bool
 	input   textinput.Model
 	history []string
@@ -25,11 +26,11 @@ type commandLine struct {
 	line    string // drawn in prepare
 }
 
-func newCommandLine() commandLine {
+func newCommandLine(c *common) commandLine {
 	in := textinput.New()
 	in.Prompt = ":"
 	in.Placeholder = commandPlaceholder
-	return commandLine{input: in}
+	return commandLine{c: c, input: in}
 }
 
 const commandPlaceholder = "kind NAME, ns NAME, graph NAME, graphs, plan FILE, q (tab completes)"
@@ -37,88 +38,101 @@ const commandPlaceholder = "kind NAME, ns NAME, graph NAME, graphs, plan FILE, q
 // commandWords are the commands themselves, for completion.
 var commandWords = []string{"kind", "ns", "graph", "graphs", "rgd", "plan", "q", "quit"}
 
-func (m *Model) openCommand() tea.Cmd {
-	c := &m.cmd
+func (c *commandLine) open(w int) tea.Cmd {
 	c.active, c.hint, c.hist = true, "", len(c.history)
 	c.input.SetValue("")
-	c.input.SetWidth(max(m.w-2, 1))
+	c.input.SetWidth(max(w-2, 1))
 	return c.input.Focus()
 }
 
-func (m *Model) closeCommand() {
-	m.cmd.active = false
-	m.cmd.input.Blur()
+func (c *commandLine) close() {
+	c.active = false
+	c.input.Blur()
 }
 
-// runCommand runs the typed line and remembers it.
-func (m *Model) runCommand() tea.Cmd {
-	line := strings.TrimSpace(m.cmd.input.Value())
-	m.closeCommand()
+// edit types a key no action took into the line.
+func (c *commandLine) edit(msg tea.KeyPressMsg) tea.Cmd {
+	var cmd tea.Cmd
+	c.input, cmd = c.input.Update(msg)
+	c.hint = ""
+	return cmd
+}
+
+// run runs the typed line and remembers it.
+func (c *commandLine) run(snap *state.Snapshot) tea.Cmd {
+	line := strings.TrimSpace(c.input.Value())
+	c.close()
 	if line == "" {
 		return nil
 	}
-	if n := len(m.cmd.history); n == 0 || m.cmd.history[n-1] != line {
-		m.cmd.history = append(m.cmd.history, line)
+	if n := len(c.history); n == 0 || c.history[n-1] != line {
+		c.history = append(c.history, line)
 	}
-	return m.execute(line)
+	return c.execute(line, snap)
 }
 
 // execute does one command. `:kind` and `:graph` switch the list to that
 // kind or graph (replacing the filter, keeping its namespace), `:ns` to
 // that namespace (keeping the rest), as k9s switches views; the list comes
 // to the front.
-func (m *Model) execute(line string) tea.Cmd {
+func (c *commandLine) execute(line string, snap *state.Snapshot) tea.Cmd {
+	h := c.c.host
 	f := strings.Fields(line)
 	word, arg := strings.ToLower(f[0]), strings.Join(f[1:], " ")
 	switch word {
 	case "q", "q!", "quit":
-		return m.quit()
+		h.quit()
+		return nil
 	case "plan":
-		return m.startPlan(arg)
+		return startPlan(c.c, arg)
 	case "graphs", "rgd", "rgds", "resourcegraphdefinitions", "resourcegraphdefinition":
-		m.showGraphs()
+		cc := c.c
+		h.raise(isGraphs, func() screen { return newGraphsScreen(cc) })
 		if arg != "" {
-			m.openGraph(arg)
+			openGraph(cc, snap, arg)
 		}
 		return nil
 	case "ns", "namespace":
 		if arg == "all" || arg == "-A" {
 			arg = ""
 		}
-		m.switchView("ns", arg)
+		h.toList(switchMsg{"ns", arg})
 		return nil
 	case "kind", "graph":
 		if arg == "" {
-			m.setFlash(fmt.Sprintf(":%s needs a name (tab completes)", word), true)
+			h.flash(fmt.Sprintf(":%s needs a name (tab completes)", word), true)
 			return nil
 		}
-		name := m.kindNamed(arg)
+		name := kindNamed(snap, arg)
 		if word == "graph" {
-			name = m.graphNamed(arg)
+			name = graphNamed(snap, arg)
 		}
 		if name == "" {
-			m.setFlash(fmt.Sprintf("no %s %q is served (tab lists them)", word, arg), true)
+			h.flash(fmt.Sprintf("no %s %q is served (tab lists them)", word, arg), true)
 			return nil
 		}
-		m.switchView(word, name)
+		h.toList(switchMsg{word, name})
 		return nil
 	}
 	// `:webapp`, `:WebApps`, `:webapps.kro.run`: a kind by any of its names.
-	if k := m.kindNamed(word); k != "" && arg == "" {
-		m.switchView("kind", k)
+	if k := kindNamed(snap, word); k != "" && arg == "" {
+		h.toList(switchMsg{"kind", k})
 		return nil
 	}
-	m.setFlash(fmt.Sprintf("unknown command %q: try :kind NAME, :ns NAME, :graph NAME, :graphs, :plan FILE or :q", line), true)
+	h.flash(fmt.Sprintf("unknown command %q: try :kind NAME, :ns NAME, :graph NAME, :graphs, :plan FILE or :q", line), true)
 	return nil
 }
 
-// switchView shows the list of one kind, graph or namespace (value ""
-// for every namespace): a kind or graph replaces the filter but for its
-// namespace; a namespace replaces only the namespace.
-func (m *Model) switchView(key, value string) {
-	l := m.list()
+// switchMsg asks the list for one kind, graph or namespace (value ""
+// for every namespace).
+type switchMsg struct{ key, value string }
+
+// switchView shows the list of one kind, graph or namespace: a kind or
+// graph replaces the filter but for its namespace; a namespace replaces
+// only the namespace.
+func (p *instancesScreen) switchView(key, value string) {
 	var terms []string
-	for _, t := range strings.Fields(l.query) {
+	for _, t := range strings.Fields(p.table.query) {
 		k, _, ok := strings.Cut(t, ":")
 		isNS := ok && (k == "ns" || k == "namespace")
 		if (key == "ns" && !isNS) || (key != "ns" && isNS) {
@@ -128,13 +142,9 @@ func (m *Model) switchView(key, value string) {
 	if value != "" {
 		terms = append(terms, key+":"+strings.ToLower(value))
 	}
-	q := strings.Join(terms, " ")
-	l.filter.SetValue(q)
-	l.setQuery(q)
-	for len(m.stack) > 1 {
-		m.pop()
-	}
-	m.setFlash(viewFlash(key, value, len(l.rows), m.namespaces()), len(l.rows) == 0 && key == "ns" && value != "")
+	p.table.filterTo(strings.Join(terms, " "))
+	n := len(p.table.rows)
+	p.c.host.flash(viewFlash(key, value, n, namespaces(p.snap)), n == 0 && key == "ns" && value != "")
 }
 
 // viewFlash says what a switch shows, and when a namespace has no
@@ -151,9 +161,9 @@ func viewFlash(key, value string, n int, namespaces []string) string {
 }
 
 // namespaces are those that have instances, sorted.
-func (m *Model) namespaces() []string {
+func namespaces(snap *state.Snapshot) []string {
 	set := map[string]bool{}
-	for _, in := range m.snap.Instances {
+	for _, in := range snap.Instances {
 		set[in.Key.Namespace] = true
 	}
 	out := make([]string, 0, len(set))
@@ -166,9 +176,9 @@ func (m *Model) namespaces() []string {
 
 // kindNamed finds the kind a word names: the kind, its plural resource or
 // resource.group, case-insensitively; "" when none.
-func (m *Model) kindNamed(w string) string {
+func kindNamed(snap *state.Snapshot, w string) string {
 	w = strings.ToLower(w)
-	for _, g := range m.snap.Graphs {
+	for _, g := range snap.Graphs {
 		plural, _, _ := strings.Cut(g.Resource, ".")
 		if g.Kind != "" && (strings.ToLower(g.Kind) == w || strings.ToLower(g.Kind)+"s" == w || plural == w || g.Resource == w) {
 			return strings.ToLower(g.Kind)
@@ -180,9 +190,9 @@ func (m *Model) kindNamed(w string) string {
 // graphNamed finds the graph a word names: its full name, or a prefix of
 // it or its kind when only one graph matches ("webapp" is
 // webapp.kro.run); "" when none or several.
-func (m *Model) graphNamed(w string) string {
+func graphNamed(snap *state.Snapshot, w string) string {
 	var found []string
-	for _, g := range m.snap.Graphs {
+	for _, g := range snap.Graphs {
 		if graphNames(strings.ToLower(w), g.Name, g.Kind) {
 			if strings.EqualFold(g.Name, w) {
 				return strings.ToLower(g.Name)
@@ -205,7 +215,7 @@ func graphNames(w, name, kind string) bool {
 }
 
 // candidates are what the word being typed can complete to.
-func (m *Model) candidates(line string) (prefix string, words []string) {
+func candidates(snap *state.Snapshot, line string) (prefix string, words []string) {
 	f := strings.Fields(line)
 	trailing := strings.HasSuffix(line, " ")
 	set := map[string]bool{}
@@ -215,7 +225,7 @@ func (m *Model) candidates(line string) (prefix string, words []string) {
 		}
 	}
 	kinds := func() {
-		for _, g := range m.snap.Graphs {
+		for _, g := range snap.Graphs {
 			add(strings.ToLower(g.Kind))
 		}
 	}
@@ -233,12 +243,12 @@ func (m *Model) candidates(line string) (prefix string, words []string) {
 		case "kind":
 			kinds()
 		case "ns", "namespace":
-			for _, in := range m.snap.Instances {
+			for _, in := range snap.Instances {
 				add(in.Key.Namespace)
 			}
 			add("all")
 		case "graph", "graphs", "rgd":
-			for _, g := range m.snap.Graphs {
+			for _, g := range snap.Graphs {
 				add(g.Name)
 			}
 		}
@@ -257,10 +267,9 @@ func (m *Model) candidates(line string) (prefix string, words []string) {
 
 // complete extends the word being typed to the candidates' common prefix
 // and lists them when several remain.
-func (m *Model) complete() tea.Cmd {
-	c := &m.cmd
+func (c *commandLine) complete(snap *state.Snapshot) tea.Cmd {
 	line := c.input.Value()
-	prefix, words := m.candidates(line)
+	prefix, words := candidates(snap, line)
 	c.hint = ""
 	if len(words) == 0 {
 		c.hint = "no completion"
@@ -284,8 +293,7 @@ func (m *Model) complete() tea.Cmd {
 }
 
 // walkHistory shows an older (-1) or newer (+1) command.
-func (m *Model) walkHistory(d int) tea.Cmd {
-	c := &m.cmd
+func (c *commandLine) walkHistory(d int) tea.Cmd {
 	if len(c.history) == 0 {
 		return nil
 	}
@@ -300,8 +308,7 @@ func (m *Model) walkHistory(d int) tea.Cmd {
 }
 
 // prepareCommand draws the prompt line (View only reads it).
-func (m *Model) prepareCommand() {
-	c := &m.cmd
+func (c *commandLine) prepare(w int) {
 	if !c.active {
 		c.line = ""
 		return
@@ -312,30 +319,31 @@ func (m *Model) prepareCommand() {
 		// The candidates take the hint's place: the placeholder would run
 		// under them.
 		c.input.Placeholder = ""
-		hint = clip(c.hint, max(m.w-4-len(c.input.Value()), 1), m.c.th.G.Ellipsis)
+		hint = clip(c.hint, max(w-4-len(c.input.Value()), 1), c.c.th.G.Ellipsis)
 	}
 	// The input pads to its width: leave the hint its room.
-	c.input.SetWidth(max(m.w-2-len(c.input.Prompt)-ansiWidth(hint)-2, len(c.input.Value())+1))
+	c.input.SetWidth(max(w-2-len(c.input.Prompt)-ansiWidth(hint)-2, len(c.input.Value())+1))
 	line := c.input.View()
 	if hint != "" {
-		line = strings.TrimRight(line, " ") + "  " + m.c.th.Dim.Render(hint)
+		line = strings.TrimRight(line, " ") + "  " + c.c.th.Dim.Render(hint)
 	}
-	c.line = fit(line, m.w, m.c.th.G.Ellipsis)
+	c.line = fit(line, w, c.c.th.G.Ellipsis)
 }
 
 func ansiWidth(s string) int { return ansi.StringWidth(s) }
 
 // commandActions run while the `:` prompt has the keyboard; other keys edit
 // the line.
-func commandActions() []action {
-	return []action{
-		{name: "confirm", keys: []string{"enter"}, help: "run the command", short: "run", do: (*Model).runCommand},
-		{name: "back", keys: []string{"esc"}, help: "close the prompt", short: "cancel", do: func(m *Model) tea.Cmd { m.closeCommand(); return nil }},
-		{name: "complete", keys: []string{"tab"}, help: "complete a command, kind, namespace or graph", short: "complete", do: (*Model).complete},
-		{name: "olderCommand", keys: []string{"up"}, help: "the previous command", short: "history", do: func(m *Model) tea.Cmd { return m.walkHistory(-1) }},
-		{name: "newerCommand", keys: []string{"down"}, help: "the next command", do: func(m *Model) tea.Cmd { return m.walkHistory(1) }},
-		{name: "forceQuit", keys: []string{"ctrl+c"}, help: "quit from anywhere", do: (*Model).quit},
-	}
+func (m *Model) commandActions() []action {
+	c := &m.cmd
+	return offer(
+		share("confirm", "run the command", "run", func() tea.Cmd { return c.run(m.snap) }),
+		share("back", "close the prompt", "cancel", do0(c.close)),
+		action{name: "complete", keys: []string{"tab"}, help: "complete a command, kind, namespace or graph", short: "complete",
+			do: func() tea.Cmd { return c.complete(m.snap) }},
+		action{name: "olderCommand", keys: []string{"up"}, help: "the previous command", short: "history", do: func() tea.Cmd { return c.walkHistory(-1) }},
+		action{name: "newerCommand", keys: []string{"down"}, help: "the next command", do: func() tea.Cmd { return c.walkHistory(1) }},
+	)
 }
 
 // graphMatch applies the filter's graph: terms (see parseQuery): a graph's

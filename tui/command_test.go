@@ -16,7 +16,7 @@ func typeText(m *Model, s string) {
 
 func rowNames(m *Model) []string {
 	var out []string
-	for _, in := range m.list().rows {
+	for _, in := range listOf(m).table.rows {
 		out = append(out, in.Key.Namespace+"/"+in.Key.Name)
 	}
 	return out
@@ -31,7 +31,7 @@ func TestNewUserCommandModeJumps(t *testing.T) {
 	press(m, "enter") // from an instance screen
 	typeText(m, ":kind Database")
 	press(m, "enter")
-	if m.detail() != nil {
+	if detailOf(m) != nil {
 		t.Fatal(":kind did not bring the list to the front")
 	}
 	if got := rowNames(m); strings.Join(got, " ") != "team-b/orders team-c/cache" {
@@ -45,21 +45,21 @@ func TestNewUserCommandModeJumps(t *testing.T) {
 	typeText(m, ":ns team-c")
 	press(m, "enter")
 	if got := rowNames(m); strings.Join(got, " ") != "team-c/cache" {
-		t.Fatalf(":ns after :kind rows = %v (query %q)", got, m.list().query)
+		t.Fatalf(":ns after :kind rows = %v (query %q)", got, listOf(m).table.query)
 	}
 	typeText(m, ":ns all")
 	press(m, "enter")
 	typeText(m, ":webapps")
 	press(m, "enter")
-	if got := rowNames(m); len(got) != 4 || m.list().query != "kind:webapp" {
-		t.Fatalf(":webapps rows = %v, query %q", got, m.list().query)
+	if got := rowNames(m); len(got) != 4 || listOf(m).table.query != "kind:webapp" {
+		t.Fatalf(":webapps rows = %v, query %q", got, listOf(m).table.query)
 	}
 	if head := strings.SplitN(plain(m.View().Content), "\n", 2)[0]; !strings.Contains(head, "kind WebApp") {
 		t.Errorf("header after :webapps %q, want kind WebApp", head)
 	}
 	typeText(m, ":graph database")
 	press(m, "enter")
-	if q := m.list().query; q != "graph:database" || len(m.list().rows) != 2 {
+	if q := listOf(m).table.query; q != "graph:database" || len(listOf(m).table.rows) != 2 {
 		t.Fatalf(":graph after :kind: query %q rows %v, want the graph's instances alone", q, rowNames(m))
 	}
 	typeText(m, ":nonsense")
@@ -84,8 +84,8 @@ func TestCommandsSwitchTheViewAndTheHeader(t *testing.T) {
 	m, _ := newTestModel(t, snap, Options{}, 80, 24)
 	typeText(m, ":graph webapp")
 	press(m, "enter")
-	if got := len(m.list().rows); got != 4 {
-		t.Fatalf(":graph webapp shows %d rows (query %q), want webapp.kro.run's 4", got, m.list().query)
+	if got := len(listOf(m).table.rows); got != 4 {
+		t.Fatalf(":graph webapp shows %d rows (query %q), want webapp.kro.run's 4", got, listOf(m).table.query)
 	}
 	out := plain(m.View().Content)
 	if head := strings.SplitN(out, "\n", 2)[0]; !strings.Contains(head, "graph webapp.kro.run") {
@@ -105,25 +105,25 @@ func TestCommandsSwitchTheViewAndTheHeader(t *testing.T) {
 	}
 	typeText(m, ":ns all")
 	press(m, "enter")
-	if got := len(m.list().rows); got != 4 {
+	if got := len(listOf(m).table.rows); got != 4 {
 		t.Fatalf(":ns all shows %d rows, want the graph's 4 in every namespace", got)
 	}
 	typeText(m, ":kind database")
 	press(m, "enter")
-	if got := len(m.list().rows); got != 2 {
-		t.Fatalf(":kind after :graph shows %d rows (query %q), want Database's 2", got, m.list().query)
+	if got := len(listOf(m).table.rows); got != 2 {
+		t.Fatalf(":kind after :graph shows %d rows (query %q), want Database's 2", got, listOf(m).table.query)
 	}
 	press(m, "/")
 	typeText(m, "graph:web")
 	press(m, "enter")
-	if got := len(m.list().rows); got != 0 {
+	if got := len(listOf(m).table.rows); got != 0 {
 		t.Fatalf("graph:web with kind:database = %d rows", got)
 	}
 	press(m, "esc")
 	press(m, "/")
 	typeText(m, "graph:webapp")
 	press(m, "enter")
-	if got := len(m.list().rows); got != 4 {
+	if got := len(listOf(m).table.rows); got != 4 {
 		t.Fatalf("graph:webapp = %d rows, want webapp.kro.run's 4", got)
 	}
 }

@@ -10,22 +10,32 @@ import (
 // dialogScreen is a modal confirmation over the screen below. Cancel is the
 // default choice; esc cancels.
 type dialogScreen struct {
+	screenDefaults
 	c       *common
+	acts    []action
 	title   string
 	lines   []string
 	confirm string // the confirm button's label
 	choice  int    // 0 cancel, 1 confirm
-	onYes   func(m *Model) tea.Cmd
+	onYes   func() tea.Cmd
 
 	w, h int
 	box  string
 }
 
-func (d *dialogScreen) Update(tea.Msg) tea.Cmd { return nil }
-func (d *dialogScreen) SetSize(w, h int)       { d.w, d.h = w, h }
-func (d *dialogScreen) pane() pane             { return paneDialog }
-func (d *dialogScreen) overlay() bool          { return true }
-func (d *dialogScreen) View() string           { return d.box }
+// newDialog asks title; onYes runs when the user confirms.
+func newDialog(c *common, title string, lines []string, confirm string, onYes func() tea.Cmd) *dialogScreen {
+	d := &dialogScreen{c: c, title: title, lines: lines, confirm: confirm, onYes: onYes}
+	d.acts = d.actions()
+	return d
+}
+
+func (d *dialogScreen) Update(tea.Msg) tea.Cmd     { return nil }
+func (d *dialogScreen) SetSize(w, h int)           { d.w, d.h = w, h }
+func (d *dialogScreen) bindings() ([]action, bool) { return d.acts, false }
+func (d *dialogScreen) overlay() bool              { return true }
+func (d *dialogScreen) View() string               { return d.box }
+func (d *dialogScreen) views() []string            { return []string{viewDialog} }
 
 func (d *dialogScreen) prepare() {
 	th, k := d.c.th, d.c.keys
@@ -59,27 +69,25 @@ func (d *dialogScreen) prepare() {
 	d.box = th.Dialog.Render(b.String())
 }
 
-// dialogActions lists enter and esc first: the help bar shows them in this
+// actions lists enter and esc first: the help bar shows them in this
 // order and cuts what does not fit, and at 60 columns those two were cut.
-func dialogActions() []action {
-	dlg := func(m *Model) *dialogScreen { return m.top().(*dialogScreen) }
-	return []action{
-		{name: "confirm", keys: []string{"enter"}, help: "do what is chosen", short: "do it",
-			do: func(m *Model) tea.Cmd {
-				d := dlg(m)
-				m.pop()
-				if d.choice == 1 {
-					return d.onYes(m)
-				}
-				m.setFlash("cancelled", false)
-				return nil
-			}},
-		{name: "back", keys: []string{"esc"}, help: "cancel", short: "cancel",
-			do: func(m *Model) tea.Cmd { m.pop(); m.setFlash("cancelled", false); return nil }},
-		{name: "left", keys: []string{"left", "h", "shift+tab"}, help: "choose Cancel", short: "choose Cancel",
-			do: func(m *Model) tea.Cmd { dlg(m).choice = 0; return nil }},
-		{name: "right", keys: []string{"right", "l", "tab"}, help: "choose the action", short: "choose the action",
-			do: func(m *Model) tea.Cmd { dlg(m).choice = 1; return nil }},
-		{name: "forceQuit", keys: []string{"ctrl+c"}, help: "quit from anywhere", do: (*Model).quit},
+func (d *dialogScreen) actions() []action {
+	return offer(
+		share("confirm", "do what is chosen", "do it", d.decide),
+		share("back", "cancel", "cancel", do0(func() { d.c.host.pop(); d.c.host.flash("cancelled", false) })),
+		action{name: "left", keys: []string{"left", "h", "shift+tab"}, help: "choose Cancel", short: "choose Cancel",
+			do: do0(func() { d.choice = 0 })},
+		action{name: "right", keys: []string{"right", "l", "tab"}, help: "choose the action", short: "choose the action",
+			do: do0(func() { d.choice = 1 })},
+	)
+}
+
+// decide closes the dialog and does what is chosen.
+func (d *dialogScreen) decide() tea.Cmd {
+	d.c.host.pop()
+	if d.choice == 1 {
+		return d.onYes()
 	}
+	d.c.host.flash("cancelled", false)
+	return nil
 }

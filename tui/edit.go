@@ -56,19 +56,19 @@ type (
 )
 
 // startEdit fetches the instance's spec to open it in $EDITOR.
-func (m *Model) startEdit() tea.Cmd {
-	in := m.target()
+func (t targeting) startEdit() tea.Cmd {
+	in := t.in()
 	if in == nil {
 		return nil
 	}
 	label := name(in)
-	if m.snap.Mode.Forced {
-		m.setFlash("not editing "+label+": kroscope runs read-only (--observe)", true)
+	if snap := t.snap(); snap != nil && snap.Mode.Forced {
+		t.c.host.flash("not editing "+label+": kroscope runs read-only (--observe)", true)
 		return nil
 	}
-	ed, ok := m.c.b.(InstanceEditor)
+	ed, ok := t.c.b.(InstanceEditor)
 	if !ok {
-		m.setFlash("this backend cannot edit instances", true)
+		t.c.host.flash("this backend cannot edit instances", true)
 		return nil
 	}
 	key := in.Key
@@ -121,9 +121,9 @@ func editorCommand(path string) *exec.Cmd {
 
 // openEditor writes the document (with the header) and runs the editor
 // with the terminal handed over.
-func (m *Model) openEditor(s *editSession, doc, lastErr string) tea.Cmd {
+func openEditor(c *common, s *editSession, doc, lastErr string) tea.Cmd {
 	if err := os.WriteFile(s.path, []byte(editHeader(s.label, lastErr)+doc+"\n"), 0o600); err != nil {
-		m.setFlash("edit "+s.label+": "+err.Error(), true)
+		c.host.flash("edit "+s.label+": "+err.Error(), true)
 		_ = os.Remove(s.path)
 		return nil
 	}
@@ -131,45 +131,51 @@ func (m *Model) openEditor(s *editSession, doc, lastErr string) tea.Cmd {
 	return tea.ExecProcess(editorCommand(s.path), func(err error) tea.Msg { return editDoneMsg{s: s, err: err} })
 }
 
-// updateEdit handles the edit's messages; false for any other message.
-func (m *Model) updateEdit(msg tea.Msg) (tea.Cmd, bool) {
+// updateEdit handles the edit's messages.
+func updateEdit(c *common, msg tea.Msg) tea.Cmd {
+	cmd, _ := editStep(c, msg)
+	return cmd
+}
+
+// editStep is updateEdit's one step; false for any other message.
+func editStep(c *common, msg tea.Msg) (tea.Cmd, bool) {
 	switch msg := msg.(type) {
 	case editOpenMsg:
 		if msg.err != nil {
-			m.setFlash("edit "+msg.label+": "+msg.err.Error(), true)
+			c.host.flash("edit "+msg.label+": "+msg.err.Error(), true)
 			return nil, true
 		}
 		f, err := os.CreateTemp("", "kroscope-edit-*.yaml")
 		if err != nil {
-			m.setFlash("edit "+msg.label+": "+err.Error(), true)
+			c.host.flash("edit "+msg.label+": "+err.Error(), true)
 			return nil, true
 		}
 		_ = f.Close()
 		s := &editSession{key: msg.key, label: msg.label, path: f.Name()}
-		return m.openEditor(s, string(bytes.TrimSpace(msg.doc)), ""), true
+		return openEditor(c, s, string(bytes.TrimSpace(msg.doc)), ""), true
 	case editDoneMsg:
 		s := msg.s
 		if msg.err != nil {
 			_ = os.Remove(s.path)
-			m.setFlash("the editor failed: "+msg.err.Error(), true)
+			c.host.flash("the editor failed: "+msg.err.Error(), true)
 			return nil, true
 		}
 		b, err := os.ReadFile(s.path)
 		if err != nil {
-			m.setFlash("edit "+s.label+": "+err.Error(), true)
+			c.host.flash("edit "+s.label+": "+err.Error(), true)
 			return nil, true
 		}
 		doc := stripHeader(string(b))
 		if doc == s.sent {
 			_ = os.Remove(s.path)
 			if s.refused != "" {
-				m.setFlash("edit of "+s.label+" cancelled, nothing applied: the API server refused it: "+s.refused, true)
+				c.host.flash("edit of "+s.label+" cancelled, nothing applied: the API server refused it: "+s.refused, true)
 				return nil, true
 			}
-			m.setFlash("edit of "+s.label+" cancelled: no change", false)
+			c.host.flash("edit of "+s.label+" cancelled: no change", false)
 			return nil, true
 		}
-		ed, _ := m.c.b.(InstanceEditor)
+		ed, _ := c.b.(InstanceEditor)
 		key := s.key
 		return func() tea.Msg {
 			ctx, cancel := context.WithTimeout(context.Background(), editTimeout)
@@ -180,10 +186,10 @@ func (m *Model) updateEdit(msg tea.Msg) (tea.Cmd, bool) {
 		s := msg.s
 		if msg.err != nil {
 			// As kubectl edit does: back into the editor with the error on top.
-			return m.openEditor(s, msg.doc, msg.err.Error()), true
+			return openEditor(c, s, msg.doc, msg.err.Error()), true
 		}
 		_ = os.Remove(s.path)
-		m.setFlash("applied the edit of "+s.label+" (field manager kroscope)", false)
+		c.host.flash("applied the edit of "+s.label+" (field manager kroscope)", false)
 		return nil, true
 	}
 	return nil, false

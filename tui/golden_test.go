@@ -265,3 +265,12 @@ func runResults(t *testing.T, m *Model, cmd tea.Cmd) {
 	case <-time.After(200 * time.Millisecond): // a tick: not an action's result
 	}
 }
+
+// listOf is the instance list, always at the bottom of the stack.
+func listOf(m *Model) *instancesScreen { return m.stack[0].(*instancesScreen) }
+
+// detailOf is the open instance screen, or nil.
+func detailOf(m *Model) *instanceScreen {
+	s, _ := m.stack.base().(*instanceScreen)
+	return s
+}

@@ -13,7 +13,9 @@ import (
 // navigation rules. It fits the terminal: descriptions wrap (never cut),
 // wide terminals get columns, and what does not fit scrolls.
 type helpScreen struct {
+	screenDefaults
 	c      *common
+	acts   []action
 	hints  []hint
 	w, h   int
 	all    []string // every line of the help, laid out for the width
@@ -34,16 +36,26 @@ var navigationRules = []string{
 // filterHelp names every term the filter takes.
 const filterHelp = "filter: text  state:error  kind:WebApp  ns:team-a  graph:webapp"
 
-func newHelpScreen(m *Model) *helpScreen {
-	panes := m.activePanes()
-	return &helpScreen{c: m.c, hints: m.helpHints(panes...)}
+// newHelpScreen lists hints: the actions of the screen it opens over.
+func newHelpScreen(c *common, hints []hint) *helpScreen {
+	s := &helpScreen{c: c, hints: hints}
+	s.acts = s.actions()
+	return s
 }
 
-func (s *helpScreen) Update(tea.Msg) tea.Cmd { return nil }
-func (s *helpScreen) SetSize(w, h int)       { s.w, s.h = w, h }
-func (s *helpScreen) pane() pane             { return paneHelp }
-func (s *helpScreen) overlay() bool          { return true }
-func (s *helpScreen) View() string           { return s.box }
+// Update: any key no action took closes the help.
+func (s *helpScreen) Update(msg tea.Msg) tea.Cmd {
+	if _, ok := msg.(tea.KeyPressMsg); ok {
+		s.c.host.pop()
+	}
+	return nil
+}
+
+func (s *helpScreen) SetSize(w, h int)           { s.w, s.h = w, h }
+func (s *helpScreen) bindings() ([]action, bool) { return s.acts, false }
+func (s *helpScreen) overlay() bool              { return true }
+func (s *helpScreen) View() string               { return s.box }
+func (s *helpScreen) views() []string            { return []string{viewHelp} }
 
 // helpFrameW and helpFrameH are the box's border and padding.
 const helpFrameW, helpFrameH = 4, 2
@@ -186,31 +198,16 @@ func indentWrap(s string, w int, indent string, style func(...string) string) []
 	return out
 }
 
-func helpActions() []action {
-	closeHelp := func(m *Model) tea.Cmd { m.pop(); return nil }
-	scroll := func(n int) func(m *Model) tea.Cmd {
-		return func(m *Model) tea.Cmd {
-			if h, ok := m.top().(*helpScreen); ok {
-				h.scroll(n)
-			}
-			return nil
-		}
-	}
-	page := func(sign int) func(m *Model) tea.Cmd {
-		return func(m *Model) tea.Cmd {
-			if h, ok := m.top().(*helpScreen); ok {
-				h.scroll(sign * max(h.rows-1, 1))
-			}
-			return nil
-		}
-	}
-	return []action{
-		{name: "help", keys: []string{"?"}, help: "close the help", short: "close", do: closeHelp},
-		{name: "back", keys: []string{"esc"}, help: "close the help", short: "close", do: closeHelp},
-		{name: "down", keys: []string{"down", "j"}, help: "scroll the help", short: "scroll", do: scroll(1)},
-		{name: "up", keys: []string{"up", "k"}, help: "scroll the help back", do: scroll(-1)},
-		{name: "pageDown", keys: []string{"pgdown", "ctrl+f"}, help: "page the help", do: page(1)},
-		{name: "pageUp", keys: []string{"pgup", "ctrl+u"}, help: "page the help back", do: page(-1)},
-		{name: "forceQuit", keys: []string{"ctrl+c"}, help: "quit from anywhere", do: (*Model).quit},
-	}
+func (s *helpScreen) actions() []action {
+	closeHelp := do0(s.c.host.pop)
+	scroll := func(n int) func() tea.Cmd { return do0(func() { s.scroll(n) }) }
+	page := func(sign int) func() tea.Cmd { return do0(func() { s.scroll(sign * max(s.rows-1, 1)) }) }
+	return offer(
+		share("help", "close the help", "close", closeHelp),
+		share("back", "close the help", "close", closeHelp),
+		share("down", "scroll the help", "scroll", scroll(1)),
+		share("up", "scroll the help back", "", scroll(-1)),
+		share("pageDown", "page the help", "", page(1)),
+		share("pageUp", "page the help back", "", page(-1)),
+	)
 }

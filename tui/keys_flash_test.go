@@ -21,15 +21,15 @@ func TestKeysThatDoNothingSayWhy(t *testing.T) {
 		t.Fatalf("an unbound key on the list says nothing:\n%s", out)
 	}
 	press(m, "i")
-	if d := m.detail(); d == nil || d.detail.tab != tabInstance {
+	if d := detailOf(m); d == nil || d.detail.tab != tabInstance {
 		t.Fatal("i on the list does not open the instance pane")
 	}
 	press(m, "esc", "d")
-	if d := m.detail(); d == nil || d.detail.tab != tabInstance {
+	if d := detailOf(m); d == nil || d.detail.tab != tabInstance {
 		t.Fatal("d (describe) on the list does not open the instance pane")
 	}
 	press(m, "esc", "l")
-	if d := m.detail(); d == nil || d.detail.tab != tabLogs {
+	if d := detailOf(m); d == nil || d.detail.tab != tabLogs {
 		t.Fatal("l on the list does not open the instance's logs")
 	}
 }
@@ -43,15 +43,15 @@ func TestHelpListsEveryBoundKey(t *testing.T) {
 	}{{"list", nil}, {"instance", []string{"enter"}}} {
 		m, _ := newTestModel(t, fixture(), Options{}, 200, 50)
 		press(m, c.keys...)
-		panes := m.activePanes()
+		own, global := m.active()
 		press(m, "?")
 		all := plain(m.View().Content)
-		for _, p := range panes {
-			for _, a := range actionTables[p] {
-				if len(m.keys().keys[a.name]) == 0 {
+		for _, acts := range [][]action{own, global} {
+			for _, a := range acts {
+				if len(m.c.keys.keys[a.name]) == 0 {
 					continue
 				}
-				label := m.keys().label(a.name)
+				label := m.c.keys.label(a.name)
 				if a.help == "" || !strings.Contains(all, label+" ") {
 					t.Errorf("%s: help lacks %s (%s)", c.name, label, a.name)
 				}

@@ -21,22 +21,17 @@ type GraphApplier interface {
 // applyTimeout bounds one apply.
 const applyTimeout = time.Minute
 
-// planAppliedMsg is an apply's answer: the graphs written, or why not.
-type planAppliedMsg struct {
-	names []string
-	err   error
-}
-
-// askApplyGraph asks for confirmation, saying what applying the plan's
-// files will do, unless the engine would refuse (then it says why).
-func (m *Model) askApplyGraph(s *planScreen) tea.Cmd {
-	ap, ok := m.c.b.(GraphApplier)
+// askApply asks for confirmation, saying what applying the plan's files
+// will do, unless the engine would refuse (then it says why).
+func (s *planScreen) askApply() tea.Cmd {
+	h := s.c.host
+	ap, ok := s.c.b.(GraphApplier)
 	if !ok {
-		m.setFlash("this backend cannot apply a graph", true)
+		h.flash("this backend cannot apply a graph", true)
 		return nil
 	}
 	if err := inertErr(ap.ApplyGraphRefused(s.paths...)); err != nil {
-		m.setFlash(err.Error(), true)
+		h.flash(err.Error(), true)
 		return nil
 	}
 	paths, t := s.paths, s.total
@@ -46,36 +41,26 @@ func (m *Model) askApplyGraph(s *planScreen) tea.Cmd {
 		"This writes the definition to the cluster (server-side apply, field manager kroscope);",
 		"every instance is then reconciled with it, and the instance list shows the rollout.",
 	}
-	m.push(&dialogScreen{
-		c:       m.c,
-		title:   fmt.Sprintf("Apply graph %s from %s?", strings.Join(s.graphs, ", "), strings.Join(paths, " ")),
-		lines:   lines,
-		confirm: "Apply",
-		onYes: func(m *Model) tea.Cmd {
-			m.setFlash("applying "+strings.Join(paths, " ")+m.c.th.G.Ellipsis, false)
-			return func() tea.Msg {
-				ctx, cancel := context.WithTimeout(context.Background(), applyTimeout)
-				defer cancel()
-				names, err := inert(ap.ApplyGraphs(ctx, paths...))
-				return planAppliedMsg{names: names, err: err}
-			}
-		},
-	})
+	title := fmt.Sprintf("Apply graph %s from %s?", strings.Join(s.graphs, ", "), strings.Join(paths, " "))
+	h.push(newDialog(s.c, title, lines, "Apply", func() tea.Cmd {
+		h.flash("applying "+strings.Join(paths, " ")+s.c.th.G.Ellipsis, false)
+		return func() tea.Msg {
+			ctx, cancel := context.WithTimeout(context.Background(), applyTimeout)
+			defer cancel()
+			names, err := inert(ap.ApplyGraphs(ctx, paths...))
+			return applied(names, err)
+		}
+	}))
 	return nil
 }
 
-// planApplied goes back to the instance list, where the rollout shows,
-// or flashes why the apply failed (the plan stays).
-func (m *Model) planApplied(msg planAppliedMsg) {
-	if msg.err != nil {
-		m.setFlash("apply: "+msg.err.Error(), true)
-		return
+// applied goes back to the instance list, where the rollout shows, or
+// flashes why the apply failed (the plan stays).
+func applied(names []string, err error) requestsMsg {
+	if err != nil {
+		return requestsMsg{flashReq("apply: "+err.Error(), true)}
 	}
-	for len(m.stack) > 1 {
-		if _, ok := m.top().(*planScreen); !ok {
-			break
-		}
-		m.pop()
-	}
-	m.setFlash("applied graph "+strings.Join(msg.names, ", ")+": the instance list follows the rollout", false)
+	isPlan := func(s screen) bool { _, ok := s.(*planScreen); return ok }
+	return requestsMsg{{op: reqPopWhile, match: isPlan},
+		flashReq("applied graph "+strings.Join(names, ", ")+": the instance list follows the rollout", false)}
 }

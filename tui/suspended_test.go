@@ -12,7 +12,7 @@ func TestSuspendedInstanceShown(t *testing.T) {
 	snap.Instances[0].State = "SUSPENDED"
 	snap.Instances[0].Message = "reconciliation suspended via kro.run/reconcile annotation"
 	m, _ := newTestModel(t, snap, Options{}, 160, 30)
-	if c := plain(m.list().counts()); !strings.Contains(c, "‖ 1 SUSPENDED") || strings.Contains(c, "unknown") {
+	if c := plain(listOf(m).counts()); !strings.Contains(c, "‖ 1 SUSPENDED") || strings.Contains(c, "unknown") {
 		t.Errorf("header counts %q", c)
 	}
 	if out := plain(m.View().Content); !strings.Contains(out, "SUSPENDED") {

@@ -209,14 +209,14 @@ func TestDeleteErrorIsFlashed(t *testing.T) {
 func TestRowCacheKeyedByVersion(t *testing.T) {
 	m, _ := newTestModel(t, fixture(), Options{}, 120, 30)
 	first := m.Frame()
-	e, ok := m.list().rowCache[fixture().Instances[1].Key]
+	e, ok := listOf(m).table.cache[fixture().Instances[1].Key]
 	if !ok {
 		t.Fatal("row not cached")
 	}
-	m.list().lines = nil // force a redraw: the row must come from the cache
-	m.list().prepare()
+	listOf(m).lines = nil // force a redraw: the row must come from the cache
+	listOf(m).prepare()
 	again := m.Frame()
-	if first != again || m.list().rowCache[fixture().Instances[1].Key] != e {
+	if e2 := listOf(m).table.cache[fixture().Instances[1].Key]; first != again || e2.line != e.line || e2.stamp != e.stamp {
 		t.Fatal("unchanged instance was re-rendered")
 	}
 	// A new Version re-renders the row.
@@ -238,13 +238,13 @@ func TestClickSelectsRowAndNode(t *testing.T) {
 	// Rows start under status, counts and the table header.
 	// Rows start under the status line, the counts and the table header.
 	m.Update(mouseClick(5, m.bodyTop+2+2))
-	if l := m.list(); l.cursor != 2 || l.selKey.Name != "api" {
-		t.Fatalf("click selected row %d (%s)", l.cursor, l.selKey.Name)
+	if l := listOf(m); l.table.cursor != 2 || l.table.sel.Name != "api" {
+		t.Fatalf("click selected row %d (%s)", l.table.cursor, l.table.sel.Name)
 	}
 	press(m, "enter")
 	// The graph's nodes start under the header and the graph's title.
 	m.Update(mouseClick(4, m.bodyTop+2+3)) // node index 3 (service)
-	if id := m.detail().graph.nodeID; id != "service" {
+	if id := detailOf(m).graph.nodeID; id != "service" {
 		t.Fatalf("click selected node %q", id)
 	}
 }
@@ -304,7 +304,7 @@ func TestGraphScrollsAt80x24(t *testing.T) {
 	if !strings.Contains(out, "res30") || strings.Contains(out, "res00 ") {
 		t.Fatalf("graph did not scroll to the cursor:\n%s", out)
 	}
-	if id := m.detail().graph.nodeID; id != "res30" {
+	if id := detailOf(m).graph.nodeID; id != "res30" {
 		t.Fatalf("cursor on %s", id)
 	}
 	for i, l := range strings.Split(strings.TrimSuffix(out, "\n"), "\n") {
@@ -407,7 +407,7 @@ func TestClickTabBar(t *testing.T) {
 		t.Fatalf("no tab bar on line %d: %q", y, bar)
 	}
 	m.Update(mouseClick(len([]rune(bar[:x]))+2, y))
-	if d := m.detail(); d.detail.tab != tabTimeline || d.graph.nodeID != "config" {
+	if d := detailOf(m); d.detail.tab != tabTimeline || d.graph.nodeID != "config" {
 		t.Fatalf("tab = %s, node = %s", d.detail.tab, d.graph.nodeID)
 	}
 }
@@ -453,10 +453,10 @@ func TestAgeColumnFitsItsCells(t *testing.T) {
 func TestEscLeavesAGoneInstanceAtOnce(t *testing.T) {
 	m, f := newTestModel(t, fixture(), Options{}, 120, 30)
 	press(m, "j", "enter", "tab")
-	if m.detail() == nil {
+	if detailOf(m) == nil {
 		t.Fatal("setup: no instance screen")
 	}
-	cur := m.detail().key
+	cur := detailOf(m).key
 	gone := fixture()
 	gone.Instances = slices.DeleteFunc(gone.Instances, func(in *state.Instance) bool { return in.Key == cur })
 	gone.Version++

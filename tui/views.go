@@ -88,8 +88,6 @@ func (s *instancesScreen) views() []string { return []string{viewInstances} }
 func (s *instanceScreen) views() []string {
 	return []string{graphView(s.graph.layered), s.detail.view()}
 }
-func (s *helpScreen) views() []string   { return []string{viewHelp} }
-func (d *dialogScreen) views() []string { return []string{viewDialog} }
 
 // ShownRequest asks a running model what it shows; the reply is sent from
 // the program's own goroutine (send it with Program.Send), as FrameRequest's.
@@ -107,23 +105,14 @@ type Shown struct {
 
 func (m *Model) shown() Shown {
 	sh := Shown{Frame: m.frame()}
-	if m.starting() {
+	if starting(m.snap) {
 		return sh
 	}
-	base := m.base()
-	sh.Views = base.views()
-	if s, ok := base.(*instanceScreen); ok {
-		sh.Node, sh.Text = s.graph.nodeID, s.detail.vp.GetContent()
-	}
-	if s, ok := base.(*rgdScreen); ok {
-		sh.Text = s.vp.GetContent()
-	}
-	above := false
-	for _, s := range m.stack {
-		if above {
-			sh.Views = append(sh.Views, s.views()...)
-		}
-		above = above || s == base
+	bi := m.stack.baseIndex()
+	sh.Views = m.stack[bi].views()
+	sh.Node, sh.Text = m.stack[bi].shown()
+	for _, s := range m.stack[bi+1:] {
+		sh.Views = append(sh.Views, s.views()...)
 	}
 	return sh
 }

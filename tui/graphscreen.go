@@ -16,11 +16,13 @@ import (
 	"github.com/kroscope/kroscope/theme"
 )
 
-// rgdScreen is one graph (enter on the graphs screen): a header, tabs for
+// graphScreen is one graph (enter on the graphs screen): a header, tabs for
 // the template graph in layers, the schema summary, the status and
 // conditions, the definition's YAML and its Events; i lists its instances.
-type rgdScreen struct {
+type graphScreen struct {
+	screenDefaults
 	c      *common
+	acts   []action
 	snap   *state.Snapshot
 	name   string
 	tab    rgdTab
@@ -61,25 +63,28 @@ type rgdKey struct {
 	now     int64     // seconds: the Events' ages
 }
 
-func newRGDScreen(c *common, name string) *rgdScreen {
+func newGraphScreen(c *common, name string) *graphScreen {
 	vp := viewport.New()
 	vp.KeyMap = viewport.KeyMap{} // keys go through the action tables
-	return &rgdScreen{c: c, name: name, vp: vp, snap: &state.Snapshot{}}
+	s := &graphScreen{c: c, name: name, vp: vp, snap: &state.Snapshot{}}
+	s.acts = s.actions()
+	return s
 }
 
-func (s *rgdScreen) pane() pane      { return paneGraph }
-func (s *rgdScreen) overlay() bool   { return false }
-func (s *rgdScreen) views() []string { return []string{s.tab.view()} }
-func (s *rgdScreen) View() string    { return strings.Join(s.lines, "\n") }
+func (s *graphScreen) bindings() ([]action, bool) { return s.acts, true }
+func (s *graphScreen) scope() (viewScope, bool)   { return viewScope{}, true }
+func (s *graphScreen) shown() (node, text string) { return "", s.vp.GetContent() }
+func (s *graphScreen) views() []string            { return []string{s.tab.view()} }
+func (s *graphScreen) View() string               { return strings.Join(s.lines, "\n") }
 
-func (s *rgdScreen) SetSize(w, h int) {
+func (s *graphScreen) SetSize(w, h int) {
 	s.w, s.h = w, h
 	s.vp.SetWidth(w)
 	s.vp.SetHeight(max(h-2, 1))
 }
 
 // graph is the graph shown, or nil once it is gone.
-func (s *rgdScreen) graph() *state.Graph {
+func (s *graphScreen) graph() *state.Graph {
 	for i := range s.snap.Graphs {
 		if s.snap.Graphs[i].Name == s.name {
 			return &s.snap.Graphs[i]
@@ -88,12 +93,14 @@ func (s *rgdScreen) graph() *state.Graph {
 	return nil
 }
 
-func (s *rgdScreen) Update(msg tea.Msg) tea.Cmd {
+func (s *graphScreen) Update(msg tea.Msg) tea.Cmd {
 	switch msg := msg.(type) {
 	case snapMsg:
 		s.snap = msg.snap
 	case rgdEventsMsg:
 		s.events.take(msg)
+	case tea.KeyPressMsg:
+		s.c.explain(msg, "graph", s.acts)
 	case tea.MouseClickMsg:
 		if msg.Button == tea.MouseLeft && msg.Y == 1 {
 			s.clickTab(msg.X)
@@ -108,9 +115,9 @@ func (s *rgdScreen) Update(msg tea.Msg) tea.Cmd {
 	return nil
 }
 
-func (s *rgdScreen) setTab(t rgdTab) { s.tab = (t + numRGDTabs) % numRGDTabs }
+func (s *graphScreen) setTab(t rgdTab) { s.tab = (t + numRGDTabs) % numRGDTabs }
 
-func (s *rgdScreen) clickTab(x int) {
+func (s *graphScreen) clickTab(x int) {
 	sepW := ansi.StringWidth(" " + s.c.th.G.Sep + " ")
 	pos := 0
 	for t := rgdTab(0); t < numRGDTabs; t++ {
@@ -123,7 +130,7 @@ func (s *rgdScreen) clickTab(x int) {
 	}
 }
 
-func (s *rgdScreen) scroll(n int) {
+func (s *graphScreen) scroll(n int) {
 	if n < 0 {
 		s.vp.ScrollUp(-n)
 	} else {
@@ -133,7 +140,7 @@ func (s *rgdScreen) scroll(n int) {
 
 // prepare sets the viewport's text when what it shows changed, and draws
 // the header, the tabs and the viewport.
-func (s *rgdScreen) prepare() {
+func (s *graphScreen) prepare() {
 	th := s.c.th
 	g := s.graph()
 	if g == nil {
@@ -161,14 +168,14 @@ func (s *rgdScreen) prepare() {
 
 // header: name, state and instances first (a narrow terminal cuts the
 // rest), then kind, group/version and scope.
-func (s *rgdScreen) header(g *state.Graph) string {
+func (s *graphScreen) header(g *state.Graph) string {
 	th := s.c.th
 	r := newGraphRow(g)
 	return th.Bold.Render(g.Name) + "  " + th.ClassStyle(r.class).Render(th.ClassGlyph(r.class, 0)+" "+r.st) +
 		"  " + plural(g.Status.Total, "instance") + th.Dim.Render("  "+r.kind+"  "+r.gv+"  "+r.scope)
 }
 
-func (s *rgdScreen) tabBar() string {
+func (s *graphScreen) tabBar() string {
 	th := s.c.th
 	parts := make([]string, 0, numRGDTabs)
 	for t := rgdTab(0); t < numRGDTabs; t++ {
@@ -182,7 +189,7 @@ func (s *rgdScreen) tabBar() string {
 }
 
 // text is the current tab's content.
-func (s *rgdScreen) text(g *state.Graph) []string {
+func (s *graphScreen) text(g *state.Graph) []string {
 	th, w := s.c.th, s.w
 	switch s.tab {
 	case rgdTabSchema:
@@ -447,12 +454,55 @@ func (d *rgdEvents) view(th *theme.Theme, name string, w int, now time.Time) []s
 	return append(out, eventsTable(th, &state.InstanceDetail{Events: d.events, EventsErr: d.err}, w, now)...)
 }
 
-// fetchGraphEvents asks the backend for the open graph's Events while its
-// Events tab shows.
-func (m *Model) fetchGraphEvents() tea.Cmd {
-	s, ok := m.base().(*rgdScreen)
-	if !ok || s.tab != rgdTabEvents {
+// fetch asks the backend for the graph's Events while its Events tab
+// shows.
+func (s *graphScreen) fetch() tea.Cmd {
+	if s.tab != rgdTabEvents {
 		return nil
 	}
-	return s.events.fetch(m.c.b, s.name, m.c.now())
+	return s.events.fetch(s.c.b, s.name, s.c.now())
+}
+
+// openGraph opens the graph named name (case-insensitively; its kind
+// names it too), or says there is none.
+func openGraph(c *common, snap *state.Snapshot, name string) {
+	for _, g := range snap.Graphs {
+		if strings.EqualFold(g.Name, name) || (g.Kind != "" && strings.EqualFold(g.Kind, name)) {
+			c.host.push(newGraphScreen(c, g.Name))
+			return
+		}
+	}
+	c.host.flash(fmt.Sprintf("no graph %q (tab completes)", name), true)
+}
+
+// listGraph shows the instance list filtered to one graph's instances,
+// replacing any filter it had.
+func listGraph(c *common, name string) tea.Cmd {
+	c.host.toList(graphListMsg{name})
+	return nil
+}
+
+// graphListMsg asks the list for one graph's instances.
+type graphListMsg struct{ name string }
+
+// actions is one graph's screen's, in footer order.
+func (s *graphScreen) actions() []action {
+	step := func(d int) func() tea.Cmd { return do0(func() { s.setTab(s.tab + rgdTab(d)) }) }
+	scroll := func(n int) func() tea.Cmd { return do0(func() { s.scroll(n) }) }
+	page := func(sign int) func() tea.Cmd { return do0(func() { s.scroll(sign * max(s.h-3, 1)) }) }
+	return offer(
+		share("back", "back to the graphs", "back", do0(s.c.host.pop)),
+		share("nextView", "next tab: graph, schema, status, YAML, Events", "view", step(1)),
+		share("graphInstances", "list the graph's instances", "instances", func() tea.Cmd { return listGraph(s.c, s.name) }),
+		share("yaml", "the definition's YAML", "yaml", do0(func() { s.setTab(rgdTabYAML) })),
+		share("prevView", "previous tab", "", step(-1)),
+		share("up", "scroll up", "", scroll(-1)),
+		share("down", "scroll down", "", scroll(1)),
+		share("scrollUp", "scroll up", "", scroll(-1)),
+		share("scrollDown", "scroll down", "", scroll(1)),
+		share("pageUp", "page up", "", page(-1)),
+		share("pageDown", "page down", "", page(1)),
+		share("top", "top", "", do0(func() { s.vp.GotoTop() })),
+		share("bottom", "bottom", "", do0(func() { s.vp.GotoBottom() })),
+	)
 }
