@@ -3,6 +3,7 @@
 package bench
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -15,6 +16,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -156,6 +159,9 @@ func (w serverWindow) report(b *testing.B) {
 type verifiedMsg struct {
 	Started, Served, Leased, Verified int64
 	CPU                               int64
+	MeanBusy, MeanQueue               float64
+	Workers                           int
+	ReconcileP50, ReconcileP99        int64
 }
 
 type windowMsg struct {
@@ -203,6 +209,7 @@ func runEngineRestart(b *testing.B, engineBin string, n int) restartResult {
 	if d := os.Getenv("BENCH_CPU_PROFILE"); d != "" {
 		args = append(args, "-cpu-profile", filepath.Join(d, fmt.Sprintf("cpu-restart-N%d.pprof", n)))
 	}
+	lat0 := readServerLatency(b, env)
 	before, cpu0 := env.ServerRequests(b), childCPU(b)
 	b.ResetTimer()
 	t0 := time.Now()
@@ -214,6 +221,7 @@ func runEngineRestart(b *testing.B, engineBin string, n int) restartResult {
 	q.next(b, &win)
 	b.StopTimer()
 	sw := serverSince(b, env, before, cpu0)
+	getLat, gets := readServerLatency(b, env).mean(lat0, "GET configmaps")
 	q.wait(b)
 	since := func(ns int64) time.Duration { return time.Unix(0, ns).Sub(t0) }
 
@@ -233,6 +241,9 @@ func runEngineRestart(b *testing.B, engineBin string, n int) restartResult {
 		since(v.Verified).Round(time.Millisecond), win.Reconciles, window, win.States)
 	b.Logf("N=%d: the API server counted %.0f writes besides Leases and access reviews (%s), %.0f Events, %.0f Lease writes (its own included)",
 		n, sw.total(), sw.byKind(), sw.events, sw.leaseWrites)
+	b.ReportMetric(getLat.Seconds()*1000, "server-get-configmap-ms")
+	b.Logf("N=%d: until all verified: %.1f of %d workers busy and %.0f instances queued on average; reconciles took p50 %s, p99 %s; the API server served %.0f ConfigMap GETs in the window, in %s each on average (its own measure, from its handler's start)",
+		n, v.MeanBusy, v.Workers, v.MeanQueue, time.Duration(v.ReconcileP50).Round(time.Microsecond*100), time.Duration(v.ReconcileP99).Round(time.Microsecond*100), gets, getLat.Round(time.Microsecond*10))
 	b.Logf("N=%d: kroscope's own counter: %d writes besides Lease, Events and access reviews (apply %d, merge %d, status %d, post %d, put %d, delete %d), %d Events, %d Lease writes, %d access reviews; reads: %d GET, %d LIST (watches aside), %d in all",
 		n, c.Other, c.Mix.Apply, c.Mix.Merge, c.Mix.Status, c.Mix.Post, c.Mix.Put, c.Mix.Delete, c.Events, c.Lease, c.Reviews, c.Mix.Get, c.Mix.List, c.Reads)
 	b.Logf("N=%d: %d state transitions after the first state %v; CPU: kroscope %.2f s in the window (%.2f s to all verified), API server %.2f s + etcd %.2f s; kroscope peak RSS %.1f MiB",
@@ -297,4 +308,45 @@ func instanceStates(b *testing.B, dyn dynamic.Interface, gvr schema.GroupVersion
 		out[s]++
 	}
 	return out
+}
+
+// serverLatency is the API server's own time serving requests
+// (apiserver_request_duration_seconds: sum and count) by "VERB resource".
+type serverLatency map[string][2]float64
+
+func readServerLatency(b *testing.B, env *envtest.Env) serverLatency {
+	body, err := env.Kubernetes().CoreV1().RESTClient().Get().AbsPath("/metrics").DoRaw(context.Background())
+	if err != nil {
+		b.Fatalf("reading the API server's /metrics: %v", err)
+	}
+	parser := expfmt.NewTextParser(model.UTF8Validation)
+	families, err := parser.TextToMetricFamilies(bytes.NewReader(body))
+	if err != nil {
+		b.Fatalf("parsing the API server's /metrics: %v", err)
+	}
+	out := serverLatency{}
+	for _, m := range families["apiserver_request_duration_seconds"].GetMetric() {
+		var verb, res string
+		for _, l := range m.GetLabel() {
+			switch l.GetName() {
+			case "verb":
+				verb = l.GetValue()
+			case "resource":
+				res = l.GetValue()
+			}
+		}
+		h := m.GetHistogram()
+		v := out[verb+" "+res]
+		out[verb+" "+res] = [2]float64{v[0] + h.GetSampleSum(), v[1] + float64(h.GetSampleCount())}
+	}
+	return out
+}
+
+// mean is the mean latency of key's requests since before, and their count.
+func (s serverLatency) mean(before serverLatency, key string) (time.Duration, float64) {
+	sum, n := s[key][0]-before[key][0], s[key][1]-before[key][1]
+	if n <= 0 {
+		return 0, 0
+	}
+	return time.Duration(sum / n * float64(time.Second)), n
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"runtime/pprof"
+	"slices"
 	"time"
 
 	"github.com/kroscope/kroscope/engine"
@@ -37,6 +38,15 @@ type Verified struct {
 	Verified int64
 	// CPU is the process's CPU time (ns) from its start to Verified's poll.
 	CPU int64 `json:"cpu"`
+	// MeanBusy and MeanQueue are the busy workers and the queue depth,
+	// averaged over the polls from the Lease to all verified; Workers is
+	// the worker count.
+	MeanBusy, MeanQueue float64
+	Workers             int
+	// ReconcileP50 and ReconcileP99 are the instances' last reconcile
+	// durations (ns), once all were verified: each one's first, unless it
+	// was reconciled again by then.
+	ReconcileP50, ReconcileP99 int64
 }
 
 // Window is the restart mode's "window" message.
@@ -92,13 +102,21 @@ func runRestart(e *engine.Engine, c *counter, out *json.Encoder, o restartOpts) 
 		return err
 	}
 	residency.Release() // as kroscope's long-running commands do once ready
+	var samples, busy, queued int
+	var took []time.Duration
 	if err := wait(e, o.timeout, fmt.Sprintf("%d instances verified", o.n), func(s *state.Snapshot) bool {
+		samples++
+		busy += s.Engine.BusyWorkers
+		queued += s.Engine.QueueDepth
+		v.Workers = s.Engine.Workers
 		k, last := 0, time.Time{}
+		took = took[:0]
 		for _, in := range s.Instances {
 			if in.Key.Resource != res || in.Reconciles < 1 || in.State != reconciler.InstanceStateActive {
 				continue
 			}
 			k++
+			took = append(took, in.LastDuration)
 			if in.LastReconcile.After(last) {
 				last = in.LastReconcile
 			}
@@ -107,6 +125,11 @@ func runRestart(e *engine.Engine, c *counter, out *json.Encoder, o restartOpts) 
 		return k == o.n
 	}); err != nil {
 		return err
+	}
+	v.MeanBusy, v.MeanQueue = float64(busy)/float64(samples), float64(queued)/float64(samples)
+	slices.Sort(took)
+	if len(took) > 0 {
+		v.ReconcileP50, v.ReconcileP99 = int64(took[len(took)/2]), int64(took[len(took)*99/100])
 	}
 	v.CPU = int64(processCPU())
 	if o.cpuProf != "" {
