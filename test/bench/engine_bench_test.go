@@ -109,8 +109,8 @@ func (p *engineProc) next(b *testing.B, into any) {
 }
 
 type counts struct {
-	Other, Events, Lease, Reads int64
-	Mix                         mix
+	Other, Events, Lease, Reads, Reviews int64
+	Mix                                  mix
 }
 
 // activeMsg is benchengine's "active" message.
@@ -150,8 +150,11 @@ type chainRun struct {
 	server     serverCPUs // while converging, the benchmark's creates in it
 	active     activeMsg
 	idle       idleMsg
-	idleFor    time.Duration
+	idleFor    time.Duration // BENCH_IDLE (default 30 s) unless set before startEngine
 	proc       *os.ProcessState
+	// The files startEngine wrote for benchengine: a restarted engine
+	// (restart_bench_test.go) is started on the same.
+	rgd, kubeconfig string
 }
 
 // runChain runs one engine benchmark of n instances and returns the time
@@ -216,9 +219,12 @@ func (r *chainRun) startEngine(b *testing.B, env *envtest.Env, engineBin string,
 	}
 	kubeconfig := filepath.Join(dir, "kubeconfig")
 	writeKubeconfig(b, env.Config, kubeconfig)
-	r.idleFor = 30 * time.Second
-	if d, err := time.ParseDuration(os.Getenv("BENCH_IDLE")); err == nil {
-		r.idleFor = d // shorter while experimenting; the target is for 30 s
+	r.rgd, r.kubeconfig = rgd, kubeconfig
+	if r.idleFor == 0 {
+		r.idleFor = 30 * time.Second
+		if d, err := time.ParseDuration(os.Getenv("BENCH_IDLE")); err == nil {
+			r.idleFor = d // shorter while experimenting; the target is for 30 s
+		}
 	}
 	args := []string{"-api-kubeconfig", kubeconfig, "-rgd", rgd, "-lease-namespace", r.ns, "-n", strconv.Itoa(r.n),
 		"-workers", strconv.Itoa(w), "-idle", r.idleFor.String(), "-template", "i0000"}

@@ -11,10 +11,12 @@ import (
 
 // Counts are the engine's requests by kind. Writes are split into Events,
 // the Lease, and the rest (objects and status); the rest, and the reads,
-// are also counted by verb (Mix).
+// are also counted by verb (Mix). Access reviews (POSTs of
+// SelfSubjectAccessReviews and the like, which store nothing: they ask what
+// the engine may do) are counted apart, as Reviews.
 type Counts struct {
-	Other, Events, Lease, Reads int64
-	Mix                         Mix
+	Other, Events, Lease, Reads, Reviews int64
+	Mix                                  Mix
 }
 
 // Mix is the engine's requests for objects and status by verb, the Lease
@@ -40,6 +42,7 @@ const (
 type counter struct {
 	next                        http.RoundTripper
 	other, events, lease, reads atomic.Int64
+	reviews                     atomic.Int64
 	mix                         [nVerbs]atomic.Int64
 	tmpl                        *templateRecorder
 }
@@ -58,6 +61,8 @@ func (c *counter) RoundTrip(req *http.Request) (*http.Response, error) {
 			c.events.Add(1)
 		case strings.Contains(p, "/leases"):
 			c.lease.Add(1)
+		case strings.HasSuffix(p, "reviews"):
+			c.reviews.Add(1)
 		default:
 			c.other.Add(1)
 			c.mix[writeVerb(req)].Add(1)
@@ -102,7 +107,7 @@ func (c *counter) take() Counts {
 	for i := range m {
 		m[i] = c.mix[i].Swap(0)
 	}
-	return Counts{Other: c.other.Swap(0), Events: c.events.Swap(0), Lease: c.lease.Swap(0), Reads: c.reads.Swap(0),
+	return Counts{Other: c.other.Swap(0), Events: c.events.Swap(0), Lease: c.lease.Swap(0), Reads: c.reads.Swap(0), Reviews: c.reviews.Swap(0),
 		Mix: Mix{Get: m[vGet], List: m[vList], Post: m[vPost], Apply: m[vApply], Merge: m[vMerge], Status: m[vStatus], Put: m[vPut], Delete: m[vDelete]}}
 }
 

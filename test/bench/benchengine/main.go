@@ -11,7 +11,8 @@
 //	{"event":"active",...}              -n instances are ACTIVE: their times and the request counts
 //	{"event":"idle",...}                the requests of the next -idle, and the process's peak RSS
 //
-// It then stops the engine and exits.
+// It then stops the engine and exits. With -restart it creates nothing and
+// waits for nothing on stdin: see restart.go.
 package main
 
 import (
@@ -108,6 +109,8 @@ func run() error {
 		histories  = flag.Bool("histories", false, "send every instance's transitions")
 		timeout    = flag.Duration("timeout", 10*time.Minute, "give up waiting for the instances")
 		template   = flag.String("template", "", "record the requests for this instance and its children")
+		restart    = flag.Bool("restart", false, "the -n instances exist: create nothing, report when this process has verified them all (see restart.go)")
+		window     = flag.Duration("window", time.Minute, "with -restart: how long from the process's start to count requests")
 	)
 	flag.Parse()
 	rssCtx, stopRSS := context.WithCancel(context.Background())
@@ -136,6 +139,9 @@ func run() error {
 	go func() { done <- e.Run(ctx) }()
 	defer func() { cancel(); <-done }()
 	out := json.NewEncoder(os.Stdout)
+	if *restart {
+		return runRestart(e, c, out, restartOpts{n: *n, window: *window, timeout: *timeout, cpuProf: *cpuProf})
+	}
 
 	var g state.Graph
 	if err := wait(e, 2*time.Minute, "graph served and lease held", func(s *state.Snapshot) bool {
