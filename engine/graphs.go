@@ -486,6 +486,13 @@ func (s *served) start(ctx context.Context) error {
 		release := e.informers.watches.Acquire(sp)
 		go func() { <-ctx.Done(); release() }()
 	}
+	// Before the instances are queued: their first reconciles then find
+	// their children in the cache (a restart reads no child one by one).
+	for _, sp := range specs {
+		if s.children[sp.GVR] && sp.LabelSelector == metadata.InstanceIDLabel {
+			e.reader.seedChildren(ctx, sp)
+		}
+	}
 
 	inf := dynamicinformer.NewFilteredDynamicInformer(e.cl.set.Dynamic(), s.gvr, instanceNS, 0, cache.Indexers{}, nil).Informer()
 	// Instances are kept slim and mostly encoded (storeInstance).

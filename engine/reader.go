@@ -1,6 +1,10 @@
 package engine
 
 import (
+	"context"
+	"sync"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
@@ -23,6 +27,9 @@ import (
 type reader struct {
 	e     *Engine
 	cache *objcache.Cache
+	// seeded are the child watches whose objects were listed into the
+	// cache once (seedChildren).
+	seeded sync.Map // watch.Spec -> struct{}
 }
 
 func key(gvr schema.GroupVersionResource, namespace, name string) objcache.Key {
@@ -84,6 +91,39 @@ func (r *reader) Child(gvr schema.GroupVersionResource, namespace, name string) 
 func (r *reader) Unseen(gvr schema.GroupVersionResource, namespace, name string) bool {
 	_, exists, ok := r.childWatch(gvr, namespace, name)
 	return ok && !exists
+}
+
+// seedPage is how many objects one page of a seeding list holds.
+const seedPage = 500
+
+// seedChildren lists, once per process, the full objects a child watch
+// covers (kroscope's labelled objects of its kind, in its namespace or
+// every one) into the cache, where nothing is known of them yet. The
+// watches are metadata-only: without this, a process that just started
+// reads each child of each instance with a GET before it can judge it
+// current (6,000 GETs for 2,000 three-child instances); with it, a page
+// per 500 children. A list that is refused or fails leaves the reads to
+// GETs, as before.
+func (r *reader) seedChildren(ctx context.Context, sp watch.Spec) {
+	if _, done := r.seeded.LoadOrStore(sp, struct{}{}); done {
+		return
+	}
+	ri := r.e.cl.set.Dynamic().Resource(sp.GVR).Namespace(sp.Namespace)
+	opts := metav1.ListOptions{LabelSelector: sp.LabelSelector, Limit: seedPage}
+	for {
+		list, err := ri.List(ctx, opts)
+		if err != nil {
+			r.e.log.V(1).Info("could not list children to seed the cache; reading them one by one", "resource", sp.GVR.String(), "error", err.Error())
+			return
+		}
+		for i := range list.Items {
+			u := &list.Items[i]
+			r.cache.Seed(key(sp.GVR, u.GetNamespace(), u.GetName()), u)
+		}
+		if opts.Continue = list.GetContinue(); opts.Continue == "" {
+			return
+		}
+	}
 }
 
 // childWatch looks the child up in the informer that covers it: the

@@ -119,24 +119,34 @@ func (c *Cache) Distrust(k Key) {
 }
 
 // Read remembers obj, which the API server just returned for a read.
-func (c *Cache) Read(k Key, obj *unstructured.Unstructured) { c.put(k, obj, nil) }
+func (c *Cache) Read(k Key, obj *unstructured.Unstructured) { c.put(k, obj, nil, false) }
+
+// Seed remembers obj, which a list the API server answered held, only
+// where nothing is known of k yet: a list is not ordered with the reads
+// and writes recorded while it was answered, so it never replaces what
+// they recorded. A process that just started seeds what its first
+// reconciles will read, instead of reading every child with a GET.
+func (c *Cache) Seed(k Key, obj *unstructured.Unstructured) { c.put(k, obj, nil, true) }
 
 // Wrote remembers obj, which the API server returned for a write based on
 // resourceVersion replaces (Absent for a create): until the watch shows obj,
 // showing replaces only means the watch is behind.
 func (c *Cache) Wrote(k Key, obj *unstructured.Unstructured, replaces string) {
-	c.put(k, obj, &replaces)
+	c.put(k, obj, &replaces, false)
 }
 
 // put records obj. Every version remembered before is older than obj: the
 // caller records in the order it talks to the API server.
-func (c *Cache) put(k Key, obj *unstructured.Unstructured, replaces *string) {
+func (c *Cache) put(k Key, obj *unstructured.Unstructured, replaces *string, seed bool) {
 	// Kept without managedFields' field sets (package slim): nothing
 	// served from here reads them, and they are most of a small object.
 	// Encoded before taking the lock, which every reconcile's reads share.
 	p, err := packed.Pack(slim.View(obj).Object)
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if seed && c.m[k] != nil {
+		return
+	}
 	if err != nil {
 		// Not encodable (cannot happen for what the API server returned):
 		// whatever was known is older, so forget it and let reads ask.

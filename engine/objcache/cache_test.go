@@ -55,6 +55,19 @@ func TestGetServesOnlyWhatTheWatchConfirms(t *testing.T) {
 		{"read, watch at that version", func(c *Cache) { c.Read(k, obj("u1", "3", "v1")) }, watch{true, "3"}, "v1"},
 		{"updated, then the watch saw it deleted", func(c *Cache) { c.Wrote(k, obj("u1", "6", "v2"), "4") }, watch{false, ""}, ""},
 		{"forgotten", func(c *Cache) { c.Wrote(k, obj("u1", "6", "v2"), "4"); c.Forget(k) }, watch{true, "4"}, ""},
+		// A seed (a listed object) fills what nothing is known of, and is
+		// served while the watch shows its version; it never replaces what
+		// a read or a write recorded (the list may be older than they).
+		{"seeded, watch at that version", func(c *Cache) { c.Seed(k, obj("u1", "3", "listed")) }, watch{true, "3"}, "listed"},
+		{"seeded, watch at a later one", func(c *Cache) { c.Seed(k, obj("u1", "3", "listed")) }, watch{true, "5"}, ""},
+		{"seeded after a write", func(c *Cache) {
+			c.Wrote(k, obj("u1", "6", "written"), "3")
+			c.Seed(k, obj("u1", "3", "listed"))
+		}, watch{true, "3"}, "written"},
+		{"seeded after a write, watch caught up", func(c *Cache) {
+			c.Wrote(k, obj("u1", "6", "written"), "3")
+			c.Seed(k, obj("u1", "3", "listed"))
+		}, watch{true, "6"}, "written"},
 		// A new object of the same name: versions of the old one prove nothing.
 		{"recreated", func(c *Cache) {
 			c.Wrote(k, obj("u1", "6", "old"), Absent)
