@@ -35,23 +35,57 @@ const (
 	KroDirEnv = "KROSCOPE_KRO_DIR"
 	// KroVersionEnv picks another kro version's folder (make test KRO_VERSION=...).
 	KroVersionEnv = "KRO_VERSION"
+	// K8sVersionEnv picks another Kubernetes minor (make test K8S_VERSION=1.35).
+	K8sVersionEnv = "K8S_VERSION"
 )
 
-// K8sVersion is the kube-apiserver version hack/assets.sh builds: the
-// k8s.io/kubernetes requirement of hack/k8s/go.mod, the one place it is
-// written.
+// K8sVersion is the kube-apiserver version the tests run: hack/k8s/go.mod's
+// k8s.io/kubernetes requirement (kind's default minor), or with
+// $K8S_VERSION (make test K8S_VERSION=1.35) the version
+// hack/k8s/v1.<minor>.mod pins. Each is the one place its version is
+// written; hack/assets.sh resolves $K8S_VERSION the same way.
 func K8sVersion() string {
-	b, err := os.ReadFile(filepath.Join(RepoRoot(), "hack", "k8s", "go.mod"))
+	pinned := PinnedK8sVersions()
+	want := os.Getenv(K8sVersionEnv)
+	if want == "" {
+		return pinnedIn(filepath.Join(RepoRoot(), "hack", "k8s", "go.mod"))
+	}
+	v := strings.TrimPrefix(want, "v")
+	if parts := strings.Split(v, "."); len(parts) >= 2 {
+		if full, ok := pinned[parts[0]+"."+parts[1]]; ok && (len(parts) == 2 || full == "v"+v) {
+			return full
+		}
+	}
+	panic(fmt.Sprintf("%s=%s: hack/k8s pins %v", K8sVersionEnv, want, pinned))
+}
+
+// PinnedK8sVersions maps each minor hack/k8s pins ("1.37") to its version
+// (v1.37.2): go.mod's and every v1.<minor>.mod's.
+func PinnedK8sVersions() map[string]string {
+	dir := filepath.Join(RepoRoot(), "hack", "k8s")
+	files, _ := filepath.Glob(filepath.Join(dir, "v1.*.mod"))
+	out := map[string]string{}
+	for _, f := range append(files, filepath.Join(dir, "go.mod")) {
+		v := pinnedIn(f)
+		parts := strings.Split(strings.TrimPrefix(v, "v"), ".")
+		out[parts[0]+"."+parts[1]] = v
+	}
+	return out
+}
+
+// pinnedIn is a module file's k8s.io/kubernetes version.
+func pinnedIn(file string) string {
+	b, err := os.ReadFile(file)
 	if err != nil {
-		panic("hack/k8s/go.mod: " + err.Error())
+		panic(err.Error())
 	}
 	for _, line := range strings.Split(string(b), "\n") {
 		f := strings.Fields(line)
-		if len(f) >= 2 && f[0] == "k8s.io/kubernetes" && strings.HasPrefix(f[1], "v") {
+		if len(f) >= 2 && f[0] == "k8s.io/kubernetes" && strings.HasPrefix(f[1], "v1.") {
 			return f[1]
 		}
 	}
-	panic("hack/k8s/go.mod requires no k8s.io/kubernetes version")
+	panic(file + " requires no k8s.io/kubernetes version")
 }
 
 // InCI reports whether the tests run in CI, where nothing may be skipped
