@@ -104,7 +104,7 @@ func admit(k *kindInfo, old, obj *unstructured.Unstructured, sub string) error {
 func (s *crSchema) validateCreate(k *kindInfo, obj *unstructured.Unstructured) field.ErrorList {
 	errs := metavalidation.ValidateObjectMetaAccessor(obj, k.namespaced, metavalidation.NameIsDNSSubdomain, field.NewPath("metadata"))
 	errs = append(errs, apiservervalidation.ValidateCustomResource(nil, obj.Object, s.validator)...)
-	errs = append(errs, schemaobjectmeta.Validate(nil, obj.Object, s.structural, false)...)
+	errs = append(errs, schemaobjectmeta.Validate(context.Background(), nil, obj.Object, s.structural, false)...)
 	errs = append(errs, listtype.ValidateListSetsAndMaps(nil, s.structural, obj.Object)...)
 	return s.checkRules(errs, obj.Object, nil, nil)
 }
@@ -123,7 +123,7 @@ func (s *crSchema) validateUpdate(old, obj *unstructured.Unstructured, sub strin
 	} else {
 		errs = append(errs, apiservervalidation.ValidateCustomResourceUpdate(nil, obj.Object, old.Object, s.validator,
 			apiservervalidation.WithRatcheting(ratchet))...)
-		errs = append(errs, schemaobjectmeta.Validate(nil, obj.Object, s.structural, false)...)
+		errs = append(errs, schemaobjectmeta.Validate(context.Background(), nil, obj.Object, s.structural, false)...)
 	}
 	if len(listtype.ValidateListSetsAndMaps(nil, s.structural, old.Object)) == 0 {
 		errs = append(errs, listtype.ValidateListSetsAndMaps(nil, s.structural, obj.Object)...)

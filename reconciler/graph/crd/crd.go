@@ -1,10 +1,9 @@
 // Package crd generates the CustomResourceDefinition of a graph's instance
-// kind, checks it offline with the API server's own CRD validation, and says
+// kind, checks its schema offline with the API server's own schema checks, and says
 // whether an existing CRD may be overwritten.
 package crd
 
 import (
-	"context"
 	"crypto/sha256"
 	"encoding/json"
 	"errors"
@@ -17,9 +16,9 @@ import (
 
 	"k8s.io/apiextensions-apiserver/pkg/apis/apiextensions"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
-	apiextensionsvalidation "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/validation"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/validation"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/kroscope/kroscope/reconciler/metadata"
 )
@@ -261,10 +260,11 @@ func Labels(graphName string) map[string]string {
 	}
 }
 
-// Validate runs the API server's CRD creation validation on crd offline, so
-// a bad schema (not structural, a default that does not fit, a CEL rule that
-// does not compile, a bad printer column) is reported before any cluster
-// is involved. Schema paths are shown as instance field paths.
+// Validate runs the API server's checks of a CRD's schema and printer
+// columns offline (check.go), so a bad schema (not structural, a default
+// that does not fit, a pattern or CEL rule that does not compile, a rule
+// over the cost budget, a bad printer column) is reported before any
+// cluster is involved. Schema paths are shown as instance field paths.
 func Validate(crd *apiextensionsv1.CustomResourceDefinition) error {
 	// Compiling CEL rules makes validation cost milliseconds per rule;
 	// graphs are rebuilt with unchanged schemas often, so results are
@@ -295,7 +295,18 @@ func validate(crd *apiextensionsv1.CustomResourceDefinition) error {
 	if err := apiextensionsv1.Convert_v1_CustomResourceDefinition_To_apiextensions_CustomResourceDefinition(c, &internal, nil); err != nil {
 		return fmt.Errorf("CRD %s: %w", crd.Name, err)
 	}
-	fieldErrs := apiextensionsvalidation.ValidateCustomResourceDefinition(context.Background(), &internal)
+	fieldErrs := checkCRDNames(internal.Spec.Names, field.NewPath("spec", "names"))
+	for i, v := range internal.Spec.Versions {
+		p := field.NewPath("spec", "versions").Index(i)
+		if v.Schema != nil {
+			fieldErrs = append(fieldErrs, checkSchema(v.Schema.OpenAPIV3Schema, p.Child("schema", "openAPIV3Schema"))...)
+		}
+		fieldErrs = append(fieldErrs, checkColumns(v.AdditionalPrinterColumns, p.Child("additionalPrinterColumns"))...)
+	}
+	if internal.Spec.Validation != nil {
+		fieldErrs = append(fieldErrs, checkSchema(internal.Spec.Validation.OpenAPIV3Schema, field.NewPath("spec", "validation", "openAPIV3Schema"))...)
+	}
+	fieldErrs = append(fieldErrs, checkColumns(internal.Spec.AdditionalPrinterColumns, field.NewPath("spec", "additionalPrinterColumns"))...)
 	if len(fieldErrs) == 0 {
 		return nil
 	}
