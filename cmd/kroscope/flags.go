@@ -19,7 +19,6 @@ import (
 	"github.com/kroscope/kroscope/reconciler/client"
 	"github.com/kroscope/kroscope/reconciler/confine"
 	"github.com/kroscope/kroscope/reconciler/graph"
-	"github.com/kroscope/kroscope/reconciler/graph/builtinschemas"
 )
 
 // addEngineFlags registers the engine's flags (shared by the TUI, run and
@@ -56,20 +55,6 @@ func addEngineFlags(fs *pflag.FlagSet, o *engine.Options) {
 // feature gate, on every command that builds graphs.
 func addCELOmitFlag(fs *pflag.FlagSet, v *bool) {
 	fs.BoolVar(v, graph.OmitFlag, false, "allow omit() in resource templates (alpha in kro: its "+graph.OmitFeatureGate+" feature gate)")
-}
-
-// addBuiltinSchemasFlag registers --builtin-schemas and returns the
-// options it stands for: without a cluster, templates of built-in kinds
-// are type-checked against the Kubernetes schemas kroscope embeds.
-func addBuiltinSchemasFlag(fs *pflag.FlagSet) func() []graph.Option {
-	on := fs.Bool("builtin-schemas", true, "type-check templates of built-in kinds (ConfigMap, Deployment...) against Kubernetes "+
-		builtinschemas.KubernetesVersion()+"'s schemas, as a cluster would; false leaves them untyped, as kinds served by CRDs are")
-	return func() []graph.Option {
-		if !*on {
-			return nil
-		}
-		return []graph.Option{graph.WithSchemaResolver(graph.NewClientSchemaResolver(builtinschemas.Client(), 0))}
-	}
 }
 
 // addMaxFileSizeFlag registers --max-file-size: definition files are read
@@ -114,11 +99,7 @@ func connectEngine(cmd *cobra.Command, o *engine.Options) error {
 	}
 	loader := kubeFlags.ToRawKubeConfigLoader()
 	raw, _ := loader.RawConfig()
-	contextFlag := ""
-	if kubeFlags.Context != nil {
-		contextFlag = *kubeFlags.Context
-	}
-	ctxName := clusterContext(raw, contextFlag, cfg.Host, os.Getenv)
+	ctxName := clusterContext(raw, kubeFlags.Context(), cfg.Host, os.Getenv)
 	source, err := connectionSource(loadedKubeconfig(loader, cfg, ctxName))
 	if err != nil {
 		return err

@@ -43,14 +43,15 @@ func (e *invalidError) ExitCode() int { return 2 }
 // *invalidError when anything was wrong. A graph whose estimated worst-case
 // CEL cost exceeds limits for any instance is invalid too: it would fail at
 // run time. One that exceeds them only for large inputs gets a warning.
-func loadAndBuild(paths []string, errOut io.Writer, maxFileSize int64, limits graph.Limits, opts ...graph.Option) ([]*graph.Graph, error) {
-	gs, _, err := loadAndBuildDefinitions(paths, errOut, maxFileSize, limits, opts...)
+func loadAndBuild(cmd *cobra.Command, paths []string, errOut io.Writer, maxFileSize int64, limits graph.Limits, ty typing, opts ...graph.Option) ([]*graph.Graph, error) {
+	gs, _, err := loadAndBuildDefinitions(cmd, paths, errOut, maxFileSize, limits, ty, opts...)
 	return gs, err
 }
 
 // loadAndBuildDefinitions is loadAndBuild that also returns, beside each
-// graph, the definition it was built from.
-func loadAndBuildDefinitions(paths []string, errOut io.Writer, maxFileSize int64, limits graph.Limits, opts ...graph.Option) ([]*graph.Graph, []*graph.ResourceGraphDefinition, error) {
+// graph, the definition it was built from. With a cluster (ty.check), each
+// graph's instance CRD is dry-run there too.
+func loadAndBuildDefinitions(cmd *cobra.Command, paths []string, errOut io.Writer, maxFileSize int64, limits graph.Limits, ty typing, opts ...graph.Option) ([]*graph.Graph, []*graph.ResourceGraphDefinition, error) {
 	loader := graph.Loader{MaxFileSize: maxFileSize, Warn: func(path, why string) {
 		fmt.Fprintf(errOut, "warning: %s: %s\n", path, why)
 	}}
@@ -66,7 +67,7 @@ func loadAndBuildDefinitions(paths []string, errOut io.Writer, maxFileSize int64
 			}
 		}
 	}
-	b := graph.NewBuilder(append(opts, graph.WithLimits(limits))...)
+	b := graph.NewBuilder(append(append(ty.opts, opts...), graph.WithLimits(limits))...)
 	var gs []*graph.Graph
 	var built []*graph.ResourceGraphDefinition
 	for _, rgd := range rgds {
@@ -74,6 +75,9 @@ func loadAndBuildDefinitions(paths []string, errOut io.Writer, maxFileSize int64
 		g, large, err := b.Servable(rgd)
 		for _, w := range large {
 			fmt.Fprintf(errOut, "warning: %s: %s\n", rgd.Source, w)
+		}
+		if err == nil && ty.check != nil {
+			err = ty.check(cmd.Context(), g)
 		}
 		if err != nil {
 			printInFile(errOut, rgd.Source, err)
@@ -146,7 +150,7 @@ func unjoin(err error) []error {
 
 func newGraphCmd() *cobra.Command {
 	var output string
-	var schemas func() []graph.Option
+	var schemas *schemaFlags
 	var celOmit bool
 	var limits graph.Limits
 	var maxFileSize int64
@@ -165,7 +169,11 @@ are reported with every problem found, and the exit status is 2.`,
 			default:
 				return fmt.Errorf("unknown output format %q: use text, json or dot", output)
 			}
-			gs, err := loadAndBuild(args, termtext.Writer(cmd.ErrOrStderr()), maxFileSize, limits, append(schemas(), graph.WithCELOmit(celOmit))...)
+			ty, err := schemas.typing(cmd)
+			if err != nil {
+				return err
+			}
+			gs, err := loadAndBuild(cmd, args, termtext.Writer(cmd.ErrOrStderr()), maxFileSize, limits, ty, graph.WithCELOmit(celOmit))
 			out := termtext.Writer(cmd.OutOrStdout())
 			var werr error
 			switch output {
@@ -190,7 +198,7 @@ are reported with every problem found, and the exit status is 2.`,
 		},
 	}
 	cmd.Flags().StringVarP(&output, "output", "o", "text", "output format: text, json or dot")
-	schemas = addBuiltinSchemasFlag(cmd.Flags())
+	schemas = addSchemaFlags(cmd.Flags())
 	addCELOmitFlag(cmd.Flags(), &celOmit)
 	addCELLimitFlags(cmd.Flags(), &limits)
 	addMaxFileSizeFlag(cmd.Flags(), &maxFileSize)
@@ -198,7 +206,7 @@ are reported with every problem found, and the exit status is 2.`,
 }
 
 func newValidateCmd() *cobra.Command {
-	var schemas func() []graph.Option
+	var schemas *schemaFlags
 	var celOmit bool
 	var limits graph.Limits
 	var maxFileSize int64
@@ -221,7 +229,11 @@ kro's name before v0.2. Warnings do not change the exit status.`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			errOut, out := termtext.Writer(cmd.ErrOrStderr()), termtext.Writer(cmd.OutOrStdout())
-			gs, rgds, err := loadAndBuildDefinitions(args, errOut, maxFileSize, limits, append(schemas(), graph.WithCELOmit(celOmit))...)
+			ty, err := schemas.typing(cmd)
+			if err != nil {
+				return err
+			}
+			gs, rgds, err := loadAndBuildDefinitions(cmd, args, errOut, maxFileSize, limits, ty, graph.WithCELOmit(celOmit))
 			for i, g := range gs {
 				warnings := graph.KroWarnings(rgds[i], g)
 				for _, w := range warnings {
@@ -240,7 +252,7 @@ kro's name before v0.2. Warnings do not change the exit status.`,
 			return err
 		},
 	}
-	schemas = addBuiltinSchemasFlag(cmd.Flags())
+	schemas = addSchemaFlags(cmd.Flags())
 	addCELOmitFlag(cmd.Flags(), &celOmit)
 	addCELLimitFlags(cmd.Flags(), &limits)
 	addMaxFileSizeFlag(cmd.Flags(), &maxFileSize)

@@ -12,7 +12,7 @@ const InClusterContext = "in-cluster"
 
 // clusterContext names the connection for the status line: the --context
 // flag, else the kubeconfig's current context, else "in-cluster" when the
-// config came from the Pod's ServiceAccount. cli-runtime's loader makes
+// config came from the Pod's ServiceAccount. clientcmd's loader makes
 // that choice itself (no kubeconfig found, no overriding flag, and
 // KUBERNETES_SERVICE_HOST/PORT and the token file present); here it is
 // recognised from its result: no kubeconfig contexts, and the server is the

@@ -14,7 +14,6 @@ import (
 	// pages they run.
 	_ "github.com/kroscope/kroscope/internal/residency/early"
 	"github.com/kroscope/kroscope/termtext"
-	"k8s.io/cli-runtime/pkg/genericclioptions"
 )
 
 // rootCmd is the kroscope command; subcommands register themselves in init
@@ -29,7 +28,7 @@ live, every instance's resource graph and the state of each resource in it.`,
 }
 
 // kubeFlags are kubectl's connection flags (--kubeconfig, --context, -n, ...).
-var kubeFlags = genericclioptions.NewConfigFlags(true)
+var kubeFlags = newKubeConnFlags()
 
 func init() {
 	kubeFlags.AddFlags(rootCmd.PersistentFlags())

@@ -95,7 +95,7 @@ func runPlan(cmd *cobra.Command, args []string, f planFlags) error {
 	}
 	var gs []*graph.Graph
 	if len(args) > 0 {
-		if gs, err = loadAndBuild(args, termtext.Writer(cmd.ErrOrStderr()), f.maxFileSize, f.limits, opts...); err != nil {
+		if gs, err = loadAndBuild(cmd, args, termtext.Writer(cmd.ErrOrStderr()), f.maxFileSize, f.limits, typing{}, opts...); err != nil {
 			// Wrapped: an invalid graph is an error (1), not validate's 2,
 			// which a plan uses for "changes".
 			return fmt.Errorf("%w", err)

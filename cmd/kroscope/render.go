@@ -19,7 +19,7 @@ func newRenderCmd() *cobra.Command {
 	var (
 		instanceFile string
 		sets         []string
-		schemas      func() []graph.Option
+		schemas      *schemaFlags
 		celOmit      bool
 		limits       graph.Limits
 		maxFileSize  int64
@@ -39,7 +39,11 @@ or fail are listed as comments at the end. Secret values are masked.
 				return errors.New("render needs an instance: -i INSTANCE_FILE")
 			}
 			errOut := termtext.Writer(cmd.ErrOrStderr())
-			gs, err := loadAndBuild(args, errOut, maxFileSize, limits, append(schemas(), graph.WithCELOmit(celOmit))...)
+			ty, err := schemas.typing(cmd)
+			if err != nil {
+				return err
+			}
+			gs, err := loadAndBuild(cmd, args, errOut, maxFileSize, limits, ty, graph.WithCELOmit(celOmit))
 			if err != nil {
 				return err
 			}
@@ -62,7 +66,7 @@ or fail are listed as comments at the end. Secret values are masked.
 	}
 	cmd.Flags().StringVarP(&instanceFile, "instance", "i", "", "instance file (YAML)")
 	cmd.Flags().StringArrayVar(&sets, "set", nil, "set a field of the instance: PATH=VALUE (spec.replicas=3), VALUE in YAML")
-	schemas = addBuiltinSchemasFlag(cmd.Flags())
+	schemas = addSchemaFlags(cmd.Flags())
 	addCELOmitFlag(cmd.Flags(), &celOmit)
 	addCELLimitFlags(cmd.Flags(), &limits)
 	addMaxFileSizeFlag(cmd.Flags(), &maxFileSize)

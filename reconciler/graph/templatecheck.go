@@ -93,7 +93,7 @@ func (tc *templateCheck) object(val map[string]any, s *spec.Schema, segs []any) 
 		case len(s.Properties) == 0:
 		default:
 			tc.bd.errorf(tc.r.ID, formatPath(tc.base, append(append([]any{}, segs...), k)...), "check the spelling against the "+tc.r.GVK.Kind+" schema",
-				"%s has no field %q", tc.r.GVK.Kind, k)
+				"%s has no field %q%s", tc.r.GVK.Kind, k, schemaSource(tc.bd.b.resolver))
 		}
 	}
 }
@@ -181,4 +181,18 @@ func orRoot(path string) string {
 		return "the template"
 	}
 	return path
+}
+
+// SchemaSourcer is a SchemaResolver that can say whose schemas it serves
+// ("Kubernetes 1.34"), for the errors that a field is not in them: the same
+// template is valid against another version's.
+type SchemaSourcer interface {
+	SchemaSource() string
+}
+
+func schemaSource(r SchemaResolver) string {
+	if s, ok := r.(SchemaSourcer); ok && s.SchemaSource() != "" {
+		return " in " + s.SchemaSource()
+	}
+	return ""
 }

@@ -7,5 +7,5 @@ import (
 	"github.com/kroscope/kroscope/test/envtest"
 )
 
-// TestMain stops the test API server TestGenerate starts.
+// TestMain stops the test API server TestEmbeddedMatchesServer starts.
 func TestMain(m *testing.M) { os.Exit(envtest.Run(m)) }

@@ -1,0 +1,50 @@
+package main
+
+import (
+	"github.com/spf13/pflag"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+)
+
+// kubeConnFlags are kubectl's connection flags (--kubeconfig, --context,
+// -n, --server, --token, ...), bound with client-go's clientcmd: the same
+// loading rules and overrides cli-runtime's genericclioptions builds from
+// them, without cli-runtime (whose package brings kustomize, 74 packages
+// kroscope never runs). kubectl's --cache-dir is left out: kroscope keeps
+// no discovery cache on disk.
+type kubeConnFlags struct {
+	rules     *clientcmd.ClientConfigLoadingRules
+	overrides clientcmd.ConfigOverrides
+	loader    clientcmd.ClientConfig
+}
+
+func newKubeConnFlags() *kubeConnFlags {
+	rules := clientcmd.NewDefaultClientConfigLoadingRules()
+	// kubectl's default (http://localhost:8080): connectionSource
+	// recognises it, to say that no kubeconfig was found.
+	rules.DefaultClientConfig = &clientcmd.DefaultClientConfig
+	return &kubeConnFlags{rules: rules, overrides: clientcmd.ConfigOverrides{ClusterDefaults: clientcmd.ClusterDefaults}}
+}
+
+// AddFlags registers the flags on fs, spelled as kubectl spells them.
+func (f *kubeConnFlags) AddFlags(fs *pflag.FlagSet) {
+	fs.StringVar(&f.rules.ExplicitPath, clientcmd.RecommendedConfigPathFlag, "", "Path to the kubeconfig file to use for CLI requests.")
+	clientcmd.BindOverrideFlags(&f.overrides, fs, clientcmd.RecommendedConfigOverrideFlags(""))
+}
+
+// ToRawKubeConfigLoader is the client config the flags name, made once
+// (after the flags are parsed).
+func (f *kubeConnFlags) ToRawKubeConfigLoader() clientcmd.ClientConfig {
+	if f.loader == nil {
+		f.loader = clientcmd.NewNonInteractiveDeferredLoadingClientConfig(f.rules, &f.overrides)
+	}
+	return f.loader
+}
+
+// ToRESTConfig is the REST config of that client config.
+func (f *kubeConnFlags) ToRESTConfig() (*rest.Config, error) {
+	return f.ToRawKubeConfigLoader().ClientConfig()
+}
+
+// Context is the --context flag's value ("" when not given).
+func (f *kubeConnFlags) Context() string { return f.overrides.CurrentContext }

@@ -1,0 +1,4 @@
+package builtinschemas
+
+// SchemasOnly is schemasOnly, for the test against the API server.
+var SchemasOnly = schemasOnly
