@@ -11,7 +11,7 @@ KRO_VERSION ?= $(shell cat hack/kro/VERSION)
 SHELL := bash
 .SHELLFLAGS := -o pipefail -c
 
-.PHONY: all build test test-prereqs unit assets lint demo dev-cluster bench validate-tape image clean builtin-schemas
+.PHONY: all build test test-server test-prereqs unit assets lint demo dev-cluster bench validate-tape image clean builtin-schemas
 
 all: build
 
@@ -23,7 +23,7 @@ build:
 	CGO_ENABLED=0 $(GO) build -o bin/kroscope ./cmd/kroscope
 
 # Builds kube-apiserver, etcd and kubectl from Go modules into
-# bin/k8s/<version>/, and kro's controller into bin/kro/<version>/ with kro's
+# bin/k8s/<version>/ (K8S_VERSION's), and kro's controller into bin/kro/<version>/ with kro's
 # CRDs, examples and chainsaw tests from the same module beside it (minutes
 # the first time, a no-op afterwards).
 assets:
@@ -38,14 +38,30 @@ assets:
 # with CI=true a skip that hack/testjson/skips.txt does not allow fails the
 # run. hack/celparity (its own module: it requires kro) runs in the same
 # stream.
-# The one place the version is written: hack/k8s/go.mod's k8s.io/kubernetes.
-# hack/assets.sh reads it and names the folder (--dir builds nothing).
-K8S_DIR     := $(shell bash hack/assets.sh --dir)
+# The Kubernetes version the tests run against: hack/k8s/go.mod's
+# k8s.io/kubernetes (kind's default minor) is the one place it is written;
+# `make test K8S_VERSION=1.35` runs another minor, the one
+# hack/k8s/v1.35.mod pins. hack/assets.sh resolves it and names the folder
+# (--dir builds nothing); the tests read K8S_VERSION too.
+K8S_VERSION ?=
+export K8S_VERSION
+K8S_DIR     := $(shell K8S_VERSION=$(K8S_VERSION) bash hack/assets.sh --dir)
+ifeq ($(K8S_DIR),)
+$(error K8S_VERSION=$(K8S_VERSION): hack/k8s pins no such version (see hack/k8s/*.mod))
+endif
 KRO_DIR     := $(CURDIR)/bin/kro/$(KRO_VERSION)
 TEST_ENV = KUBEBUILDER_ASSETS="$(K8S_DIR)" KROSCOPE_KRO_DIR="$(KRO_DIR)"
 test: $(if $(filter true,$(CI)),test-prereqs,assets)
 	{ $(TEST_ENV) $(GO) test $(GOTEST_FLAGS) -race -json ./...; s=$$?; \
 	  cd hack/celparity && $(GO) test $(GOTEST_FLAGS) -race -json ./... || s=1; exit $$s; } | $(GO) run ./hack/testjson
+
+# The suites whose outcome depends on the API server's behaviour (watches,
+# apply, admission, CRD validation, OpenAPI): CI also runs them on the
+# oldest minor the README says kroscope supports
+# (`make test-server K8S_VERSION=1.35`).
+SERVER_SUITES ?= ./test/e2e/... ./test/kro/... ./test/plan/... ./test/deploy/... ./reconciler/client/... ./reconciler/graph/builtinschemas/ ./engine/...
+test-server: $(if $(filter true,$(CI)),test-prereqs,assets)
+	$(TEST_ENV) $(GO) test $(GOTEST_FLAGS) -race -json $(SERVER_SUITES) | $(GO) run ./hack/testjson
 
 # What the tests need from `make assets`, checked before a CI run starts.
 test-prereqs:
@@ -65,11 +81,14 @@ lint:
 demo:
 	$(GO) run ./cmd/kroscope demo
 
-# Writes reconciler/graph/builtinschemas/schemas.json.gz (the built-in
-# kinds' OpenAPI schemas `kroscope validate` type-checks templates with)
-# from the test API server; run it when hack/k8s/go.mod's k8s.io/kubernetes version changes.
-builtin-schemas: assets
-	KUBEBUILDER_ASSETS="$$(bash hack/assets.sh)" $(GO) test -count=1 -tags generate -run TestGenerate ./reconciler/graph/builtinschemas/
+# Writes reconciler/graph/builtinschemas/schemas/<minor>.json.gz (the
+# built-in kinds' OpenAPI schemas `kroscope validate --kube-version` types
+# templates with), one per minor hack/k8s pins, from the OpenAPI documents
+# each k8s.io/kubernetes release publishes (no API server is built); run it
+# when a version in hack/k8s changes. TestEmbeddedMatchesServer checks them
+# against the test API server.
+builtin-schemas:
+	$(GO) test -count=1 -tags generate -run TestGenerate ./reconciler/graph/builtinschemas/
 
 # A real kube-apiserver + etcd with kro's CRDs, for trying kroscope by hand:
 # prints the KUBECONFIG to export; ctrl-C stops it.
