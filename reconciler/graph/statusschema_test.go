@@ -146,11 +146,15 @@ func (freeFormResolver) ResolveSchema(schema.GroupVersionKind) (*spec.Schema, er
 	return &root, nil
 }
 
+// untypeableResolver serves a schema whose root has no type, which the
+// converter cannot type. (Until k8s.io/apiserver v0.36 an object with
+// additionalProperties: true and no schema was untypeable too; from then
+// on, as kro v0.9.4 runs it, it types as an object without fields.)
 type untypeableResolver struct{}
 
 func (untypeableResolver) ResolveSchema(schema.GroupVersionKind) (*spec.Schema, error) {
 	str := *spec.StringProperty()
-	s := spec.Schema{SchemaProps: spec.SchemaProps{Type: spec.StringOrArray{"object"}, Properties: map[string]spec.Schema{
+	s := spec.Schema{SchemaProps: spec.SchemaProps{Properties: map[string]spec.Schema{
 		"apiVersion": str, "kind": str,
 		"metadata": {SchemaProps: spec.SchemaProps{Type: spec.StringOrArray{"object"}, Properties: map[string]spec.Schema{"name": str}}},
 		"spec":     {SchemaProps: spec.SchemaProps{Type: spec.StringOrArray{"object"}, AdditionalProperties: &spec.SchemaOrBool{Allows: true}}},
