@@ -103,7 +103,9 @@ dev-cluster: assets
 # API server CPU in the 60 s after, and the time until every instance is
 # verified), the server's CPU per request kind, the demo (1,000 fanout
 # instances: peak RSS, and key -> frame under the real UI), graph building,
-# and TUI frames (1,000 and 10,000 instances).
+# and TUI frames (1,000 and 10,000 instances); and the engine started on
+# 10,000 ACTIVE instances (time to its first full snapshot, peak RSS;
+# BENCH_STARTUP_N picks another count).
 bench: assets
 	KUBEBUILDER_ASSETS="$$(bash hack/assets.sh)" KROSCOPE_KRO_DIR="$(KRO_DIR)" $(GO) test -tags bench -run '^$$' -bench . -benchtime 1x -timeout 60m ./test/bench/
 	$(GO) test -run '^$$' -bench . -benchmem ./reconciler/graph/ ./tui/
