@@ -198,6 +198,17 @@ func TestNewErrors(t *testing.T) {
 			in.Validation = []crd.ValidationRule{{Expression: "self.nope > 1"}}
 		}, []string{`spec.x-kubernetes-validations[0].rule`, `undefined field 'nope'`}},
 		{"empty validation", func(in *crd.Input) { in.Validation = []crd.ValidationRule{{Expression: " "}} }, []string{`schema.validation[0]: empty expression`}},
+		{"pattern that does not compile", func(in *crd.Input) {
+			in.Spec = &apiextensionsv1.JSONSchemaProps{Type: "object", Properties: map[string]apiextensionsv1.JSONSchemaProps{"a": {Type: "string", Pattern: "(a"}}}
+		},
+			[]string{`spec.a.pattern: Invalid value: "(a": must be a valid regular expression`}},
+		{"rule over the cost budget", func(in *crd.Input) {
+			in.Spec = spec(t, "items: \"[]string\"")
+			in.Validation = []crd.ValidationRule{{Expression: "self.items.all(x, self.items.all(y, self.items.all(z, x + y + z != '')))"}}
+		}, []string{`spec.x-kubernetes-validations[0].rule: Forbidden: estimated rule cost exceeds budget`}},
+		{"printer column format", func(in *crd.Input) {
+			in.PrinterColumns = []apiextensionsv1.CustomResourceColumnDefinition{{Name: "X", Type: "string", Format: "colour", JSONPath: ".spec.a"}}
+		}, []string{`additionalPrinterColumns[0].format: Invalid value: "colour": must be one of`}},
 		{"bad printer column", func(in *crd.Input) {
 			in.PrinterColumns = []apiextensionsv1.CustomResourceColumnDefinition{{Name: "X", Type: "colour", JSONPath: ".spec.a"}}
 		}, []string{`additionalPrinterColumns[0].type: Invalid value: "colour": must be one of`}},
