@@ -85,7 +85,7 @@ func runRBAC(cmd *cobra.Command, args []string, o rbacOptions) error {
 	var buildErr error
 	if len(args) > 0 {
 		var rgds []*graph.ResourceGraphDefinition
-		gs, rgds, buildErr = loadAndBuildDefinitions(args, errOut, o.maxFileSize, o.limits, opts...)
+		gs, rgds, buildErr = loadAndBuildDefinitions(cmd, args, errOut, o.maxFileSize, o.limits, typing{}, opts...)
 		for _, rgd := range rgds {
 			grants = append(grants, source.Update{RGD: rgd}.AnyNamespace())
 		}

@@ -15,10 +15,8 @@ import (
 	"os"
 	"time"
 
-	"github.com/go-logr/logr"
 	"k8s.io/client-go/rest"
 	certutil "k8s.io/client-go/util/cert"
-	"sigs.k8s.io/controller-runtime/pkg/metrics/filters"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
@@ -130,20 +128,6 @@ func Serve(ctx context.Context, addr string, auth *rest.Config) (net.Addr, error
 	// Serve only fails once the listener is closed by Shutdown.
 	go func() { _ = srv.Serve(ln) }()
 	return ln.Addr(), nil
-}
-
-// authenticated wraps h in controller-runtime's authentication and
-// authorization filter, asking auth's API server.
-func authenticated(auth *rest.Config, h http.Handler) (http.Handler, error) {
-	hc, err := rest.HTTPClientFor(auth)
-	if err != nil {
-		return nil, err
-	}
-	filter, err := filters.WithAuthenticationAndAuthorization(auth, hc)
-	if err != nil {
-		return nil, err
-	}
-	return filter(logr.Discard(), h)
 }
 
 // selfSigned is a TLS configuration with a certificate made now: the
