@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/kroscope/kroscope/engine/authority"
@@ -28,6 +29,11 @@ type writer struct {
 	done chan struct{}
 	// opened is signalled when the gate opens (see syncWhenWriting).
 	opened chan struct{}
+	// fence is the Lease holder's proof that it still holds the Lease:
+	// the gate asks it at every write (nil without a Lease).
+	fence *lease.Fence
+	// lapsed: the proof lapsed while the gate was open (fenceChanged).
+	lapsed atomic.Bool
 }
 
 func newWriter(o Options, leaseClient bool) *writer {
@@ -35,7 +41,12 @@ func newWriter(o Options, leaseClient bool) *writer {
 		Observe: o.Observe, NoLease: o.DisableLease, LeaseClient: leaseClient,
 		Identity: o.Identity, TakeOver: o.TakeOver, Attach: o.Attach,
 	})
-	return &writer{auth: auth, gate: readonly.NewGate(auth.Decision().GateOpen), opened: make(chan struct{}, 1)}
+	w := &writer{auth: auth, gate: readonly.NewGate(auth.Decision().GateOpen), opened: make(chan struct{}, 1)}
+	if auth.Decision().UsesLease {
+		w.fence = lease.FenceFor(o.LeaseDuration)
+		w.gate.SetFence(w.fence)
+	}
+	return w
 }
 
 // writing reports whether reconciles write now (the gate is open).
@@ -109,6 +120,8 @@ func (e *Engine) campaignLocked(want bool) {
 				OnStarted: func() { e.setLeading(true) },
 				OnStopped: func() { e.setLeading(false) },
 				OnHolder:  e.setHolder,
+				Fence:     w.fence,
+				OnFence:   e.fenceChanged,
 			})
 			if err != nil {
 				e.log.Error(err, "lease")
@@ -127,6 +140,26 @@ func (e *Engine) releaseLease() <-chan struct{} {
 	e.wr.mu.Lock()
 	defer e.wr.mu.Unlock()
 	return e.wr.done
+}
+
+// fenceChanged hears the Lease holder's proof lapse or hold again. The
+// gate asks the proof itself at every write; this says so in the log and,
+// when it holds again, re-checks every instance whose write was refused.
+func (e *Engine) fenceChanged(valid bool) {
+	if !valid {
+		if e.decision().GateOpen {
+			e.wr.lapsed.Store(true)
+			e.log.Info("cannot prove this kroscope still holds the lease (not renewed in time): writes refused until it is renewed or lost",
+				"lease", e.o.LeaseNamespace+"/"+e.o.LeaseName)
+		}
+		return
+	}
+	if e.wr.lapsed.Swap(false) && e.decision().GateOpen {
+		e.log.Info("lease renewed: writing again", "lease", e.o.LeaseNamespace+"/"+e.o.LeaseName)
+		for _, s := range e.graphs.all() {
+			e.enqueueAll(s)
+		}
+	}
 }
 
 func (e *Engine) setHolder(id string) {

@@ -45,7 +45,29 @@ type Config struct {
 	OnStarted func()
 	OnStopped func()
 	OnHolder  func(identity string)
+	// Fence, when set, is renewed by every accepted write of the Lease
+	// naming this process and lapsed before its release (see Fence);
+	// OnFence hears it lapse (false) and hold again (true).
+	Fence   *Fence
+	OnFence func(valid bool)
 }
+
+// RenewDeadline is how long a holder tries to renew before it gives the
+// Lease up (client-go's election), for a lease of duration d.
+func RenewDeadline(d time.Duration) time.Duration { return d * 2 / 3 }
+
+// FenceFor returns the Fence of a lease of duration d (0: the default):
+// it holds for RenewDeadline − Margin after each renewal sent.
+func FenceFor(d time.Duration) *Fence {
+	if d <= 0 {
+		d = DefaultLeaseDuration
+	}
+	return NewFence(RenewDeadline(d) - Margin(d))
+}
+
+// Labels mark every Lease kroscope campaigns for, so that a kroscope can
+// find the others whatever their Lease's name and namespace.
+var Labels = map[string]string{"app.kubernetes.io/name": "kroscope", "app.kubernetes.io/component": "writer-lease"}
 
 // Run campaigns for the lease until ctx is done, re-campaigning after a loss.
 // It releases the lease on return so another process takes over at once.
@@ -56,15 +78,20 @@ func Run(ctx context.Context, c Config) error {
 	if c.LeaseDuration <= 0 {
 		c.LeaseDuration = DefaultLeaseDuration
 	}
-	lock := &resourcelock.LeaseLock{
+	var lock resourcelock.Interface = &resourcelock.LeaseLock{
 		LeaseMeta:  metav1.ObjectMeta{Namespace: c.Namespace, Name: c.Name},
 		Client:     c.Client.CoordinationV1(),
 		LockConfig: resourcelock.ResourceLockConfig{Identity: c.Identity},
+		Labels:     Labels,
+	}
+	if c.Fence != nil {
+		lock = &fencedLock{Interface: lock, fence: c.Fence}
+		go watchFence(ctx, c.Fence, c.LeaseDuration, c.OnFence)
 	}
 	le, err := leaderelection.NewLeaderElector(leaderelection.LeaderElectionConfig{
 		Lock:            lock,
 		LeaseDuration:   c.LeaseDuration,
-		RenewDeadline:   c.LeaseDuration * 2 / 3,
+		RenewDeadline:   RenewDeadline(c.LeaseDuration),
 		RetryPeriod:     c.LeaseDuration * 2 / 15,
 		ReleaseOnCancel: true,
 		Name:            c.Namespace + "/" + c.Name,
@@ -76,6 +103,9 @@ func Run(ctx context.Context, c Config) error {
 				}
 			},
 			OnStoppedLeading: func() {
+				if c.Fence != nil {
+					c.Fence.Lapse() // the elector gave up: so do the writes
+				}
 				c.Log.Info("not holding the lease: observing", "lease", c.Namespace+"/"+c.Name)
 				if c.OnStopped != nil {
 					c.OnStopped()
@@ -105,6 +135,9 @@ func Run(ctx context.Context, c Config) error {
 // until it expires (an engine that failed at start did that). The write is
 // conditional on the version read, so a new holder is never cleared.
 func releaseIfHeld(c Config) {
+	if c.Fence != nil {
+		c.Fence.Lapse()
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	leases := c.Client.CoordinationV1().Leases(c.Namespace)
@@ -117,6 +150,29 @@ func releaseIfHeld(c Config) {
 	l.Spec.HolderIdentity, l.Spec.LeaseDurationSeconds, l.Spec.RenewTime = nil, &one, &now
 	if _, err := leases.Update(ctx, l, metav1.UpdateOptions{}); err != nil {
 		c.Log.Error(err, "releasing the lease", "lease", c.Namespace+"/"+c.Name)
+	}
+}
+
+// watchFence calls onChange when the fence lapses or holds again, checked
+// a few times per retry period (the gate itself asks at each write; this
+// is for the log and the queue), until ctx is done.
+func watchFence(ctx context.Context, f *Fence, d time.Duration, onChange func(bool)) {
+	if onChange == nil {
+		return
+	}
+	t := time.NewTicker(max(d/60, 10*time.Millisecond))
+	defer t.Stop()
+	was := f.Valid()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		if v := f.Valid(); v != was {
+			was = v
+			onChange(v)
+		}
 	}
 }
 

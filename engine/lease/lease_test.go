@@ -1,8 +1,12 @@
 package lease
 
 import (
+	"context"
+	"errors"
 	"testing"
 	"time"
+
+	"k8s.io/client-go/tools/leaderelection/resourcelock"
 
 	coordinationv1 "k8s.io/api/coordination/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -28,6 +32,86 @@ func TestHolderOfExpiry(t *testing.T) {
 	} {
 		if got := holderOf(c.l, now); got != c.want {
 			t.Errorf("%s: holderOf = %+v, want %+v", c.name, got, c.want)
+		}
+	}
+}
+
+// fakeLock is a Lease lock whose writes succeed or fail as told, and
+// which records whether the fence held when each write was sent.
+type fakeLock struct {
+	resourcelock.Interface
+	fail       bool
+	fence      *Fence
+	heldAtSend []bool
+}
+
+func (l *fakeLock) Identity() string { return "me" }
+func (l *fakeLock) Update(context.Context, resourcelock.LeaderElectionRecord) error {
+	l.heldAtSend = append(l.heldAtSend, l.fence.Valid())
+	if l.fail {
+		return errors.New("conflict")
+	}
+	return nil
+}
+
+// The fence holds from a renewal's send time for RenewDeadline − Margin
+// by the local clock, and no longer; a failed renewal proves nothing; a
+// release lapses it before it is sent.
+func TestFenceHoldsOnlyAsLongAsTheProof(t *testing.T) {
+	clock := time.Unix(1000, 0)
+	f := FenceFor(15 * time.Second)
+	f.now = func() time.Time { return clock }
+	if f.Valid() {
+		t.Fatal("a fence never renewed holds")
+	}
+	inner := &fakeLock{fence: f}
+	lock := &fencedLock{Interface: inner, fence: f}
+	mine := resourcelock.LeaderElectionRecord{HolderIdentity: "me"}
+	if err := lock.Update(context.Background(), mine); err != nil {
+		t.Fatal(err)
+	}
+	valid := RenewDeadline(15*time.Second) - Margin(15*time.Second) // 9s
+	for _, c := range []struct {
+		after time.Duration
+		want  bool
+	}{{0, true}, {valid - time.Millisecond, true}, {valid, false}, {15 * time.Second, false}} {
+		clock = time.Unix(1000, 0).Add(c.after)
+		if got := f.Valid(); got != c.want {
+			t.Errorf("%v after the renewal was sent: Valid = %v, want %v", c.after, got, c.want)
+		}
+	}
+	// A renewal that fails does not extend the proof.
+	inner.fail = true
+	clock = time.Unix(1000, 0).Add(5 * time.Second)
+	_ = lock.Update(context.Background(), mine)
+	clock = time.Unix(1000, 0).Add(valid)
+	if f.Valid() {
+		t.Error("a failed renewal extended the proof")
+	}
+	// A release (no holder) lapses the proof before it is sent.
+	inner.fail = false
+	clock = time.Unix(2000, 0)
+	_ = lock.Update(context.Background(), mine)
+	if !f.Valid() {
+		t.Fatal("renewed fence does not hold")
+	}
+	_ = lock.Update(context.Background(), resourcelock.LeaderElectionRecord{})
+	if inner.heldAtSend[len(inner.heldAtSend)-1] {
+		t.Error("the fence still held while the release was sent")
+	}
+	if f.Valid() {
+		t.Error("the fence holds after the release")
+	}
+}
+
+// The proof leaves the standby's takeover a margin: a standby takes the
+// Lease no sooner than LeaseDuration after it saw the last renewal, which
+// is after it was sent.
+func TestFenceLapsesBeforeAStandbyCanTakeOver(t *testing.T) {
+	for _, d := range []time.Duration{3 * time.Second, 15 * time.Second, time.Minute} {
+		valid := RenewDeadline(d) - Margin(d)
+		if gap := d - valid; gap < d/4 {
+			t.Errorf("lease %v: the fence holds %v, leaving %v before a standby may take over; want at least a quarter of the duration", d, valid, gap)
 		}
 	}
 }
