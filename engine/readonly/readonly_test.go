@@ -3,9 +3,9 @@ package readonly
 import (
 	"context"
 	"errors"
-	"strings"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"sync/atomic"
 	"testing"
 
