@@ -2,6 +2,8 @@ package engine
 
 import (
 	"context"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -34,12 +36,16 @@ type writer struct {
 	fence *lease.Fence
 	// lapsed: the proof lapsed while the gate was open (fenceChanged).
 	lapsed atomic.Bool
+	// others follows every kroscope Lease (followOtherWriters).
+	others atomic.Pointer[lease.Others]
 }
 
 func newWriter(o Options, leaseClient bool) *writer {
 	auth := authority.New(authority.Facts{
 		Observe: o.Observe, NoLease: o.DisableLease, LeaseClient: leaseClient,
 		Identity: o.Identity, TakeOver: o.TakeOver, Attach: o.Attach,
+		Writers: authority.WriterFacts{Lease: o.LeaseNamespace + "/" + o.LeaseName, Scope: o.Namespace},
+		Consent: authority.ConsentFacts{Ask: o.AskBeforeWriting},
 	})
 	w := &writer{auth: auth, gate: readonly.NewGate(auth.Decision().GateOpen), opened: make(chan struct{}, 1)}
 	if auth.Decision().UsesLease {
@@ -122,6 +128,7 @@ func (e *Engine) campaignLocked(want bool) {
 				OnHolder:  e.setHolder,
 				Fence:     w.fence,
 				OnFence:   e.fenceChanged,
+				Scope:     e.o.Namespace,
 			})
 			if err != nil {
 				e.log.Error(err, "lease")
@@ -225,4 +232,58 @@ func (e *Engine) setFollowed(h lease.Holder) {
 func (e *Engine) setLeaseDenied(why string) {
 	e.store.SetLeaseDenied(why)
 	e.update(func(f *authority.Facts) { f.LeaseDenied = why })
+}
+
+// followOtherWriters watches every kroscope Lease, so that this kroscope
+// observes while another one, under another Lease, writes the same
+// instances (authority.OtherWriter). One that cannot list them cannot
+// prove it is the only writer, and observes, saying why.
+func (e *Engine) followOtherWriters(ctx context.Context) {
+	if !e.decision().UsesLease {
+		return
+	}
+	e.update(func(f *authority.Facts) { f.Consent.User = e.store.Snapshot().Capabilities.User })
+	others, err := lease.ListOthers(ctx, e.cl.base.Kubernetes(), e.log, func() { e.setOtherWriters(nil) })
+	if err != nil {
+		why := err.Error()
+		if apierrors.IsForbidden(err) {
+			why = "this user may not list Leases in all namespaces"
+		}
+		e.update(func(f *authority.Facts) { f.Writers.Unknown = why })
+		e.log.Info("cannot tell whether another kroscope writes these instances: observing", "why", why)
+		return
+	}
+	e.wr.others.Store(others)
+	e.setOtherWriters(others)
+}
+
+// setOtherWriters records the kroscope Leases seen (others nil: the ones
+// followed) and logs a change of the other writer.
+func (e *Engine) setOtherWriters(others *lease.Others) {
+	if others == nil {
+		if others = e.wr.others.Load(); others == nil {
+			return // the first list is recorded by followOtherWriters
+		}
+	}
+	seen := others.Writers()
+	var was, now string
+	e.update(func(f *authority.Facts) {
+		was = authority.Decide(*f).Mode.Writer
+		f.Writers.Seen = seen
+		now = authority.Decide(*f).Mode.Writer
+	})
+	switch {
+	case now == was:
+	case now != "":
+		e.log.Info(now)
+	default:
+		e.log.Info("no other kroscope writes these instances now", "was", was)
+	}
+}
+
+// Consent is the user's yes: the TUI may take the Lease and write with
+// the user's credentials (Mode.Ask asked it).
+func (e *Engine) Consent() {
+	e.update(func(f *authority.Facts) { f.Consent.Given = true })
+	e.log.Info("the user said yes: reconciling with their credentials", "user", e.store.Snapshot().Capabilities.User)
 }

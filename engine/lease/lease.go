@@ -11,6 +11,7 @@ import (
 
 	"github.com/go-logr/logr"
 	coordinationv1 "k8s.io/api/coordination/v1"
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
@@ -21,9 +22,12 @@ import (
 	"k8s.io/client-go/tools/leaderelection/resourcelock"
 )
 
-// Defaults, as kro's controller uses for its own leader election.
+// Defaults. The Lease lives in kroscope's own namespace (deploy/ creates
+// it and the Lease), so kroscope's rights never reach another component's
+// Lease; a kroscope on a laptop finds the in-cluster replicas' Lease there
+// with no flag. The duration is the one kro's controller uses.
 const (
-	DefaultNamespace     = "kube-system"
+	DefaultNamespace     = "kroscope-system"
 	DefaultName          = "kroscope"
 	DefaultLeaseDuration = 15 * time.Second
 )
@@ -50,6 +54,11 @@ type Config struct {
 	// OnFence hears it lapse (false) and hold again (true).
 	Fence   *Fence
 	OnFence func(valid bool)
+	// Scope is the one namespace whose instances this kroscope writes
+	// ("" for all): written on the Lease (ScopeLabel), so that another
+	// kroscope with another Lease can tell whether they would both write
+	// the same instances (see Others).
+	Scope string
 }
 
 // RenewDeadline is how long a holder tries to renew before it gives the
@@ -69,6 +78,21 @@ func FenceFor(d time.Duration) *Fence {
 // find the others whatever their Lease's name and namespace.
 var Labels = map[string]string{"app.kubernetes.io/name": "kroscope", "app.kubernetes.io/component": "writer-lease"}
 
+// ScopeLabel on a kroscope Lease is the namespace whose instances its
+// holder writes; empty (or absent, a kroscope before it) for all.
+const ScopeLabel = "kroscope.dev/instances-namespace"
+
+// Selector selects kroscope's Leases (Labels).
+const Selector = "app.kubernetes.io/name=kroscope,app.kubernetes.io/component=writer-lease"
+
+func labelsFor(scope string) map[string]string {
+	l := map[string]string{ScopeLabel: scope}
+	for k, v := range Labels {
+		l[k] = v
+	}
+	return l
+}
+
 // Run campaigns for the lease until ctx is done, re-campaigning after a loss.
 // It releases the lease on return so another process takes over at once.
 func Run(ctx context.Context, c Config) error {
@@ -82,7 +106,7 @@ func Run(ctx context.Context, c Config) error {
 		LeaseMeta:  metav1.ObjectMeta{Namespace: c.Namespace, Name: c.Name},
 		Client:     c.Client.CoordinationV1(),
 		LockConfig: resourcelock.ResourceLockConfig{Identity: c.Identity},
-		Labels:     Labels,
+		Labels:     labelsFor(c.Scope),
 	}
 	if c.Fence != nil {
 		lock = &fencedLock{Interface: lock, fence: c.Fence}
@@ -121,11 +145,34 @@ func Run(ctx context.Context, c Config) error {
 	if err != nil {
 		return fmt.Errorf("lease %s/%s: %w", c.Namespace, c.Name, err)
 	}
+	ensureNamespace(ctx, c)
 	for ctx.Err() == nil {
 		le.Run(ctx) // returns when the lease is lost or ctx ends
 	}
 	releaseIfHeld(c)
 	return nil
+}
+
+// ensureNamespace creates the Lease's namespace when neither it nor the
+// Lease exists (a cluster where kroscope was never deployed: the first
+// kroscope to write makes kroscope's namespace, so the next finds its
+// Lease where the Deployment's would be). Failures are logged: the
+// election then says what it meets.
+func ensureNamespace(ctx context.Context, c Config) {
+	_, err := c.Client.CoordinationV1().Leases(c.Namespace).Get(ctx, c.Name, metav1.GetOptions{})
+	if !apierrors.IsNotFound(err) {
+		return
+	}
+	nss := c.Client.CoreV1().Namespaces()
+	if _, err := nss.Get(ctx, c.Namespace, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+		return
+	}
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: c.Namespace, Labels: map[string]string{"app.kubernetes.io/part-of": "kroscope"}}}
+	if _, err := nss.Create(ctx, ns, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+		c.Log.Error(err, "creating the lease's namespace", "namespace", c.Namespace)
+		return
+	}
+	c.Log.Info("created the lease's namespace", "namespace", c.Namespace)
 }
 
 // releaseIfHeld gives the Lease back when it still names this process.
