@@ -232,9 +232,11 @@ func (e *Engine) checkLeaseAccess(ctx context.Context) {
 func (e *Engine) leaseAccessDenied(ctx context.Context) (why string, checked bool) {
 	verbs := []string{"get", "update"}
 	// create only when the Lease is not there (deploy/ creates it, and
-	// grants no create on Leases).
-	if _, err := e.cl.base.Kubernetes().CoordinationV1().Leases(e.o.LeaseNamespace).Get(ctx, e.o.LeaseName, metav1.GetOptions{}); apierrors.IsNotFound(err) {
-		verbs = append(verbs, "create")
+	// grants no create on Leases); a followed Lease is there.
+	if !e.wr.auth.Facts().Following {
+		if _, err := e.cl.base.Kubernetes().CoordinationV1().Leases(e.o.LeaseNamespace).Get(ctx, e.o.LeaseName, metav1.GetOptions{}); apierrors.IsNotFound(err) {
+			verbs = append(verbs, "create")
+		}
 	}
 	for _, verb := range verbs {
 		r, err := e.cl.base.Kubernetes().AuthorizationV1().SelfSubjectAccessReviews().Create(ctx, &authorizationv1.SelfSubjectAccessReview{
