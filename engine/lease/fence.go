@@ -2,6 +2,7 @@ package lease
 
 import (
 	"context"
+	"errors"
 	"sync"
 	"time"
 
@@ -71,6 +72,9 @@ func (f *Fence) Lapse() {
 // server.
 func Margin(leaseDuration time.Duration) time.Duration { return leaseDuration / 15 }
 
+// errNotHeld refuses a release that could clear another holder's Lease.
+var errNotHeld = errors.New("not releasing the lease: this process cannot prove it still holds it (it expires by itself)")
+
 // fencedLock is the Lease lock whose accepted writes renew the Fence. A
 // write naming another holder (a release) lapses it before it is sent.
 type fencedLock struct {
@@ -88,6 +92,14 @@ func (l *fencedLock) Update(ctx context.Context, r resourcelock.LeaderElectionRe
 
 func (l *fencedLock) write(ctx context.Context, r resourcelock.LeaderElectionRecord, send func(context.Context, resourcelock.LeaderElectionRecord) error) error {
 	if r.HolderIdentity != l.Identity() {
+		// A release. client-go's elector releases after it failed to
+		// renew, reading the Lease afresh but judging by the record it
+		// saw last: once another has taken the Lease, that release
+		// would clear the new holder's. A holder that cannot prove it
+		// still holds the Lease does not release it (it expires).
+		if !l.fence.Valid() {
+			return errNotHeld
+		}
 		l.fence.Lapse()
 		return send(ctx, r)
 	}

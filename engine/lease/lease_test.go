@@ -88,6 +88,13 @@ func TestFenceHoldsOnlyAsLongAsTheProof(t *testing.T) {
 	if f.Valid() {
 		t.Error("a failed renewal extended the proof")
 	}
+	// A release while the proof has lapsed is not sent: client-go's
+	// elector releases after a failed renewal, judging by the record it
+	// saw last, and would clear the Lease of the holder that took it.
+	sent := len(inner.heldAtSend)
+	if err := lock.Update(context.Background(), resourcelock.LeaderElectionRecord{}); err == nil || len(inner.heldAtSend) != sent {
+		t.Errorf("a release with the proof lapsed: err = %v, sent %d", err, len(inner.heldAtSend)-sent)
+	}
 	// A release (no holder) lapses the proof before it is sent.
 	inner.fail = false
 	clock = time.Unix(2000, 0)
