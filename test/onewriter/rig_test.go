@@ -128,7 +128,11 @@ func TestHelperProcess(t *testing.T) {
 	term, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM)
 	defer stop()
 	dur, _ := time.ParseDuration(os.Getenv("KROSCOPE_CHILD_LEASE_DURATION"))
-	run := engrun.Start(t, engrun.Config{Rest: cfg, Namespace: os.Getenv("KROSCOPE_CHILD_NAMESPACE"), RequeueInterval: 5 * time.Second}, func(o *engine.Options) {
+	ns := os.Getenv("KROSCOPE_CHILD_NAMESPACE")
+	if os.Getenv("KROSCOPE_CHILD_ALL_NAMESPACES") != "" {
+		ns = ""
+	}
+	run := engrun.Start(t, engrun.Config{Rest: cfg, Namespace: ns, RequeueInterval: 5 * time.Second}, func(o *engine.Options) {
 		o.RGDPaths = []string{os.Getenv("KROSCOPE_CHILD_RGD")}
 		o.DisableLease = false
 		o.Identity = os.Getenv("KROSCOPE_CHILD_IDENTITY")
