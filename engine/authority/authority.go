@@ -208,7 +208,7 @@ func consentQuestion(user string) string {
 		user = "your kubeconfig's user"
 	}
 	return "no kroscope or kro reconciles this cluster: kroscope would write as " + user +
-		", running every graph's templates with your rights; y to reconcile (--yes skips this question)"
+		", running every graph's templates with your rights; W to reconcile (--yes skips this question)"
 }
 
 // userAction: locally while reconciling (or while nobody else reconciles
