@@ -152,6 +152,11 @@ func (r *rig) kroDeployment(ns string) {
 	if err != nil {
 		r.t.Fatal(err)
 	}
+	// Gone with the test: a kro Deployment that wants a replica is kro
+	// running, to every kroscope the later tests start.
+	r.t.Cleanup(func() {
+		_ = r.env.Kubernetes().AppsV1().Deployments(ns).Delete(context.Background(), "kro", metav1.DeleteOptions{})
+	})
 }
 
 // convergedByKro: every instance's status was last written by kro, says
