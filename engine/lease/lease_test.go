@@ -122,3 +122,42 @@ func TestFenceLapsesBeforeAStandbyCanTakeOver(t *testing.T) {
 		}
 	}
 }
+
+// Others: a kroscope Lease is live while its holder renews it within its
+// duration (by the local clock from when the renewal was seen); one first
+// seen already expired by its own record, or released, is not.
+func TestOthersLiveness(t *testing.T) {
+	now := time.Now()
+	d := int32(15)
+	lease := func(name, holder, rv string, renewed time.Time) *coordinationv1.Lease {
+		r := metav1.NewMicroTime(renewed)
+		return &coordinationv1.Lease{
+			ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: name, ResourceVersion: rv, Labels: map[string]string{ScopeLabel: "team-a"}},
+			Spec:       coordinationv1.LeaseSpec{HolderIdentity: &holder, LeaseDurationSeconds: &d, RenewTime: &r, AcquireTime: &r},
+		}
+	}
+	o := &Others{leases: map[string]*seenWriter{}}
+	o.seen(lease("live", "a", "1", now), now)
+	o.seen(lease("stale", "b", "1", now.Add(-time.Minute)), now)
+	o.seen(lease("released", "", "1", now), now)
+	got := map[string]Writer{}
+	for _, w := range o.Writers() {
+		got[w.Lease] = w
+	}
+	if w := got["ns/live"]; !w.Live || w.Holder != "a" || w.Scope != "team-a" {
+		t.Errorf("renewed just now: %+v", w)
+	}
+	if got["ns/stale"].Live {
+		t.Errorf("first seen a minute after its last renewal, 15s lease: %+v", got["ns/stale"])
+	}
+	if got["ns/released"].Live {
+		t.Errorf("released: %+v", got["ns/released"])
+	}
+	// Seen renewed (a new resourceVersion): live again from now.
+	o.seen(lease("stale", "b", "2", now), now)
+	for _, w := range o.Writers() {
+		if w.Lease == "ns/stale" && !w.Live {
+			t.Errorf("renewed: %+v", w)
+		}
+	}
+}
