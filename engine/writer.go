@@ -243,18 +243,48 @@ func (e *Engine) followOtherWriters(ctx context.Context) {
 		return
 	}
 	e.update(func(f *authority.Facts) { f.Consent.User = e.store.Snapshot().Capabilities.User })
+	if e.listOtherWriters(ctx) || e.o.AccessRecheck < 0 {
+		return
+	}
+	// Asked again with the kinds' access: a grant made later (list and
+	// watch on Leases) lets this kroscope write without a restart.
+	go func() {
+		t := time.NewTicker(e.o.AccessRecheck)
+		defer t.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+				if e.listOtherWriters(ctx) {
+					e.log.Info("kroscope's Leases can be listed now: another kroscope writing these instances would be seen")
+					return
+				}
+			}
+		}
+	}()
+}
+
+// listOtherWriters starts following the kroscope Leases and reports
+// whether it could; when not, the facts say why.
+func (e *Engine) listOtherWriters(ctx context.Context) bool {
 	others, err := lease.ListOthers(ctx, e.cl.base.Kubernetes(), e.log, func() { e.setOtherWriters(nil) })
 	if err != nil {
 		why := err.Error()
 		if apierrors.IsForbidden(err) {
 			why = "this user may not list Leases in all namespaces"
 		}
+		was := e.wr.auth.Facts().Writers.Unknown
 		e.update(func(f *authority.Facts) { f.Writers.Unknown = why })
-		e.log.Info("cannot tell whether another kroscope writes these instances: observing", "why", why)
-		return
+		if was != why {
+			e.log.Info("cannot tell whether another kroscope writes these instances: observing", "why", why)
+		}
+		return false
 	}
 	e.wr.others.Store(others)
+	e.update(func(f *authority.Facts) { f.Writers.Unknown = "" })
 	e.setOtherWriters(others)
+	return true
 }
 
 // setOtherWriters records the kroscope Leases seen (others nil: the ones

@@ -103,7 +103,9 @@ func otherWriterLine(f Facts) string {
 	if f.Observe || f.NoLease || !f.LeaseClient {
 		return ""
 	}
-	if f.Writers.Unknown != "" {
+	// Not knowing matters only to a kroscope that would campaign: one
+	// that follows a holder or may not take the Lease writes nothing.
+	if f.Writers.Unknown != "" && !f.Following && f.LeaseDenied == "" {
 		return "cannot tell whether another kroscope writes these instances (" + f.Writers.Unknown + "): observing"
 	}
 	if o, ok := OtherWriter(f.Writers, f.Identity); ok {
