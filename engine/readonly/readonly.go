@@ -8,8 +8,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"sync/atomic"
+	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -48,6 +50,20 @@ func (g *Gate) Open() bool {
 	}
 	f := g.fence.Load()
 	return f == nil || (*f).Valid()
+}
+
+// fenceUntil is when the fence's proof lapses, when it says (see Until).
+func (g *Gate) fenceUntil() (time.Time, bool) {
+	f := g.fence.Load()
+	if f == nil {
+		return time.Time{}, false
+	}
+	u, ok := (*f).(interface{ Until() time.Time })
+	if !ok {
+		return time.Time{}, false
+	}
+	until := u.Until()
+	return until, !until.IsZero()
 }
 
 // SetFence makes every write also wait on f (nil: no fence).
@@ -130,12 +146,40 @@ type roundTripper struct {
 }
 
 func (r *roundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
-	if !readVerbs[req.Method] {
-		if err := r.gate.refuse(req.Context(), req.Method, req.URL.Path); err != nil {
-			return nil, err
-		}
+	if readVerbs[req.Method] {
+		return r.next.RoundTrip(req)
 	}
-	return r.next.RoundTrip(req)
+	if err := r.gate.refuse(req.Context(), req.Method, req.URL.Path); err != nil {
+		return nil, err
+	}
+	until, fenced := r.gate.fenceUntil()
+	if !fenced || userAllowed(req.Context(), req.Method) {
+		return r.next.RoundTrip(req)
+	}
+	// A write that passed the gate may still wait for the connection
+	// (a free stream, the write lock) while the process is paused: it
+	// carries the proof's expiry as its deadline, so one still waiting
+	// when the proof lapses is abandoned, not sent late.
+	ctx, cancel := context.WithDeadline(req.Context(), until)
+	resp, err := r.next.RoundTrip(req.WithContext(ctx))
+	if err != nil {
+		cancel()
+		return nil, err
+	}
+	resp.Body = &cancelOnClose{ReadCloser: resp.Body, cancel: cancel}
+	return resp, nil
+}
+
+// cancelOnClose ends a write's context once its response is read.
+type cancelOnClose struct {
+	io.ReadCloser
+	cancel context.CancelFunc
+}
+
+func (b *cancelOnClose) Close() error {
+	err := b.ReadCloser.Close()
+	b.cancel()
+	return err
 }
 
 // WrappedRoundTripper lets client-go's transport debugging see through.
