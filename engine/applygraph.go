@@ -12,8 +12,14 @@ import (
 	"github.com/kroscope/kroscope/engine/authority"
 	"github.com/kroscope/kroscope/engine/readonly"
 	"github.com/kroscope/kroscope/reconciler/graph"
-	"github.com/kroscope/kroscope/reconciler/metadata"
 )
+
+// UserFieldManager is the field manager of the writes the user asks for
+// (the plan view's apply of a graph, an instance's edit): not kroscope's
+// own manager, so that kro detection never reads them as kroscope's
+// reconciles (a write by kroscope's manager after kro's sets kro's write
+// aside, engine/krodetect), and the managedFields say who changed what.
+const UserFieldManager = "kroscope-user"
 
 // ApplyGraphRefused says, without a call to the API server, why applying
 // the graph files would be refused (nil: it may go ahead), so that the
@@ -32,7 +38,7 @@ func (e *Engine) ApplyGraphRefused(paths ...string) error {
 }
 
 // ApplyGraphs writes the graph definitions of the files to the cluster,
-// with a server-side apply as kroscope's field manager, and returns their
+// with a server-side apply as UserFieldManager, and returns their
 // names. The cluster's watch then serves the new definition and every
 // instance is reconciled with it: the rollout the instance list follows
 // (state.Rolled). Forced: the user confirmed taking the fields the file
@@ -87,7 +93,7 @@ func (e *Engine) applyGraph(ctx context.Context, rgd *graph.ResourceGraphDefinit
 	u.SetLabels(src.GetLabels())
 	u.SetAnnotations(src.GetAnnotations())
 	_, err := e.cl.set.Dynamic().Resource(graph.GroupVersionResource).Apply(ctx, rgd.Name, u,
-		metav1.ApplyOptions{FieldManager: metadata.FieldManager, Force: true})
+		metav1.ApplyOptions{FieldManager: UserFieldManager, Force: true})
 	switch {
 	case apierrors.IsNotFound(err):
 		return fmt.Errorf("applying %s: the cluster serves no ResourceGraphDefinitions (kro's CRDs are not installed): %w", rgd.Source, err)

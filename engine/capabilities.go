@@ -230,7 +230,15 @@ func (e *Engine) checkLeaseAccess(ctx context.Context) {
 // leaseAccessDenied says why this user may not take the Lease ("" when it
 // may); checked is false when the API server could not say.
 func (e *Engine) leaseAccessDenied(ctx context.Context) (why string, checked bool) {
-	for _, verb := range []string{"get", "create", "update"} {
+	verbs := []string{"get", "update"}
+	// create only when the Lease is not there (deploy/ creates it, and
+	// grants no create on Leases); a followed Lease is there.
+	if !e.wr.auth.Facts().Following {
+		if _, err := e.cl.base.Kubernetes().CoordinationV1().Leases(e.o.LeaseNamespace).Get(ctx, e.o.LeaseName, metav1.GetOptions{}); apierrors.IsNotFound(err) {
+			verbs = append(verbs, "create")
+		}
+	}
+	for _, verb := range verbs {
 		r, err := e.cl.base.Kubernetes().AuthorizationV1().SelfSubjectAccessReviews().Create(ctx, &authorizationv1.SelfSubjectAccessReview{
 			Spec: authorizationv1.SelfSubjectAccessReviewSpec{ResourceAttributes: &authorizationv1.ResourceAttributes{
 				Namespace: e.o.LeaseNamespace, Verb: verb, Group: "coordination.k8s.io", Resource: "leases", Name: e.o.LeaseName,

@@ -11,7 +11,6 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/kroscope/kroscope/engine/state"
-	"github.com/kroscope/kroscope/reconciler/metadata"
 )
 
 // EditableInstance is the instance as `E` opens it in the editor: its
@@ -72,7 +71,7 @@ func (e *Engine) ApplyInstanceEdit(ctx context.Context, key state.InstanceKey, d
 	if err != nil {
 		return err
 	}
-	_, err = e.cl.set.Dynamic().Resource(s.gvr).Namespace(key.Namespace).Update(ctx, u, metav1.UpdateOptions{FieldManager: metadata.FieldManager})
+	_, err = e.cl.set.Dynamic().Resource(s.gvr).Namespace(key.Namespace).Update(ctx, u, metav1.UpdateOptions{FieldManager: UserFieldManager})
 	e.recheckAfterForbidden(ctx, s, err)
 	if apierrors.IsConflict(err) {
 		return fmt.Errorf("the instance changed since the editor opened it (reopen to see the new version): %w", err)

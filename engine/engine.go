@@ -106,6 +106,10 @@ type Options struct {
 	// watch), delete is an API delete. Without it an observing engine
 	// refuses both.
 	Attach bool
+	// AskBeforeWriting (the TUI, unless --yes): a kroscope about to take a
+	// free Lease, and so to write with the user's own credentials, waits
+	// for Consent first, saying so on the header (Mode.Ask).
+	AskBeforeWriting bool
 	// Log receives the engine's logs; they are also mirrored into the
 	// state's log pane.
 	Log logr.Logger
@@ -477,6 +481,7 @@ func (e *Engine) decideWriter(ctx context.Context, clusterRGDs bool) {
 		e.log.Info("no typed client for the lease: observing")
 	}
 	e.checkLeaseAccess(ctx)
+	e.followOtherWriters(ctx)
 	go e.syncWhenWriting(ctx)
 	e.update(func(f *authority.Facts) { f.Running = true })
 	go e.recheckDeniedAccess(ctx)

@@ -27,7 +27,7 @@ var graphRevisionGVR = schema.GroupVersionResource{Group: "internal.kro.run", Ve
 
 // startKroDetection makes the first check for kro's controller (its Lease,
 // Deployment and, when the cluster has graphs, its writes on them) before
-// anything is written, then keeps checking every KroPollInterval.
+// anything is written, then watches them and checks every KroPollInterval.
 func (e *Engine) startKroDetection(ctx context.Context, clusterRGDs bool) {
 	kube := e.cl.base.Kubernetes()
 	if e.o.KroPollInterval < 0 || kube == nil {
@@ -54,6 +54,16 @@ func (e *Engine) startKroDetection(ctx context.Context, clusterRGDs bool) {
 		}
 	}
 	e.refreshKro(d)
+	// kro's Lease and Deployment are watched: one that appears is acted
+	// on at once (before kro's first reconcile completes); the poll is for
+	// time passing (a Lease's expiry) and a watch this user may not have.
+	changed := make(chan struct{}, 1)
+	go d.Watch(ctx, func() {
+		select {
+		case changed <- struct{}{}:
+		default:
+		}
+	})
 	go func() {
 		t := time.NewTicker(e.o.KroPollInterval)
 		defer t.Stop()
@@ -62,9 +72,10 @@ func (e *Engine) startKroDetection(ctx context.Context, clusterRGDs bool) {
 			case <-ctx.Done():
 				return
 			case <-t.C:
-				poll()
-				e.refreshKro(d)
+			case <-changed:
 			}
+			poll()
+			e.refreshKro(d)
 		}
 	}()
 }

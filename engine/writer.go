@@ -3,7 +3,10 @@ package engine
 import (
 	"context"
 	"sync"
+	"sync/atomic"
 	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 
 	"github.com/kroscope/kroscope/engine/authority"
 	"github.com/kroscope/kroscope/engine/krodetect"
@@ -28,14 +31,28 @@ type writer struct {
 	done chan struct{}
 	// opened is signalled when the gate opens (see syncWhenWriting).
 	opened chan struct{}
+	// fence is the Lease holder's proof that it still holds the Lease:
+	// the gate asks it at every write (nil without a Lease).
+	fence *lease.Fence
+	// lapsed: the proof lapsed while the gate was open (fenceChanged).
+	lapsed atomic.Bool
+	// others follows every kroscope Lease (followOtherWriters).
+	others atomic.Pointer[lease.Others]
 }
 
 func newWriter(o Options, leaseClient bool) *writer {
 	auth := authority.New(authority.Facts{
 		Observe: o.Observe, NoLease: o.DisableLease, LeaseClient: leaseClient,
 		Identity: o.Identity, TakeOver: o.TakeOver, Attach: o.Attach,
+		Writers: authority.WriterFacts{Lease: o.LeaseNamespace + "/" + o.LeaseName, Scope: o.Namespace},
+		Consent: authority.ConsentFacts{Ask: o.AskBeforeWriting},
 	})
-	return &writer{auth: auth, gate: readonly.NewGate(auth.Decision().GateOpen), opened: make(chan struct{}, 1)}
+	w := &writer{auth: auth, gate: readonly.NewGate(auth.Decision().GateOpen), opened: make(chan struct{}, 1)}
+	if auth.Decision().UsesLease {
+		w.fence = lease.FenceFor(o.LeaseDuration)
+		w.gate.SetFence(w.fence)
+	}
+	return w
 }
 
 // writing reports whether reconciles write now (the gate is open).
@@ -109,6 +126,9 @@ func (e *Engine) campaignLocked(want bool) {
 				OnStarted: func() { e.setLeading(true) },
 				OnStopped: func() { e.setLeading(false) },
 				OnHolder:  e.setHolder,
+				Fence:     w.fence,
+				OnFence:   e.fenceChanged,
+				Scope:     e.o.Namespace,
 			})
 			if err != nil {
 				e.log.Error(err, "lease")
@@ -127,6 +147,26 @@ func (e *Engine) releaseLease() <-chan struct{} {
 	e.wr.mu.Lock()
 	defer e.wr.mu.Unlock()
 	return e.wr.done
+}
+
+// fenceChanged hears the Lease holder's proof lapse or hold again. The
+// gate asks the proof itself at every write; this says so in the log and,
+// when it holds again, re-checks every instance whose write was refused.
+func (e *Engine) fenceChanged(valid bool) {
+	if !valid {
+		if e.decision().GateOpen {
+			e.wr.lapsed.Store(true)
+			e.log.Info("cannot prove this kroscope still holds the lease (not renewed in time): writes refused until it is renewed or lost",
+				"lease", e.o.LeaseNamespace+"/"+e.o.LeaseName)
+		}
+		return
+	}
+	if e.wr.lapsed.Swap(false) && e.decision().GateOpen {
+		e.log.Info("lease renewed: writing again", "lease", e.o.LeaseNamespace+"/"+e.o.LeaseName)
+		for _, s := range e.graphs.all() {
+			e.enqueueAll(s)
+		}
+	}
 }
 
 func (e *Engine) setHolder(id string) {
@@ -192,4 +232,88 @@ func (e *Engine) setFollowed(h lease.Holder) {
 func (e *Engine) setLeaseDenied(why string) {
 	e.store.SetLeaseDenied(why)
 	e.update(func(f *authority.Facts) { f.LeaseDenied = why })
+}
+
+// followOtherWriters watches every kroscope Lease, so that this kroscope
+// observes while another one, under another Lease, writes the same
+// instances (authority.OtherWriter). One that cannot list them cannot
+// prove it is the only writer, and observes, saying why.
+func (e *Engine) followOtherWriters(ctx context.Context) {
+	if !e.decision().UsesLease {
+		return
+	}
+	e.update(func(f *authority.Facts) { f.Consent.User = e.store.Snapshot().Capabilities.User })
+	if e.listOtherWriters(ctx) || e.o.AccessRecheck < 0 {
+		return
+	}
+	// Asked again with the kinds' access: a grant made later (list and
+	// watch on Leases) lets this kroscope write without a restart.
+	go func() {
+		t := time.NewTicker(e.o.AccessRecheck)
+		defer t.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+				if e.listOtherWriters(ctx) {
+					e.log.Info("kroscope's Leases can be listed now: another kroscope writing these instances would be seen")
+					return
+				}
+			}
+		}
+	}()
+}
+
+// listOtherWriters starts following the kroscope Leases and reports
+// whether it could; when not, the facts say why.
+func (e *Engine) listOtherWriters(ctx context.Context) bool {
+	others, err := lease.ListOthers(ctx, e.cl.base.Kubernetes(), e.log, func() { e.setOtherWriters(nil) })
+	if err != nil {
+		why := err.Error()
+		if apierrors.IsForbidden(err) {
+			why = "this user may not list Leases in all namespaces"
+		}
+		was := e.wr.auth.Facts().Writers.Unknown
+		e.update(func(f *authority.Facts) { f.Writers.Unknown = why })
+		if was != why {
+			e.log.Info("cannot tell whether another kroscope writes these instances: observing", "why", why)
+		}
+		return false
+	}
+	e.wr.others.Store(others)
+	e.update(func(f *authority.Facts) { f.Writers.Unknown = "" })
+	e.setOtherWriters(others)
+	return true
+}
+
+// setOtherWriters records the kroscope Leases seen (others nil: the ones
+// followed) and logs a change of the other writer.
+func (e *Engine) setOtherWriters(others *lease.Others) {
+	if others == nil {
+		if others = e.wr.others.Load(); others == nil {
+			return // the first list is recorded by followOtherWriters
+		}
+	}
+	seen := others.Writers()
+	var was, now string
+	e.update(func(f *authority.Facts) {
+		was = authority.Decide(*f).Mode.Writer
+		f.Writers.Seen = seen
+		now = authority.Decide(*f).Mode.Writer
+	})
+	switch {
+	case now == was:
+	case now != "":
+		e.log.Info(now)
+	default:
+		e.log.Info("no other kroscope writes these instances now", "was", was)
+	}
+}
+
+// Consent is the user's yes: the TUI may take the Lease and write with
+// the user's credentials (Mode.Ask asked it).
+func (e *Engine) Consent() {
+	e.update(func(f *authority.Facts) { f.Consent.Given = true })
+	e.log.Info("the user said yes: reconciling with their credentials", "user", e.store.Snapshot().Capabilities.User)
 }

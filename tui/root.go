@@ -609,6 +609,17 @@ func (m *Model) globalActions() []action {
 		// The debug overlay: memory and queue figures under the status line.
 		action{name: "debug", keys: []string{"ctrl+g"}, help: "debug line: memory, queue, reconciles in flight (again: hide)",
 			do: do0(func() { m.debug = !m.debug })},
+		// The user's yes to reconciling with their own credentials,
+		// while the header asks it (Mode.Ask, which names the key).
+		action{name: "consent", keys: []string{"W"}, help: "yes: reconcile with your credentials, when the header asks", short: "yes, reconcile",
+			when: func() bool {
+				_, ok := c.b.(WriteConsenter)
+				return ok && m.snap != nil && m.snap.Mode.Ask != ""
+			},
+			do: do0(func() {
+				c.b.(WriteConsenter).Consent()
+				m.setFlash("reconciling with your credentials", false)
+			})},
 		share("command", "command: :kind NAME, :ns NAME, :graph NAME, :graphs, :plan FILE, :q (tab completes, up/down: history)", "",
 			func() tea.Cmd { return m.cmd.open(m.w) }),
 		action{name: "graphs", keys: []string{"D"}, help: "the graphs screen: every ResourceGraphDefinition, its state and instances (also :graphs, :rgd)",

@@ -97,6 +97,8 @@ func notReconciling(s *state.Snapshot, narrow bool) string {
 		return "observing (--observe)"
 	case s.Mode.Kro != "":
 		return "observing (kro reconciles)"
+	case s.Mode.Ask != "":
+		return "observing until you say yes (W)"
 	case s.Mode.Attached && s.Mode.Holder == "" && narrow:
 		return "attached"
 	case s.Mode.Attached && s.Mode.Holder == "":
@@ -187,10 +189,22 @@ func watchSummary(ws []state.Watch) (string, bool) {
 // kroLine says, while kro's controller runs on the cluster, why kroscope
 // only observes and how to make it reconcile.
 func kroLine(c *common, snap *state.Snapshot, w int) string {
-	if snap == nil || snap.Mode.Kro == "" {
+	if snap == nil {
 		return ""
 	}
-	return c.th.Warn.Render(fit(" "+c.th.G.Warn+" "+snap.Mode.Kro, w, c.th.G.Ellipsis))
+	// One line for who writes: kro, another kroscope, or the question
+	// asked before this one writes with the user's credentials.
+	line := snap.Mode.Kro
+	if line == "" {
+		line = snap.Mode.Writer
+	}
+	if line == "" {
+		line = snap.Mode.Ask
+	}
+	if line == "" {
+		return ""
+	}
+	return c.th.Warn.Render(fit(" "+c.th.G.Warn+" "+line, w, c.th.G.Ellipsis))
 }
 
 // accessLine says what this user may do when that is less than

@@ -27,6 +27,10 @@ type Backend interface {
 	Delete(ctx context.Context, key state.InstanceKey) error
 }
 
+// WriteConsenter is a backend that asks before it writes with the user's
+// credentials (the engine's Consent): W says yes while Mode.Ask is set.
+type WriteConsenter interface{ Consent() }
+
 // Options configure the UI. Zero values are sensible defaults.
 type Options struct {
 	// Theme is a theme name (see theme.Names); "" takes the config file's,

@@ -22,6 +22,7 @@ func init() {
 		o         engine.Options
 		ui        tui.Options
 		takeLease bool
+		yes       bool
 	)
 	rootCmd.Example = `  kroscope --rgd examples/webapp/          # serve a graph from files on the current context
   kroscope --context kind-kind -n team-a   # the cluster's graphs, one namespace
@@ -51,6 +52,9 @@ func init() {
 		// A local TUI does not take the Lease from a kroscope that holds
 		// it (the in-cluster replicas): it attaches, unless --take-lease.
 		o.CampaignIfFree = !takeLease
+		// About to become the cluster's writer with the user's own
+		// credentials, the TUI asks first (issue #35), unless --yes.
+		o.AskBeforeWriting = !yes
 		e, err := engine.New(o)
 		if err != nil {
 			return tui.Run(ctx, tui.FatalBackend("Cannot start the engine", err.Error(),
@@ -61,6 +65,7 @@ func init() {
 	}
 	addEngineFlags(rootCmd.Flags(), &o)
 	addAttachFlags(rootCmd.Flags(), &o, &takeLease)
+	rootCmd.Flags().BoolVar(&yes, "yes", false, "when no kroscope or kro reconciles the cluster, start reconciling with your credentials without asking first (by default the header asks, and W says yes)")
 	addUIFlags(rootCmd.Flags(), &ui)
 }
 

@@ -11,6 +11,7 @@ import (
 	"sync"
 
 	"github.com/kroscope/kroscope/engine/krodetect"
+	"github.com/kroscope/kroscope/engine/lease"
 	"github.com/kroscope/kroscope/engine/state"
 )
 
@@ -44,6 +45,82 @@ type Facts struct {
 	// Attach (--attach): forward the user's requeue and delete to the
 	// cluster while another reconciles.
 	Attach bool
+	// Writers: the other kroscopes' Leases (another --lease-namespace or
+	// --lease-name), for OtherWriter.
+	Writers WriterFacts
+	// Consent: the TUI's question before it becomes the cluster's writer.
+	Consent ConsentFacts
+}
+
+// WriterFacts are what this kroscope knows of every kroscope Lease.
+type WriterFacts struct {
+	// Lease is this kroscope's own Lease ("namespace/name"); Scope the
+	// namespace whose instances it writes ("" all).
+	Lease, Scope string
+	// Seen are the kroscope Leases seen in the cluster, its own included.
+	Seen []lease.Writer
+	// Unknown says why the others cannot be seen ("" when they can):
+	// this kroscope then cannot prove it is the only writer, and observes.
+	Unknown string
+}
+
+// ConsentFacts: a TUI about to become the cluster's writer with the
+// user's own credentials asks first (unless --yes).
+type ConsentFacts struct {
+	// Ask: the question is asked; Given: the user said yes.
+	Ask, Given bool
+	// User is whom the writes would be sent as ("" unknown).
+	User string
+}
+
+// OtherWriter returns the kroscope that writes the instances this one
+// would, under another Lease, and is to keep writing: live, its scope
+// overlapping (one of the two all namespaces, or the same namespace),
+// and its Lease taken before this one's (its acquire time, then its name,
+// so of two that see each other exactly one gives way; one whose own
+// Lease is not seen yet gives way to every other).
+func OtherWriter(w WriterFacts, identity string) (lease.Writer, bool) {
+	var mine *lease.Writer
+	for i := range w.Seen {
+		if w.Seen[i].Lease == w.Lease && w.Seen[i].Holder == identity {
+			mine = &w.Seen[i]
+		}
+	}
+	for _, o := range w.Seen {
+		if o.Lease == w.Lease || !o.Live || o.Holder == identity || (o.Scope != "" && w.Scope != "" && o.Scope != w.Scope) {
+			continue
+		}
+		if mine == nil || o.Acquired.Before(mine.Acquired) || (o.Acquired.Equal(mine.Acquired) && o.Lease < mine.Lease) {
+			return o, true
+		}
+	}
+	return lease.Writer{}, false
+}
+
+// otherWriterLine says why another kroscope's writing stops this one
+// ("" when none does).
+func otherWriterLine(f Facts) string {
+	if f.Observe || f.NoLease || !f.LeaseClient {
+		return ""
+	}
+	// Not knowing matters only to a kroscope that would campaign: one
+	// that follows a holder or may not take the Lease writes nothing.
+	if f.Writers.Unknown != "" && !f.Following && f.LeaseDenied == "" {
+		return "cannot tell whether another kroscope writes these instances (" + f.Writers.Unknown + "): observing"
+	}
+	if o, ok := OtherWriter(f.Writers, f.Identity); ok {
+		return "another kroscope writes these instances (" + o.String() + "): observing, so that one writes them"
+	}
+	return ""
+}
+
+// otherHolder is the other writer's identity ("" for none).
+func otherHolder(f Facts) string {
+	if f.Observe || f.NoLease || !f.LeaseClient || f.Writers.Unknown != "" {
+		return ""
+	}
+	o, _ := OtherWriter(f.Writers, f.Identity)
+	return o.Holder
 }
 
 // Route is where a user's action goes.
@@ -89,16 +166,24 @@ type Decision struct {
 // Decide is the one place that decides who may write.
 func Decide(f Facts) Decision {
 	kro := f.Kro.Line(f.TakeOver)
+	writer := otherWriterLine(f)
+	if h := otherHolder(f); h != "" && (f.Holder == "" || f.Holder == f.Identity) {
+		f.Holder = h // shown, and named in the refusals, as the holder
+	}
 	wantsLease := !f.Observe && !f.NoLease
 	d := Decision{
-		GateOpen:      !f.Observe && (f.NoLease || f.Leading) && kro == "",
+		GateOpen:      !f.Observe && (f.NoLease || f.Leading) && kro == "" && writer == "",
 		UsesLease:     wantsLease && f.LeaseClient,
 		NoLeaseClient: wantsLease && !f.LeaseClient,
 	}
-	d.Campaign = d.UsesLease && kro == "" && !f.Following && f.LeaseDenied == "" && f.Running
+	asking := AwaitingConsent(f)
+	d.Campaign = d.UsesLease && kro == "" && writer == "" && !f.Following && f.LeaseDenied == "" && f.Running && !asking
 	other := f.Holder != "" && f.Holder != f.Identity
-	attached := f.Attach && !f.Observe && !d.GateOpen && (kro != "" || other || f.LeaseDenied != "")
+	attached := f.Attach && !f.Observe && !d.GateOpen && (kro != "" || other || f.LeaseDenied != "" || writer != "")
 	d.Requeue = userAction(f, d.GateOpen, attached, kro, other)
+	if d.Requeue.Route == Local && !d.GateOpen && writer != "" {
+		d.Requeue = Action{Refused, "observing only (--attach=false): " + writer}
+	}
 	d.Delete = d.Requeue
 	if d.Delete.Route == Local && !d.GateOpen {
 		d.Delete = Action{Refused, "observing until this kroscope holds the lease"}
@@ -106,7 +191,26 @@ func Decide(f Facts) Decision {
 	d.Edit = editAction(f, d.GateOpen)
 	d.ApplyGraph = d.Delete
 	d.Mode = mode(f, d.GateOpen, attached, kro)
+	d.Mode.Writer = writer
+	if asking {
+		d.Mode.Ask = consentQuestion(f.Consent.User)
+	}
 	return d
+}
+
+// AwaitingConsent: the Lease is free and this TUI would take it, writing
+// with the user's own credentials, but the user has not said yes yet.
+func AwaitingConsent(f Facts) bool {
+	return f.Consent.Ask && !f.Consent.Given && !f.Observe && !f.NoLease && f.LeaseClient &&
+		f.Kro.MayWrite() && otherWriterLine(f) == "" && !f.Following && f.LeaseDenied == "" && f.Holder == ""
+}
+
+func consentQuestion(user string) string {
+	if user == "" {
+		user = "your kubeconfig's user"
+	}
+	return "no kroscope or kro reconciles this cluster: kroscope would write as " + user +
+		", running every graph's templates with your rights; W to reconcile (--yes skips this question)"
 }
 
 // userAction: locally while reconciling (or while nobody else reconciles
@@ -183,6 +287,10 @@ func Word(m state.Mode) string {
 		return "observe (--observe)"
 	case m.Kro != "":
 		return "observe (kro may be reconciling this cluster)"
+	case m.Writer != "":
+		return "observe (another kroscope writes these instances)"
+	case m.Ask != "":
+		return "observe (waiting for your yes to reconcile)"
 	case m.Reconciling:
 		return "reconcile"
 	case m.Attached && m.Holder == "":

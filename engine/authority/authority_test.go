@@ -6,8 +6,10 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/kroscope/kroscope/engine/krodetect"
+	"github.com/kroscope/kroscope/engine/lease"
 )
 
 // conditions are the words of the "when" column of docs/architecture.md's
@@ -22,6 +24,8 @@ var conditions = map[string]func(Facts) bool{
 	"following":         func(f Facts) bool { return f.Following },
 	"Lease denied":      func(f Facts) bool { return f.LeaseDenied != "" },
 	"`--attach`":        func(f Facts) bool { return f.Attach },
+	"another kroscope":  func(f Facts) bool { return otherWriterLine(f) != "" },
+	"awaiting your yes": func(f Facts) bool { return AwaitingConsent(f) },
 	"otherwise":         func(Facts) bool { return true },
 }
 
@@ -113,9 +117,27 @@ func possible(f Facts) bool {
 		return false // a holder is seen only by following or campaigning
 	case f.HolderExpired && !f.Following:
 		return false // only a followed holder expires
+	case (f.Writers.Seen != nil || f.Writers.Unknown != "") && !uses:
+		return false // the other kroscopes are looked for only with a Lease
+	case f.Leading && f.Consent.Ask && !f.Consent.Given:
+		return false // campaigns only once the user said yes
+	case f.Consent.Given && !f.Consent.Ask:
+		return false
 	}
 	return true
 }
+
+// writerCases: no other kroscope, one that writes the same instances
+// under another Lease and took it first, and no way to tell.
+var writerCases = []WriterFacts{
+	{},
+	{Lease: "kroscope-system/kroscope", Seen: []lease.Writer{
+		{Lease: "team-a/kroscope", Holder: "other-team", Live: true, Acquired: time.Unix(100, 0)},
+	}},
+	{Lease: "kroscope-system/kroscope", Unknown: "forbidden to list Leases"},
+}
+
+var consentCases = []ConsentFacts{{}, {Ask: true, User: "jane"}, {Ask: true, Given: true, User: "jane"}}
 
 // every calls fn with every combination of the facts.
 func every(fn func(Facts)) {
@@ -125,9 +147,14 @@ func every(fn func(Facts)) {
 		for _, holder := range []string{"", "me", "other"} {
 			for _, p := range kro {
 				for _, denied := range []string{"", "user jane may not update the lease"} {
-					fn(Facts{Observe: bit(0), NoLease: bit(1), LeaseClient: bit(2), Running: bit(3), Leading: bit(4),
-						Following: bit(5), HolderExpired: bit(6), Attach: bit(7), TakeOver: bit(8),
-						Identity: "me", Holder: holder, Kro: krodetect.Verdict{Presence: p, Reason: "lease kro-system/kro"}, LeaseDenied: denied})
+					for _, w := range writerCases {
+						for _, c := range consentCases {
+							fn(Facts{Observe: bit(0), NoLease: bit(1), LeaseClient: bit(2), Running: bit(3), Leading: bit(4),
+								Following: bit(5), HolderExpired: bit(6), Attach: bit(7), TakeOver: bit(8),
+								Identity: "me", Holder: holder, Kro: krodetect.Verdict{Presence: p, Reason: "lease kro-system/kro"}, LeaseDenied: denied,
+								Writers: w, Consent: c})
+						}
+					}
 				}
 			}
 		}
@@ -225,5 +252,45 @@ func TestDecideWords(t *testing.T) {
 		if d.Requeue.Why != c.requeue || d.Edit.Why != c.edit || d.Mode.RequeueNote != c.note {
 			t.Errorf("%s: requeue %q, edit %q, note %q; want %q, %q, %q", c.name, d.Requeue.Why, d.Edit.Why, d.Mode.RequeueNote, c.requeue, c.edit, c.note)
 		}
+	}
+}
+
+// OtherWriter: of two live kroscopes that would write the same instances
+// under different Leases, the one that took its Lease first writes.
+func TestOtherWriter(t *testing.T) {
+	at := func(s int64) time.Time { return time.Unix(s, 0) }
+	mine := lease.Writer{Lease: "kroscope-system/kroscope", Holder: "me", Live: true, Acquired: at(200)}
+	for _, c := range []struct {
+		name  string
+		scope string
+		seen  []lease.Writer
+		want  string
+	}{
+		{"alone", "", []lease.Writer{mine}, ""},
+		{"my own Lease not seen yet", "", []lease.Writer{{Lease: "team-a/kroscope", Holder: "b", Live: true, Acquired: at(300)}}, "b"},
+		{"an earlier holder, all namespaces", "team-a", []lease.Writer{mine, {Lease: "x/k", Holder: "b", Live: true, Acquired: at(100)}}, "b"},
+		{"a later holder gives way to me", "", []lease.Writer{mine, {Lease: "x/k", Holder: "b", Live: true, Acquired: at(300)}}, ""},
+		{"same time: the Lease's name decides", "", []lease.Writer{mine, {Lease: "a/k", Holder: "b", Live: true, Acquired: at(200)}}, "b"},
+		{"same time, the other way", "", []lease.Writer{mine, {Lease: "z/k", Holder: "b", Live: true, Acquired: at(200)}}, ""},
+		{"not live", "", []lease.Writer{mine, {Lease: "x/k", Holder: "b", Acquired: at(100)}}, ""},
+		{"released", "", []lease.Writer{mine, {Lease: "x/k", Live: false, Acquired: at(100)}}, ""},
+		{"other namespaces", "team-a", []lease.Writer{mine, {Lease: "x/k", Holder: "b", Scope: "team-b", Live: true, Acquired: at(100)}}, ""},
+		{"the same namespace", "team-a", []lease.Writer{mine, {Lease: "x/k", Holder: "b", Scope: "team-a", Live: true, Acquired: at(100)}}, "b"},
+		{"it serves all namespaces", "team-a", []lease.Writer{mine, {Lease: "x/k", Holder: "b", Scope: "", Live: true, Acquired: at(100)}}, "b"},
+		{"I serve all namespaces", "", []lease.Writer{mine, {Lease: "x/k", Holder: "b", Scope: "team-b", Live: true, Acquired: at(100)}}, "b"},
+		{"myself under another Lease name", "", []lease.Writer{mine, {Lease: "x/k", Holder: "me", Live: true, Acquired: at(100)}}, ""},
+	} {
+		o, ok := OtherWriter(WriterFacts{Lease: mine.Lease, Scope: c.scope, Seen: c.seen}, "me")
+		if ok != (c.want != "") || o.Holder != c.want {
+			t.Errorf("%s: OtherWriter = %+v, %v; want holder %q", c.name, o, ok, c.want)
+		}
+	}
+	// Both sides decide from the same Leases: exactly one gives way.
+	other := lease.Writer{Lease: "team-a/kroscope", Holder: "b", Live: true, Acquired: at(200)}
+	both := []lease.Writer{mine, other}
+	_, iGive := OtherWriter(WriterFacts{Lease: mine.Lease, Seen: both}, "me")
+	_, heGives := OtherWriter(WriterFacts{Lease: other.Lease, Seen: both}, "b")
+	if iGive == heGives {
+		t.Errorf("two kroscopes with the same acquire time: I give way %v, the other %v; want exactly one", iGive, heGives)
 	}
 }

@@ -8,15 +8,15 @@
 //   - kro's leader-election Lease (controller.kro.run, in any namespace):
 //     live while held and not expired;
 //   - a Deployment of kro's Helm chart (labels app.kubernetes.io/part-of=kro,
-//     app.kubernetes.io/component=controller): live while it has a ready
-//     replica;
+//     app.kubernetes.io/component=controller): live while it wants or has a
+//     replica (kro starting counts: it writes before it reports ready);
 //   - a write by one of kro's field managers on a ResourceGraphDefinition or
 //     an instance that is newer than kroscope's own last write on it, from
 //     the managedFields the engine sees anyway.
 //
 // Proofs of absence: a kro Lease expired, released, or gone after it was
 // seen; a kro Deployment scaled to zero (no replica at all) or gone after
-// it was seen ready; a change to a graph that kro left unanswered for
+// it was seen; a change to a graph that kro left unanswered for
 // Config.Silence. A Lease's or Deployment's proof covers only the writes
 // made while that Lease or Deployment showed kro running; a silence covers
 // every kro. Sightings and proofs are remembered: deleting the objects kro
@@ -31,7 +31,10 @@ import (
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/cache"
 )
 
 // What kro's controller (v0.9) leaves on a cluster.
@@ -202,4 +205,34 @@ func Headline(reason string, takeOver bool) string {
 		hint = "kro is running now, so --take-over waits for it to stop"
 	}
 	return fmt.Sprintf("kro is reconciling this cluster (%s): observing; %s", strings.TrimSpace(reason), hint)
+}
+
+// Watch follows kro's Leases and Deployments (the ones Poll lists) and
+// calls changed on every event, until ctx is done: a kro that starts
+// while kroscope writes is seen as its Lease or Deployment appears, before
+// its first reconcile, not at the next poll. Without the rights to watch
+// them (a failed list is retried by the informer) the caller's poll is
+// what is left.
+func (d *Detector) Watch(ctx context.Context, changed func()) {
+	if d.c.Kube == nil {
+		return
+	}
+	on := cache.ResourceEventHandlerFuncs{
+		AddFunc:    func(any) { changed() },
+		UpdateFunc: func(any, any) { changed() },
+		DeleteFunc: func(any) { changed() },
+	}
+	leases := informers.NewSharedInformerFactoryWithOptions(d.c.Kube, 0, informers.WithTweakListOptions(func(o *metav1.ListOptions) {
+		o.FieldSelector = "metadata.name=" + LeaseName
+	}))
+	deploys := informers.NewSharedInformerFactoryWithOptions(d.c.Kube, 0, informers.WithTweakListOptions(func(o *metav1.ListOptions) {
+		o.LabelSelector = DeploymentSelector
+	}))
+	_, _ = leases.Coordination().V1().Leases().Informer().AddEventHandler(on)
+	_, _ = deploys.Apps().V1().Deployments().Informer().AddEventHandler(on)
+	leases.Start(ctx.Done())
+	deploys.Start(ctx.Done())
+	<-ctx.Done()
+	leases.Shutdown()
+	deploys.Shutdown()
 }

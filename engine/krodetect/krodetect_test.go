@@ -30,8 +30,11 @@ func TestNoteWrites(t *testing.T) {
 		"someone else":                  {false, withWrites(entry("kubectl", after)), NeverSeen},
 		"kroscope wrote after kro":      {false, withWrites(entry("kro", before), entry("kroscope", after)), NeverSeen},
 		"kro wrote after kroscope":      {false, withWrites(entry("kroscope", before), entry("kro", after)), Unproven},
-		"take-over ignores old traces":  {true, withWrites(entry("kro", before)), TakenOver},
-		"take-over sees new writes":     {true, withWrites(entry("kro", after)), Unproven},
+		// The user's apply of a graph (engine.UserFieldManager) is not
+		// kroscope's reconcile: kro's earlier write still counts.
+		"a user applied after kro":     {false, withWrites(entry("kro", before), entry("kroscope-user", after)), Unproven},
+		"take-over ignores old traces": {true, withWrites(entry("kro", before)), TakenOver},
+		"take-over sees new writes":    {true, withWrites(entry("kro", after)), Unproven},
 	} {
 		t.Run(name, func(t *testing.T) {
 			d := New(Config{OwnManager: "kroscope", TakeOver: tc.takeOver, Since: start})

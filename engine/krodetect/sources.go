@@ -74,24 +74,29 @@ func (d *Detector) listDeployments(ctx context.Context) (map[string]*source, err
 	return sourcesOf(list.Items, d.c.Now(), deploySource), nil
 }
 
-// deploySource: a ready replica shows kro running; no replica at all,
-// wanted or existing, proves it stopped. A replica not ready proves
-// nothing (a kro that crashes in a loop still writes between crashes).
+// deploySource: a ready replica shows kro running, and so does a replica
+// wanted or existing but not ready: a kro starting writes before it
+// reports ready (its first reconcile is not to be raced), and one that
+// crashes in a loop writes between crashes. No replica at all, wanted or
+// existing, proves it stopped.
 func deploySource(dep *appsv1.Deployment, now time.Time) *source {
 	key := "Deployment " + dep.Namespace + "/" + dep.Name
 	src := &source{key: key}
-	if n := max(dep.Status.ReadyReplicas, dep.Status.AvailableReplicas); n > 0 {
-		src.live, src.from, src.until = true, now, now
-		src.seen = Sighting{What: fmt.Sprintf("%s with %d ready replica(s)", key, n), At: now, Live: true, Source: key}
-		return src
-	}
 	want := int32(1)
 	if dep.Spec.Replicas != nil {
 		want = *dep.Spec.Replicas
 	}
-	if want == 0 && dep.Status.Replicas == 0 {
-		src.proof = Proof{What: key + " scaled to zero", At: now, Of: key}
+	ready := max(dep.Status.ReadyReplicas, dep.Status.AvailableReplicas)
+	what := fmt.Sprintf("%s with %d ready replica(s)", key, ready)
+	if ready == 0 {
+		what = fmt.Sprintf("%s with %d replica(s) wanted, none ready yet", key, max(want, dep.Status.Replicas))
 	}
+	if ready > 0 || want > 0 || dep.Status.Replicas > 0 {
+		src.live, src.from, src.until = true, now, now
+		src.seen = Sighting{What: what, At: now, Live: true, Source: key}
+		return src
+	}
+	src.proof = Proof{What: key + " scaled to zero", At: now, Of: key}
 	return src
 }
 

@@ -1,6 +1,7 @@
 package krodetect
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -136,8 +137,8 @@ func TestDetectorLeaseDeleted(t *testing.T) {
 }
 
 // A Deployment that had a ready replica, scaled to zero: proven gone
-// from the first poll that saw no replica; not while a replica exists
-// that is not ready.
+// from the first poll that saw no replica; present while a replica is
+// wanted or exists, ready or not (kro starting, or crashing in a loop).
 func TestDetectorDeploymentScaledDown(t *testing.T) {
 	c := &clock{t0}
 	d := New(Config{OwnManager: "kroscope", Since: t0, Now: c.now})
@@ -152,7 +153,7 @@ func TestDetectorDeploymentScaledDown(t *testing.T) {
 	dep.Status.ReadyReplicas = 0
 	c.t = t0.Add(20 * time.Second)
 	d.pollDeployments(dep)
-	wantPresence(t, d, "a replica not ready (crashing)", Unproven)
+	wantPresence(t, d, "a replica not ready (crashing)", Present)
 	dep.Spec.Replicas, dep.Status.Replicas = &zero, 0
 	c.t = t0.Add(30 * time.Second)
 	d.pollDeployments(dep)
@@ -163,4 +164,16 @@ func TestDetectorDeploymentScaledDown(t *testing.T) {
 	// proof, which keeps its first time.
 	d.Note("ResourceGraphDefinition web", kroWrite(t0.Add(35*time.Second)))
 	wantPresence(t, d, "written after the scale-down", Unproven)
+}
+
+// kro's Deployment just created (no replica yet, none ready): kro is
+// starting, and will write before it reports ready.
+func TestDetectorDeploymentStarting(t *testing.T) {
+	c := &clock{t0}
+	d := New(Config{OwnManager: "kroscope", Since: t0, Now: c.now})
+	d.pollDeployments(&appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: "kro-system", Name: "kro"}})
+	wantPresence(t, d, "created", Present)
+	if v := d.Verdict(); !strings.Contains(v.Reason, "wanted, none ready yet") {
+		t.Errorf("reason %q", v.Reason)
+	}
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/go-logr/logr"
 	coordinationv1 "k8s.io/api/coordination/v1"
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
@@ -21,9 +22,12 @@ import (
 	"k8s.io/client-go/tools/leaderelection/resourcelock"
 )
 
-// Defaults, as kro's controller uses for its own leader election.
+// Defaults. The Lease lives in kroscope's own namespace (deploy/ creates
+// it and the Lease), so kroscope's rights never reach another component's
+// Lease; a kroscope on a laptop finds the in-cluster replicas' Lease there
+// with no flag. The duration is the one kro's controller uses.
 const (
-	DefaultNamespace     = "kube-system"
+	DefaultNamespace     = "kroscope-system"
 	DefaultName          = "kroscope"
 	DefaultLeaseDuration = 15 * time.Second
 )
@@ -45,6 +49,48 @@ type Config struct {
 	OnStarted func()
 	OnStopped func()
 	OnHolder  func(identity string)
+	// Fence, when set, is renewed by every accepted write of the Lease
+	// naming this process and lapsed before its release (see Fence);
+	// OnFence hears it lapse (false) and hold again (true).
+	Fence   *Fence
+	OnFence func(valid bool)
+	// Scope is the one namespace whose instances this kroscope writes
+	// ("" for all): written on the Lease (ScopeLabel), so that another
+	// kroscope with another Lease can tell whether they would both write
+	// the same instances (see Others).
+	Scope string
+}
+
+// RenewDeadline is how long a holder tries to renew before it gives the
+// Lease up (client-go's election), for a lease of duration d.
+func RenewDeadline(d time.Duration) time.Duration { return d * 2 / 3 }
+
+// FenceFor returns the Fence of a lease of duration d (0: the default):
+// it holds for RenewDeadline − Margin after each renewal sent.
+func FenceFor(d time.Duration) *Fence {
+	if d <= 0 {
+		d = DefaultLeaseDuration
+	}
+	return NewFence(RenewDeadline(d) - Margin(d))
+}
+
+// Labels mark every Lease kroscope campaigns for, so that a kroscope can
+// find the others whatever their Lease's name and namespace.
+var Labels = map[string]string{"app.kubernetes.io/name": "kroscope", "app.kubernetes.io/component": "writer-lease"}
+
+// ScopeLabel on a kroscope Lease is the namespace whose instances its
+// holder writes; empty (or absent, a kroscope before it) for all.
+const ScopeLabel = "kroscope.dev/instances-namespace"
+
+// Selector selects kroscope's Leases (Labels).
+const Selector = "app.kubernetes.io/name=kroscope,app.kubernetes.io/component=writer-lease"
+
+func labelsFor(scope string) map[string]string {
+	l := map[string]string{ScopeLabel: scope}
+	for k, v := range Labels {
+		l[k] = v
+	}
+	return l
 }
 
 // Run campaigns for the lease until ctx is done, re-campaigning after a loss.
@@ -56,15 +102,20 @@ func Run(ctx context.Context, c Config) error {
 	if c.LeaseDuration <= 0 {
 		c.LeaseDuration = DefaultLeaseDuration
 	}
-	lock := &resourcelock.LeaseLock{
+	var lock resourcelock.Interface = &resourcelock.LeaseLock{
 		LeaseMeta:  metav1.ObjectMeta{Namespace: c.Namespace, Name: c.Name},
 		Client:     c.Client.CoordinationV1(),
 		LockConfig: resourcelock.ResourceLockConfig{Identity: c.Identity},
+		Labels:     labelsFor(c.Scope),
+	}
+	if c.Fence != nil {
+		lock = &fencedLock{Interface: lock, fence: c.Fence}
+		go watchFence(ctx, c.Fence, c.LeaseDuration, c.OnFence)
 	}
 	le, err := leaderelection.NewLeaderElector(leaderelection.LeaderElectionConfig{
 		Lock:            lock,
 		LeaseDuration:   c.LeaseDuration,
-		RenewDeadline:   c.LeaseDuration * 2 / 3,
+		RenewDeadline:   RenewDeadline(c.LeaseDuration),
 		RetryPeriod:     c.LeaseDuration * 2 / 15,
 		ReleaseOnCancel: true,
 		Name:            c.Namespace + "/" + c.Name,
@@ -76,6 +127,9 @@ func Run(ctx context.Context, c Config) error {
 				}
 			},
 			OnStoppedLeading: func() {
+				if c.Fence != nil {
+					c.Fence.Lapse() // the elector gave up: so do the writes
+				}
 				c.Log.Info("not holding the lease: observing", "lease", c.Namespace+"/"+c.Name)
 				if c.OnStopped != nil {
 					c.OnStopped()
@@ -91,11 +145,34 @@ func Run(ctx context.Context, c Config) error {
 	if err != nil {
 		return fmt.Errorf("lease %s/%s: %w", c.Namespace, c.Name, err)
 	}
+	ensureNamespace(ctx, c)
 	for ctx.Err() == nil {
 		le.Run(ctx) // returns when the lease is lost or ctx ends
 	}
 	releaseIfHeld(c)
 	return nil
+}
+
+// ensureNamespace creates the Lease's namespace when neither it nor the
+// Lease exists (a cluster where kroscope was never deployed: the first
+// kroscope to write makes kroscope's namespace, so the next finds its
+// Lease where the Deployment's would be). Failures are logged: the
+// election then says what it meets.
+func ensureNamespace(ctx context.Context, c Config) {
+	_, err := c.Client.CoordinationV1().Leases(c.Namespace).Get(ctx, c.Name, metav1.GetOptions{})
+	if !apierrors.IsNotFound(err) {
+		return
+	}
+	nss := c.Client.CoreV1().Namespaces()
+	if _, err := nss.Get(ctx, c.Namespace, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+		return
+	}
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: c.Namespace, Labels: map[string]string{"app.kubernetes.io/part-of": "kroscope"}}}
+	if _, err := nss.Create(ctx, ns, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+		c.Log.Error(err, "creating the lease's namespace", "namespace", c.Namespace)
+		return
+	}
+	c.Log.Info("created the lease's namespace", "namespace", c.Namespace)
 }
 
 // releaseIfHeld gives the Lease back when it still names this process.
@@ -105,6 +182,9 @@ func Run(ctx context.Context, c Config) error {
 // until it expires (an engine that failed at start did that). The write is
 // conditional on the version read, so a new holder is never cleared.
 func releaseIfHeld(c Config) {
+	if c.Fence != nil {
+		c.Fence.Lapse()
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	leases := c.Client.CoordinationV1().Leases(c.Namespace)
@@ -117,6 +197,29 @@ func releaseIfHeld(c Config) {
 	l.Spec.HolderIdentity, l.Spec.LeaseDurationSeconds, l.Spec.RenewTime = nil, &one, &now
 	if _, err := leases.Update(ctx, l, metav1.UpdateOptions{}); err != nil {
 		c.Log.Error(err, "releasing the lease", "lease", c.Namespace+"/"+c.Name)
+	}
+}
+
+// watchFence calls onChange when the fence lapses or holds again, checked
+// a few times per retry period (the gate itself asks at each write; this
+// is for the log and the queue), until ctx is done.
+func watchFence(ctx context.Context, f *Fence, d time.Duration, onChange func(bool)) {
+	if onChange == nil {
+		return
+	}
+	t := time.NewTicker(max(d/60, 10*time.Millisecond))
+	defer t.Stop()
+	was := f.Valid()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		if v := f.Valid(); v != was {
+			was = v
+			onChange(v)
+		}
 	}
 }
 

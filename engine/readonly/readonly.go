@@ -8,8 +8,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"sync/atomic"
+	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -22,7 +24,16 @@ import (
 )
 
 // Gate says whether writes are allowed. The zero Gate refuses writes.
-type Gate struct{ open atomic.Bool }
+type Gate struct {
+	open atomic.Bool
+	// fence, when set, must also hold for a write to pass: the Lease
+	// holder's proof that it still holds the Lease (lease.Fence), asked
+	// at each write, so the gate closes the moment the proof lapses.
+	fence atomic.Pointer[Fence]
+}
+
+// Fence is a proof that may lapse by itself.
+type Fence interface{ Valid() bool }
 
 // NewGate returns a gate, open (writable) or not.
 func NewGate(open bool) *Gate {
@@ -31,8 +42,38 @@ func NewGate(open bool) *Gate {
 	return g
 }
 
-// Open reports whether writes are allowed.
-func (g *Gate) Open() bool { return g.open.Load() }
+// Open reports whether writes are allowed: the gate is set open and its
+// fence, if any, holds now.
+func (g *Gate) Open() bool {
+	if !g.open.Load() {
+		return false
+	}
+	f := g.fence.Load()
+	return f == nil || (*f).Valid()
+}
+
+// fenceUntil is when the fence's proof lapses, when it says (see Until).
+func (g *Gate) fenceUntil() (time.Time, bool) {
+	f := g.fence.Load()
+	if f == nil {
+		return time.Time{}, false
+	}
+	u, ok := (*f).(interface{ Until() time.Time })
+	if !ok {
+		return time.Time{}, false
+	}
+	until := u.Until()
+	return until, !until.IsZero()
+}
+
+// SetFence makes every write also wait on f (nil: no fence).
+func (g *Gate) SetFence(f Fence) {
+	if f == nil {
+		g.fence.Store(nil)
+		return
+	}
+	g.fence.Store(&f)
+}
 
 // Set opens or closes the gate.
 func (g *Gate) Set(open bool) { g.open.Store(open) }
@@ -41,10 +82,23 @@ func (g *Gate) Set(open bool) { g.open.Store(open) }
 type Error struct {
 	Verb string
 	What string
+	// Fenced: the gate was open but the Lease holder's proof had lapsed.
+	Fenced bool
 }
 
 func (e *Error) Error() string {
+	if e.Fenced {
+		return fmt.Sprintf("kroscope cannot prove it still holds the lease: refused %s %s (the lease's next holder writes it)", e.Verb, e.What)
+	}
 	return fmt.Sprintf("kroscope is observing (read-only): refused %s %s", e.Verb, e.What)
+}
+
+// refuse returns the error for a write refused now (nil: it may pass).
+func (g *Gate) refuse(ctx context.Context, verb, what string) error {
+	if g.Open() || userAllowed(ctx, verb) {
+		return nil
+	}
+	return &Error{Verb: verb, What: what, Fenced: g.open.Load()}
 }
 
 // IsReadOnly reports whether err is (or wraps) a refused write.
@@ -92,10 +146,40 @@ type roundTripper struct {
 }
 
 func (r *roundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
-	if !readVerbs[req.Method] && !r.gate.Open() && !userAllowed(req.Context(), req.Method) {
-		return nil, &Error{Verb: req.Method, What: req.URL.Path}
+	if readVerbs[req.Method] {
+		return r.next.RoundTrip(req)
 	}
-	return r.next.RoundTrip(req)
+	if err := r.gate.refuse(req.Context(), req.Method, req.URL.Path); err != nil {
+		return nil, err
+	}
+	until, fenced := r.gate.fenceUntil()
+	if !fenced || userAllowed(req.Context(), req.Method) {
+		return r.next.RoundTrip(req)
+	}
+	// A write that passed the gate may still wait for the connection
+	// (a free stream, the write lock) while the process is paused: it
+	// carries the proof's expiry as its deadline, so one still waiting
+	// when the proof lapses is abandoned, not sent late.
+	ctx, cancel := context.WithDeadline(req.Context(), until)
+	resp, err := r.next.RoundTrip(req.WithContext(ctx))
+	if err != nil {
+		cancel()
+		return nil, err
+	}
+	resp.Body = &cancelOnClose{ReadCloser: resp.Body, cancel: cancel}
+	return resp, nil
+}
+
+// cancelOnClose ends a write's context once its response is read.
+type cancelOnClose struct {
+	io.ReadCloser
+	cancel context.CancelFunc
+}
+
+func (b *cancelOnClose) Close() error {
+	err := b.ReadCloser.Close()
+	b.cancel()
+	return err
 }
 
 // WrappedRoundTripper lets client-go's transport debugging see through.
@@ -138,10 +222,7 @@ type dynResource struct {
 }
 
 func (d *dynResource) check(ctx context.Context, verb, name string) error {
-	if d.g.Open() || userAllowed(ctx, verb) {
-		return nil
-	}
-	return &Error{Verb: verb, What: d.what + " " + name}
+	return d.g.refuse(ctx, verb, d.what+" "+name)
 }
 
 func (d *dynResource) Create(ctx context.Context, obj *unstructured.Unstructured, o metav1.CreateOptions, sub ...string) (*unstructured.Unstructured, error) {
@@ -229,10 +310,7 @@ type metaResource struct {
 }
 
 func (m *metaResource) check(ctx context.Context, verb, name string) error {
-	if m.g.Open() || userAllowed(ctx, verb) {
-		return nil
-	}
-	return &Error{Verb: verb, What: m.what + " " + name}
+	return m.g.refuse(ctx, verb, m.what+" "+name)
 }
 
 func (m *metaResource) Delete(ctx context.Context, name string, o metav1.DeleteOptions, sub ...string) error {

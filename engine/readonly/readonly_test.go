@@ -2,8 +2,10 @@ package readonly
 
 import (
 	"context"
+	"errors"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"sync/atomic"
 	"testing"
 
@@ -107,5 +109,48 @@ func TestUserWritePassesOnlyPatchAndDelete(t *testing.T) {
 	}
 	if err := d.Delete(user, "a", metav1.DeleteOptions{}); err != nil {
 		t.Errorf("user delete through the dynamic wrapper: %v", err)
+	}
+}
+
+type fakeFence struct{ ok atomic.Bool }
+
+func (f *fakeFence) Valid() bool { return f.ok.Load() }
+
+// An open gate whose fence lapsed refuses every write before it is sent,
+// saying why, and passes them again once the fence holds.
+func TestGateClosesWhenItsFenceLapses(t *testing.T) {
+	var hits atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { hits.Add(1) }))
+	defer srv.Close()
+	g := NewGate(true)
+	f := &fakeFence{}
+	g.SetFence(f)
+	c := &http.Client{Transport: RoundTripper(g, http.DefaultTransport)}
+	post := func() error {
+		req, _ := http.NewRequest(http.MethodPatch, srv.URL+"/api/v1/namespaces/x/configmaps/y", nil)
+		resp, err := c.Do(req)
+		if err == nil {
+			resp.Body.Close()
+		}
+		return err
+	}
+	err := post()
+	var re *Error
+	if !errors.As(err, &re) || !re.Fenced || !strings.Contains(err.Error(), "cannot prove") {
+		t.Fatalf("write with a lapsed fence: err = %v, want a fenced refusal", err)
+	}
+	if g.Open() {
+		t.Error("Open() with a lapsed fence")
+	}
+	if hits.Load() != 0 {
+		t.Fatalf("the server saw %d requests", hits.Load())
+	}
+	f.ok.Store(true)
+	if err := post(); err != nil || hits.Load() != 1 {
+		t.Fatalf("write with the fence holding: err = %v, hits = %d", err, hits.Load())
+	}
+	g.Set(false)
+	if err := post(); !IsReadOnly(err) || errors.As(err, &re) && re.Fenced {
+		t.Fatalf("closed gate: err = %v, want a plain read-only refusal", err)
 	}
 }

@@ -357,6 +357,12 @@ type Mode struct {
 	// RequeueNote says what a requeue does here when it is not a local
 	// reconcile ("" while this process reconciles), for the flash.
 	RequeueNote string
+	// Writer, when set, says that another kroscope (another Lease) writes
+	// these instances, naming it: this one observes.
+	Writer string
+	// Ask, when set, is the question the TUI asks before it becomes the
+	// cluster's writer with the user's credentials (Engine.Consent).
+	Ask string
 }
 
 // Startup reports progress before the engine is ready.

@@ -33,9 +33,10 @@ const (
 	serviceAccount = "kroscope"
 	saUser         = "system:serviceaccount:" + namespace + ":" + serviceAccount
 	leaseName      = "kroscope"
-	// leaseNamespace is kroscope's default (--lease-namespace), which the
-	// Deployment keeps so that a TUI with default flags attaches.
-	leaseNamespace = "kube-system"
+	// leaseNamespace is kroscope's default (--lease-namespace), its own
+	// namespace, which the Deployment keeps so that a TUI with default
+	// flags attaches; deploy/ creates the Lease there.
+	leaseNamespace = "kroscope-system"
 )
 
 func repoRoot() string {

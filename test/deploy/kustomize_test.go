@@ -48,6 +48,8 @@ func TestKustomizeDryRunServer(t *testing.T) {
 		"networkpolicy.networking.k8s.io/kroscope",
 		"role.rbac.authorization.k8s.io/kroscope:lease",
 		"rolebinding.rbac.authorization.k8s.io/kroscope:lease",
+		"lease.coordination.k8s.io/kroscope",
+		"clusterrole.rbac.authorization.k8s.io/kroscope:leases-read",
 		"deployment.apps/kroscope",
 	} {
 		if !strings.Contains(out, want) {

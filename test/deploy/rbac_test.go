@@ -10,6 +10,7 @@ import (
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
+	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -198,8 +199,9 @@ func TestServiceAccountWritesNothingElse(t *testing.T) {
 		RoleRef: rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "ClusterRole", Name: "admin"}}, metav1.CreateOptions{})
 	_, refused["create a Namespace"] = sa.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "sa-made"}}, metav1.CreateOptions{})
 	_, refused["get another Lease"] = sa.CoordinationV1().Leases(leaseNamespace).Get(ctx, "someone-else", metav1.GetOptions{})
-	_, refused["list kube-system's Leases"] = sa.CoordinationV1().Leases(leaseNamespace).List(ctx, metav1.ListOptions{})
-	_, refused["get a Lease in its own namespace"] = sa.CoordinationV1().Leases(namespace).Get(ctx, leaseName, metav1.GetOptions{})
+	_, refused["get kube-system's Leases"] = sa.CoordinationV1().Leases("kube-system").Get(ctx, "kube-scheduler", metav1.GetOptions{})
+	_, refused["create a Lease in its own namespace"] = sa.CoordinationV1().Leases(leaseNamespace).Create(ctx,
+		&coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{Name: "someone-else"}}, metav1.CreateOptions{})
 	saDyn := dynamic.NewForConfigOrDie(saConfig(env))
 	crds := schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"}
 	refused["delete a CRD"] = saDyn.Resource(crds).Delete(ctx, "resourcegraphdefinitions.kro.run", metav1.DeleteOptions{})

@@ -189,6 +189,7 @@ func TestEngineCampaignsOnceLeaseGranted(t *testing.T) {
 		{APIGroups: []string{"coordination.k8s.io"}, Resources: []string{"leases"}, Verbs: []string{"get", "list", "watch"}},
 	}
 	bindUser(t, r, "lee", rules)
+	grantLeaseList(t, r, "lee") // to see whether another kroscope writes her namespace
 	const leaseName = "kroscope-lee"
 	lee := r.startAs("lee", func(o *engine.Options) {
 		o.RGDPaths = []string{rgd}

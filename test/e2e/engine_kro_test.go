@@ -369,13 +369,14 @@ func TestEngineObservesKroDeployment(t *testing.T) {
 		t.Errorf("%d writes while kro's Deployment runs", n)
 	}
 	// Its replica no longer ready (a kro crashing in a loop still writes
-	// between crashes): that proves nothing.
+	// between crashes, a kro starting writes before it is ready): kro is
+	// still taken for running.
 	d, _ = kube.AppsV1().Deployments(r.ns).Get(context.Background(), "kro", metav1.GetOptions{})
 	d.Status.ReadyReplicas, d.Status.AvailableReplicas = 0, 0
 	if d, err = kube.AppsV1().Deployments(r.ns).UpdateStatus(context.Background(), d, metav1.UpdateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	snap = run.waitFor(time.Minute, "kro no longer ready", func(s *state.Snapshot) bool { return strings.Contains(s.Mode.Kro, "not proven gone") })
+	snap = run.waitFor(time.Minute, "kro no longer ready", func(s *state.Snapshot) bool { return strings.Contains(s.Mode.Kro, "none ready yet") })
 	time.Sleep(time.Second)
 	if n := run.Writes(); n != 0 || snap.Mode.Reconciling {
 		t.Errorf("%d writes while kro's Deployment has a replica that is not ready: mode %+v", n, snap.Mode)

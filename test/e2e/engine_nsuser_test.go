@@ -68,6 +68,29 @@ func bindUser(t *testing.T, r *engRig, user string, rules []rbacv1.PolicyRule) {
 	})
 }
 
+// grantLeaseList lets user list and watch Leases in all namespaces, as a
+// kroscope with a Lease of its own needs to see the other kroscopes'.
+func grantLeaseList(t *testing.T, r *engRig, user string) {
+	t.Helper()
+	ctx := context.Background()
+	kube := r.env.Kubernetes()
+	name := user + "-leases-" + r.ns
+	if _, err := kube.RbacV1().ClusterRoles().Create(ctx, &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: name}, Rules: []rbacv1.PolicyRule{
+		{APIGroups: []string{"coordination.k8s.io"}, Resources: []string{"leases"}, Verbs: []string{"list", "watch"}},
+	}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := kube.RbacV1().ClusterRoleBindings().Create(ctx, &rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: name},
+		RoleRef:  rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "ClusterRole", Name: name},
+		Subjects: []rbacv1.Subject{{Kind: "User", APIGroup: "rbac.authorization.k8s.io", Name: user}}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = kube.RbacV1().ClusterRoleBindings().Delete(context.Background(), name, metav1.DeleteOptions{})
+		_ = kube.RbacV1().ClusterRoles().Delete(context.Background(), name, metav1.DeleteOptions{})
+	})
+}
+
 // startAs runs an engine impersonating user.
 func (r *engRig) startAs(user string, mod func(*engine.Options)) *engRun {
 	r.t.Helper()
@@ -186,7 +209,7 @@ func TestEngineNamespaceScopedUser(t *testing.T) {
 		t.Errorf("jane's observing engine wrote %d times", n)
 	}
 
-	// Without --observe jane may not take the Lease (kube-system): she
+	// Without --observe jane may not take the Lease (kroscope-system): she
 	// observes, said once, instead of retrying the election for ever.
 	janeRun := r.startAs("jane", func(o *engine.Options) {
 		o.RGDPaths = []string{path}
@@ -201,7 +224,7 @@ func TestEngineNamespaceScopedUser(t *testing.T) {
 		}
 		return true
 	})
-	if js.Mode.Reconciling || !strings.Contains(js.Capabilities.Lease, "user jane may not get the lease kube-system/kroscope") {
+	if js.Mode.Reconciling || !strings.Contains(js.Capabilities.Lease, "user jane may not get the lease kroscope-system/kroscope") {
 		t.Errorf("jane without --observe should observe, saying she may not take the lease: mode %+v, lease %q", js.Mode, js.Capabilities.Lease)
 	}
 	if n := logCount(js, "not taking the lease"); n != 1 {
@@ -338,9 +361,13 @@ func TestEngineNamespaceScopedUser(t *testing.T) {
 		t.Errorf("jane3 may not edit (update), but the update passed")
 	}
 
-	// With a Lease in her own namespace jane reconciles it: the admin
-	// engine stops, hers takes the Lease and reconciles a new instance.
+	// With a Lease in her own namespace jane reconciles it, once she may
+	// see every kroscope's Lease (list and watch, read only: without it
+	// she cannot tell whether another kroscope writes her namespace, and
+	// observes, docs/writers.md): the admin engine stops, hers takes the
+	// Lease and reconciles a new instance.
 	admin.stop()
+	grantLeaseList(t, r, "jane")
 	janeRec := r.startAs("jane", func(o *engine.Options) {
 		o.RGDPaths = []string{path}
 		o.DisableLease = false

@@ -43,6 +43,7 @@ type Env struct {
 	// stop or restart the control plane.
 	Environment *ctrlenvtest.Environment
 	kube        kubernetes.Interface
+	auditLog    string // see EnableAudit
 }
 
 var (
@@ -110,6 +111,17 @@ func start(dir string) (*Env, error) {
 		Set("shutdown-watch-termination-grace-period", "2s").
 		Set("service-cluster-ip-range", "10.0.0.0/16").
 		Set("token-auth-file", tokens)
+	auditLog := ""
+	if audit.Load() {
+		flags, log, err := configureAudit(certDir)
+		if err != nil {
+			return nil, err
+		}
+		for k, v := range flags {
+			api.Configure().Set(k, v)
+		}
+		auditLog = log
+	}
 	cfg, err := env.Start()
 	if err != nil {
 		return nil, err
@@ -122,7 +134,7 @@ func start(dir string) (*Env, error) {
 		_ = env.Stop()
 		return nil, err
 	}
-	return &Env{Config: cfg, Environment: env, kube: kube}, nil
+	return &Env{Config: cfg, Environment: env, kube: kube, auditLog: auditLog}, nil
 }
 
 // Run runs the tests and then stops the shared API server if one started.

@@ -16,7 +16,10 @@ func WriteKubeconfig(cfg *rest.Config, path string) error {
 	c := clientcmdapi.NewConfig()
 	c.Clusters["envtest"] = &clientcmdapi.Cluster{Server: cfg.Host, CertificateAuthorityData: cfg.CAData, InsecureSkipTLSVerify: cfg.Insecure}
 	c.AuthInfos["admin"] = &clientcmdapi.AuthInfo{ClientCertificateData: cfg.CertData, ClientKeyData: cfg.KeyData,
-		Token: cfg.BearerToken, Username: cfg.Username, Password: cfg.Password}
+		Token: cfg.BearerToken, Username: cfg.Username, Password: cfg.Password,
+		// A config that impersonates someone (a test telling processes
+		// apart in the API server's audit log) keeps doing so.
+		Impersonate: cfg.Impersonate.UserName, ImpersonateGroups: cfg.Impersonate.Groups}
 	c.Contexts["envtest"] = &clientcmdapi.Context{Cluster: "envtest", AuthInfo: "admin"}
 	c.CurrentContext = "envtest"
 	return clientcmd.WriteToFile(*c, path)
