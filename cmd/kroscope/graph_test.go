@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 )
 
 func runCmd(t *testing.T, args ...string) (stdout, stderr string, err error) {
@@ -30,11 +31,23 @@ func runCmd(t *testing.T, args ...string) (stdout, stderr string, err error) {
 // resetHelp clears --help on every command: cobra keeps a flag's value
 // between Execute calls, so one "CMD --help" would turn every later run of
 // CMD into a help page.
+// resetHelp puts every flag a command line set back to its default, in
+// every command (help included): flags live as long as rootCmd, so one
+// test's --kubeconfig would otherwise be the next test's.
 func resetHelp(c *cobra.Command) {
-	if f := c.Flags().Lookup("help"); f != nil && f.Changed {
-		_ = f.Value.Set("false")
+	reset := func(f *pflag.Flag) {
+		if !f.Changed {
+			return
+		}
+		if sv, ok := f.Value.(pflag.SliceValue); ok {
+			_ = sv.Replace(nil)
+		} else {
+			_ = f.Value.Set(f.DefValue)
+		}
 		f.Changed = false
 	}
+	c.Flags().VisitAll(reset)
+	c.PersistentFlags().VisitAll(reset)
 	for _, sub := range c.Commands() {
 		resetHelp(sub)
 	}

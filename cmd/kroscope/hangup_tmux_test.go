@@ -53,7 +53,9 @@ type tmuxRun struct {
 func startInTmux(t *testing.T, args string) *tmuxRun {
 	t.Helper()
 	env := envtest.Start(t)
-	cmd := prereq.Kroscope(t) + " --no-mouse --kubeconfig " + envtest.Kubeconfig(t, env.Config) + " " + args
+	// --yes: these tests are about the Lease once taken; the question
+	// before taking it has tests of its own (TestNothingWrittenBeforeTheUsersYes).
+	cmd := prereq.Kroscope(t) + " --no-mouse --yes --kubeconfig " + envtest.Kubeconfig(t, env.Config) + " " + args
 	return &tmuxRun{tmuxSession: startTmux(t, "kroscope-lease", 100, 30, cmd), kube: env.Clients(t).Kubernetes()}
 }
 

@@ -15,7 +15,6 @@ import (
 type kubeConnFlags struct {
 	rules     *clientcmd.ClientConfigLoadingRules
 	overrides clientcmd.ConfigOverrides
-	loader    clientcmd.ClientConfig
 }
 
 func newKubeConnFlags() *kubeConnFlags {
@@ -32,13 +31,12 @@ func (f *kubeConnFlags) AddFlags(fs *pflag.FlagSet) {
 	clientcmd.BindOverrideFlags(&f.overrides, fs, clientcmd.RecommendedConfigOverrideFlags(""))
 }
 
-// ToRawKubeConfigLoader is the client config the flags name, made once
-// (after the flags are parsed).
+// ToRawKubeConfigLoader is the client config the flags name now. It is
+// made on each call: a deferred-loading config keeps what it loaded
+// first, so a kept one would answer for the flags of an earlier command
+// run in the same process (the commands' tests run many).
 func (f *kubeConnFlags) ToRawKubeConfigLoader() clientcmd.ClientConfig {
-	if f.loader == nil {
-		f.loader = clientcmd.NewNonInteractiveDeferredLoadingClientConfig(f.rules, &f.overrides)
-	}
-	return f.loader
+	return clientcmd.NewNonInteractiveDeferredLoadingClientConfig(f.rules, &f.overrides)
 }
 
 // ToRESTConfig is the REST config of that client config.
