@@ -466,7 +466,7 @@ func TestReconcilerSuspension(t *testing.T) {
 		}
 	}
 	if w := r.Writes() - before; w != 0 {
-		t.Errorf("%d writes while suspended, want 0", w)
+		t.Errorf("%d writes while suspended, want 0: %v", w, r.FirstWrites())
 	}
 	if v, _, _ := unstructured.NestedString(r.get(gvrConfigMap, r.ns, "app-a").Object, "data", "v"); v != "x" {
 		t.Errorf("child changed while suspended: v=%q", v)

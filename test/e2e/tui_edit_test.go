@@ -71,12 +71,14 @@ func TestTUIEditThroughTheAPIServer(t *testing.T) {
 	}
 	byKroscope := false
 	for _, mf := range u.GetManagedFields() {
-		if mf.Manager == "kroscope" && mf.Operation == metav1.ManagedFieldsOperationUpdate && strings.Contains(string(mf.FieldsV1.Raw), "f:value") {
+		// The user's edit is written under the user's own field manager
+		// (#36): kro's evidence and kroscope's own fields stay apart.
+		if mf.Manager == engine.UserFieldManager && mf.Operation == metav1.ManagedFieldsOperationUpdate && strings.Contains(string(mf.FieldsV1.Raw), "f:value") {
 			byKroscope = true
 		}
 	}
 	if !byKroscope {
-		t.Fatalf("spec.value is not kroscope's: %+v", u.GetManagedFields())
+		t.Fatalf("spec.value is not the user's edit (%s): %+v", engine.UserFieldManager, u.GetManagedFields())
 	}
 	// The child follows the new spec.
 	cms := rig.dyn.Resource(schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}).Namespace(rig.ns)
