@@ -61,6 +61,14 @@ func planExample(r *rig, file, instFile, kindSuffix string) bool {
 	orig, edited := copyGraph(t, file, kindSuffix, false), copyGraph(t, file, kindSuffix, true)
 	u := r.object(string(mustRead(t, instFile)))
 	u.SetNamespace(r.ns)
+	// An example whose children go where spec.namespace says asks for the
+	// instance's own namespace: a namespace computed from the spec must be
+	// the instance's (reconciler/confine, docs/security.md).
+	if schemaHasNamespace(t, orig) {
+		if err := unstructured.SetNestedField(u.Object, r.ns, "spec", "namespace"); err != nil {
+			t.Fatal(err)
+		}
+	}
 	u.SetKind(u.GetKind() + kindSuffix)
 	name := u.GetName()
 	serveWithEngine(r, orig, u)
@@ -186,4 +194,16 @@ func mustRead(t *testing.T, path string) []byte {
 func (r *rig) buildFile(path string) *graph.Graph {
 	r.t.Helper()
 	return r.build(strings.TrimSpace(string(mustRead(r.t, path))))
+}
+
+// schemaHasNamespace reports whether the graph in file declares
+// spec.namespace in its schema.
+func schemaHasNamespace(t *testing.T, file string) bool {
+	t.Helper()
+	var rgd map[string]any
+	if err := yaml.Unmarshal(mustRead(t, file), &rgd); err != nil {
+		t.Fatal(err)
+	}
+	_, ok, _ := unstructured.NestedFieldNoCopy(rgd, "spec", "schema", "spec", "namespace")
+	return ok
 }
