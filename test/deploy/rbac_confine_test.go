@@ -8,6 +8,7 @@ import (
 	"time"
 
 	rbacv1 "k8s.io/api/rbac/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -350,7 +351,19 @@ func createAs(t *testing.T, cfg *rest.Config, gvr schema.GroupVersionResource, k
 		"metadata": map[string]any{"name": name, "namespace": ns},
 		"spec":     map[string]any{"target": target},
 	}}
-	if _, err := dynamic.NewForConfigOrDie(cfg).Resource(gvr).Namespace(ns).Create(ctxT(t), u, metav1.CreateOptions{}); err != nil {
-		t.Fatalf("creating %s %s/%s: %v", kind, ns, name, err)
+	// The API server's authorizer follows Roles and bindings through its
+	// informers: a grant made a moment ago may not be seen yet (seen on
+	// 1.35), so a refusal is asked again for a while.
+	ri := dynamic.NewForConfigOrDie(cfg).Resource(gvr).Namespace(ns)
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		_, err := ri.Create(ctxT(t), u, metav1.CreateOptions{})
+		if err == nil {
+			return
+		}
+		if !apierrors.IsForbidden(err) || time.Now().After(deadline) {
+			t.Fatalf("creating %s %s/%s: %v", kind, ns, name, err)
+		}
+		time.Sleep(200 * time.Millisecond)
 	}
 }
