@@ -6,8 +6,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/spf13/cobra"
-
 	"github.com/kroscope/kroscope/reconciler/graph"
 	"github.com/kroscope/kroscope/reconciler/graph/builtinschemas"
 	"github.com/kroscope/kroscope/test/envtest"
@@ -51,39 +49,12 @@ spec:
                 bindMountOptions: [nosuid, nodev]
 `
 
-// resetFlags puts the named flags of every command back to their defaults,
-// unchanged: cobra keeps values and Changed between runs of the shared
-// rootCmd, and a --kube-version or --kubeconfig left set would change what
-// later tests type against.
-func resetFlags(t *testing.T, names ...string) {
-	t.Cleanup(func() {
-		var walk func(c *cobra.Command)
-		walk = func(c *cobra.Command) {
-			for _, n := range names {
-				if f := c.Flags().Lookup(n); f != nil {
-					_ = f.Value.Set(f.DefValue)
-					f.Changed = false
-				}
-				if f := c.PersistentFlags().Lookup(n); f != nil {
-					_ = f.Value.Set(f.DefValue)
-					f.Changed = false
-				}
-			}
-			for _, sub := range c.Commands() {
-				walk(sub)
-			}
-		}
-		walk(rootCmd)
-	})
-}
-
 // TestValidateKubeVersion: validate types templates against the newest
 // embedded minor by default, so a 1.37 field is accepted; --kube-version
 // 1.34 types against 1.34, where the field does not exist, and the error
 // names the version; a minor kroscope does not embed is a usage error
 // naming it and the ones it does.
 func TestValidateKubeVersion(t *testing.T) {
-	resetFlags(t, "kube-version")
 	file := t.TempDir() + "/bindmount.yaml"
 	writeFile(t, file, bindMountGraph)
 	if builtinschemas.Newest() != "1.37" {
@@ -111,7 +82,6 @@ func TestValidateKubeVersion(t *testing.T) {
 
 // TestRenderKubeVersion: render takes --kube-version too.
 func TestRenderKubeVersion(t *testing.T) {
-	resetFlags(t, "kube-version")
 	dir := t.TempDir()
 	writeFile(t, dir+"/bindmount.yaml", bindMountGraph)
 	writeFile(t, dir+"/instance.yaml", "apiVersion: kro.run/v1alpha1\nkind: BindMount\nmetadata:\n  name: one\n  namespace: default\nspec:\n  name: one\n")
@@ -128,7 +98,6 @@ func TestRenderKubeVersion(t *testing.T) {
 // against that cluster's own API (the test API server's minor) and dry-runs
 // each instance CRD there; --kube-version with it is a usage error.
 func TestValidateAgainstCluster(t *testing.T) {
-	resetFlags(t, "kube-version", "kubeconfig")
 	env := envtest.Start(t)
 	kubeconfig := envtest.Kubeconfig(t, env.Config)
 	file := t.TempDir() + "/bindmount.yaml"
