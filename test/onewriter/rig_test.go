@@ -119,7 +119,7 @@ func (c *child) logged(s string) bool {
 func TestHelperProcess(t *testing.T) {
 	kc := os.Getenv("KROSCOPE_CHILD_KUBECONFIG")
 	if kc == "" {
-		t.Skip("helper process")
+		t.Skip("helper process for the one-writer tests")
 	}
 	cfg, err := clientcmd.BuildConfigFromFlags("", kc)
 	if err != nil {
