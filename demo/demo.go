@@ -1,4 +1,4 @@
-// Package demo assembles `kroscope demo`: an in-memory cluster (demo/cluster)
+// Package demo assembles `kroscope demo`: an in-memory cluster (memcluster)
 // with the bundled example graphs (examples) stored in it as
 // ResourceGraphDefinitions, a workload simulator (demo/workload) that makes
 // their children come alive, and instances created as soon as the engine
@@ -25,7 +25,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 
-	"github.com/kroscope/kroscope/demo/cluster"
+	"github.com/kroscope/kroscope/memcluster"
 	"github.com/kroscope/kroscope/demo/workload"
 	"github.com/kroscope/kroscope/engine"
 	"github.com/kroscope/kroscope/engine/state"
@@ -63,7 +63,7 @@ type Options struct {
 	// the ones its instances.yaml lists. More than listed repeats them
 	// with numbered names (shop, shop-2, ...).
 	Instances int
-	// FailRate is the fraction of child writes that fail (see cluster.Options).
+	// FailRate is the fraction of child writes that fail (see memcluster.Options).
 	FailRate float64
 	// Seed makes failure injection repeatable; 0 picks one.
 	Seed int64
@@ -79,7 +79,7 @@ type Options struct {
 
 // Demo is an in-memory cluster loaded with examples.
 type Demo struct {
-	Cluster   *cluster.Cluster
+	Cluster   *memcluster.Cluster
 	opts      Options
 	graphs    []*unstructured.Unstructured
 	instances []*unstructured.Unstructured
@@ -134,7 +134,7 @@ func New(o Options) (*Demo, error) {
 		d.graphs = append(d.graphs, rgds...)
 		d.instances = append(d.instances, scale(insts, o.Instances)...)
 	}
-	d.Cluster = cluster.New(cluster.Options{FailRate: o.FailRate, Seed: o.Seed, Namespaces: []string{Namespace}})
+	d.Cluster = memcluster.New(memcluster.Options{FailRate: o.FailRate, Seed: o.Seed, Namespaces: []string{Namespace}})
 	ctx := context.Background()
 	for _, r := range d.graphs {
 		if _, err := d.Cluster.Dynamic().Resource(graph.GroupVersionResource).Create(ctx, r.DeepCopy(), metav1.CreateOptions{FieldManager: "kroscope-demo"}); err != nil {

@@ -14,7 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 
-	"github.com/kroscope/kroscope/engine/crdcompat"
+	"github.com/kroscope/kroscope/reconciler/graph/crd/compat"
 	"github.com/kroscope/kroscope/reconciler/desired"
 	"github.com/kroscope/kroscope/reconciler/graph"
 	"github.com/kroscope/kroscope/reconciler/graph/crd"
@@ -30,12 +30,12 @@ const crdWait = time.Minute
 // the existing CRD, and the graph does not allow that.
 type breakingChangeError struct {
 	name    string
-	changes []crdcompat.Change
+	changes []compat.Change
 }
 
 func (e *breakingChangeError) Error() string {
 	return fmt.Sprintf("CRD %s: breaking schema change refused (stored instances would no longer fit): %s; to apply it anyway, annotate the ResourceGraphDefinition %s: \"true\"",
-		e.name, crdcompat.Summary(e.changes), crdcompat.AllowAnnotation)
+		e.name, compat.Summary(e.changes), compat.AllowAnnotation)
 }
 
 // ensureCRD applies the graph's instance CRD (server-side apply, field
@@ -120,7 +120,7 @@ func (e *Engine) applyCRD(ctx context.Context, g *graph.Graph, cur *unstructured
 		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(cur.Object, &old); err != nil {
 			return fmt.Errorf("reading CRD %s: %w", want.Name, err)
 		}
-		if changes := crdcompat.Breaking(&old, want); len(changes) > 0 {
+		if changes := compat.Breaking(&old, want); len(changes) > 0 {
 			return &breakingChangeError{name: want.Name, changes: changes}
 		}
 	}

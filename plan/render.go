@@ -14,7 +14,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime/pkg/reconcile"
 	"sigs.k8s.io/yaml"
 
-	"github.com/kroscope/kroscope/demo/cluster"
+	"github.com/kroscope/kroscope/memcluster"
 	"github.com/kroscope/kroscope/reconciler"
 	"github.com/kroscope/kroscope/reconciler/graph"
 	"github.com/kroscope/kroscope/reconciler/metadata"
@@ -44,7 +44,7 @@ func Render(ctx context.Context, g *graph.Graph, inst *unstructured.Unstructured
 	if inst.GetNamespace() == "" && g.Instance.CRD.Spec.Scope != "Cluster" {
 		inst.SetNamespace(metav1.NamespaceDefault)
 	}
-	c := cluster.New(cluster.Options{Namespaces: []string{inst.GetNamespace()}, Seed: 1})
+	c := memcluster.New(memcluster.Options{Namespaces: []string{inst.GetNamespace()}, Seed: 1})
 	set := c.ClientSet()
 	if err := serveKinds(ctx, c, g); err != nil {
 		return nil, err
@@ -71,7 +71,7 @@ func Render(ctx context.Context, g *graph.Graph, inst *unstructured.Unstructured
 // serveKinds makes the in-memory cluster serve the instance kind and
 // every child kind it does not know (as an untyped CRD: the templates
 // were type-checked when the graph was built).
-func serveKinds(ctx context.Context, c *cluster.Cluster, g *graph.Graph) error {
+func serveKinds(ctx context.Context, c *memcluster.Cluster, g *graph.Graph) error {
 	crds := c.Dynamic().Resource(crdGVR)
 	obj, err := toUnstructured(g.Instance.CRD)
 	if err != nil {
@@ -121,7 +121,7 @@ func toUnstructured(v any) (*unstructured.Unstructured, error) {
 
 // collectRendered lists the instance's children in graph order (by their
 // node-id label) and notes what did not render.
-func collectRendered(ctx context.Context, c *cluster.Cluster, g *graph.Graph, uid types.UID, obs reconciler.Observation) (*Rendered, error) {
+func collectRendered(ctx context.Context, c *memcluster.Cluster, g *graph.Graph, uid types.UID, obs reconciler.Observation) (*Rendered, error) {
 	out := &Rendered{}
 	seen := map[string]bool{}
 	for _, id := range g.TopologicalOrder {

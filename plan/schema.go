@@ -18,7 +18,7 @@ import (
 	utiljson "k8s.io/apimachinery/pkg/util/json"
 	"k8s.io/client-go/dynamic"
 
-	"github.com/kroscope/kroscope/engine/crdcompat"
+	"github.com/kroscope/kroscope/reconciler/graph/crd/compat"
 )
 
 var crdGVR = schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"}
@@ -44,7 +44,7 @@ func compareCRD(ctx context.Context, dyn dynamic.Interface, want *apiextensionsv
 	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(cur.Object, &old); err != nil {
 		return nil, false, fmt.Errorf("reading CRD %s: %w", want.Name, err)
 	}
-	for _, c := range crdcompat.Breaking(&old, want) {
+	for _, c := range compat.Breaking(&old, want) {
 		s.Breaking = append(s.Breaking, c.String())
 	}
 	return s, true, nil

@@ -14,7 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime/pkg/reconcile"
 
-	"github.com/kroscope/kroscope/demo/cluster"
+	"github.com/kroscope/kroscope/memcluster"
 	"github.com/kroscope/kroscope/reconciler"
 	"github.com/kroscope/kroscope/reconciler/graph"
 	"github.com/kroscope/kroscope/reconciler/metadata"
@@ -62,7 +62,7 @@ func (mapReader) Forget(schema.GroupVersionResource, string, string)            
 // Reader: no request at all, so what it measures is the reconciler's own
 // work per pass (rendering, the desired hash, comparing, the status).
 func BenchmarkReconcileConvergedChain(b *testing.B) {
-	c := cluster.New(cluster.Options{})
+	c := memcluster.New(memcluster.Options{})
 	cs := c.ClientSet()
 	rgds, err := graph.Parse([]byte(graphs.Chain("benchchain", "BenchChain")), "chain.yaml")
 	if err != nil {

@@ -12,7 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/yaml"
 
-	"github.com/kroscope/kroscope/demo/cluster"
+	"github.com/kroscope/kroscope/memcluster"
 )
 
 func obj(t *testing.T, s string) *unstructured.Unstructured {
@@ -24,9 +24,9 @@ func obj(t *testing.T, s string) *unstructured.Unstructured {
 	return &unstructured.Unstructured{Object: m}
 }
 
-func start(t *testing.T) (*cluster.Cluster, context.Context) {
+func start(t *testing.T) (*memcluster.Cluster, context.Context) {
 	t.Helper()
-	c := cluster.New(cluster.Options{})
+	c := memcluster.New(memcluster.Options{})
 	ctx, cancel := context.WithCancel(context.Background())
 	sim := New(c.Dynamic(), Options{Step: 30 * time.Millisecond, JobDuration: 100 * time.Millisecond})
 	done := make(chan error, 1)

@@ -17,7 +17,7 @@ import (
 	"k8s.io/client-go/dynamic/dynamicinformer"
 	"k8s.io/client-go/tools/cache"
 
-	"github.com/kroscope/kroscope/engine/crdcompat"
+	"github.com/kroscope/kroscope/reconciler/graph/crd/compat"
 	"github.com/kroscope/kroscope/engine/watch"
 	"github.com/kroscope/kroscope/reconciler/confine"
 	"github.com/kroscope/kroscope/reconciler/graph"
@@ -44,7 +44,7 @@ type Update struct {
 // AllowBreakingChanges reports whether the definition lets its instance
 // CRD change in ways that break stored instances (kro's annotation).
 func (u Update) AllowBreakingChanges() bool {
-	return u.Object != nil && u.Object.GetAnnotations()[crdcompat.AllowAnnotation] == "true"
+	return u.Object != nil && u.Object.GetAnnotations()[compat.AllowAnnotation] == "true"
 }
 
 // AnyNamespace reports whether the definition lets its namespaced
@@ -157,7 +157,7 @@ func Cluster(ctx context.Context, dyn dynamic.Interface, group *watch.Group, fn 
 			n, ok2 := obj.(*unstructured.Unstructured)
 			allow := func(u *unstructured.Unstructured) string {
 				a := u.GetAnnotations()
-				return a[crdcompat.AllowAnnotation] + "/" + scopeOf(a)
+				return a[compat.AllowAnnotation] + "/" + scopeOf(a)
 			}
 			if ok1 && ok2 && o.GetGeneration() == n.GetGeneration() && allow(o) == allow(n) {
 				if onStatus != nil {

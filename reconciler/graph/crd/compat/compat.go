@@ -1,4 +1,4 @@
-// Package crdcompat decides whether replacing an instance CRD's schema would
+// Package compat decides whether replacing an instance CRD's schema would
 // break instances already stored under it, by the rules kro applies before it
 // updates a generated CRD: a removed property, a changed type, a newly
 // required field (or a new required property without a default), a removed
@@ -7,7 +7,7 @@
 // lost its default, a renamed or unserved version, or a removed status
 // subresource. Such a change is refused unless the graph carries the
 // annotation kro.run/allow-breaking-changes: "true".
-package crdcompat
+package compat
 
 import (
 	"fmt"

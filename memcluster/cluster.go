@@ -1,4 +1,4 @@
-// Package cluster is an in-memory Kubernetes API good enough for kroscope's
+// Package memcluster is an in-memory Kubernetes API good enough for kroscope's
 // real engine and reconciler: a dynamic client, a metadata-only client and a
 // RESTMapper over one object store that keeps the API server's rules the
 // reconciler relies on — resourceVersion on every write, generation bumped on
@@ -10,7 +10,7 @@
 // and cannot list kinds it was not told about at construction, so the cluster
 // implements the client interfaces itself over its own store, and uses
 // apimachinery's managedfields for apply exactly as the API server does.
-package cluster
+package memcluster
 
 import (
 	"errors"

@@ -1,4 +1,4 @@
-package crdcompat
+package compat
 
 import (
 	"strings"
