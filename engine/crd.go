@@ -14,10 +14,10 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 
-	"github.com/kroscope/kroscope/reconciler/graph/crd/compat"
 	"github.com/kroscope/kroscope/reconciler/desired"
 	"github.com/kroscope/kroscope/reconciler/graph"
 	"github.com/kroscope/kroscope/reconciler/graph/crd"
+	"github.com/kroscope/kroscope/reconciler/graph/crd/compat"
 	"github.com/kroscope/kroscope/reconciler/metadata"
 )
 

@@ -17,10 +17,10 @@ import (
 	"k8s.io/client-go/dynamic/dynamicinformer"
 	"k8s.io/client-go/tools/cache"
 
-	"github.com/kroscope/kroscope/reconciler/graph/crd/compat"
 	"github.com/kroscope/kroscope/engine/watch"
 	"github.com/kroscope/kroscope/reconciler/confine"
 	"github.com/kroscope/kroscope/reconciler/graph"
+	"github.com/kroscope/kroscope/reconciler/graph/crd/compat"
 )
 
 // ClusterSource is the Source of definitions read from the cluster.
