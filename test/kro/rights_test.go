@@ -32,6 +32,9 @@ func (r *kroRig) grantedIdentity(t *testing.T, lease string) (*rest.Config, map[
 	t.Helper()
 	const sa = "kroscope-granted"
 	kube := r.env.Kubernetes()
+	// Built (minutes on a loaded machine) before the minute the API calls
+	// below share starts.
+	kroscope := prereq.Kroscope(t)
 	ctx := ctxT(t)
 	subject := []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: sa, Namespace: r.ns}}
 	controller := deployClusterRole(t, "rbac-controller.yaml")
@@ -58,7 +61,7 @@ func (r *kroRig) grantedIdentity(t *testing.T, lease string) (*rest.Config, map[
 	})
 
 	// `kroscope rbac` on the cluster's graphs, as an admin runs it.
-	cmd := exec.Command(prereq.Kroscope(t), "rbac", "--kubeconfig", envtest.Kubeconfig(t, r.env.Config), "--bind", r.ns+"/"+sa)
+	cmd := exec.Command(kroscope, "rbac", "--kubeconfig", envtest.Kubeconfig(t, r.env.Config), "--bind", r.ns+"/"+sa)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
