@@ -15,6 +15,7 @@ import (
 
 	"github.com/kroscope/kroscope/engine/authority"
 	"github.com/kroscope/kroscope/engine/state"
+	"github.com/kroscope/kroscope/engine/tick"
 	"github.com/kroscope/kroscope/reconciler/client"
 )
 
@@ -129,7 +130,7 @@ func (a *access) recheckDenied(ctx context.Context) {
 	if a.o.AccessRecheck < 0 || !a.cluster() {
 		return
 	}
-	every(ctx, a.o.AccessRecheck, func() bool {
+	tick.Every(ctx, a.o.AccessRecheck, nil, func() bool {
 		for _, s := range a.served() {
 			if k, ok := a.store.CheckedAccess(s.resource); ok && k.Denies() {
 				a.check(ctx, s.gvr, s.graph.Instance.Namespaced)

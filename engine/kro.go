@@ -12,6 +12,7 @@ import (
 
 	"github.com/kroscope/kroscope/engine/authority"
 	"github.com/kroscope/kroscope/engine/krodetect"
+	"github.com/kroscope/kroscope/engine/tick"
 	"github.com/kroscope/kroscope/reconciler/client"
 	"github.com/kroscope/kroscope/reconciler/graph"
 	"github.com/kroscope/kroscope/reconciler/metadata"
@@ -73,20 +74,11 @@ func (k *kroPresence) start(ctx context.Context, clusterRGDs bool) {
 		default:
 		}
 	})
-	go func() {
-		t := time.NewTicker(k.o.KroPollInterval)
-		defer t.Stop()
-		for {
-			select {
-			case <-ctx.Done():
-				return
-			case <-t.C:
-			case <-changed:
-			}
-			poll()
-			k.refresh(d)
-		}
-	}()
+	go tick.Every(ctx, k.o.KroPollInterval, changed, func() bool {
+		poll()
+		k.refresh(d)
+		return false
+	})
 }
 
 func rgdWhat(name string) string { return "ResourceGraphDefinition " + name }

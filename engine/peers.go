@@ -11,6 +11,7 @@ import (
 	"github.com/kroscope/kroscope/engine/authority"
 	"github.com/kroscope/kroscope/engine/lease"
 	"github.com/kroscope/kroscope/engine/state"
+	"github.com/kroscope/kroscope/engine/tick"
 	"github.com/kroscope/kroscope/reconciler/client"
 )
 
@@ -76,7 +77,7 @@ func (p *peers) followOtherWriters(ctx context.Context) {
 	}
 	// Asked again with the kinds' access: a grant made later (list and
 	// watch on Leases) lets this kroscope write without a restart.
-	go every(ctx, p.o.AccessRecheck, func() bool {
+	go tick.Every(ctx, p.o.AccessRecheck, nil, func() bool {
 		if !p.listOtherWriters(ctx) {
 			return false
 		}
@@ -128,21 +129,5 @@ func (p *peers) setOtherWriters(others *lease.Others) {
 		p.log.Info(now)
 	default:
 		p.log.Info("no other kroscope writes these instances now", "was", was)
-	}
-}
-
-// every calls f every interval until ctx is done or f returns true.
-func every(ctx context.Context, interval time.Duration, f func() (stop bool)) {
-	t := time.NewTicker(interval)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
-		if f() {
-			return
-		}
 	}
 }
