@@ -10,7 +10,7 @@ import (
 // --health-probe-bind-address) ask for them.
 const (
 	// StallAfter is how long the engine's heartbeat (the counters loop,
-	// every 500ms, through the engine's lock and the state store's) may be
+	// every 500ms, through the graph table's lock and the state store's) may be
 	// silent before the engine counts as wedged: a deadlock, not a slow
 	// API server, which delays reconciles but not the heartbeat.
 	StallAfter = 30 * time.Second

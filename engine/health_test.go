@@ -42,7 +42,7 @@ func TestHealthyWhileTheHeartbeatGoesOn(t *testing.T) {
 	}
 }
 
-// A heartbeat that cannot take the engine's lock does not beat: a deadlock
+// A heartbeat that cannot take the graph table's lock does not beat: a deadlock
 // on it shows as a stall.
 func TestHeartbeatWaitsForTheEngineLock(t *testing.T) {
 	e := newHealthEngine(t)
