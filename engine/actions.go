@@ -13,43 +13,32 @@ import (
 	"github.com/kroscope/kroscope/engine/state"
 )
 
-// servedFor returns the graph serving key's kind, or an error the UI can show.
-func (e *Engine) servedFor(key state.InstanceKey) (*served, error) {
-	s := e.graphs.started(key.Resource)
-	if s == nil {
-		return nil, fmt.Errorf("no graph serves %s", key.Resource)
-	}
-	return s, nil
-}
-
 // Requeue reconciles an instance now, bypassing any backoff. Attached
 // (another kroscope holds the Lease, or kro reconciles) it writes
 // RequeueAnnotation on the instance instead, for the reconciler that owns
 // it; observing without --attach it is refused.
 func (e *Engine) Requeue(key state.InstanceKey) error {
-	s, err := e.servedFor(key)
+	s, err := e.table.servedFor(key)
 	if err != nil {
 		return err
 	}
-	k := key.Name
-	if key.Namespace != "" {
-		k = key.Namespace + "/" + key.Name
-	}
-	if _, ok, _ := s.inf.GetIndexer().GetByKey(k); !ok {
+	if _, ok, _ := s.inf.GetIndexer().GetByKey(cacheKey(key.Namespace, key.Name)); !ok {
 		return fmt.Errorf("instance %s no longer exists", key)
 	}
-	switch a := e.decision().Requeue; a.Route {
+	switch a := e.wr.decision().Requeue; a.Route {
 	case authority.Refused:
 		return fmt.Errorf("not requeueing %s: %s", key, a.Why)
 	case authority.Cluster:
 		// The annotation is a patch of the instance: refused before the
 		// call when this user may not patch these.
-		if err := e.refuse("requeueing", key, func(k state.KindAccess) state.Permission { return k.Requeue }); err != nil {
+		if err := e.access.refuse("requeueing", key, func(k state.KindAccess) state.Permission { return k.Requeue }); err != nil {
 			return err
 		}
-		return e.touchRequeue(s, key)
+		err := touchRequeue(e.cl.gated(), s, key)
+		e.access.recheckAfterForbidden(context.Background(), s, err)
+		return err
 	}
-	e.requeueLocal(s, key)
+	e.work.addNow(itemOf(s, key))
 	return nil
 }
 
@@ -74,26 +63,26 @@ func (e *Engine) RequeueAll(filter func(*state.Instance) bool) (int, error) {
 // Delete deletes an instance; the reconciler then removes its children in
 // reverse order and finally the finalizer.
 func (e *Engine) Delete(ctx context.Context, key state.InstanceKey) error {
-	s, err := e.servedFor(key)
+	s, err := e.table.servedFor(key)
 	if err != nil {
 		return err
 	}
 	// Refused before any call when the user may not delete these.
-	if err := e.refuse("deleting", key, func(k state.KindAccess) state.Permission { return k.Delete }); err != nil {
+	if err := e.access.refuse("deleting", key, func(k state.KindAccess) state.Permission { return k.Delete }); err != nil {
 		return err
 	}
-	switch a := e.decision().Delete; a.Route {
+	switch a := e.wr.decision().Delete; a.Route {
 	case authority.Refused:
 		return fmt.Errorf("not deleting %s: %s", key, a.Why)
 	case authority.Cluster:
 		ctx = readonly.UserWrite(ctx) // the user's own action passes the closed gate
 	}
-	err = e.cl.set.Dynamic().Resource(s.gvr).Namespace(key.Namespace).Delete(ctx, key.Name, metav1.DeleteOptions{})
+	err = e.cl.gated().Dynamic().Resource(s.gvr).Namespace(key.Namespace).Delete(ctx, key.Name, metav1.DeleteOptions{})
 	if apierrors.IsNotFound(err) {
 		return fmt.Errorf("instance %s no longer exists", key)
 	}
 	if err != nil {
-		e.recheckAfterForbidden(ctx, s, err)
+		e.access.recheckAfterForbidden(ctx, s, err)
 		return fmt.Errorf("deleting %s: %w", key, err)
 	}
 	return nil

@@ -14,6 +14,7 @@ import (
 	"github.com/kroscope/kroscope/engine/rgdstatus"
 	"github.com/kroscope/kroscope/engine/rights"
 	"github.com/kroscope/kroscope/reconciler"
+	"github.com/kroscope/kroscope/reconciler/client"
 	"github.com/kroscope/kroscope/reconciler/confine"
 	"github.com/kroscope/kroscope/reconciler/graph"
 )
@@ -48,20 +49,20 @@ func GraphRefusal(g *graph.Graph, grant confine.Grant) error {
 // rule, and asked again with a backoff. False when the graph is not
 // served (ctx done).
 func (gr *graphStart) admit(ctx context.Context, g *graph.Graph) bool {
-	e, r := gr.e, gr.r
+	r := gr.r
 	if err := GraphRefusal(g, r.grant); err != nil {
 		gr.fail(err, "not serving the graph")
-		e.setOutcome(ctx, r, func(o *rgdstatus.Outcome) { o.ServeErr = err })
+		gr.setOutcome(ctx, func(o *rgdstatus.Outcome) { o.ServeErr = err })
 		r.markReady() // refused until the graph changes: startup goes on
 		<-ctx.Done()
 		return false
 	}
-	if !e.o.CheckRights || e.cl.base.Kubernetes() == nil {
+	if !gr.rights.checks() {
 		return true
 	}
 	last := ""
 	for backoff := 5 * time.Second; ; backoff = min(backoff*2, 2*time.Minute) {
-		err := e.graphs.rights.missing(ctx, e, g)
+		err := gr.rights.missing(ctx, g)
 		if err == nil {
 			if last != "" {
 				gr.log.Info("rights granted: serving the graph")
@@ -79,7 +80,7 @@ func (gr *graphStart) admit(ctx context.Context, g *graph.Graph) bool {
 		}
 		if err.Error() != last {
 			gr.fail(err, "not serving the graph until kroscope is granted the rule")
-			e.setOutcome(ctx, r, func(o *rgdstatus.Outcome) { o.ServeErr = err })
+			gr.setOutcome(ctx, func(o *rgdstatus.Outcome) { o.ServeErr = err })
 			last = err.Error()
 		}
 		r.markReady() // startup does not wait for rights not granted
@@ -97,7 +98,18 @@ func (gr *graphStart) admit(ctx context.Context, g *graph.Graph) bool {
 type rightsCache struct {
 	mu      sync.Mutex
 	answers map[authorizationv1.ResourceAttributes]rightsAnswer
+
+	base      *client.Set // kroscope's own identity asks
+	namespace string      // Options.Namespace
+	enabled   bool        // Options.CheckRights
+	// askUser has access record who this identity is (once); user is the
+	// name recorded, for a refusal.
+	askUser func(context.Context)
+	user    func() string
 }
+
+// checks: rights are checked (CheckRights, and a cluster to ask).
+func (c *rightsCache) checks() bool { return c.enabled && c.base.Kubernetes() != nil }
 
 type rightsAnswer struct {
 	allowed bool
@@ -109,21 +121,21 @@ const rightsTTL = 30 * time.Second
 
 // missing names the first rule serving g takes that this identity lacks
 // (a RefusedError), nil when it has them all.
-func (c *rightsCache) missing(ctx context.Context, e *Engine, g *graph.Graph) error {
+func (c *rightsCache) missing(ctx context.Context, g *graph.Graph) error {
 	for _, n := range rights.ForGraph(g) {
 		ns := ""
 		if n.Namespaced {
-			ns = e.o.Namespace
+			ns = c.namespace
 		}
 		for _, verb := range n.Verbs {
 			res, sub, _ := strings.Cut(n.GVR.Resource, "/")
 			attr := authorizationv1.ResourceAttributes{Namespace: ns, Verb: verb, Group: n.GVR.Group, Version: n.GVR.Version, Resource: res, Subresource: sub, Name: n.Name}
-			ok, err := c.allowed(ctx, e, attr)
+			ok, err := c.allowed(ctx, attr)
 			if err != nil {
 				return err
 			}
 			if !ok {
-				user := e.store.Snapshot().Capabilities.User
+				user := c.user()
 				return &RefusedError{Why: fmt.Sprintf("%s (%s) needs the rule {apiGroups: [%q], resources: [%s], verbs: [%s]}: %s (`kroscope rbac` prints every rule this graph needs)",
 					n.Why, n.GVR.GroupResource(), n.GVR.Group, n.GVR.Resource, verb, deniedWhy(user, verb, n.GVR.GroupResource().String(), ns, ""))}
 			}
@@ -132,15 +144,15 @@ func (c *rightsCache) missing(ctx context.Context, e *Engine, g *graph.Graph) er
 	return nil
 }
 
-func (c *rightsCache) allowed(ctx context.Context, e *Engine, attr authorizationv1.ResourceAttributes) (bool, error) {
+func (c *rightsCache) allowed(ctx context.Context, attr authorizationv1.ResourceAttributes) (bool, error) {
 	c.mu.Lock()
 	a, ok := c.answers[attr]
 	c.mu.Unlock()
 	if ok && time.Since(a.at) < rightsTTL {
 		return a.allowed, nil
 	}
-	e.accessUser(ctx)
-	r, err := e.cl.base.Kubernetes().AuthorizationV1().SelfSubjectAccessReviews().Create(ctx, &authorizationv1.SelfSubjectAccessReview{
+	c.askUser(ctx)
+	r, err := c.base.Kubernetes().AuthorizationV1().SelfSubjectAccessReviews().Create(ctx, &authorizationv1.SelfSubjectAccessReview{
 		Spec: authorizationv1.SelfSubjectAccessReviewSpec{ResourceAttributes: &attr},
 	}, metav1.CreateOptions{})
 	if err != nil {

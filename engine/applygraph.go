@@ -11,6 +11,7 @@ import (
 
 	"github.com/kroscope/kroscope/engine/authority"
 	"github.com/kroscope/kroscope/engine/readonly"
+	"github.com/kroscope/kroscope/reconciler/client"
 	"github.com/kroscope/kroscope/reconciler/graph"
 )
 
@@ -31,7 +32,7 @@ func (e *Engine) ApplyGraphRefused(paths ...string) error {
 	if len(paths) == 0 {
 		return errors.New("not applying: the --rgd files kroscope serves are read from disk, not from the cluster; restart kroscope with the edited files, or :plan FILE to apply a graph to the cluster")
 	}
-	if a := e.decision().ApplyGraph; a.Route == authority.Refused {
+	if a := e.wr.decision().ApplyGraph; a.Route == authority.Refused {
 		return fmt.Errorf("not applying the graph: %s", a.Why)
 	}
 	return nil
@@ -65,22 +66,23 @@ func (e *Engine) ApplyGraphs(ctx context.Context, paths ...string) ([]string, er
 			return nil, fmt.Errorf("not applying %s: this kroscope serves graph %s from --rgd %s, not from the cluster; restart it with the edited file", rgd.Source, rgd.Name, src)
 		}
 	}
-	if e.decision().ApplyGraph.Route == authority.Cluster {
+	if e.wr.decision().ApplyGraph.Route == authority.Cluster {
 		ctx = readonly.UserWrite(ctx) // the user's own write passes the closed gate
 	}
 	var names []string
 	for _, rgd := range rgds {
-		if err := e.applyGraph(ctx, rgd); err != nil {
+		if err := applyGraph(ctx, e.cl.gated(), rgd); err != nil {
 			return names, err
 		}
+		e.log.Info("graph applied at the user's request", "graph", rgd.Name, "source", rgd.Source)
 		names = append(names, rgd.Name)
 	}
 	return names, nil
 }
 
-// applyGraph writes one definition: its apiVersion, kind, name, labels,
-// annotations and spec, as the file has them.
-func (e *Engine) applyGraph(ctx context.Context, rgd *graph.ResourceGraphDefinition) error {
+// applyGraph writes one definition through set: its apiVersion, kind,
+// name, labels, annotations and spec, as the file has them.
+func applyGraph(ctx context.Context, set *client.Set, rgd *graph.ResourceGraphDefinition) error {
 	if rgd.OldKind {
 		return fmt.Errorf("%s: kind %s is kro's name before v0.2; write it as %s to apply it", rgd.Source, graph.LegacyKind, graph.Kind)
 	}
@@ -92,7 +94,7 @@ func (e *Engine) applyGraph(ctx context.Context, rgd *graph.ResourceGraphDefinit
 	src := &unstructured.Unstructured{Object: rgd.Object}
 	u.SetLabels(src.GetLabels())
 	u.SetAnnotations(src.GetAnnotations())
-	_, err := e.cl.set.Dynamic().Resource(graph.GroupVersionResource).Apply(ctx, rgd.Name, u,
+	_, err := set.Dynamic().Resource(graph.GroupVersionResource).Apply(ctx, rgd.Name, u,
 		metav1.ApplyOptions{FieldManager: UserFieldManager, Force: true})
 	switch {
 	case apierrors.IsNotFound(err):
@@ -100,6 +102,5 @@ func (e *Engine) applyGraph(ctx context.Context, rgd *graph.ResourceGraphDefinit
 	case err != nil:
 		return fmt.Errorf("applying graph %s from %s: %w", rgd.Name, rgd.Source, err)
 	}
-	e.log.Info("graph applied at the user's request", "graph", rgd.Name, "source", rgd.Source)
 	return nil
 }

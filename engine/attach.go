@@ -11,6 +11,7 @@ import (
 	"github.com/kroscope/kroscope/engine/authority"
 	"github.com/kroscope/kroscope/engine/readonly"
 	"github.com/kroscope/kroscope/engine/state"
+	"github.com/kroscope/kroscope/reconciler/client"
 )
 
 // Attaching: a kroscope that does not hold the Lease still lets its user
@@ -33,17 +34,16 @@ const (
 // KroRequeueNote is what a requeue does where kro's controller reconciles.
 const KroRequeueNote = authority.KroRequeueNote
 
-// touchRequeue writes RequeueAnnotation on the instance: a metadata-only
-// merge patch, the one write an attached requeue makes.
-func (e *Engine) touchRequeue(s *served, key state.InstanceKey) error {
+// touchRequeue writes RequeueAnnotation on the instance through set: a
+// metadata-only merge patch, the one write an attached requeue makes.
+func touchRequeue(set *client.Set, s *served, key state.InstanceKey) error {
 	// The user's own action, bounded on its own: Requeue has no context.
 	ctx, cancel := context.WithTimeout(readonly.UserWrite(context.Background()), userWriteTimeout)
 	defer cancel()
 	body := fmt.Sprintf(`{"metadata":{"annotations":{%q:%q}}}`, RequeueAnnotation, time.Now().UTC().Format(time.RFC3339Nano))
-	_, err := e.cl.set.Dynamic().Resource(s.gvr).Namespace(key.Namespace).Patch(ctx, key.Name, types.MergePatchType, []byte(body),
+	_, err := set.Dynamic().Resource(s.gvr).Namespace(key.Namespace).Patch(ctx, key.Name, types.MergePatchType, []byte(body),
 		metav1.PatchOptions{FieldManager: RequeueFieldManager})
 	if err != nil {
-		e.recheckAfterForbidden(ctx, s, err)
 		return fmt.Errorf("writing the %s annotation on %s: %w", RequeueAnnotation, key, err)
 	}
 	return nil

@@ -4,10 +4,10 @@ import (
 	"testing"
 	"time"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/util/workqueue"
 
-	"github.com/kroscope/kroscope/engine/objcache"
 	"github.com/kroscope/kroscope/engine/state"
 	"github.com/kroscope/kroscope/engine/watch"
 )
@@ -21,10 +21,10 @@ func TestRequeueAnnotationForgetsBackoff(t *testing.T) {
 	lim := newRecordingLimiter(workqueue.NewTypedItemExponentialFailureRateLimiter[item](100*time.Millisecond, time.Minute))
 	q := workqueue.NewTypedRateLimitingQueueWithConfig[item](lim, workqueue.TypedRateLimitingQueueConfig[item]{Name: "test"})
 	defer q.ShutDown()
-	e := &Engine{store: state.NewStore(), work: workQueue{limiter: lim, queue: q}}
-	e.reader = &reader{e: e, cache: objcache.New()}
+	store := state.NewStore()
+	gs := &graphServer{store: store, work: &workQueue{limiter: lim, queue: q}, noteWrites: func(string, metav1.Object) {}}
 	gvr := schema.GroupVersionResource{Group: "kro.run", Version: "v1alpha1", Resource: "webapps"}
-	s := &served{e: e, gvr: gvr, resource: "webapps.kro.run"}
+	s := &served{gs: gs, gvr: gvr, resource: "webapps.kro.run"}
 	h := s.instanceHandler(&watch.Monitor{})
 	it := item{gvr: gvr, namespace: "demo", name: "blog"}
 	fail := func() {

@@ -31,37 +31,47 @@ func instanceFrom(ctx context.Context) (state.InstanceKey, bool) {
 // bodyLimit bounds what is read of a failed response to find its message.
 const bodyLimit = 64 << 10
 
-// noteCall writes a failed API call made for an instance to that
-// instance's log: method, path, HTTP status and the server's message.
-// A GET that finds nothing is how kroscope learns an object is missing,
-// not a failure, and writes refused in read-only mode never left.
-func (e *Engine) noteCall(req *http.Request, resp *http.Response, err error) {
-	key, ok := instanceFrom(req.Context())
-	if !ok {
-		return
+// callLog returns the callNote that writes a failed API call made for an
+// instance to that instance's log in store: method, path, HTTP status and
+// the server's message. A GET that finds nothing is how kroscope learns an
+// object is missing, not a failure, and writes refused in read-only mode
+// never left.
+func callLog(store *state.Store) callNote {
+	return func(req *http.Request, resp *http.Response, err error) {
+		key, ok := instanceFrom(req.Context())
+		if !ok {
+			return
+		}
+		line, ok := failedCall(req, resp, err)
+		if !ok {
+			return
+		}
+		// The reconcile that made the call knows its Secrets' values: the
+		// server's answer may echo a field built from one, and so may the path.
+		red := redact.FromContext(req.Context())
+		line.Message, line.KV, line.At = red.String(line.Message), red.String(line.KV), time.Now()
+		store.UpdateExisting(key, func(in *state.Instance) { in.Log = state.AppendBounded(in.Log, line) })
 	}
-	var line state.LogLine
+}
+
+// failedCall is the log line of a failed call; false when the call did
+// not fail (or failed as expected).
+func failedCall(req *http.Request, resp *http.Response, err error) (state.LogLine, bool) {
 	switch {
 	case err != nil:
 		if readonly.IsReadOnly(err) || req.Context().Err() != nil {
-			return
+			return state.LogLine{}, false
 		}
-		line = state.LogLine{Level: "error", Message: fmt.Sprintf("%s %s failed: %v", req.Method, shortPath(req.URL.Path), err)}
+		return state.LogLine{Level: "error", Message: fmt.Sprintf("%s %s failed: %v", req.Method, shortPath(req.URL.Path), err)}, true
 	case resp.StatusCode >= 400:
 		if resp.StatusCode == http.StatusNotFound && req.Method == http.MethodGet {
-			return
+			return state.LogLine{}, false
 		}
 		// The status and message first: a narrow pane keeps the start.
-		line = state.LogLine{Level: "error", Message: fmt.Sprintf("%s %s: HTTP %d %s: %s", req.Method, shortPath(req.URL.Path),
-			resp.StatusCode, http.StatusText(resp.StatusCode), serverMessage(resp)), KV: "path=" + req.URL.Path}
-	default:
-		return
+		return state.LogLine{Level: "error", Message: fmt.Sprintf("%s %s: HTTP %d %s: %s", req.Method, shortPath(req.URL.Path),
+			resp.StatusCode, http.StatusText(resp.StatusCode), serverMessage(resp)), KV: "path=" + req.URL.Path}, true
 	}
-	// The reconcile that made the call knows its Secrets' values: the
-	// server's answer may echo a field built from one, and so may the path.
-	red := redact.FromContext(req.Context())
-	line.Message, line.KV, line.At = red.String(line.Message), red.String(line.KV), time.Now()
-	e.appendInstanceLog(key, line)
+	return state.LogLine{}, false
 }
 
 // shortPath is an API path without its group, version and namespace:
@@ -105,12 +115,6 @@ func serverMessage(resp *http.Response) string {
 		return st.Message
 	}
 	return strings.TrimSpace(string(b))
-}
-
-// appendInstanceLog adds lines to an instance's own log (bounded), when
-// the state holds the instance.
-func (e *Engine) appendInstanceLog(key state.InstanceKey, lines ...state.LogLine) {
-	e.store.UpdateExisting(key, func(in *state.Instance) { in.Log = state.AppendBounded(in.Log, lines...) })
 }
 
 // decisions are the log lines of one reconcile: its outcome, then each

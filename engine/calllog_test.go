@@ -21,7 +21,7 @@ func TestNoteCallLogsFailedCallsOfTheInstance(t *testing.T) {
 	call := func(method string, code int, body string, ctx context.Context) *http.Response {
 		req := (&http.Request{Method: method, URL: &url.URL{Path: "/api/v1/namespaces/demo/configmaps/flaky-a"}}).WithContext(ctx)
 		resp := &http.Response{StatusCode: code, Body: io.NopCloser(strings.NewReader(body))}
-		e.noteCall(req, resp, nil)
+		callLog(e.store)(req, resp, nil)
 		return resp
 	}
 	ctx := withInstance(context.Background(), key)

@@ -6,14 +6,33 @@ import (
 	"strings"
 	"time"
 
+	"github.com/go-logr/logr"
 	authenticationv1 "k8s.io/api/authentication/v1"
 	authorizationv1 "k8s.io/api/authorization/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
+	"github.com/kroscope/kroscope/engine/authority"
 	"github.com/kroscope/kroscope/engine/state"
+	"github.com/kroscope/kroscope/engine/tick"
+	"github.com/kroscope/kroscope/reconciler/client"
 )
+
+// access decides what this user may do: it asks the API server
+// (SelfSubjectAccessReviews) about each served kind and the Lease, records
+// the answers in the state (the TUI disables what is denied and says why)
+// and asks again when they may have changed.
+type access struct {
+	o      Options
+	base   *client.Set // the caller's own connection: reviews are the user's
+	store  *state.Store
+	log    logr.Logger
+	served func() []*served // the graphs served now
+	// lease is the writer: whether the Lease is used and followed, and
+	// the fact that this user may not take it.
+	lease authorityFacts
+}
 
 // What each capability needs of an instance kind, in the namespace shown:
 // observing lists and watches, requeue touches the instance (patches the
@@ -25,7 +44,7 @@ var (
 	editVerbs    = []string{"update", "patch"}
 )
 
-// checkAccess asks the API server (SelfSubjectAccessReviews, which every
+// check asks the API server (SelfSubjectAccessReviews, which every
 // authenticated user may create) what this user may do with gvr's
 // instances in the namespace shown (all namespaces without -n), and
 // records it in the state: the TUI disables what is denied and says why,
@@ -33,14 +52,14 @@ var (
 // (the demo) nothing is checked and everything counts as allowed; a check
 // that fails leaves the kind unchecked (the API server still refuses what
 // it must).
-func (e *Engine) checkAccess(ctx context.Context, gvr schema.GroupVersionResource, namespaced bool) {
-	if e.cl.base.Config() == nil || e.cl.base.Kubernetes() == nil {
+func (a *access) check(ctx context.Context, gvr schema.GroupVersionResource, namespaced bool) {
+	if !a.cluster() {
 		return
 	}
-	e.accessUser(ctx)
-	kube := e.cl.base.Kubernetes()
+	a.user(ctx)
+	kube := a.base.Kubernetes()
 	resource := resourceName(gvr)
-	ns := e.o.Namespace
+	ns := a.o.Namespace
 	if !namespaced {
 		ns = "" // a cluster-scoped kind has no namespace to narrow to
 	}
@@ -59,7 +78,7 @@ func (e *Engine) checkAccess(ctx context.Context, gvr schema.GroupVersionResourc
 				}
 				p = state.Permission{Allowed: r.Status.Allowed && !r.Status.Denied}
 				if !p.Allowed {
-					p.Why = deniedWhy(e.store.Snapshot().Capabilities.User, verb, resource, ns, r.Status.Reason)
+					p.Why = deniedWhy(a.store.Snapshot().Capabilities.User, verb, resource, ns, r.Status.Reason)
 				}
 				cache[verb] = p
 			}
@@ -69,7 +88,7 @@ func (e *Engine) checkAccess(ctx context.Context, gvr schema.GroupVersionResourc
 		}
 		return state.Permission{Allowed: true}, nil
 	}
-	prev, checked := e.store.CheckedAccess(resource)
+	prev, checked := a.store.CheckedAccess(resource)
 	k := state.KindAccess{Resource: resource, Namespace: ns}
 	for _, c := range []struct {
 		p     *state.Permission
@@ -78,13 +97,13 @@ func (e *Engine) checkAccess(ctx context.Context, gvr schema.GroupVersionResourc
 		p, err := ask(c.verbs)
 		if err != nil {
 			if ctx.Err() == nil {
-				e.log.Error(err, "cannot check this user's access (SelfSubjectAccessReview); keys stay enabled", "resource", resource)
+				a.log.Error(err, "cannot check this user's access (SelfSubjectAccessReview); keys stay enabled", "resource", resource)
 			}
 			return
 		}
 		*c.p = p
 	}
-	e.store.SetAccess(k)
+	a.store.SetAccess(k)
 	// Said when first known and when it changes, not at every re-check.
 	if checked && prev == k {
 		return
@@ -93,8 +112,8 @@ func (e *Engine) checkAccess(ctx context.Context, gvr schema.GroupVersionResourc
 	if checked {
 		what = " changed: "
 	}
-	e.log.Info("access to "+resource+" in "+nsWord(ns)+what+state.Capabilities{Kinds: []state.KindAccess{k}}.Summary(),
-		"user", e.store.Snapshot().Capabilities.User)
+	a.log.Info("access to "+resource+" in "+nsWord(ns)+what+state.Capabilities{Kinds: []state.KindAccess{k}}.Summary(),
+		"user", a.store.Snapshot().Capabilities.User)
 }
 
 // DefaultAccessRecheck is how often kinds with a denied permission are
@@ -105,59 +124,60 @@ func (e *Engine) checkAccess(ctx context.Context, gvr schema.GroupVersionResourc
 // once (recheckAfterForbidden).
 const DefaultAccessRecheck = 30 * time.Second
 
-// recheckDeniedAccess re-checks, every AccessRecheck, each served kind
-// this user was denied something on, and a denied Lease.
-func (e *Engine) recheckDeniedAccess(ctx context.Context) {
-	if e.o.AccessRecheck < 0 || e.cl.base.Config() == nil || e.cl.base.Kubernetes() == nil {
+// recheckDenied re-checks, every AccessRecheck, each served kind this
+// user was denied something on, and a denied Lease.
+func (a *access) recheckDenied(ctx context.Context) {
+	if a.o.AccessRecheck < 0 || !a.cluster() {
 		return
 	}
-	t := time.NewTicker(e.o.AccessRecheck)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
-		for _, s := range e.servedGraphs() {
-			if k, ok := e.store.CheckedAccess(s.resource); ok && k.Denies() {
-				e.checkAccess(ctx, s.gvr, s.graph.Instance.Namespaced)
+	tick.Every(ctx, a.o.AccessRecheck, nil, func() bool {
+		for _, s := range a.served() {
+			if k, ok := a.store.CheckedAccess(s.resource); ok && k.Denies() {
+				a.check(ctx, s.gvr, s.graph.Instance.Namespaced)
 			}
 		}
-		e.recheckLeaseAccess(ctx)
-	}
+		a.recheckLease(ctx)
+		return false
+	})
 }
+
+// cluster: there is a real cluster to ask (not the demo's in-memory one).
+func (a *access) cluster() bool { return a.base.Config() != nil && a.base.Kubernetes() != nil }
 
 // recheckAfterForbidden re-checks s's kind, in the background, when the
 // API server refused one of the user's actions on it: the permission the
 // capabilities promised was revoked, and the keys should say so now.
 // It outlives the action (ctx's values, not its end), bounded by
 // accessRecheckTimeout.
-func (e *Engine) recheckAfterForbidden(ctx context.Context, s *served, err error) {
+func (a *access) recheckAfterForbidden(ctx context.Context, s *served, err error) {
 	if !apierrors.IsForbidden(err) {
 		return
 	}
 	go func() {
 		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), accessRecheckTimeout)
 		defer cancel()
-		e.checkAccess(ctx, s.gvr, s.graph.Instance.Namespaced)
+		a.check(ctx, s.gvr, s.graph.Instance.Namespaced)
 	}()
 }
 
 // accessRecheckTimeout bounds a re-check after a refusal.
 const accessRecheckTimeout = 30 * time.Second
 
-// accessUser records who this user is (SelfSubjectReview), once; a server
+// user records who this user is (SelfSubjectReview), once; a server
 // that cannot say leaves it blank.
-func (e *Engine) accessUser(ctx context.Context) {
-	if e.store.Snapshot().Capabilities.User != "" {
+func (a *access) user(ctx context.Context) {
+	if a.store.Snapshot().Capabilities.User != "" {
 		return
 	}
-	r, err := e.cl.base.Kubernetes().AuthenticationV1().SelfSubjectReviews().Create(ctx, &authenticationv1.SelfSubjectReview{}, metav1.CreateOptions{})
+	r, err := a.base.Kubernetes().AuthenticationV1().SelfSubjectReviews().Create(ctx, &authenticationv1.SelfSubjectReview{}, metav1.CreateOptions{})
 	if err == nil && r.Status.UserInfo.Username != "" {
-		e.store.SetAccessUser(r.Status.UserInfo.Username)
+		a.store.SetAccessUser(r.Status.UserInfo.Username)
 	}
 }
+
+// userName is who this user is, as recorded ("" before user, or when the
+// server cannot say).
+func (a *access) userName() string { return a.store.Snapshot().Capabilities.User }
 
 // deniedWhy is the reason a key shows disabled: "user jane may not delete
 // webapps.kro.run in team-a".
@@ -180,68 +200,68 @@ func nsWord(ns string) string {
 	return ns
 }
 
-// recheckAccess checks every served kind again (a watch that was
+// recheckAll checks every served kind again (a watch that was
 // forbidden works now: permissions changed).
-func (e *Engine) recheckAccess(ctx context.Context) {
-	for _, s := range e.servedGraphs() {
-		e.checkAccess(ctx, s.gvr, s.graph.Instance.Namespaced)
+func (a *access) recheckAll(ctx context.Context) {
+	for _, s := range a.served() {
+		a.check(ctx, s.gvr, s.graph.Instance.Namespaced)
 	}
 }
 
 // refuse returns the error of an action the user may not do, or nil.
-func (e *Engine) refuse(what string, key state.InstanceKey, p func(state.KindAccess) state.Permission) error {
-	if perm := p(e.store.Access(key.Resource)); !perm.Allowed {
+func (a *access) refuse(what string, key state.InstanceKey, p func(state.KindAccess) state.Permission) error {
+	if perm := p(a.store.Access(key.Resource)); !perm.Allowed {
 		return fmt.Errorf("not %s %s: %s", what, key, perm.Why)
 	}
 	return nil
 }
 
-// noteAccess says, once each, that a watch is forbidden and that it works
+// noteWatch says, once each, that a watch is forbidden and that it works
 // again (then the kinds' capabilities are checked again: permissions
 // changed).
-func (e *Engine) noteAccess(ctx context.Context, w state.Watch, granted bool) {
+func (a *access) noteWatch(ctx context.Context, w state.Watch, granted bool) {
 	if granted {
-		e.log.Info("access granted: watching "+w.NoAccess(), "watch", w.Name)
-		go e.recheckAccess(ctx)
+		a.log.Info("access granted: watching "+w.NoAccess(), "watch", w.Name)
+		go a.recheckAll(ctx)
 		return
 	}
-	e.log.Info("no access: "+w.NoAccess()+" (forbidden; retried quietly in the background)", "watch", w.Name, "error", w.Err)
+	a.log.Info("no access: "+w.NoAccess()+" (forbidden; retried quietly in the background)", "watch", w.Name, "error", w.Err)
 }
 
-// checkLeaseAccess asks, before campaigning, whether this user may take
+// checkLease asks, before campaigning, whether this user may take
 // the Lease (get, create, update it). One who may not (a Role in another
 // namespace) would otherwise retry the election every few seconds for
 // ever: it observes instead, said once in the log and on the header, and
-// the Lease is asked about again with the kinds (recheckLeaseAccess).
-func (e *Engine) checkLeaseAccess(ctx context.Context) {
-	if !e.decision().UsesLease || e.cl.base.Config() == nil {
+// the Lease is asked about again with the kinds (recheckLease).
+func (a *access) checkLease(ctx context.Context) {
+	if !a.lease.decision().UsesLease || a.base.Config() == nil {
 		return
 	}
-	e.accessUser(ctx)
-	why, checked := e.leaseAccessDenied(ctx)
+	a.user(ctx)
+	why, checked := a.leaseDenied(ctx)
 	if !checked || why == "" {
 		return // not checked: the election says what it meets
 	}
-	e.setLeaseDenied(why)
-	e.log.Info("not taking the lease: "+why+"; observing (a Lease in a namespace you may write, --lease-namespace, lets you reconcile there)",
-		"lease", e.o.LeaseNamespace+"/"+e.o.LeaseName)
+	a.setLeaseDenied(why)
+	a.log.Info("not taking the lease: "+why+"; observing (a Lease in a namespace you may write, --lease-namespace, lets you reconcile there)",
+		"lease", a.o.leaseName())
 }
 
-// leaseAccessDenied says why this user may not take the Lease ("" when it
+// leaseDenied says why this user may not take the Lease ("" when it
 // may); checked is false when the API server could not say.
-func (e *Engine) leaseAccessDenied(ctx context.Context) (why string, checked bool) {
+func (a *access) leaseDenied(ctx context.Context) (why string, checked bool) {
 	verbs := []string{"get", "update"}
 	// create only when the Lease is not there (deploy/ creates it, and
 	// grants no create on Leases); a followed Lease is there.
-	if !e.wr.auth.Facts().Following {
-		if _, err := e.cl.base.Kubernetes().CoordinationV1().Leases(e.o.LeaseNamespace).Get(ctx, e.o.LeaseName, metav1.GetOptions{}); apierrors.IsNotFound(err) {
+	if !a.lease.facts().Following {
+		if _, err := a.base.Kubernetes().CoordinationV1().Leases(a.o.LeaseNamespace).Get(ctx, a.o.LeaseName, metav1.GetOptions{}); apierrors.IsNotFound(err) {
 			verbs = append(verbs, "create")
 		}
 	}
 	for _, verb := range verbs {
-		r, err := e.cl.base.Kubernetes().AuthorizationV1().SelfSubjectAccessReviews().Create(ctx, &authorizationv1.SelfSubjectAccessReview{
+		r, err := a.base.Kubernetes().AuthorizationV1().SelfSubjectAccessReviews().Create(ctx, &authorizationv1.SelfSubjectAccessReview{
 			Spec: authorizationv1.SelfSubjectAccessReviewSpec{ResourceAttributes: &authorizationv1.ResourceAttributes{
-				Namespace: e.o.LeaseNamespace, Verb: verb, Group: "coordination.k8s.io", Resource: "leases", Name: e.o.LeaseName,
+				Namespace: a.o.LeaseNamespace, Verb: verb, Group: "coordination.k8s.io", Resource: "leases", Name: a.o.LeaseName,
 			}},
 		}, metav1.CreateOptions{})
 		if err != nil {
@@ -250,28 +270,35 @@ func (e *Engine) leaseAccessDenied(ctx context.Context) (why string, checked boo
 		if r.Status.Allowed && !r.Status.Denied {
 			continue
 		}
-		why := deniedWhy(e.store.Snapshot().Capabilities.User, verb, "the lease "+e.o.LeaseNamespace+"/"+e.o.LeaseName, "", "")
+		why := deniedWhy(a.store.Snapshot().Capabilities.User, verb, "the lease "+a.o.leaseName(), "", "")
 		return strings.TrimSuffix(why, " in all namespaces"), true
 	}
 	return "", true
 }
 
-// recheckLeaseAccess asks again about a Lease this user was denied: once
+// recheckLease asks again about a Lease this user was denied: once
 // granted (a Role applied after kroscope started, as happens when the
 // Deployment and its RBAC are applied together), the engine campaigns as
 // it would have at start, instead of observing until restarted.
-func (e *Engine) recheckLeaseAccess(ctx context.Context) {
-	denied := e.leaseDenied()
+func (a *access) recheckLease(ctx context.Context) {
+	denied := a.lease.facts().LeaseDenied
 	if denied == "" {
 		return
 	}
-	why, checked := e.leaseAccessDenied(ctx)
+	why, checked := a.leaseDenied(ctx)
 	if !checked || why == denied {
 		return
 	}
-	e.setLeaseDenied(why)
+	a.setLeaseDenied(why)
 	if why != "" {
 		return // denied still, for another verb
 	}
-	e.log.Info("lease access granted: campaigning", "lease", e.o.LeaseNamespace+"/"+e.o.LeaseName)
+	a.log.Info("lease access granted: campaigning", "lease", a.o.leaseName())
+}
+
+// setLeaseDenied records why this user may not take the Lease ("" once
+// it may): the engine's campaign decision, the header and the mode.
+func (a *access) setLeaseDenied(why string) {
+	a.store.SetLeaseDenied(why)
+	a.lease.update(func(f *authority.Facts) { f.LeaseDenied = why })
 }

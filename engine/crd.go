@@ -14,6 +14,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/kroscope/kroscope/engine/state"
+	"github.com/kroscope/kroscope/reconciler/client"
 	"github.com/kroscope/kroscope/reconciler/desired"
 	"github.com/kroscope/kroscope/reconciler/graph"
 	"github.com/kroscope/kroscope/reconciler/graph/crd"
@@ -38,7 +40,17 @@ func (e *breakingChangeError) Error() string {
 		e.name, compat.Summary(e.changes), compat.AllowAnnotation)
 }
 
-// ensureCRD applies the graph's instance CRD (server-side apply, field
+// crdApplier decides whether a graph's instance CRD is there as the
+// graph makes it: applied when this process writes (its compatibility with
+// stored instances checked), awaited otherwise.
+type crdApplier struct {
+	set     *client.Set
+	store   *state.Store // kro's view of the graph, while observing
+	writing func() bool  // whether this process writes now
+	force   bool         // --force-crd
+}
+
+// ensure applies the graph's instance CRD (server-side apply, field
 // manager kroscope) when this process writes, and waits until it is
 // Established. A change of an existing CRD's schema that would break stored
 // instances is refused unless allowBreaking (kro's rules, see crdcompat)
@@ -51,34 +63,34 @@ func (e *breakingChangeError) Error() string {
 // whether the kind is served; what needs the CRD (applying it, the
 // ownership and compatibility checks) is then skipped, and skipped says
 // so.
-func (e *Engine) ensureCRD(ctx context.Context, g *graph.Graph, allowBreaking bool) (skipped string, err error) {
+func (c *crdApplier) ensure(ctx context.Context, g *graph.Graph, allowBreaking bool) (skipped string, err error) {
 	want := g.Instance.CRD
 	if want == nil {
 		return "", fmt.Errorf("graph %s has no generated CRD", g.Name)
 	}
-	crds := e.cl.set.Dynamic().Resource(crdGVR)
+	crds := c.set.Dynamic().Resource(crdGVR)
 	cur, err := crds.Get(ctx, want.Name, metav1.GetOptions{})
 	switch {
 	case apierrors.IsNotFound(err):
 		cur = nil
 	case apierrors.IsForbidden(err):
-		return e.crdByDiscovery(g)
+		return c.byDiscovery(g)
 	case err != nil:
 		return "", fmt.Errorf("reading CRD %s: %w", want.Name, err)
 	}
-	return "", e.applyCRD(ctx, g, cur, allowBreaking)
+	return "", c.apply(ctx, g, cur, allowBreaking)
 }
 
-// crdByDiscovery stands in for reading the CRD when that is forbidden:
+// byDiscovery stands in for reading the CRD when that is forbidden:
 // the kind is there when discovery lists its resource.
-func (e *Engine) crdByDiscovery(g *graph.Graph) (string, error) {
+func (c *crdApplier) byDiscovery(g *graph.Graph) (string, error) {
 	want := g.Instance.CRD
 	gvr := g.Instance.GVR
 	skipped := fmt.Sprintf("cannot read CRD %s (forbidden): the kind is served (discovery); not applying it, not checking its owner or schema compatibility (they need cluster rights)", want.Name)
-	if e.writing() {
+	if c.writing() {
 		skipped = fmt.Sprintf("cannot read CRD %s (forbidden): the kind is served (discovery), but this user cannot apply the graph's schema to it; not checking its owner or schema compatibility", want.Name)
 	}
-	d := e.cl.set.Discovery()
+	d := c.set.Discovery()
 	if d == nil {
 		return "", fmt.Errorf("cannot read CRD %s (forbidden) and there is no discovery client to ask whether the kind is served", want.Name)
 	}
@@ -97,11 +109,11 @@ func (e *Engine) crdByDiscovery(g *graph.Graph) (string, error) {
 	return "", fmt.Errorf("cannot read CRD %s (forbidden) and the API server does not serve %s yet (discovery); an admin (or kro) must install it", want.Name, resourceName(gvr))
 }
 
-// applyCRD is ensureCRD once the CRD (cur, nil when absent) could be read.
-func (e *Engine) applyCRD(ctx context.Context, g *graph.Graph, cur *unstructured.Unstructured, allowBreaking bool) error {
+// apply is ensure once the CRD (cur, nil when absent) could be read.
+func (c *crdApplier) apply(ctx context.Context, g *graph.Graph, cur *unstructured.Unstructured, allowBreaking bool) error {
 	want := g.Instance.CRD
-	crds := e.cl.set.Dynamic().Resource(crdGVR)
-	if !e.writing() {
+	crds := c.set.Dynamic().Resource(crdGVR)
+	if !c.writing() {
 		if cur == nil {
 			return fmt.Errorf("CRD %s does not exist yet (observing: the lease holder or kro creates it)", want.Name)
 		}
@@ -110,12 +122,12 @@ func (e *Engine) applyCRD(ctx context.Context, g *graph.Graph, cur *unstructured
 		}
 		return nil
 	}
-	if cur != nil && !e.o.ForceCRD {
+	if cur != nil && !c.force {
 		if err := crd.CheckOwnership(cur, g.Name); err != nil {
 			return err
 		}
 	}
-	if cur != nil && !allowBreaking && !e.o.ForceCRD {
+	if cur != nil && !allowBreaking && !c.force {
 		var old apiextensionsv1.CustomResourceDefinition
 		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(cur.Object, &old); err != nil {
 			return fmt.Errorf("reading CRD %s: %w", want.Name, err)
@@ -154,6 +166,20 @@ func (e *Engine) applyCRD(ctx context.Context, g *graph.Graph, cur *unstructured
 		case <-time.After(150 * time.Millisecond):
 		}
 	}
+}
+
+// waitReason says why a graph's CRD is not there yet. While observing,
+// the CRD comes from kro (or the lease holder): when kro reports the graph
+// blocked (it rejected it, say), kro's own reason is the one that counts,
+// not the CRD's absence.
+func (c *crdApplier) waitReason(graph string, err error) string {
+	if c.writing() {
+		return err.Error()
+	}
+	if k := c.store.KroOf(graph); k != nil && k.Blocked != "" {
+		return "kro does not serve this graph: " + k.Blocked
+	}
+	return err.Error()
 }
 
 // crdApplyObject is the apply configuration: the generated CRD with

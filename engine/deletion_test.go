@@ -19,8 +19,8 @@ func TestObserverKeepsFinishedDeletionUntilServerRemovesIt(t *testing.T) {
 		Instance:  graph.Instance{GVK: schema.GroupVersionKind{Group: "kro.run", Version: "v1alpha1", Kind: "WebApp"}},
 		Resources: map[string]*graph.Resource{"config": {ID: "config", GVK: schema.GroupVersionKind{Version: "v1", Kind: "ConfigMap"}}}}
 	e := &Engine{store: state.NewStore()}
-	s := &served{e: e, graph: g, resource: "webapps.kro.run"}
-	obs := e.observer(s)
+	s := &served{graph: g, resource: "webapps.kro.run"}
+	obs := observer(e.store, s, nil)
 	key := state.InstanceKey{Resource: s.resource, Namespace: "demo", Name: "flaky"}
 	gone := reconciler.Observation{Namespace: "demo", Name: "flaky", Gone: true, Deleting: true, Start: time.Now(),
 		State: reconciler.InstanceState{State: reconciler.InstanceStateDeleting}, Message: "children deleted; finalizer removed",

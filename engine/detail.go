@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/kroscope/kroscope/engine/state"
+	"github.com/kroscope/kroscope/reconciler/client"
 )
 
 // eventsGVR is core/v1 Events: kroscope's own Events on instances are
@@ -27,28 +28,16 @@ const eventLimit = 100
 // is on screen, so nothing is listed for instances nobody looks at.
 func (e *Engine) InstanceDetail(ctx context.Context, key state.InstanceKey) (state.InstanceDetail, error) {
 	d := state.InstanceDetail{Key: key, At: time.Now()}
-	s, err := e.servedFor(key)
+	_, u, err := cachedInstance(e.table, key)
 	if err != nil {
 		return d, err
-	}
-	k := key.Name
-	if key.Namespace != "" {
-		k = key.Namespace + "/" + key.Name
-	}
-	obj, ok, err := s.inf.GetIndexer().GetByKey(k)
-	if err != nil || !ok {
-		return d, fmt.Errorf("instance %s is not in the cache (deleted?)", key)
-	}
-	u, ok := instanceObject(obj)
-	if !ok {
-		return d, fmt.Errorf("instance %s: unexpected cached type %T", key, obj)
 	}
 	unstructured.RemoveNestedField(u.Object, "metadata", "managedFields")
 	d.Object = u.Object
 	d.Conditions = conditionsOf(u)
-	d.Events, err = e.instanceEvents(ctx, u)
+	d.Events, err = listEvents(ctx, e.cl.gated(), u.GetNamespace(), string(u.GetUID()))
 	if err != nil {
-		d.EventsErr = err.Error()
+		d.EventsErr = fmt.Errorf("listing the Events of %s: %w", u.GetName(), err).Error()
 	}
 	return d, nil
 }
@@ -80,17 +69,17 @@ func conditionsOf(u *unstructured.Unstructured) []state.Condition {
 	return out
 }
 
-// instanceEvents lists the Events whose involvedObject is the instance,
-// newest first.
-func (e *Engine) instanceEvents(ctx context.Context, u *unstructured.Unstructured) ([]state.Event, error) {
-	sel := fields.OneTermEqualSelector("involvedObject.uid", string(u.GetUID())).String()
-	list, err := e.cl.set.Dynamic().Resource(eventsGVR).Namespace(u.GetNamespace()).List(ctx, metav1.ListOptions{FieldSelector: sel, Limit: eventLimit})
+// listEvents lists the Events about the object uid in namespace ("": all
+// namespaces), newest first.
+func listEvents(ctx context.Context, set *client.Set, namespace, uid string) ([]state.Event, error) {
+	sel := fields.OneTermEqualSelector("involvedObject.uid", uid).String()
+	list, err := set.Dynamic().Resource(eventsGVR).Namespace(namespace).List(ctx, metav1.ListOptions{FieldSelector: sel, Limit: eventLimit})
 	if err != nil {
-		return nil, fmt.Errorf("listing the Events of %s: %w", u.GetName(), err)
+		return nil, err
 	}
 	var out []state.Event
 	for i := range list.Items {
-		if ev, ok := eventOf(&list.Items[i], string(u.GetUID())); ok {
+		if ev, ok := eventOf(&list.Items[i], uid); ok {
 			out = append(out, ev)
 		}
 	}

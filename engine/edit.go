@@ -3,13 +3,13 @@ package engine
 import (
 	"context"
 	"fmt"
-	"github.com/kroscope/kroscope/engine/authority"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/yaml"
 
+	"github.com/kroscope/kroscope/engine/authority"
 	"github.com/kroscope/kroscope/engine/state"
 )
 
@@ -19,7 +19,7 @@ func (e *Engine) EditableInstance(ctx context.Context, key state.InstanceKey) ([
 	if err := e.writable(key); err != nil {
 		return nil, err
 	}
-	u, err := e.cachedInstance(key)
+	_, u, err := cachedInstance(e.table, key)
 	if err != nil {
 		return nil, err
 	}
@@ -57,22 +57,17 @@ func (e *Engine) ApplyInstanceEdit(ctx context.Context, key state.InstanceKey, d
 	if !ok {
 		return fmt.Errorf("the edited file has no spec object")
 	}
-	u, err := e.cachedInstance(key)
+	s, u, err := cachedInstance(e.table, key)
 	if err != nil {
 		return err
 	}
-	u = u.DeepCopy()
 	u.Object["spec"] = spec
 	delete(u.Object, "status")
 	if rv := eu.GetResourceVersion(); rv != "" {
 		u.SetResourceVersion(rv)
 	}
-	s, err := e.servedFor(key)
-	if err != nil {
-		return err
-	}
-	_, err = e.cl.set.Dynamic().Resource(s.gvr).Namespace(key.Namespace).Update(ctx, u, metav1.UpdateOptions{FieldManager: UserFieldManager})
-	e.recheckAfterForbidden(ctx, s, err)
+	_, err = e.cl.gated().Dynamic().Resource(s.gvr).Namespace(key.Namespace).Update(ctx, u, metav1.UpdateOptions{FieldManager: UserFieldManager})
+	e.access.recheckAfterForbidden(ctx, s, err)
 	if apierrors.IsConflict(err) {
 		return fmt.Errorf("the instance changed since the editor opened it (reopen to see the new version): %w", err)
 	}
@@ -81,32 +76,11 @@ func (e *Engine) ApplyInstanceEdit(ctx context.Context, key state.InstanceKey, d
 
 // writable refuses edits while this process may not write.
 func (e *Engine) writable(key state.InstanceKey) error {
-	if err := e.refuse("editing", key, func(k state.KindAccess) state.Permission { return k.Edit }); err != nil {
+	if err := e.access.refuse("editing", key, func(k state.KindAccess) state.Permission { return k.Edit }); err != nil {
 		return err
 	}
-	if a := e.decision().Edit; a.Route == authority.Refused {
+	if a := e.wr.decision().Edit; a.Route == authority.Refused {
 		return fmt.Errorf("not editing %s: %s", key, a.Why)
 	}
 	return nil
-}
-
-// cachedInstance is the instance from the informer's cache.
-func (e *Engine) cachedInstance(key state.InstanceKey) (*unstructured.Unstructured, error) {
-	s, err := e.servedFor(key)
-	if err != nil {
-		return nil, err
-	}
-	k := key.Name
-	if key.Namespace != "" {
-		k = key.Namespace + "/" + key.Name
-	}
-	obj, ok, err := s.inf.GetIndexer().GetByKey(k)
-	if err != nil || !ok {
-		return nil, fmt.Errorf("instance %s is not in the cache (deleted?)", key)
-	}
-	u, ok := instanceObject(obj)
-	if !ok {
-		return nil, fmt.Errorf("instance %s: unexpected cached type %T", key, obj)
-	}
-	return u, nil
 }

@@ -10,8 +10,10 @@ import (
 
 // In --observe an edit is refused before anything is read or written.
 func TestEditRefusedWhileObserving(t *testing.T) {
-	o := Options{Observe: true}
-	e := &Engine{wr: newWriter(o, false), o: o, store: state.NewStore()}
+	e, err := New(Options{ClientSet: fakeSet(), Observe: true})
+	if err != nil {
+		t.Fatal(err)
+	}
 	key := state.InstanceKey{Resource: "webapps.kro.run", Namespace: "demo", Name: "x"}
 	if _, err := e.EditableInstance(context.Background(), key); err == nil || !strings.Contains(err.Error(), "--observe") {
 		t.Fatalf("EditableInstance: %v", err)

@@ -18,7 +18,7 @@ func (e *Engine) serveMetrics(ctx context.Context) error {
 	}
 	var auth *rest.Config
 	if e.o.MetricsSecure {
-		if auth = e.cl.base.Config(); auth == nil {
+		if auth = e.cl.own().Config(); auth == nil {
 			return e.fatal("cannot serve metrics", errors.New("--metrics-secure needs a cluster to authenticate scrapers with"), "leave --metrics-secure off")
 		}
 	}

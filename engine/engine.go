@@ -9,7 +9,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/http"
 	"os"
 	"runtime"
 	"sync"
@@ -21,18 +20,13 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/rand"
-	"k8s.io/client-go/transport"
 
 	"github.com/kroscope/kroscope/engine/authority"
 	"github.com/kroscope/kroscope/engine/lease"
 	"github.com/kroscope/kroscope/engine/logsink"
-	"github.com/kroscope/kroscope/engine/metrics"
-	"github.com/kroscope/kroscope/engine/objcache"
 	"github.com/kroscope/kroscope/engine/probes"
-	"github.com/kroscope/kroscope/engine/readonly"
 	"github.com/kroscope/kroscope/engine/source"
 	"github.com/kroscope/kroscope/engine/state"
-	"github.com/kroscope/kroscope/engine/watch"
 	"github.com/kroscope/kroscope/reconciler"
 	"github.com/kroscope/kroscope/reconciler/client"
 	"github.com/kroscope/kroscope/reconciler/graph"
@@ -160,46 +154,30 @@ type Options struct {
 // seen at once through the watches).
 const DefaultKroPollInterval = 5 * time.Second
 
-// Engine is a running set of reconcilers and their state. Its fields are
-// grouped by what they decide, each group's fields read and written only
-// by the file that declares it (others call its methods): wr (writer.go:
-// who may write), kro (kro.go: kro's controller and its view of the
-// graphs), graphs (graphs.go: what is served), work (queue.go and
-// queuestats.go: the queue and the workers), reader (reader.go), health
-// (health.go). cl and informers are set once (New, Run's first step) and
-// read everywhere.
+// Engine wires together the groups that run the reconcilers. Each group
+// is a type that decides one thing, declared with its methods in its own
+// file; no other file selects its fields (TestEngineGroupsKeepToTheirFiles).
+// Engine itself keeps only Run's steps and the exported API, each a call
+// into the groups.
 type Engine struct {
 	o       Options
 	store   *state.Store
 	log     logr.Logger
-	cl      clients
-	wr      *writer
-	kro     kroState
-	graphs  graphTable
-	work    workQueue
-	reader  *reader
-	health  health // heartbeat and progress, for Healthy
 	running atomic.Bool
-	// informers are the shared watches of children and external objects
-	// and their health (set up by Run's first step).
-	informers informers
-}
 
-// clients are the engine's connections to the API server.
-type clients struct {
-	set  *client.Set // writes go through the write gate
-	base *client.Set // the caller's set, for the Lease and access reviews
-	// schemas types every graph's resources from the API server's
-	// OpenAPI, shared so graphs over the same kinds fetch it once.
-	schemas *graph.CachedSchemaResolver
-	// apiErrors counts the set's failed requests.
-	apiErrors atomic.Int64
-}
-
-// informers are the engine's shared watches.
-type informers struct {
-	group   *watch.Group
-	watches *watch.Manager
+	cl        *clients     // clients.go: the connections, writes gated
+	wr        *writer      // writer.go: the write gate and the Lease campaign
+	peers     *peers       // peers.go: other kroscopes' Leases
+	kro       *kroPresence // kro.go: whether kro's controller runs
+	kroView   *kroView     // kroview.go: what kro reports per graph
+	access    *access      // capabilities.go: what this user may do
+	informers *informers   // informers.go: the shared watches
+	table     *graphTable  // graphtable.go: the graphs served, by kind
+	graphs    *graphServer // graphs.go: each graph from build to stop
+	work      *workQueue   // queue.go: the queue and the workers' holds
+	router    *router      // router.go: which instances an event wakes
+	reader    *reader      // reader.go: the reconcilers' reads
+	health    *health      // health.go: heartbeat and progress
 }
 
 // New checks o and prepares an engine; Run starts it.
@@ -208,26 +186,30 @@ func New(o Options) (*Engine, error) {
 		return nil, errors.New("engine: no client set")
 	}
 	o = o.withDefaults()
-	e := &Engine{
-		o:      o,
-		store:  state.NewStore(),
-		graphs: graphTable{served: map[schema.GroupVersionResource]*served{}, byRes: map[string]*served{}, runs: map[string]*graphRun{}},
-		cl:     clients{base: o.ClientSet},
-	}
-	e.reader = &reader{e: e, cache: objcache.New()}
+	e := &Engine{o: o, store: state.NewStore()}
 	// Logs go to the caller's sink and to the state's log pane.
 	e.log = logsink.Tee(o.Log, logsink.New(logsink.Options{Store: e.store}))
-	// Writes are allowed only while the write authority says so.
-	e.wr = newWriter(o, o.ClientSet.Kubernetes() != nil)
-	set, err := gatedSet(o.ClientSet, e.wr.gate, &e.cl.apiErrors, e.noteCall)
+	e.table = newGraphTable()
+	// A change of the gate wakes every instance: each reconcile asks the
+	// gate whether it writes (client.Set.MayWrite).
+	e.wr = newWriter(o, e.store, e.log, func() { e.router.wakeAll() })
+	cl, err := newClients(o.ClientSet, e.wr.writeGate(), callLog(e.store))
 	if err != nil {
 		return nil, err
 	}
-	e.cl.set = set
-	e.cl.schemas = graph.NewCachedSchemaResolver(set.Discovery(), 0)
-	e.work.setUp()
+	e.cl = cl
+	e.peers = &peers{facts: e.wr, o: o, base: o.ClientSet, store: e.store, log: e.log}
+	e.informers = &informers{}
+	e.reader = newReader(e.table, cl.gated(), e.log, e.informers, o.Namespace)
+	e.work = newWorkQueue(e.table, e.store, e.log, e.reader.echoes)
+	e.router = &router{table: e.table, work: e.work, store: e.store, log: e.log}
+	e.kroView = &kroView{set: cl.gated(), informers: e.informers, store: e.store, log: e.log, writing: e.wr.writing}
+	e.kro = &kroPresence{o: o, set: cl.gated(), base: o.ClientSet, facts: e.wr, log: e.log, changed: e.kroView.refreshAll}
+	e.access = &access{o: o, base: o.ClientSet, store: e.store, log: e.log, served: e.table.all, lease: e.wr}
+	e.graphs = newGraphServer(o, e.log, e.store, cl, e.table, e.reader, e.informers, e.work, e.kro, e.access, e.wr.writing)
+	e.health = newHealth(e.table.alive, e.work.busyWorkers, o.Workers)
 	e.store.SetCluster(o.Cluster)
-	e.store.SetMode(e.decision().Mode)
+	e.store.SetMode(e.wr.decision().Mode)
 	e.store.SetEngine(state.Engine{Workers: o.Workers})
 	e.store.SetStartup(state.Startup{Phase: "starting"})
 	return e, nil
@@ -272,69 +254,8 @@ func (o Options) withDefaults() Options {
 	return o
 }
 
-// gatedSet returns a client set whose writes pass through gate, which
-// answers its MayWrite (so the reconciler observes while it is closed), and
-// whose failed requests are counted.
-func gatedSet(s *client.Set, gate *readonly.Gate, apiErrors *atomic.Int64, note callNote) (*client.Set, error) {
-	cfg := s.Config()
-	if cfg == nil {
-		// An in-memory set (the demo): wrap the clients themselves.
-		out := client.NewSetFromClients(client.Clients{
-			Dynamic:    readonly.Dynamic(s.Dynamic(), gate),
-			Metadata:   readonly.Metadata(s.Metadata(), gate),
-			Kubernetes: s.Kubernetes(),
-			Discovery:  s.Discovery(),
-			Mapper:     s.RESTMapper(),
-			Impersonate: func(user string) (*client.Set, error) {
-				inner, err := s.WithImpersonation(user)
-				if err != nil {
-					return nil, err
-				}
-				return gatedSet(inner, gate, apiErrors, note)
-			},
-		})
-		out.GateWrites(gate.Open)
-		return out, nil
-	}
-	if cfg.QPS == 0 && cfg.RateLimiter == nil {
-		cfg.QPS = DefaultClientQPS
-	}
-	cfg = readonly.WrapConfig(cfg, gate)
-	cfg.Wrap(transport.WrapperFunc(func(rt http.RoundTripper) http.RoundTripper {
-		return &errorCounter{next: rt, n: apiErrors, note: note}
-	}))
-	out, err := client.NewSet(cfg)
-	if err != nil {
-		return nil, fmt.Errorf("engine: %w", err)
-	}
-	out.GateWrites(gate.Open) // the reconciler asks the gate whether it observes
-	return out, nil
-}
-
-// callNote hears every API response (or transport error), to log the
-// failed ones of an instance.
-type callNote func(*http.Request, *http.Response, error)
-
-// errorCounter counts API requests that failed (transport error, 429, 5xx)
-// and tells note about each call.
-type errorCounter struct {
-	next http.RoundTripper
-	n    *atomic.Int64
-	note callNote
-}
-
-func (c *errorCounter) RoundTrip(req *http.Request) (*http.Response, error) {
-	resp, err := c.next.RoundTrip(req)
-	if c.note != nil {
-		c.note(req, resp, err)
-	}
-	if (err != nil && !readonly.IsReadOnly(err) && req.Context().Err() == nil) ||
-		(resp != nil && (resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode >= 500)) {
-		c.n.Add(1)
-		metrics.APIErrors.Inc()
-	}
-	return resp, err
-}
+// leaseName is "namespace/name" of the Lease that elects the writer.
+func (o Options) leaseName() string { return o.LeaseNamespace + "/" + o.LeaseName }
 
 // Store returns the observable state.
 func (e *Engine) Store() *state.Store { return e.store }
@@ -385,16 +306,17 @@ func (e *Engine) Run(ctx context.Context) error {
 	return nil
 }
 
-// startWatches sets up the shared watches (children, external objects)
-// and, with a real API server, the probe that notices it coming back.
+// startWatches sets up the shared watches (children, external objects),
+// whose events feed the reader's cache and then the router, and, with a
+// real API server, the probe that notices it coming back (failed
+// instances are then retried at once).
 func (e *Engine) startWatches(ctx context.Context) {
-	e.informers.group = watch.NewGroup(e.store)
-	e.informers.group.OnAccess(func(w state.Watch, granted bool) { e.noteAccess(ctx, w, granted) })
-	e.informers.watches = watch.NewManager(ctx, e.cl.set.Metadata(), e.informers.group, e.reader.childEvents(e.routeWatchEvent))
-	if d := e.cl.set.Discovery(); d != nil && d.RESTClient() != nil {
-		go e.informers.group.Probe(ctx, 2*time.Second, func(ctx context.Context) error {
+	e.informers.start(ctx, e.store, e.cl.gated().Metadata(), e.reader.childEvents(e.router.route),
+		func(w state.Watch, granted bool) { e.access.noteWatch(ctx, w, granted) })
+	if d := e.cl.gated().Discovery(); d != nil && d.RESTClient() != nil {
+		go e.informers.probe(ctx, func(ctx context.Context) error {
 			return d.RESTClient().Get().AbsPath("/readyz").Do(ctx).Error()
-		}, e.recovered)
+		}, e.router.retryFailed)
 	}
 }
 
@@ -404,8 +326,10 @@ func (e *Engine) serveEndpoints(ctx context.Context) error {
 	if err := e.serveMetrics(ctx); err != nil {
 		return err
 	}
-	e.startHealth(time.Now())
-	go e.counters(ctx)
+	e.health.start(time.Now())
+	go counters(ctx, e.work.reconciled, e.health.heartbeat, func(n int64, rps float64) {
+		e.store.SetEngine(e.work.figures(e.o.Workers, e.cl.failed(), n, rps))
+	})
 	if e.o.HealthProbeBindAddress != "" && e.o.HealthProbeBindAddress != "0" {
 		addr, err := probes.Serve(ctx, e.o.HealthProbeBindAddress, func() error { return e.Healthy(time.Now()) }, e.Ready)
 		if err != nil {
@@ -433,7 +357,7 @@ func unreachableHint(c state.Cluster) string {
 // kro's ResourceGraphDefinitions.
 func (e *Engine) connect(ctx context.Context) (clusterRGDs bool, err error) {
 	e.store.SetStartup(state.Startup{Phase: "connecting"})
-	d := e.cl.set.Discovery()
+	d := e.cl.gated().Discovery()
 	if d == nil {
 		return false, nil
 	}
@@ -463,7 +387,7 @@ func (e *Engine) startWorkers(ctx context.Context) (stop context.CancelFunc, wor
 	workers = &sync.WaitGroup{}
 	for range e.o.Workers {
 		workers.Go(func() {
-			for e.processNext(workCtx) {
+			for e.work.processNext(workCtx) {
 			}
 		})
 	}
@@ -475,18 +399,23 @@ func (e *Engine) startWorkers(ctx context.Context) (stop context.CancelFunc, wor
 // held by another kroscope, this user's access to the Lease; then the
 // engine may campaign.
 func (e *Engine) decideWriter(ctx context.Context, clusterRGDs bool) {
-	e.startKroDetection(ctx, clusterRGDs)
-	e.decideCampaign(ctx)
-	if e.decision().NoLeaseClient {
+	e.kro.start(ctx, clusterRGDs)
+	e.peers.decideCampaign(ctx)
+	if e.wr.decision().NoLeaseClient {
 		e.log.Info("no typed client for the lease: observing")
 	}
-	e.checkLeaseAccess(ctx)
-	e.followOtherWriters(ctx)
-	go e.syncWhenWriting(ctx)
-	e.update(func(f *authority.Facts) { f.Running = true })
-	go e.recheckDeniedAccess(ctx)
+	e.access.checkLease(ctx)
+	e.peers.followOtherWriters(ctx)
+	// Each time this process starts writing, it writes what the previous
+	// writer left: the cluster graphs' status, kro's finalizers.
+	go e.wr.syncWhenWriting(ctx, func(ctx context.Context) {
+		e.graphs.syncAllStatus(ctx)
+		e.kroView.releaseFinalizers(ctx)
+	})
+	e.wr.update(func(f *authority.Facts) { f.Running = true })
+	go e.access.recheckDenied(ctx)
 	if clusterRGDs {
-		go e.watchGraphRevisions(ctx)
+		go e.kroView.watchRevisions(ctx)
 	}
 }
 
@@ -500,7 +429,7 @@ func (e *Engine) loadGraphs(ctx context.Context, clusterRGDs bool) ([]*graphRun,
 		e.log.Info("--rgd: "+why, "path", path)
 	}}
 	for _, u := range source.Files(loader, e.o.RGDPaths) {
-		if r := e.apply(ctx, u); r != nil {
+		if r := e.graphs.apply(ctx, u); r != nil {
 			initial = append(initial, r)
 		}
 	}
@@ -515,19 +444,25 @@ func (e *Engine) loadGraphs(ctx context.Context, clusterRGDs bool) ([]*graphRun,
 }
 
 // watchClusterGraphs serves the cluster's graphs and follows their
-// changes; it returns the runs of the graphs there at start.
+// changes; it returns the runs of the graphs there at start. Every
+// version seen (status updates too) is evidence for kro detection and
+// kro's view of the graph.
 func (e *Engine) watchClusterGraphs(ctx context.Context) []*graphRun {
 	var mu sync.Mutex
 	var initial []*graphRun
 	starting := true
-	note := func(u *unstructured.Unstructured) { e.noteKroRGD(ctx, u) }
-	err := source.Cluster(ctx, e.cl.set.Dynamic(), e.informers.group, func(u source.Update) {
+	note := func(u *unstructured.Unstructured) {
+		e.kro.noteGraph(u)
+		e.kroView.note(ctx, u)
+	}
+	err := source.Cluster(ctx, e.cl.gated().Dynamic(), e.informers.watchGroup(), func(u source.Update) {
 		if u.Removed {
-			e.forgetKroRGD(u.Name)
+			e.kro.forgetGraph(u.Name)
+			e.kroView.forget(u.Name)
 		} else if u.Object != nil {
 			note(u.Object)
 		}
-		r := e.apply(ctx, u)
+		r := e.graphs.apply(ctx, u)
 		mu.Lock()
 		if starting && r != nil {
 			initial = append(initial, r)
@@ -554,7 +489,7 @@ func (e *Engine) awaitGraphs(ctx context.Context, initial []*graphRun) {
 		}
 	}
 	e.store.SetStartup(state.Startup{Done: true, Phase: "running", Step: len(initial), Total: len(initial)})
-	e.log.Info("engine running", "graphs", len(initial), "workers", e.o.Workers, "mode", authority.Word(e.decision().Mode))
+	e.log.Info("engine running", "graphs", len(initial), "workers", e.o.Workers, "mode", authority.Word(e.wr.decision().Mode))
 }
 
 // shutdown ends Run within Options.ShutdownGrace whatever a worker is
@@ -566,7 +501,7 @@ func (e *Engine) awaitGraphs(ctx context.Context, initial []*graphRun) {
 func (e *Engine) shutdown(stopWork context.CancelFunc, workers *sync.WaitGroup) {
 	deadline := time.NewTimer(e.o.ShutdownGrace)
 	defer deadline.Stop()
-	e.log.Info("shutting down", "grace", e.o.ShutdownGrace, "inFlight", e.inFlight())
+	e.log.Info("shutting down", "grace", e.o.ShutdownGrace, "inFlight", e.work.inFlight())
 	stopWork()
 	e.work.shutDown() // the queue stops handing out items
 	wait := func(what string, f func()) bool {
@@ -576,7 +511,7 @@ func (e *Engine) shutdown(stopWork context.CancelFunc, workers *sync.WaitGroup) 
 		case <-done:
 			return true
 		case <-deadline.C:
-			e.log.Info("shutdown grace passed; exiting with "+what+" still running", "grace", e.o.ShutdownGrace, "inFlight", e.inFlight())
+			e.log.Info("shutdown grace passed; exiting with "+what+" still running", "grace", e.o.ShutdownGrace, "inFlight", e.work.inFlight())
 			return false
 		}
 	}
@@ -585,10 +520,10 @@ func (e *Engine) shutdown(stopWork context.CancelFunc, workers *sync.WaitGroup) 
 	}
 	// The lease goes only once no worker writes any more, so the next
 	// holder never writes beside one of ours.
-	if leaseDone := e.releaseLease(); leaseDone != nil {
+	if leaseDone := e.wr.releaseLease(); leaseDone != nil {
 		wait("the lease's release", func() { <-leaseDone })
 	}
-	wait("graphs", e.stopAll)
+	wait("graphs", e.graphs.stopAll)
 }
 
 // fatal records an error that stops the engine and returns it.
@@ -596,28 +531,4 @@ func (e *Engine) fatal(title string, cause error, hint string) error {
 	e.store.SetFatal(&state.Fatal{Title: title, Cause: cause.Error(), Hint: hint})
 	e.log.Error(cause, title)
 	return fmt.Errorf("%s: %w", title, cause)
-}
-
-// servedGraphs returns the graphs served now, copied under the engine's
-// lock so that callers can make API calls without holding it.
-func (e *Engine) servedGraphs() []*served {
-	return e.graphs.all()
-}
-
-// recovered runs when the API server is reachable again: instances that
-// failed during the outage are retried now instead of after their backoff.
-func (e *Engine) recovered() {
-	// Locally only: an attached engine must not write requeue annotations
-	// on its own.
-	n := 0
-	for _, in := range e.store.Snapshot().Instances {
-		if in.State != reconciler.InstanceStateError {
-			continue
-		}
-		if s, err := e.servedFor(in.Key); err == nil {
-			e.requeueLocal(s, in.Key)
-			n++
-		}
-	}
-	e.log.Info("API server reachable again; retrying failed instances", "instances", n)
 }

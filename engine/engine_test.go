@@ -84,7 +84,7 @@ func TestObserveGateRefusesDynamicWrites(t *testing.T) {
 	}
 	gvr := schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}
 	cm := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "ConfigMap", "metadata": map[string]any{"name": "x", "namespace": "ns"}}}
-	if _, err := e.cl.set.Dynamic().Resource(gvr).Namespace("ns").Create(context.Background(), cm, metav1.CreateOptions{}); err == nil {
+	if _, err := e.cl.gated().Dynamic().Resource(gvr).Namespace("ns").Create(context.Background(), cm, metav1.CreateOptions{}); err == nil {
 		t.Fatal("observe mode let a create through")
 	}
 	if m := e.Snapshot().Mode; !m.Forced || m.Reconciling {
@@ -180,17 +180,17 @@ func (q *countingQueue) Forget(item)         {}
 // outcome resets the count.
 func TestImmediateRequeuesAreRateLimited(t *testing.T) {
 	q := &countingQueue{}
-	e := &Engine{work: workQueue{queue: q}, log: logr.Discard()}
+	w := &workQueue{queue: q, log: logr.Discard()}
 	it := item{name: "spinning"}
 	again := requeue.Now(errors.New("resource cm: created"))
 	for range immediateRounds + 3 {
-		e.settle(it, "r", requeue.Immediately, 0, again)
+		w.settle(it, "r", requeue.Immediately, 0, again)
 	}
 	if q.added != immediateRounds || q.rateLimited != 3 {
 		t.Fatalf("added %d, rate-limited %d; want %d and 3", q.added, q.rateLimited, immediateRounds)
 	}
-	e.settle(it, "r", requeue.Forget, 0, nil)
-	e.settle(it, "r", requeue.Immediately, 0, again)
+	w.settle(it, "r", requeue.Forget, 0, nil)
+	w.settle(it, "r", requeue.Immediately, 0, again)
 	if q.added != immediateRounds+1 {
 		t.Fatalf("the streak was not reset by a settled reconcile: added %d", q.added)
 	}
@@ -203,19 +203,19 @@ func TestImmediateRequeuesAreRateLimited(t *testing.T) {
 func TestQueueStatsCountReconcilesBetweenSamples(t *testing.T) {
 	q := workqueue.NewTypedRateLimitingQueueWithConfig[item](workqueue.DefaultTypedControllerRateLimiter[item](), workqueue.TypedRateLimitingQueueConfig[item]{Name: "test"})
 	defer q.ShutDown()
-	e := &Engine{work: workQueue{queue: q}, o: Options{Workers: 4}}
-	e.work.begin()
-	e.work.begin()
-	e.work.end()
-	e.work.end()
-	if got := e.queueStats(2, 4).BusyWorkers; got != 2 {
+	w := &workQueue{queue: q}
+	w.begin()
+	w.begin()
+	w.end()
+	w.end()
+	if got := w.figures(4, 0, 2, 4).BusyWorkers; got != 2 {
 		t.Fatalf("busy workers since the last figures = %d, want 2", got)
 	}
-	if e.queueStats(2, 4).Busy() {
+	if w.figures(4, 0, 2, 4).Busy() {
 		t.Fatal("busy after an interval with no reconcile, want idle")
 	}
-	e.work.begin()
-	if got := e.queueStats(3, 4).BusyWorkers; got != 1 {
+	w.begin()
+	if got := w.figures(4, 0, 3, 4).BusyWorkers; got != 1 {
 		t.Fatalf("busy workers with one reconciling = %d, want 1", got)
 	}
 }

@@ -20,8 +20,8 @@ func TestObserverRemembersClearedError(t *testing.T) {
 		Instance:  graph.Instance{GVK: schema.GroupVersionKind{Group: "kro.run", Version: "v1alpha1", Kind: "WebApp"}},
 		Resources: map[string]*graph.Resource{"deployment": {ID: "deployment", GVK: schema.GroupVersionKind{Group: "apps", Version: "v1", Kind: "Deployment"}}}}
 	e := &Engine{store: state.NewStore()}
-	s := &served{e: e, graph: g, resource: "webapps.kro.run"}
-	obs := e.observer(s)
+	s := &served{graph: g, resource: "webapps.kro.run"}
+	obs := observer(e.store, s, nil)
 	// The informer's add puts the instance in the state before any reconcile.
 	e.store.UpdateInstance(state.InstanceKey{Resource: "webapps.kro.run", Namespace: "demo", Name: "blog"}, func(*state.Instance) {})
 	t0 := time.Date(2026, 1, 2, 12, 0, 0, 0, time.UTC)
@@ -52,8 +52,9 @@ func TestObserverRemembersClearedError(t *testing.T) {
 // The queue's backoff for a failed instance reaches its error memory.
 func TestRetryBackoffIsRecorded(t *testing.T) {
 	lim := newRecordingLimiter(workqueue.NewTypedItemExponentialFailureRateLimiter[item](100*time.Millisecond, time.Minute))
-	e := &Engine{store: state.NewStore(), work: workQueue{limiter: lim}}
-	s := &served{e: e, resource: "webapps.kro.run"}
+	e := &Engine{store: state.NewStore(), work: &workQueue{limiter: lim}}
+	e.work.store = e.store
+	s := &served{resource: "webapps.kro.run"}
 	it := item{namespace: "demo", name: "blog"}
 	key := state.InstanceKey{Resource: s.resource, Namespace: "demo", Name: "blog"}
 	e.store.UpdateInstance(key, func(in *state.Instance) {
@@ -63,7 +64,7 @@ func TestRetryBackoffIsRecorded(t *testing.T) {
 	lim.When(it)
 	lim.When(it)
 	before := time.Now()
-	e.noteRetry(s, it)
+	e.work.noteRetry(s, it)
 	in := e.store.Instance(key)
 	if in.LastError.Backoff != 200*time.Millisecond || in.LastError.NextRetry.Before(before.Add(200*time.Millisecond)) {
 		t.Fatalf("instance retry: %+v", in.LastError)

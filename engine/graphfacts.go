@@ -3,12 +3,9 @@ package engine
 import (
 	"context"
 	"fmt"
-	"slices"
 	"time"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/fields"
 	"sigs.k8s.io/yaml"
 
 	"github.com/kroscope/kroscope/engine/mask"
@@ -85,17 +82,6 @@ func shownFor(u source.Update) shownConditions {
 	return shownConditions{created: time.Now()}
 }
 
-// noteConditions settles r's conditions after its outcome changed and
-// hands them to the state.
-func (e *Engine) noteConditions(r *graphRun) {
-	r.mu.Lock()
-	sc := &r.shown
-	sc.conds, _ = rgdstatus.Settle(sc.conds, sc.gen, sc.created, time.Now(), r.outcome)
-	conds := stateConditions(sc.conds)
-	r.mu.Unlock()
-	e.store.SetGraphConditions(r.name, conds)
-}
-
 // stateConditions converts RGD conditions for the state.
 func stateConditions(cs []rgdstatus.Condition) []state.Condition {
 	out := make([]state.Condition, 0, len(cs))
@@ -122,17 +108,9 @@ func (e *Engine) GraphEvents(ctx context.Context, name string) ([]state.Event, e
 	if uid == "" {
 		return nil, fmt.Errorf("graph %s was read from a file: it has no Events", name)
 	}
-	sel := fields.OneTermEqualSelector("involvedObject.uid", uid).String()
-	list, err := e.cl.set.Dynamic().Resource(eventsGVR).List(ctx, metav1.ListOptions{FieldSelector: sel, Limit: eventLimit})
+	events, err := listEvents(ctx, e.cl.gated(), "", uid)
 	if err != nil {
 		return nil, fmt.Errorf("listing the Events of ResourceGraphDefinition %s: %w", name, err)
 	}
-	var out []state.Event
-	for i := range list.Items {
-		if ev, ok := eventOf(&list.Items[i], uid); ok {
-			out = append(out, ev)
-		}
-	}
-	slices.SortStableFunc(out, func(a, b state.Event) int { return b.Last.Compare(a.Last) })
-	return out, nil
+	return events, nil
 }

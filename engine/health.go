@@ -10,7 +10,7 @@ import (
 // --health-probe-bind-address) ask for them.
 const (
 	// StallAfter is how long the engine's heartbeat (the counters loop,
-	// every 500ms, through the engine's lock and the state store's) may be
+	// every 500ms, through the graph table's lock and the state store's) may be
 	// silent before the engine counts as wedged: a deadlock, not a slow
 	// API server, which delays reconciles but not the heartbeat.
 	StallAfter = 30 * time.Second
@@ -20,28 +20,49 @@ const (
 	WedgedAfter = 5 * time.Minute
 )
 
-// health is what the counters loop records for Healthy.
+// health decides whether the engine is alive: the counters loop's
+// heartbeat and the workers' progress, for Healthy.
 type health struct {
 	// beat is the last heartbeat (UnixNano); progress the last time the
 	// reconcile count moved or a worker was free.
 	beat, progress atomic.Int64
 	lastCount      atomic.Int64
+	// alive takes and releases the graph table's lock: a deadlock on it
+	// stops the heartbeat.
+	alive   func()
+	busy    func() int64 // the workers reconciling now
+	workers int
 }
 
-// startHealth marks the start of Run: the heartbeat counts from now.
-func (e *Engine) startHealth(now time.Time) {
-	e.health.beat.Store(now.UnixNano())
-	e.health.progress.Store(now.UnixNano())
+func newHealth(alive func(), busy func() int64, workers int) *health {
+	return &health{alive: alive, busy: busy, workers: workers}
 }
 
-// heartbeat runs on every counters tick. It takes the engine's lock, so a
-// deadlock on it stops the heartbeat, and Healthy says so.
-func (e *Engine) heartbeat(now time.Time, reconciles int64) {
-	e.graphs.alive()
-	if reconciles != e.health.lastCount.Swap(reconciles) || e.work.busyWorkers() < int64(e.o.Workers) {
-		e.health.progress.Store(now.UnixNano())
+// start marks the start of Run: the heartbeat counts from now.
+func (h *health) start(now time.Time) {
+	h.beat.Store(now.UnixNano())
+	h.progress.Store(now.UnixNano())
+}
+
+// heartbeat runs on every counters tick. It takes the graph table's lock,
+// so a deadlock on it stops the heartbeat, and Healthy says so.
+func (h *health) heartbeat(now time.Time, reconciles int64) {
+	h.alive()
+	if reconciles != h.lastCount.Swap(reconciles) || h.busy() < int64(h.workers) {
+		h.progress.Store(now.UnixNano())
 	}
-	e.health.beat.Store(now.UnixNano())
+	h.beat.Store(now.UnixNano())
+}
+
+// check reports a stalled heartbeat or wedged workers.
+func (h *health) check(now time.Time) error {
+	if beat := time.Unix(0, h.beat.Load()); now.Sub(beat) > StallAfter {
+		return fmt.Errorf("engine loop stalled: no heartbeat for %s", now.Sub(beat).Round(time.Second))
+	}
+	if p := time.Unix(0, h.progress.Load()); now.Sub(p) > WedgedAfter {
+		return fmt.Errorf("workers wedged: all %d busy and no reconcile finished for %s", h.workers, now.Sub(p).Round(time.Second))
+	}
+	return nil
 }
 
 // Healthy reports whether the engine is alive: Run has not failed, its
@@ -54,13 +75,7 @@ func (e *Engine) Healthy(now time.Time) error {
 	if !e.running.Load() {
 		return nil // not started yet: nothing can be wedged
 	}
-	if beat := time.Unix(0, e.health.beat.Load()); now.Sub(beat) > StallAfter {
-		return fmt.Errorf("engine loop stalled: no heartbeat for %s", now.Sub(beat).Round(time.Second))
-	}
-	if p := time.Unix(0, e.health.progress.Load()); now.Sub(p) > WedgedAfter {
-		return fmt.Errorf("workers wedged: all %d busy and no reconcile finished for %s", e.o.Workers, now.Sub(p).Round(time.Second))
-	}
-	return nil
+	return e.health.check(now)
 }
 
 // Ready reports whether the engine serves: startup is over (every initial

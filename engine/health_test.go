@@ -28,9 +28,9 @@ func TestHealthyWhileTheHeartbeatGoesOn(t *testing.T) {
 		t.Fatalf("before Run: %v, want healthy", err)
 	}
 	e.running.Store(true)
-	e.startHealth(t0)
+	e.health.start(t0)
 	for i := 1; i <= 100; i++ {
-		e.heartbeat(t0.Add(time.Duration(i)*time.Second), 0)
+		e.health.heartbeat(t0.Add(time.Duration(i)*time.Second), 0)
 	}
 	if err := e.Healthy(t0.Add(101 * time.Second)); err != nil {
 		t.Fatalf("heartbeat every second, idle workers: %v, want healthy", err)
@@ -42,16 +42,16 @@ func TestHealthyWhileTheHeartbeatGoesOn(t *testing.T) {
 	}
 }
 
-// A heartbeat that cannot take the engine's lock does not beat: a deadlock
+// A heartbeat that cannot take the graph table's lock does not beat: a deadlock
 // on it shows as a stall.
 func TestHeartbeatWaitsForTheEngineLock(t *testing.T) {
 	e := newHealthEngine(t)
 	t0 := time.Unix(1_000_000, 0)
 	e.running.Store(true)
-	e.startHealth(t0)
-	e.graphs.mu.Lock()
+	e.health.start(t0)
+	e.table.mu.Lock()
 	done := make(chan struct{})
-	go func() { e.heartbeat(t0.Add(time.Second), 0); close(done) }()
+	go func() { e.health.heartbeat(t0.Add(time.Second), 0); close(done) }()
 	select {
 	case <-done:
 		t.Fatal("heartbeat ran while the engine lock was held")
@@ -60,7 +60,7 @@ func TestHeartbeatWaitsForTheEngineLock(t *testing.T) {
 	if err := e.Healthy(t0.Add(StallAfter + 2*time.Second)); err == nil {
 		t.Error("engine lock held past StallAfter: healthy, want stalled")
 	}
-	e.graphs.mu.Unlock()
+	e.table.mu.Unlock()
 	<-done
 }
 
@@ -68,25 +68,25 @@ func TestHealthyFailsWhenEveryWorkerIsStuck(t *testing.T) {
 	e := newHealthEngine(t)
 	t0 := time.Unix(1_000_000, 0)
 	e.running.Store(true)
-	e.startHealth(t0)
-	e.heartbeat(t0, 7)
+	e.health.start(t0)
+	e.health.heartbeat(t0, 7)
 	e.work.busy.Store(2) // both workers
 	at := t0
 	for at.Sub(t0) <= WedgedAfter {
 		at = at.Add(time.Second)
-		e.heartbeat(at, 7) // no reconcile finishes
+		e.health.heartbeat(at, 7) // no reconcile finishes
 	}
 	err := e.Healthy(at)
 	if err == nil || !strings.Contains(err.Error(), "wedged") {
 		t.Fatalf("all workers busy for %s without progress: %v, want wedged", at.Sub(t0), err)
 	}
-	e.heartbeat(at.Add(time.Second), 8) // one finished
+	e.health.heartbeat(at.Add(time.Second), 8) // one finished
 	if err := e.Healthy(at.Add(time.Second)); err != nil {
 		t.Fatalf("after a reconcile finished: %v, want healthy", err)
 	}
 	// Busy but progressing is healthy, and so are idle workers.
 	e.work.busy.Store(1)
-	e.heartbeat(at.Add(WedgedAfter*2), 8)
+	e.health.heartbeat(at.Add(WedgedAfter*2), 8)
 	if err := e.Healthy(at.Add(WedgedAfter * 2)); err != nil {
 		t.Fatalf("a free worker: %v, want healthy", err)
 	}

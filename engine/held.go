@@ -16,9 +16,6 @@ type Held struct {
 
 // Held returns the counts now.
 func (e *Engine) Held() Held {
-	return Held{
-		CachedObjects: e.reader.cache.Len(),
-		GoneUIDs:      e.reader.cache.GoneLen(),
-		Instances:     len(e.store.Snapshot().Instances),
-	}
+	cached, gone := e.reader.held()
+	return Held{CachedObjects: cached, GoneUIDs: gone, Instances: len(e.store.Snapshot().Instances)}
 }

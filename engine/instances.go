@@ -1,6 +1,8 @@
 package engine
 
 import (
+	"fmt"
+
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -8,6 +10,8 @@ import (
 
 	"github.com/kroscope/kroscope/engine/packed"
 	"github.com/kroscope/kroscope/engine/slim"
+	"github.com/kroscope/kroscope/engine/state"
+	"github.com/kroscope/kroscope/reconciler/metadata"
 )
 
 // storedInstance is what an instance informer keeps of an instance: its
@@ -112,4 +116,79 @@ func instanceMeta(item any) (metav1.Object, schema.GroupVersionKind, bool) {
 		return nil, schema.GroupVersionKind{}, false
 	}
 	return m, o.GetObjectKind().GroupVersionKind(), true
+}
+
+// ownLabels are the instance labels kroscope itself writes: a change of
+// only these is kroscope's own write and needs no reconcile.
+var ownLabels = map[string]bool{
+	metadata.OwnedLabel: true, metadata.GraphNameLabel: true, metadata.ManagedByLabel: true,
+	metadata.KroVersionLabel: true, metadata.GraphIDLabel: true, metadata.ApplySetIDLabel: true,
+}
+
+// ownAnnotations are the ApplySet inventory annotations the reconciler
+// writes on the instance. Every other annotation counts, the
+// kro.run/reconcile pause switch among them: flipping it moves no
+// generation but must wake the instance.
+var ownAnnotations = map[string]bool{
+	metadata.ApplySetToolingAnnotation: true, metadata.ApplySetGroupKindsAnnotation: true,
+	metadata.ApplySetNamespacesAnnotation: true, metadata.InventoryHashAnnotation: true,
+	metadata.PrunedGraphAnnotation: true,
+}
+
+// needsReconcile: a spec change (generation), a label or annotation change
+// by someone else, or deletion. The instance's own status writes do not
+// count, so a status write never loops back into a reconcile.
+func needsReconcile(old, cur metav1.Object) bool {
+	if old.GetGeneration() != cur.GetGeneration() {
+		return true
+	}
+	if (old.GetDeletionTimestamp() == nil) != (cur.GetDeletionTimestamp() == nil) {
+		return true
+	}
+	if !sameMap(old.GetAnnotations(), cur.GetAnnotations(), ownAnnotations) {
+		return true
+	}
+	return !sameMap(old.GetLabels(), cur.GetLabels(), ownLabels)
+}
+
+func sameMap(a, b map[string]string, ignore map[string]bool) bool {
+	for k, v := range a {
+		if !ignore[k] {
+			if w, ok := b[k]; !ok || w != v {
+				return false
+			}
+		}
+	}
+	for k := range b {
+		if _, ok := a[k]; !ok && !ignore[k] {
+			return false
+		}
+	}
+	return true
+}
+
+// cacheKey is an object's key in an informer's cache.
+func cacheKey(namespace, name string) string {
+	if namespace == "" {
+		return name
+	}
+	return namespace + "/" + name
+}
+
+// cachedInstance is the instance from its kind's informer cache, a copy the
+// caller may change, and the graph that serves it.
+func cachedInstance(t *graphTable, key state.InstanceKey) (*served, *unstructured.Unstructured, error) {
+	s, err := t.servedFor(key)
+	if err != nil {
+		return nil, nil, err
+	}
+	obj, ok, err := s.inf.GetIndexer().GetByKey(cacheKey(key.Namespace, key.Name))
+	if err != nil || !ok {
+		return nil, nil, fmt.Errorf("instance %s is not in the cache (deleted?)", key)
+	}
+	u, ok := instanceObject(obj)
+	if !ok {
+		return nil, nil, fmt.Errorf("instance %s: unexpected cached type %T", key, obj)
+	}
+	return s, u, nil
 }

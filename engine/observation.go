@@ -38,8 +38,10 @@ func neverCreated(st string, firstApplied time.Time, prev *state.Resource) bool 
 	return !deletionStates[prev.State]
 }
 
-// observer turns each reconcile's Observation into the instance's state.
-func (e *Engine) observer(s *served) reconciler.Observer {
+// observer turns each reconcile's Observation of s's instances into the
+// instance's state in store; keep turns an observed object into the value
+// the state keeps (reader.kept).
+func observer(store *state.Store, s *served, keep func(*graph.Resource, *unstructured.Unstructured) packed.Object) reconciler.Observer {
 	return func(o reconciler.Observation) {
 		key := state.InstanceKey{Resource: s.resource, Namespace: o.Namespace, Name: o.Name}
 		now := o.Start.Add(o.Duration)
@@ -51,13 +53,13 @@ func (e *Engine) observer(s *served) reconciler.Observer {
 			// server remove the instance, not when kroscope lets go of it:
 			// until then the finished teardown stays on screen.
 			if o.Deleting {
-				e.store.UpdateExisting(key, func(in *state.Instance) {
+				store.UpdateExisting(key, func(in *state.Instance) {
 					in.Deleting = true
 					in.State = reconciler.InstanceStateDeleting
 					in.Message = o.Message + "; waiting for the API server to remove the instance"
 					in.Reconciles++
 					in.LastReconcile, in.LastDuration = o.Start, o.Duration
-					in.Resources = resources(s.graph, o, in, now, e.reader.kept)
+					in.Resources = resources(s.graph, o, in, now, keep)
 				})
 			}
 			return
@@ -67,7 +69,7 @@ func (e *Engine) observer(s *served) reconciler.Observer {
 		// still running when the API server removed the instance (its
 		// last write answers NotFound) must not bring the row back, where
 		// it would stay for good.
-		e.store.UpdateExisting(key, func(in *state.Instance) {
+		store.UpdateExisting(key, func(in *state.Instance) {
 			in.Graph = s.graph.Name
 			if o.UID != "" {
 				in.UID = string(o.UID)
@@ -92,7 +94,7 @@ func (e *Engine) observer(s *served) reconciler.Observer {
 			in.LastReconcile = o.Start
 			in.LastDuration = o.Duration
 			prev := in.Resources
-			in.Resources = resources(s.graph, o, in, now, e.reader.kept)
+			in.Resources = resources(s.graph, o, in, now, keep)
 			in.LastError = instanceError(in, now)
 			in.Log = state.AppendBounded(in.Log, decisions(prev, in.Resources, in, o.Duration, now)...)
 		})

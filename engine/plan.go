@@ -22,7 +22,7 @@ func (e *Engine) Plan(ctx context.Context, paths ...string) ([]*plan.Plan, error
 		return nil, errors.New("name the graph file to plan (:plan FILE): this kroscope serves the cluster's graphs")
 	}
 	loader := graph.Loader{MaxFileSize: e.o.MaxFileSize}
-	b := graph.NewBuilder(append(GraphOptions(e.cl.base, e.cl.schemas, e.o.CELOmit), graph.WithLimits(e.o.CELLimits))...)
+	b := graph.NewBuilder(append(GraphOptions(e.cl.own(), e.cl.schemaResolver(), e.o.CELOmit), graph.WithLimits(e.o.CELLimits))...)
 	rgds, err := loader.Load(paths...)
 	var out []*plan.Plan
 	errs := []error{err}
@@ -32,7 +32,7 @@ func (e *Engine) Plan(ctx context.Context, paths ...string) ([]*plan.Plan, error
 			errs = append(errs, fmt.Errorf("%s: %w", rgd.Source, err))
 			continue
 		}
-		p, err := plan.Graph(ctx, g, plan.Options{Set: e.cl.base, Namespace: e.o.Namespace})
+		p, err := plan.Graph(ctx, g, plan.Options{Set: e.cl.own(), Namespace: e.o.Namespace})
 		if err != nil {
 			errs = append(errs, fmt.Errorf("planning %s: %w", g.Name, err))
 			continue

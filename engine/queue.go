@@ -8,25 +8,22 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/go-logr/logr"
 	"golang.org/x/time/rate"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/util/workqueue"
-	ctrl "sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/kroscope/kroscope/engine/metrics"
 	"github.com/kroscope/kroscope/engine/state"
 	"github.com/kroscope/kroscope/engine/watch"
-	"github.com/kroscope/kroscope/reconciler"
-	"github.com/kroscope/kroscope/reconciler/metadata"
 	"github.com/kroscope/kroscope/reconciler/requeue"
 )
 
-// item is one instance to reconcile.
-// workQueue is the work queue and what the workers keep beside it.
+// workQueue decides when each instance is reconciled: the rate-limited
+// queue (client-go's sample-controller's shape: handlers add, workers get,
+// reconcile, then forget or add again), the workers' holds on their items,
+// and what a reconcile's outcome does to its item.
 type workQueue struct {
 	queue   workqueue.TypedRateLimitingInterface[item]
 	limiter *recordingLimiter // the queue's, so a retry's backoff can be shown
@@ -41,8 +38,16 @@ type workQueue struct {
 	// held are the child events that came for an item while a worker
 	// held it (see wakeForChild).
 	held map[item][]watch.Event
+
+	table *graphTable // the graph each item's kind is served by
+	store *state.Store
+	log   logr.Logger
+	// echoes reports whether a child's event only shows what a reconcile
+	// wrote (reader.echoes).
+	echoes func(watch.Event) bool
 }
 
+// item is one instance to reconcile.
 type item struct {
 	gvr       schema.GroupVersionResource
 	namespace string
@@ -64,86 +69,86 @@ func (it item) String() string {
 const immediatePasses = 3
 
 // processNext reconciles one item; false once the queue is shut down.
-func (e *Engine) processNext(ctx context.Context) bool {
-	it, shutdown := e.work.queue.Get()
+func (w *workQueue) processNext(ctx context.Context) bool {
+	it, shutdown := w.queue.Get()
 	if shutdown {
 		return false
 	}
-	defer e.work.queue.Done(it)
-	s := e.graphs.of(it.gvr)
+	defer w.queue.Done(it)
+	s := w.table.of(it.gvr)
 	if s == nil {
-		e.work.queue.Forget(it) // its graph stopped
+		w.queue.Forget(it) // its graph stopped
 		return true
 	}
-	e.work.begin()
-	e.work.flightMu.Lock()
-	if e.work.flying == nil {
-		e.work.flying = map[item]struct{}{}
+	w.begin()
+	w.flightMu.Lock()
+	if w.flying == nil {
+		w.flying = map[item]struct{}{}
 	}
-	e.work.flying[it] = struct{}{}
-	e.work.flightMu.Unlock()
-	defer e.land(it)
+	w.flying[it] = struct{}{}
+	w.flightMu.Unlock()
+	defer w.land(it)
 	decision, after, err := passes(ctx, func() error {
 		if s.stopped.Load() {
 			return nil // its graph stopped meanwhile
 		}
 		start := time.Now()
 		err := s.reconcile(ctx, it)
-		e.work.reconciles.Add(1)
+		w.reconciles.Add(1)
 		metrics.ReconcileDuration.WithLabelValues(s.resource).Observe(time.Since(start).Seconds())
 		if d, _ := requeue.Decide(err); d == requeue.Immediately {
 			metrics.ReconcileTotal.WithLabelValues(s.resource, "requeue").Inc()
 		}
 		return err
 	})
-	e.work.end()
-	e.settle(it, s.resource, decision, after, err)
+	w.end()
+	w.settle(it, s.resource, decision, after, err)
 	if decision == requeue.RateLimited && !apierrors.IsNotFound(err) {
-		e.noteRetry(s, it)
+		w.noteRetry(s, it)
 	}
 	return true
 }
 
 // settle puts it back in the queue as the reconcile's decision says.
-func (e *Engine) settle(it item, resource string, decision requeue.Decision, after time.Duration, err error) {
+func (w *workQueue) settle(it item, resource string, decision requeue.Decision, after time.Duration, err error) {
 	if decision == requeue.RateLimited && apierrors.IsNotFound(err) {
 		decision = requeue.Forget
 	}
 	result := "success"
 	switch decision {
 	case requeue.Forget:
-		e.work.queue.Forget(it)
+		w.queue.Forget(it)
 	case requeue.Drop:
 		result = "no_requeue"
-		e.work.queue.Forget(it)
+		w.queue.Forget(it)
 	case requeue.Immediately:
 		result = "requeue"
-		if streak := e.immediateStreak(it, true); streak <= immediateRounds {
-			e.work.queue.Forget(it)
-			e.work.queue.Add(it)
+		if streak := w.immediateStreak(it, true); streak <= immediateRounds {
+			w.queue.Forget(it)
+			w.queue.Add(it)
 		} else {
 			// Every pass asks again (something keeps deleting what it
 			// creates, or another writer undoes it): back off as for an
 			// error instead of spinning a worker and the API server.
 			if streak == immediateRounds+1 {
-				e.log.Info("instance asks for an immediate requeue on every pass (does something keep deleting what it creates?): rate-limited",
+				w.log.Info("instance asks for an immediate requeue on every pass (does something keep deleting what it creates?): rate-limited",
 					"instance", it.String(), "lastError", fmt.Sprint(err))
 			}
-			e.work.queue.AddRateLimited(it)
+			w.queue.AddRateLimited(it)
 		}
 	case requeue.Later:
 		result = "requeue_after"
-		e.work.queue.Forget(it)
-		e.work.queue.AddAfter(it, after)
+		w.queue.Forget(it)
+		w.queue.AddAfter(it, after)
 	case requeue.RateLimited:
 		// Retried with capped per-item backoff, never dropped; the
 		// reconciler reported the ERROR state to the observer.
 		result = "error"
-		e.work.queue.AddRateLimited(it)
+		w.queue.AddRateLimited(it)
 	}
 	if decision != requeue.Immediately {
 		metrics.ReconcileTotal.WithLabelValues(resource, result).Inc()
-		e.immediateStreak(it, false)
+		w.immediateStreak(it, false)
 	}
 }
 
@@ -155,31 +160,31 @@ const immediateRounds = 5
 // immediateStreak counts the rounds in a row it asked for an immediate
 // requeue (asked: one more; otherwise the count is cleared) and returns
 // the count.
-func (e *Engine) immediateStreak(it item, asked bool) int {
-	e.work.flightMu.Lock()
-	defer e.work.flightMu.Unlock()
+func (w *workQueue) immediateStreak(it item, asked bool) int {
+	w.flightMu.Lock()
+	defer w.flightMu.Unlock()
 	if !asked {
-		delete(e.work.streaks, it)
+		delete(w.streaks, it)
 		return 0
 	}
-	if e.work.streaks == nil {
-		e.work.streaks = map[item]int{}
+	if w.streaks == nil {
+		w.streaks = map[item]int{}
 	}
-	e.work.streaks[it]++
-	return e.work.streaks[it]
+	w.streaks[it]++
+	return w.streaks[it]
 }
 
 // noteRetry records the backoff the queue chose for a failed instance in
 // its error memory and its resources', so the screen can say when the next
 // attempt comes.
-func (e *Engine) noteRetry(s *served, it item) {
-	d, ok := e.work.limiter.last(it)
+func (w *workQueue) noteRetry(s *served, it item) {
+	d, ok := w.limiter.last(it)
 	key := state.InstanceKey{Resource: s.resource, Namespace: it.namespace, Name: it.name}
-	if !ok || e.store.Instance(key) == nil {
+	if !ok || w.store.Instance(key) == nil {
 		return
 	}
 	now := time.Now()
-	e.store.UpdateExisting(key, func(in *state.Instance) {
+	w.store.UpdateExisting(key, func(in *state.Instance) {
 		in.LastError = in.LastError.WithRetry(d, now)
 		if in.Resources == nil {
 			return
@@ -243,186 +248,8 @@ func passes(ctx context.Context, reconcile func() error) (requeue.Decision, time
 	}
 }
 
-// reconcile runs the controller, turning a panic into an error (and an
-// ERROR state) so one bad instance cannot stop a worker.
-func (s *served) reconcile(ctx context.Context, it item) (err error) {
-	defer func() {
-		if p := recover(); p != nil {
-			err = fmt.Errorf("reconcile panicked: %v", p)
-			s.e.log.Error(err, "reconcile panicked", "instance", it.namespace+"/"+it.name)
-			key := state.InstanceKey{Resource: s.resource, Namespace: it.namespace, Name: it.name}
-			s.e.store.UpdateExisting(key, func(in *state.Instance) {
-				in.State = reconciler.InstanceStateError
-				in.Message = err.Error()
-				in.LastError = state.RememberError(in.LastError, in.Message, "", time.Now())
-			})
-		}
-	}()
-	// The API calls made for the instance are logged to it.
-	ctx = withInstance(ctx, state.InstanceKey{Resource: s.resource, Namespace: it.namespace, Name: it.name})
-	return s.ctrl.Reconcile(ctx, ctrl.Request{NamespacedName: types.NamespacedName{Namespace: it.namespace, Name: it.name}})
-}
-
-// enqueue adds an instance of s now (watch events are not rate limited).
-func (e *Engine) enqueue(s *served, namespace, name string) {
-	e.work.queue.Add(item{gvr: s.gvr, namespace: namespace, name: name})
-}
-
-// enqueueAll adds every cached instance of s (optionally of one namespace).
-func (e *Engine) enqueueAll(s *served, namespace ...string) int {
-	if s.inf == nil {
-		return 0
-	}
-	n := 0
-	for _, k := range s.inf.GetIndexer().ListKeys() {
-		ns, name, err := cache.SplitMetaNamespaceKey(k)
-		if err != nil || (len(namespace) > 0 && ns != namespace[0]) {
-			continue
-		}
-		e.enqueue(s, ns, name)
-		n++
-	}
-	return n
-}
-
-// routeWatchEvent wakes the instances a child or external event concerns.
-func (e *Engine) routeWatchEvent(ev watch.Event) {
-	if ev.Spec.ExternalSelector {
-		e.routeSelected(ev)
-		return
-	}
-	if ev.Spec.FieldSelector != "" {
-		for s := range e.graphs.each() {
-			for _, ref := range s.external {
-				if ref.gvr != ev.Spec.GVR || ref.name != ev.Name {
-					continue
-				}
-				if ref.namespace == "" {
-					e.enqueueAll(s, ev.Namespace) // instances in the object's namespace read it
-				} else if ref.namespace == ev.Namespace {
-					e.enqueueAll(s)
-				}
-			}
-		}
-		return
-	}
-	e.routeChild(ev.Spec.GVR, ev.Labels, &ev)
-	if ev.OldLabels != nil && ev.OldLabels[metadata.InstanceIDLabel] != ev.Labels[metadata.InstanceIDLabel] {
-		e.routeChild(ev.Spec.GVR, ev.OldLabels, nil) // it left its instance: tell the old one too
-	}
-}
-
-// wakeForChild queues it for a child event ev (nil: wake it regardless),
-// unless ev is only the echo of a create by a reconcile of it. An event that comes while a worker holds it is held
-// until that reconcile ends, and checked then: the watch often shows a
-// child before the apply that made it has returned (a metadata-only event
-// decodes faster than the full object), and every new instance was
-// reconciled a second time for its own creates.
-func (e *Engine) wakeForChild(it item, ev *watch.Event) {
-	if ev != nil {
-		if e.ownWriteEcho(*ev) {
-			return
-		}
-		e.work.flightMu.Lock()
-		if _, held := e.work.flying[it]; held {
-			if e.work.held == nil {
-				e.work.held = map[item][]watch.Event{}
-			}
-			e.work.held[it] = append(e.work.held[it], *ev)
-			e.work.flightMu.Unlock()
-			return
-		}
-		e.work.flightMu.Unlock()
-	}
-	e.work.queue.Add(it)
-}
-
-// land ends a worker's hold on it: the child events that came meanwhile
-// queue it again unless the reconcile had seen exactly what they show. It
-// runs before the queue's Done, so a queued item is reconciled after this
-// one, as an Add during the reconcile would be.
-func (e *Engine) land(it item) {
-	e.work.flightMu.Lock()
-	delete(e.work.flying, it)
-	evs := e.work.held[it]
-	delete(e.work.held, it)
-	e.work.flightMu.Unlock()
-	for _, ev := range evs {
-		if !e.ownWriteEcho(ev) {
-			e.work.queue.Add(it)
-			return
-		}
-	}
-}
-
-// ownWriteEcho reports whether ev is a child's add event showing exactly
-// the version that the API server returned to a reconcile (its create):
-// that reconcile has acted on it already (a pass concludes over what it
-// created, or asks for its own next pass), and waking the instance again
-// would only find what it left. Updates are not filtered: a pass that
-// UPDATED a child leaves the instance IN_PROGRESS and counts on the
-// update's event for the pass that sees it SYNCED.
-func (e *Engine) ownWriteEcho(ev watch.Event) bool {
-	if ev.Type != "add" || ev.ResourceVersion == "" || e.reader == nil {
-		return false
-	}
-	return e.reader.holds(ev.Spec.GVR, ev.Namespace, ev.Name, ev.UID, ev.ResourceVersion)
-}
-
-// routeSelected wakes every instance of the graphs whose external
-// collection the object belongs to, or belonged to before an update (its
-// labels left the selector).
-func (e *Engine) routeSelected(ev watch.Event) {
-	for s := range e.graphs.each() {
-		for _, sel := range s.selectors {
-			if sel.gvr != ev.Spec.GVR || (sel.namespace != "" && sel.namespace != ev.Namespace) {
-				continue
-			}
-			if sel.selector.Matches(labels.Set(ev.Labels)) || (ev.OldLabels != nil && sel.selector.Matches(labels.Set(ev.OldLabels))) {
-				e.enqueueAll(s)
-				break
-			}
-		}
-	}
-}
-
-// routeChild wakes the instance whose labels the child carries, in every
-// graph that has children of that kind, when the instance's UID matches
-// (ev is the child's event, nil to wake it in any case).
-func (e *Engine) routeChild(gvr schema.GroupVersionResource, labels map[string]string, ev *watch.Event) {
-	uid := labels[metadata.InstanceIDLabel]
-	name := labels[metadata.InstanceNameLabel]
-	if uid == "" || name == "" {
-		return
-	}
-	ns := labels[metadata.InstanceNamespaceLabel]
-	key := name
-	if ns != "" {
-		key = ns + "/" + name
-	}
-	for s := range e.graphs.each() {
-		if !s.children[gvr] || s.inf == nil {
-			continue
-		}
-		obj, ok, err := s.inf.GetIndexer().GetByKey(key)
-		if err != nil || !ok {
-			continue
-		}
-		if m := watch.MetaOf(obj); m != nil && string(m.GetUID()) == uid {
-			e.wakeForChild(item{gvr: s.gvr, namespace: ns, name: name}, ev)
-		}
-	}
-}
-
-// requeueLocal puts the instance at the head of this engine's queue.
-func (e *Engine) requeueLocal(s *served, key state.InstanceKey) {
-	it := item{gvr: s.gvr, namespace: key.Namespace, name: key.Name}
-	e.work.queue.Forget(it)
-	e.work.queue.Add(it)
-}
-
-// setUp makes the rate-limited queue.
-func (w *workQueue) setUp() {
+func newWorkQueue(table *graphTable, store *state.Store, log logr.Logger, echoes func(watch.Event) bool) *workQueue {
+	w := &workQueue{table: table, store: store, log: log, echoes: echoes}
 	w.limiter = newRecordingLimiter(workqueue.NewTypedMaxOfRateLimiter(
 		// Per instance: 100ms, doubling, capped so a failing instance is
 		// retried at least every two minutes and never dropped.
@@ -434,6 +261,7 @@ func (w *workQueue) setUp() {
 	w.queue = workqueue.NewTypedRateLimitingQueueWithConfig[item](w.limiter,
 		workqueue.TypedRateLimitingQueueConfig[item]{Name: "kroscope"},
 	)
+	return w
 }
 
 // shutDown stops handing out items; busyWorkers counts the workers
@@ -458,16 +286,69 @@ func (w *workQueue) end() { w.busy.Add(-1) }
 // second.
 func (w *workQueue) sampleBusy() int64 { return max(w.peak.Swap(w.busy.Load()), w.busy.Load()) }
 
-// add queues it; forget drops its backoff.
+// add queues it (watch events are not rate limited); forget drops its
+// backoff; addNow puts it at the head of the queue (a user's requeue).
 func (w *workQueue) add(it item)    { w.queue.Add(it) }
 func (w *workQueue) forget(it item) { w.queue.Forget(it) }
+func (w *workQueue) addNow(it item) {
+	w.queue.Forget(it)
+	w.queue.Add(it)
+}
+
+// reconciled counts the reconciles done; depth the items waiting.
+func (w *workQueue) reconciled() int64 { return w.reconciles.Load() }
+func (w *workQueue) depth() int        { return w.queue.Len() }
+
+// wakeForChild queues it for a child event ev (nil: wake it regardless),
+// unless ev is only the echo of a create by a reconcile of it. An event
+// that comes while a worker holds it is held until that reconcile ends,
+// and checked then: the watch often shows a child before the apply that
+// made it has returned (a metadata-only event decodes faster than the
+// full object), and every new instance was reconciled a second time for
+// its own creates.
+func (w *workQueue) wakeForChild(it item, ev *watch.Event) {
+	if ev != nil {
+		if w.echoes(*ev) {
+			return
+		}
+		w.flightMu.Lock()
+		if _, held := w.flying[it]; held {
+			if w.held == nil {
+				w.held = map[item][]watch.Event{}
+			}
+			w.held[it] = append(w.held[it], *ev)
+			w.flightMu.Unlock()
+			return
+		}
+		w.flightMu.Unlock()
+	}
+	w.queue.Add(it)
+}
+
+// land ends a worker's hold on it: the child events that came meanwhile
+// queue it again unless the reconcile had seen exactly what they show. It
+// runs before the queue's Done, so a queued item is reconciled after this
+// one, as an Add during the reconcile would be.
+func (w *workQueue) land(it item) {
+	w.flightMu.Lock()
+	delete(w.flying, it)
+	evs := w.held[it]
+	delete(w.held, it)
+	w.flightMu.Unlock()
+	for _, ev := range evs {
+		if !w.echoes(ev) {
+			w.queue.Add(it)
+			return
+		}
+	}
+}
 
 // inFlight names the instances being reconciled now, sorted.
-func (e *Engine) inFlight() []string {
-	e.work.flightMu.Lock()
-	defer e.work.flightMu.Unlock()
-	out := make([]string, 0, len(e.work.flying))
-	for it := range e.work.flying {
+func (w *workQueue) inFlight() []string {
+	w.flightMu.Lock()
+	defer w.flightMu.Unlock()
+	out := make([]string, 0, len(w.flying))
+	for it := range w.flying {
 		out = append(out, it.String())
 	}
 	sort.Strings(out)

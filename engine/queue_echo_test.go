@@ -3,11 +3,11 @@ package engine
 import (
 	"testing"
 
+	"github.com/go-logr/logr"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 
-	"github.com/kroscope/kroscope/engine/objcache"
 	"github.com/kroscope/kroscope/engine/watch"
 )
 
@@ -18,8 +18,8 @@ import (
 // an update or a deletion wakes it.
 func TestChildEchoesOfOwnWritesDoNotWake(t *testing.T) {
 	q := &countingQueue{}
-	e := &Engine{work: workQueue{queue: q}}
-	e.reader = &reader{e: e, cache: objcache.New()}
+	rd := newReader(newGraphTable(), nil, logr.Discard(), &informers{}, "")
+	w := &workQueue{queue: q, echoes: rd.echoes}
 	cm := schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}
 	it := item{gvr: schema.GroupVersionResource{Group: "kro.run", Version: "v1alpha1", Resource: "webapps"}, namespace: "demo", name: "blog"}
 	wrote := func(rv string) {
@@ -28,14 +28,14 @@ func TestChildEchoesOfOwnWritesDoNotWake(t *testing.T) {
 		u.SetName("blog-a")
 		u.SetUID("cm-1")
 		u.SetResourceVersion(rv)
-		e.reader.Wrote(cm, u, "")
+		rd.Wrote(cm, u, "")
 	}
 	event := func(typ, rv string) *watch.Event {
 		return &watch.Event{Type: typ, Spec: watch.Spec{GVR: cm}, Namespace: "demo", Name: "blog-a", UID: types.UID("cm-1"), ResourceVersion: rv}
 	}
 	wake := func(ev *watch.Event) int {
 		before := q.added
-		e.wakeForChild(it, ev)
+		w.wakeForChild(it, ev)
 		return q.added - before
 	}
 
@@ -61,26 +61,26 @@ func TestChildEchoesOfOwnWritesDoNotWake(t *testing.T) {
 	}
 
 	// The watch is faster than the create's response: held, then dropped.
-	e.reader.Forget(cm, "demo", "blog-a")
-	e.work.flying = map[item]struct{}{it: {}}
+	rd.Forget(cm, "demo", "blog-a")
+	w.flying = map[item]struct{}{it: {}}
 	if n := wake(event("add", "12")); n != 0 {
 		t.Fatalf("an event during the reconcile queued %d at once, want it held", n)
 	}
 	wrote("12")
 	before := q.added
-	e.land(it)
+	w.land(it)
 	if q.added != before {
 		t.Errorf("the held echo of the reconcile's own write queued the instance")
 	}
 
 	// Held, and not what the reconcile saw: queued when it ends.
-	e.work.flying = map[item]struct{}{it: {}}
+	w.flying = map[item]struct{}{it: {}}
 	wake(event("add", "13"))
-	e.land(it)
+	w.land(it)
 	if q.added != before+1 {
 		t.Errorf("a held event of someone else's change queued %d, want 1", q.added-before)
 	}
-	if len(e.work.held) != 0 || len(e.work.flying) != 0 {
-		t.Errorf("land left held %v, flying %v", e.work.held, e.work.flying)
+	if len(w.held) != 0 || len(w.flying) != 0 {
+		t.Errorf("land left held %v, flying %v", w.held, w.flying)
 	}
 }

@@ -12,19 +12,19 @@ import (
 	"github.com/kroscope/kroscope/engine/state"
 )
 
-// queueStats is the engine's figures as the state store shows them (twice a
+// figures are the engine's figures as the state store shows them (twice a
 // second): queue depth, the most reconciles in flight since the last
 // figures and the process's memory. It
 // sets the matching gauges of --metrics-bind-address too, so the UI and a
 // scrape agree.
-func (e *Engine) queueStats(reconciles int64, rps float64) state.Engine {
+func (w *workQueue) figures(workers int, apiErrors, reconciles int64, rps float64) state.Engine {
 	s := state.Engine{
-		Workers:             e.o.Workers,
-		BusyWorkers:         int(e.work.sampleBusy()),
-		QueueDepth:          e.work.queue.Len(),
+		Workers:             workers,
+		BusyWorkers:         int(w.sampleBusy()),
+		QueueDepth:          w.depth(),
 		Reconciles:          reconciles,
 		ReconcilesPerSecond: rps,
-		APIErrors:           e.cl.apiErrors.Load(),
+		APIErrors:           apiErrors,
 		HeapInUse:           heapInUse(),
 		RSS:                 residentBytes(),
 	}
@@ -62,9 +62,10 @@ func residentBytes() uint64 {
 	return pages * uint64(os.Getpagesize())
 }
 
-// counters publishes queue depth, busy workers and the reconcile rate
-// (over the last few seconds).
-func (e *Engine) counters(ctx context.Context) {
+// counters reads the reconcile count (count) every half second, beats
+// the heartbeat with it and publishes it with the reconcile rate over the
+// last few seconds.
+func counters(ctx context.Context, count func() int64, beat func(time.Time, int64), publish func(n int64, rps float64)) {
 	type sample struct {
 		at time.Time
 		n  int64
@@ -78,8 +79,8 @@ func (e *Engine) counters(ctx context.Context) {
 		case <-ctx.Done():
 			return
 		case now := <-t.C:
-			n := e.work.reconciles.Load()
-			e.heartbeat(now, n)
+			n := count()
+			beat(now, n)
 			samples = append(samples, sample{now, n})
 			if len(samples) > window {
 				samples = samples[1:]
@@ -88,7 +89,7 @@ func (e *Engine) counters(ctx context.Context) {
 			if first := samples[0]; len(samples) > 1 {
 				rps = float64(n-first.n) / now.Sub(first.at).Seconds()
 			}
-			e.store.SetEngine(e.queueStats(n, rps))
+			publish(n, rps)
 		}
 	}
 }

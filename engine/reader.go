@@ -4,16 +4,17 @@ import (
 	"context"
 	"sync"
 
+	"github.com/go-logr/logr"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/kroscope/kroscope/engine/objcache"
 	"github.com/kroscope/kroscope/engine/packed"
 	"github.com/kroscope/kroscope/engine/slim"
 	"github.com/kroscope/kroscope/engine/watch"
+	"github.com/kroscope/kroscope/reconciler/client"
 	"github.com/kroscope/kroscope/reconciler/graph"
 	"github.com/kroscope/kroscope/reconciler/metadata"
 )
@@ -25,11 +26,20 @@ import (
 // converging instance then costs writes only, and a reconcile waits on
 // fewer round trips.
 type reader struct {
-	e     *Engine
 	cache *objcache.Cache
 	// seeded are the child watches whose objects were listed into the
 	// cache once (seedChildren).
 	seeded sync.Map // watch.Spec -> struct{}
+
+	table     *graphTable // the instance kinds' informers
+	informers *informers  // the children's
+	set       *client.Set // seeds the cache
+	log       logr.Logger
+	namespace string // Options.Namespace
+}
+
+func newReader(table *graphTable, set *client.Set, log logr.Logger, inf *informers, namespace string) *reader {
+	return &reader{cache: objcache.New(), table: table, set: set, log: log, informers: inf, namespace: namespace}
 }
 
 func key(gvr schema.GroupVersionResource, namespace, name string) objcache.Key {
@@ -39,7 +49,7 @@ func key(gvr schema.GroupVersionResource, namespace, name string) objcache.Key {
 // Instance answers from the kind's informer, or from the object kroscope
 // last wrote while the informer has not caught up with it.
 func (r *reader) Instance(gvr schema.GroupVersionResource, namespace, name string) (*unstructured.Unstructured, bool) {
-	s := r.e.graphs.of(gvr)
+	s := r.table.of(gvr)
 	if s == nil || s.inf == nil || !s.inf.HasSynced() {
 		return nil, false
 	}
@@ -108,12 +118,12 @@ func (r *reader) seedChildren(ctx context.Context, sp watch.Spec) {
 	if _, done := r.seeded.LoadOrStore(sp, struct{}{}); done {
 		return
 	}
-	ri := r.e.cl.set.Dynamic().Resource(sp.GVR).Namespace(sp.Namespace)
+	ri := r.set.Dynamic().Resource(sp.GVR).Namespace(sp.Namespace)
 	opts := metav1.ListOptions{LabelSelector: sp.LabelSelector, Limit: seedPage}
 	for {
 		list, err := ri.List(ctx, opts)
 		if err != nil {
-			r.e.log.V(1).Info("could not list children to seed the cache; reading them one by one", "resource", sp.GVR.String(), "error", err.Error())
+			r.log.V(1).Info("could not list children to seed the cache; reading them one by one", "resource", sp.GVR.String(), "error", err.Error())
 			return
 		}
 		for i := range list.Items {
@@ -130,12 +140,12 @@ func (r *reader) seedChildren(ctx context.Context, sp watch.Spec) {
 // all-namespaces one, or the one of the engine's namespace.
 func (r *reader) childWatch(gvr schema.GroupVersionResource, namespace, name string) (meta interface{ GetResourceVersion() string }, exists, ok bool) {
 	spec := watch.Spec{GVR: gvr, LabelSelector: metadata.InstanceIDLabel}
-	if m, ex, ok := r.e.informers.watches.Lookup(spec, namespace, name); ok {
+	if m, ex, ok := r.informers.lookup(spec, namespace, name); ok {
 		return m, ex, true
 	}
-	if ns := r.e.o.Namespace; ns != "" && ns == namespace {
+	if ns := r.namespace; ns != "" && ns == namespace {
 		spec.Namespace = ns
-		if m, ex, ok := r.e.informers.watches.Lookup(spec, namespace, name); ok {
+		if m, ex, ok := r.informers.lookup(spec, namespace, name); ok {
 			return m, ex, true
 		}
 	}
@@ -161,7 +171,7 @@ func (r *reader) Wrote(gvr schema.GroupVersionResource, obj *unstructured.Unstru
 // holds for the object; false when gvr is not a served instance kind or
 // the informer does not hold it.
 func (r *reader) instanceVersion(gvr schema.GroupVersionResource, namespace, name string) (string, bool) {
-	s := r.e.graphs.of(gvr)
+	s := r.table.of(gvr)
 	if s == nil || s.inf == nil {
 		return "", false
 	}
@@ -239,15 +249,24 @@ func (r *reader) Stale(gvr schema.GroupVersionResource, namespace, name string) 
 	r.cache.Distrust(key(gvr, namespace, name))
 }
 
-// holds reports whether the cache holds this very version of the object:
-// the one an API call of a reconcile returned.
-func (r *reader) holds(gvr schema.GroupVersionResource, namespace, name string, uid types.UID, rv string) bool {
-	if r.cache == nil {
+// echoes reports whether ev is a child's add event showing exactly the
+// version that the API server returned to a reconcile (its create): that
+// reconcile has acted on it already (a pass concludes over what it
+// created, or asks for its own next pass), and waking the instance again
+// would only find what it left. Updates are not echoes: a pass that
+// UPDATED a child leaves the instance IN_PROGRESS and counts on the
+// update's event for the pass that sees it SYNCED.
+func (r *reader) echoes(ev watch.Event) bool {
+	if ev.Type != "add" || ev.ResourceVersion == "" {
 		return false
 	}
-	_, ok := r.cache.Current(key(gvr, namespace, name), uid, rv)
+	_, ok := r.cache.Current(key(ev.Spec.GVR, ev.Namespace, ev.Name), ev.UID, ev.ResourceVersion)
 	return ok
 }
+
+// held counts the objects the cache remembers, and the deleted ones it
+// remembers as gone (Engine.Held).
+func (r *reader) held() (cached, gone int) { return r.cache.Len(), r.cache.GoneLen() }
 
 // kept is the value the state store keeps for an object a reconcile
 // observed (the Observation is the engine's once the reconcile is over):

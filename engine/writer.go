@@ -4,20 +4,20 @@ import (
 	"context"
 	"sync"
 	"sync/atomic"
-	"time"
 
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"github.com/go-logr/logr"
 
 	"github.com/kroscope/kroscope/engine/authority"
-	"github.com/kroscope/kroscope/engine/krodetect"
 	"github.com/kroscope/kroscope/engine/lease"
 	"github.com/kroscope/kroscope/engine/readonly"
+	"github.com/kroscope/kroscope/engine/state"
 )
 
 // writer acts on the write authority's decisions: it owns the facts
 // (authority.Authority), the write gate they open, and the Lease
 // campaign they start and stop. Every change of a fact goes through
-// Engine.update.
+// update; the groups that gather facts (peers, kroPresence, access) see
+// the writer as authorityFacts.
 type writer struct {
 	auth *authority.Authority
 	gate *readonly.Gate
@@ -36,18 +36,30 @@ type writer struct {
 	fence *lease.Fence
 	// lapsed: the proof lapsed while the gate was open (fenceChanged).
 	lapsed atomic.Bool
-	// others follows every kroscope Lease (followOtherWriters).
-	others atomic.Pointer[lease.Others]
+
+	o     Options // the Lease: its name, this process's identity, the scope
+	store *state.Store
+	log   logr.Logger
+	// wakeAll re-checks every instance at once (the gate changed).
+	wakeAll func()
 }
 
-func newWriter(o Options, leaseClient bool) *writer {
+// authorityFacts is the writer as the groups that gather its facts see it.
+type authorityFacts interface {
+	update(change func(*authority.Facts))
+	decision() authority.Decision
+	facts() authority.Facts
+}
+
+func newWriter(o Options, store *state.Store, log logr.Logger, wakeAll func()) *writer {
 	auth := authority.New(authority.Facts{
-		Observe: o.Observe, NoLease: o.DisableLease, LeaseClient: leaseClient,
+		Observe: o.Observe, NoLease: o.DisableLease, LeaseClient: o.ClientSet.Kubernetes() != nil,
 		Identity: o.Identity, TakeOver: o.TakeOver, Attach: o.Attach,
-		Writers: authority.WriterFacts{Lease: o.LeaseNamespace + "/" + o.LeaseName, Scope: o.Namespace},
+		Writers: authority.WriterFacts{Lease: o.leaseName(), Scope: o.Namespace},
 		Consent: authority.ConsentFacts{Ask: o.AskBeforeWriting},
 	})
-	w := &writer{auth: auth, gate: readonly.NewGate(auth.Decision().GateOpen), opened: make(chan struct{}, 1)}
+	w := &writer{auth: auth, gate: readonly.NewGate(auth.Decision().GateOpen), opened: make(chan struct{}, 1),
+		o: o, store: store, log: log, wakeAll: wakeAll}
 	if auth.Decision().UsesLease {
 		w.fence = lease.FenceFor(o.LeaseDuration)
 		w.gate.SetFence(w.fence)
@@ -55,35 +67,35 @@ func newWriter(o Options, leaseClient bool) *writer {
 	return w
 }
 
-// writing reports whether reconciles write now (the gate is open).
-func (e *Engine) writing() bool { return e.wr.gate.Open() }
+// writeGate is the gate every write of the engine's client set passes.
+func (w *writer) writeGate() *readonly.Gate { return w.gate }
 
-// leaseDenied says why this user may not take the Lease ("" when it may).
-func (e *Engine) leaseDenied() string { return e.wr.auth.Facts().LeaseDenied }
+// writing reports whether reconciles write now (the gate is open).
+func (w *writer) writing() bool { return w.gate.Open() }
 
 // decision is the write authority's decision now.
-func (e *Engine) decision() authority.Decision { return e.wr.auth.Decision() }
+func (w *writer) decision() authority.Decision { return w.auth.Decision() }
+
+// facts are the write authority's facts now.
+func (w *writer) facts() authority.Facts { return w.auth.Facts() }
 
 // update records a change of the facts and acts on the decision: the
 // header's mode, the gate (on a change every instance is re-checked at
 // once, its reconcile asking the gate whether it writes) and
 // the Lease campaign.
-func (e *Engine) update(change func(*authority.Facts)) {
-	e.wr.auth.Update(change)
-	w := e.wr
+func (w *writer) update(change func(*authority.Facts)) {
+	w.auth.Update(change)
 	w.mu.Lock()
 	d := w.auth.Decision()
 	changed := w.gate.Open() != d.GateOpen
 	w.gate.Set(d.GateOpen)
-	e.store.SetMode(d.Mode)
-	e.campaignLocked(d.Campaign)
+	w.store.SetMode(d.Mode)
+	w.campaignLocked(d.Campaign)
 	w.mu.Unlock()
 	if !changed {
 		return
 	}
-	for _, s := range e.graphs.all() {
-		e.enqueueAll(s) // each reconcile asks the gate (client.Set.MayWrite)
-	}
+	w.wakeAll() // each reconcile asks the gate (client.Set.MayWrite)
 	if d.GateOpen {
 		select { // syncWhenWriting writes what the previous writer left
 		case w.opened <- struct{}{}:
@@ -92,28 +104,27 @@ func (e *Engine) update(change func(*authority.Facts)) {
 	}
 }
 
-// syncWhenWriting re-writes the cluster graphs' status each time this
-// process starts writing, until ctx is done.
-func (e *Engine) syncWhenWriting(ctx context.Context) {
+// syncWhenWriting runs sync each time this process starts writing, until
+// ctx is done.
+func (w *writer) syncWhenWriting(ctx context.Context, sync func(context.Context)) {
 	for {
 		select {
 		case <-ctx.Done():
 			return
-		case <-e.wr.opened:
-			e.syncAllRGDStatus(ctx)
+		case <-w.opened:
+			sync(ctx)
 		}
 	}
 }
 
 // campaignLocked runs the Lease election while the decision says so, and
 // stops it (releasing the Lease) otherwise: with kro running, kroscope
-// does not even write its Lease (e.wr.mu held).
-func (e *Engine) campaignLocked(want bool) {
-	w := e.wr
+// does not even write its Lease (w.mu held).
+func (w *writer) campaignLocked(want bool) {
 	switch {
 	case want && w.cancel == nil:
 		// Not ended by the engine's context: shutdown ends it once the
-		// workers have stopped (see shutdown).
+		// workers have stopped (see Engine.shutdown).
 		ctx, cancel := context.WithCancel(context.Background())
 		w.cancel = cancel
 		done := make(chan struct{})
@@ -121,17 +132,17 @@ func (e *Engine) campaignLocked(want bool) {
 		go func() {
 			defer close(done)
 			err := lease.Run(ctx, lease.Config{
-				Client: e.cl.base.Kubernetes(), Namespace: e.o.LeaseNamespace, Name: e.o.LeaseName, Identity: e.o.Identity,
-				LeaseDuration: e.o.LeaseDuration, Log: e.log,
-				OnStarted: func() { e.setLeading(true) },
-				OnStopped: func() { e.setLeading(false) },
-				OnHolder:  e.setHolder,
+				Client: w.o.ClientSet.Kubernetes(), Namespace: w.o.LeaseNamespace, Name: w.o.LeaseName, Identity: w.o.Identity,
+				LeaseDuration: w.o.LeaseDuration, Log: w.log,
+				OnStarted: func() { w.setLeading(true) },
+				OnStopped: func() { w.setLeading(false) },
+				OnHolder:  w.setHolder,
 				Fence:     w.fence,
-				OnFence:   e.fenceChanged,
-				Scope:     e.o.Namespace,
+				OnFence:   w.fenceChanged,
+				Scope:     w.o.Namespace,
 			})
 			if err != nil {
-				e.log.Error(err, "lease")
+				w.log.Error(err, "lease")
 			}
 		}()
 	case !want && w.cancel != nil:
@@ -142,40 +153,38 @@ func (e *Engine) campaignLocked(want bool) {
 
 // releaseLease stops the campaign for good (shutdown, once no worker
 // writes any more) and returns what to wait on for the Lease's release.
-func (e *Engine) releaseLease() <-chan struct{} {
-	e.update(func(f *authority.Facts) { f.Running = false })
-	e.wr.mu.Lock()
-	defer e.wr.mu.Unlock()
-	return e.wr.done
+func (w *writer) releaseLease() <-chan struct{} {
+	w.update(func(f *authority.Facts) { f.Running = false })
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.done
 }
 
 // fenceChanged hears the Lease holder's proof lapse or hold again. The
 // gate asks the proof itself at every write; this says so in the log and,
 // when it holds again, re-checks every instance whose write was refused.
-func (e *Engine) fenceChanged(valid bool) {
+func (w *writer) fenceChanged(valid bool) {
 	if !valid {
-		if e.decision().GateOpen {
-			e.wr.lapsed.Store(true)
-			e.log.Info("cannot prove this kroscope still holds the lease (not renewed in time): writes refused until it is renewed or lost",
-				"lease", e.o.LeaseNamespace+"/"+e.o.LeaseName)
+		if w.decision().GateOpen {
+			w.lapsed.Store(true)
+			w.log.Info("cannot prove this kroscope still holds the lease (not renewed in time): writes refused until it is renewed or lost",
+				"lease", w.o.leaseName())
 		}
 		return
 	}
-	if e.wr.lapsed.Swap(false) && e.decision().GateOpen {
-		e.log.Info("lease renewed: writing again", "lease", e.o.LeaseNamespace+"/"+e.o.LeaseName)
-		for _, s := range e.graphs.all() {
-			e.enqueueAll(s)
-		}
+	if w.lapsed.Swap(false) && w.decision().GateOpen {
+		w.log.Info("lease renewed: writing again", "lease", w.o.leaseName())
+		w.wakeAll()
 	}
 }
 
-func (e *Engine) setHolder(id string) {
-	e.update(func(f *authority.Facts) { f.Holder = id })
+func (w *writer) setHolder(id string) {
+	w.update(func(f *authority.Facts) { f.Holder = id })
 }
 
 // setLeading records whether this process holds the lease.
-func (e *Engine) setLeading(on bool) {
-	e.update(func(f *authority.Facts) {
+func (w *writer) setLeading(on bool) {
+	w.update(func(f *authority.Facts) {
 		f.Leading = on
 		if on {
 			f.Holder = f.Identity
@@ -183,137 +192,12 @@ func (e *Engine) setLeading(on bool) {
 	})
 }
 
-// setKro records krodetect's verdict and returns the line it had before
-// ("" when kroscope could write).
-func (e *Engine) setKro(v krodetect.Verdict) (was string) {
-	e.update(func(f *authority.Facts) {
-		was = f.Kro.Line(f.TakeOver)
-		f.Kro = v
-	})
-	return was
-}
-
-// decideCampaign: with CampaignIfFree, a Lease held by another live
-// kroscope is followed for the rest of the run, never campaigned for.
-func (e *Engine) decideCampaign(ctx context.Context) {
-	if !e.o.CampaignIfFree || !e.decision().UsesLease {
-		return
-	}
-	kube := e.cl.base.Kubernetes()
-	free, h, err := lease.Free(ctx, kube, e.o.LeaseNamespace, e.o.LeaseName, e.o.Identity, time.Now())
-	if err != nil {
-		e.log.Error(err, "cannot read the lease; campaigning for it")
-		return
-	}
-	if free {
-		return
-	}
-	e.update(func(f *authority.Facts) { f.Following, f.Holder = true, h.Identity })
-	e.log.Info("another kroscope holds the lease: not campaigning (--take-lease would)", "lease", e.o.LeaseNamespace+"/"+e.o.LeaseName, "holder", h.Identity, "attach", e.o.Attach)
-	go lease.Follow(ctx, kube, e.o.LeaseNamespace, e.o.LeaseName, e.log, e.setFollowed)
-}
-
-// setFollowed records the followed Lease's holder.
-func (e *Engine) setFollowed(h lease.Holder) {
-	moved := false
-	e.update(func(f *authority.Facts) {
-		moved = f.Holder != h.Identity
-		f.Holder, f.HolderExpired = h.Identity, h.Expired
-	})
-	if moved {
-		e.log.Info("the lease moved", "holder", h.Identity)
-	} else if h.Expired {
-		e.log.Info("the lease holder stopped renewing it", "holder", h.Identity)
-	}
-}
-
-// setLeaseDenied records why this user may not take the Lease ("" once
-// it may): the engine's campaign decision, the header and the mode.
-func (e *Engine) setLeaseDenied(why string) {
-	e.store.SetLeaseDenied(why)
-	e.update(func(f *authority.Facts) { f.LeaseDenied = why })
-}
-
-// followOtherWriters watches every kroscope Lease, so that this kroscope
-// observes while another one, under another Lease, writes the same
-// instances (authority.OtherWriter). One that cannot list them cannot
-// prove it is the only writer, and observes, saying why.
-func (e *Engine) followOtherWriters(ctx context.Context) {
-	if !e.decision().UsesLease {
-		return
-	}
-	e.update(func(f *authority.Facts) { f.Consent.User = e.store.Snapshot().Capabilities.User })
-	if e.listOtherWriters(ctx) || e.o.AccessRecheck < 0 {
-		return
-	}
-	// Asked again with the kinds' access: a grant made later (list and
-	// watch on Leases) lets this kroscope write without a restart.
-	go func() {
-		t := time.NewTicker(e.o.AccessRecheck)
-		defer t.Stop()
-		for {
-			select {
-			case <-ctx.Done():
-				return
-			case <-t.C:
-				if e.listOtherWriters(ctx) {
-					e.log.Info("kroscope's Leases can be listed now: another kroscope writing these instances would be seen")
-					return
-				}
-			}
-		}
-	}()
-}
-
-// listOtherWriters starts following the kroscope Leases and reports
-// whether it could; when not, the facts say why.
-func (e *Engine) listOtherWriters(ctx context.Context) bool {
-	others, err := lease.ListOthers(ctx, e.cl.base.Kubernetes(), e.log, func() { e.setOtherWriters(nil) })
-	if err != nil {
-		why := err.Error()
-		if apierrors.IsForbidden(err) {
-			why = "this user may not list Leases in all namespaces"
-		}
-		was := e.wr.auth.Facts().Writers.Unknown
-		e.update(func(f *authority.Facts) { f.Writers.Unknown = why })
-		if was != why {
-			e.log.Info("cannot tell whether another kroscope writes these instances: observing", "why", why)
-		}
-		return false
-	}
-	e.wr.others.Store(others)
-	e.update(func(f *authority.Facts) { f.Writers.Unknown = "" })
-	e.setOtherWriters(others)
-	return true
-}
-
-// setOtherWriters records the kroscope Leases seen (others nil: the ones
-// followed) and logs a change of the other writer.
-func (e *Engine) setOtherWriters(others *lease.Others) {
-	if others == nil {
-		if others = e.wr.others.Load(); others == nil {
-			return // the first list is recorded by followOtherWriters
-		}
-	}
-	seen := others.Writers()
-	var was, now string
-	e.update(func(f *authority.Facts) {
-		was = authority.Decide(*f).Mode.Writer
-		f.Writers.Seen = seen
-		now = authority.Decide(*f).Mode.Writer
-	})
-	switch {
-	case now == was:
-	case now != "":
-		e.log.Info(now)
-	default:
-		e.log.Info("no other kroscope writes these instances now", "was", was)
-	}
+// consent records the user's yes (Engine.Consent).
+func (w *writer) consent() {
+	w.update(func(f *authority.Facts) { f.Consent.Given = true })
+	w.log.Info("the user said yes: reconciling with their credentials", "user", w.store.Snapshot().Capabilities.User)
 }
 
 // Consent is the user's yes: the TUI may take the Lease and write with
 // the user's credentials (Mode.Ask asked it).
-func (e *Engine) Consent() {
-	e.update(func(f *authority.Facts) { f.Consent.Given = true })
-	e.log.Info("the user said yes: reconciling with their credentials", "user", e.store.Snapshot().Capabilities.User)
-}
+func (e *Engine) Consent() { e.wr.consent() }

@@ -20,6 +20,8 @@ import (
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/leaderelection"
 	"k8s.io/client-go/tools/leaderelection/resourcelock"
+
+	"github.com/kroscope/kroscope/engine/tick"
 )
 
 // Defaults. The Lease lives in kroscope's own namespace (deploy/ creates
@@ -288,20 +290,14 @@ func Follow(ctx context.Context, client kubernetes.Interface, namespace, name st
 		return
 	}
 	factory.Start(ctx.Done())
+	defer factory.Shutdown()
 	// Expiry is a matter of time passing, not of events.
-	t := time.NewTicker(time.Second)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			factory.Shutdown()
-			return
-		case <-t.C:
-			f.mu.Lock()
-			f.report()
-			f.mu.Unlock()
-		}
-	}
+	tick.Every(ctx, time.Second, nil, func() bool {
+		f.mu.Lock()
+		f.report()
+		f.mu.Unlock()
+		return false
+	})
 }
 
 // follower is what Follow remembers of the Lease between events.

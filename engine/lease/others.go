@@ -13,6 +13,8 @@ import (
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/cache"
+
+	"github.com/kroscope/kroscope/engine/tick"
 )
 
 // Writer is a kroscope's Lease as seen by another: who holds it, and
@@ -84,22 +86,16 @@ func ListOthers(ctx context.Context, client kubernetes.Interface, log logr.Logge
 	}
 	factory.Start(ctx.Done())
 	go func() {
+		defer factory.Shutdown()
 		// Expiry is time passing, not an event.
-		t := time.NewTicker(time.Second)
-		defer t.Stop()
 		last := o.Writers()
-		for {
-			select {
-			case <-ctx.Done():
-				factory.Shutdown()
-				return
-			case <-t.C:
-			}
+		tick.Every(ctx, time.Second, nil, func() bool {
 			if now := o.Writers(); !sameWriters(now, last) {
 				last = now
 				onChange()
 			}
-		}
+			return false
+		})
 	}()
 	log.V(1).Info("following kroscope's Leases", "selector", Selector, "seen", len(list.Items))
 	return o, nil

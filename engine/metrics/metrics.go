@@ -26,6 +26,8 @@ import (
 	// depth, adds, latency and retries on the same registry.
 	_ "sigs.k8s.io/controller-runtime/pkg/controller/priorityqueue"
 	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
+
+	"github.com/kroscope/kroscope/engine/httpserve"
 )
 
 var (
@@ -119,15 +121,7 @@ func Serve(ctx context.Context, addr string, auth *rest.Config) (net.Addr, error
 	// Handshake failures (a plain-HTTP scraper, a port scan) are not the
 	// operator's log lines.
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, ErrorLog: log.New(io.Discard, "", 0)}
-	go func() {
-		<-ctx.Done()
-		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		_ = srv.Shutdown(sctx)
-	}()
-	// Serve only fails once the listener is closed by Shutdown.
-	go func() { _ = srv.Serve(ln) }()
-	return ln.Addr(), nil
+	return httpserve.Until(ctx, srv, ln), nil
 }
 
 // selfSigned is a TLS configuration with a certificate made now: the

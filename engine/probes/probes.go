@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
+
+	"github.com/kroscope/kroscope/engine/httpserve"
 )
 
 // Check reports a problem, or nil.
@@ -26,15 +28,7 @@ func Serve(ctx context.Context, addr string, live, ready Check) (net.Addr, error
 		return nil, err
 	}
 	srv := &http.Server{Handler: Handler(live, ready), ReadHeaderTimeout: 10 * time.Second}
-	go func() {
-		<-ctx.Done()
-		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		_ = srv.Shutdown(sctx)
-	}()
-	// Serve only fails once the listener is closed by Shutdown.
-	go func() { _ = srv.Serve(ln) }()
-	return ln.Addr(), nil
+	return httpserve.Until(ctx, srv, ln), nil
 }
 
 // Handler routes /healthz and /readyz (and their /<check> subpaths) to one

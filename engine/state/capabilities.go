@@ -129,24 +129,12 @@ func (s *Store) SetAccess(k KindAccess) {
 
 // SetAccessUser records who the capabilities are of.
 func (s *Store) SetAccessUser(user string) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.caps.User == user {
-		return
-	}
-	s.caps.User = user
-	s.changed()
+	setChanged(s, &s.caps.User, user)
 }
 
 // SetLeaseDenied records why this user may not take the Lease.
 func (s *Store) SetLeaseDenied(why string) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.caps.Lease == why {
-		return
-	}
-	s.caps.Lease = why
-	s.changed()
+	setChanged(s, &s.caps.Lease, why)
 }
 
 // ForgetAccess drops a kind's access (its graph stopped).

@@ -317,13 +317,7 @@ func (s *Store) RemoveWatch(name string) {
 
 // SetEngine replaces the engine counters.
 func (s *Store) SetEngine(e Engine) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.engine == e {
-		return
-	}
-	s.engine = e
-	s.changed()
+	setChanged(s, &s.engine, e)
 }
 
 // SetCluster records where kroscope is connected.
@@ -336,24 +330,12 @@ func (s *Store) SetCluster(c Cluster) {
 
 // SetMode records whether this process reconciles or observes.
 func (s *Store) SetMode(m Mode) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.mode == m {
-		return
-	}
-	s.mode = m
-	s.changed()
+	setChanged(s, &s.mode, m)
 }
 
 // SetStartup records start-up progress.
 func (s *Store) SetStartup(st Startup) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.startup == st {
-		return
-	}
-	s.startup = st
-	s.changed()
+	setChanged(s, &s.startup, st)
 }
 
 // SetFatal records (or clears, with nil) an error that stops the engine.
@@ -374,5 +356,17 @@ func (s *Store) AppendLog(l LogLine) {
 		s.logs[s.logStart] = l
 		s.logStart = (s.logStart + 1) % s.logLimit
 	}
+	s.changed()
+}
+
+// setChanged sets *field to v under s's lock, and signals a change only
+// when v differs from what it was.
+func setChanged[T comparable](s *Store, field *T, v T) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if *field == v {
+		return
+	}
+	*field = v
 	s.changed()
 }

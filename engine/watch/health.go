@@ -18,6 +18,7 @@ import (
 
 	"github.com/kroscope/kroscope/engine/metrics"
 	"github.com/kroscope/kroscope/engine/state"
+	"github.com/kroscope/kroscope/engine/tick"
 )
 
 // Health receives watch health; *state.Store implements it.
@@ -94,40 +95,40 @@ func (m *Monitor) watch(synced, healthy bool, err string) state.Watch {
 // While it fails every watch is reported broken with the probe's error;
 // when it succeeds again they are reported healthy and onRecover runs.
 func (g *Group) Probe(ctx context.Context, interval time.Duration, probe func(context.Context) error, onRecover func()) {
-	t := time.NewTicker(interval)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
+	tick.Every(ctx, interval, nil, func() bool {
 		pctx, cancel := context.WithTimeout(ctx, interval)
 		err := probe(pctx)
 		cancel()
 		if ctx.Err() != nil {
-			return
+			return true
 		}
-		g.mu.Lock()
-		was := g.unreachable
-		g.unreachable = err != nil
-		ms := make([]*Monitor, 0, len(g.monitors))
-		for m := range g.monitors {
-			ms = append(ms, m)
+		g.report(err, onRecover)
+		return false
+	})
+}
+
+// report marks every watch failed while the API server does not answer
+// (err), and healthy again once it does, then runs onRecover.
+func (g *Group) report(err error, onRecover func()) {
+	g.mu.Lock()
+	was := g.unreachable
+	g.unreachable = err != nil
+	ms := make([]*Monitor, 0, len(g.monitors))
+	for m := range g.monitors {
+		ms = append(ms, m)
+	}
+	g.mu.Unlock()
+	switch {
+	case err != nil:
+		for _, m := range ms {
+			m.markFailed(fmt.Errorf("API server unreachable: %w", err))
 		}
-		g.mu.Unlock()
-		switch {
-		case err != nil:
-			for _, m := range ms {
-				m.markFailed(fmt.Errorf("API server unreachable: %w", err))
-			}
-		case was:
-			for _, m := range ms {
-				m.markHealthy()
-			}
-			if onRecover != nil {
-				onRecover()
-			}
+	case was:
+		for _, m := range ms {
+			m.markHealthy()
+		}
+		if onRecover != nil {
+			onRecover()
 		}
 	}
 }
@@ -245,16 +246,7 @@ func (m *Monitor) Run(ctx context.Context, interval time.Duration) {
 		m.health.RemoveWatch(m.name)
 	}()
 	go m.inf.RunWithContext(ctx)
-	t := time.NewTicker(interval)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-			m.check()
-		}
-	}
+	tick.Every(ctx, interval, nil, func() bool { m.check(); return false })
 }
 
 // Healthy reports the last known health.
