@@ -10,6 +10,7 @@ import (
 	"github.com/go-logr/logr"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/record"
 	ctrl "sigs.k8s.io/controller-runtime/pkg/reconcile"
 
@@ -204,10 +205,11 @@ func (c *Controller) newRun(ctx context.Context, req ctrl.Request, opts runOptio
 func (c *Controller) newParts(io reach, sa string, inst *unstructured.Unstructured, obs *observations, opts runOptions, red *redact.Set, log logr.Logger) *parts {
 	p := &parts{io: io, kinds: kinds{set: c.clientSet, g: c.rg}}
 	p.inst = instance{u: inst, gvr: c.gvr, io: io}
-	p.ev = events{ctx: io.ctx, log: log, inst: &p.inst, red: red, recorder: opts.Recorder, sa: sa, observe: io.observe}
+	var as kubernetes.Interface // Events as the ServiceAccount, not kroscope
 	if set := io.objs.Set(); sa != "" && set != c.clientSet && set.Kubernetes() != nil {
-		p.ev.as = set.Kubernetes()
+		as = set.Kubernetes()
 	}
+	p.ev = events{ctx: io.ctx, log: log, inst: &p.inst, red: red, recorder: opts.Recorder, as: as, sa: sa, observe: io.observe}
 	p.aset = applySet{inst: &p.inst, io: io, g: c.rg, kinds: p.kinds, ev: &p.ev, graphHash: c.graphHash, applyOrders: c.applyOrders}
 	p.marks = marks{inst: &p.inst, aset: &p.aset, labeler: c.labeler, graphHash: c.graphHash}
 	p.w = writer{io: io, inst: &p.inst, aset: &p.aset, kinds: p.kinds, ev: &p.ev, red: red, adopt: opts.AllowAdoption, grant: opts.Grant,
