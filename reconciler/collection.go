@@ -41,7 +41,7 @@ func (s *steps) collection(res *graph.Resource, vars graph.Vars) result {
 	}
 	gvr, namespaced, err := s.kinds.resolve(res)
 	if err != nil {
-		s.io.note(err)
+		s.io.errs.note(err)
 		return result{verdict: errored(err)}
 	}
 	// A collection has no single name: the engine shows the item count.
@@ -63,7 +63,7 @@ func (s *steps) collection(res *graph.Resource, vars graph.Vars) result {
 		return out
 	}
 	if err := s.w.pruneCollection(res, gvr, items); err != nil {
-		s.io.note(err)
+		s.io.errs.note(err)
 		out.state, out.err = ResourceStateError, fmt.Errorf("resource %s: removing objects that are no longer items: %w", res.ID, err)
 	}
 	return out
@@ -117,7 +117,7 @@ func (s *steps) item(res *graph.Resource, gvr schema.GroupVersionResource, i int
 	existing, err := s.w.liveChild(gvr, desired)
 	for try := 0; ; try++ {
 		if err != nil {
-			s.io.note(err)
+			s.io.errs.note(err)
 			return itemResult{state: ResourceStateError, err: fmt.Errorf("%s: reading it: %w", item, err)}
 		}
 		if existing != nil {

@@ -111,7 +111,7 @@ func (d *deletion) orphanChildren(present map[string][]unstructured.Unstructured
 		det := d.obs.detail(id)
 		for i := range present[id] {
 			if err := d.orphan(gvrs[id], &present[id][i]); err != nil {
-				d.io.note(err)
+				d.io.errs.note(err)
 				det.State, det.Err = ResourceStateError, fmt.Errorf("resource %s: %w", id, err)
 				failed = true
 			}
@@ -128,7 +128,7 @@ func (d *deletion) orphanChildren(present map[string][]unstructured.Unstructured
 func (d *deletion) deleteChildren(present map[string][]unstructured.Unstructured, gvrs map[string]schema.GroupVersionResource) bool {
 	members, err := d.members(present, gvrs)
 	if err != nil {
-		d.io.note(err)
+		d.io.errs.note(err)
 		d.orphanErrs = append(d.orphanErrs, err.Error())
 		return false
 	}
@@ -138,7 +138,7 @@ func (d *deletion) deleteChildren(present map[string][]unstructured.Unstructured
 // release removes kroscope's finalizer once the children are dealt with.
 func (d *deletion) release(policy string) deletionEnd {
 	if err := d.marks.removeFinalizer(); err != nil {
-		d.io.note(err)
+		d.io.errs.note(err)
 		if apierrors.IsConflict(err) {
 			return deletionEnd{err: requeue.Now(err)}
 		}
@@ -188,7 +188,7 @@ func (d *deletion) findChild(res *graph.Resource) (result, schema.GroupVersionRe
 	}
 	objs, err := d.aset.ownedChildren(gvr, res.ID)
 	if err != nil {
-		d.io.note(err)
+		d.io.errs.note(err)
 		return result{verdict: errored(fmt.Errorf("resource %s: %w", res.ID, err))}, gvr, nil
 	}
 	if len(objs) == 0 {
@@ -264,7 +264,7 @@ func (d *deletion) deleteWaves(members []member) bool {
 			switch {
 			case apierrors.IsNotFound(err):
 			case err != nil:
-				d.io.note(err)
+				d.io.errs.note(err)
 				d.memberFailed(m, fmt.Errorf("reading %s: %w", objectName(m.obj), err))
 				still = append(still, m)
 			case cur.GetUID() == m.obj.GetUID():
@@ -293,7 +293,7 @@ func (d *deletion) deleteMember(m member) {
 		return
 	}
 	if err := deleteObject(d.io, m.gvr, o); err != nil {
-		d.io.note(err)
+		d.io.errs.note(err)
 		d.memberFailed(m, err)
 	}
 }

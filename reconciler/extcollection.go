@@ -26,7 +26,7 @@ func (s *steps) externalCollection(res *graph.Resource, vars graph.Vars) result 
 	}
 	gvr, namespaced, err := s.kinds.resolve(res)
 	if err != nil {
-		s.io.note(err)
+		s.io.errs.note(err)
 		return result{verdict: errored(err)}
 	}
 	// An empty namespace means every namespace.
@@ -40,7 +40,7 @@ func (s *steps) externalCollection(res *graph.Resource, vars graph.Vars) result 
 	out := result{namespace: ns}
 	list, err := s.io.objs.List(s.io.ctx, gvr, ns, metav1.ListOptions{LabelSelector: sel.String()})
 	if err != nil {
-		s.io.note(err)
+		s.io.errs.note(err)
 		where := "all namespaces"
 		if ns != "" {
 			where = "namespace " + ns

@@ -16,14 +16,18 @@ import (
 
 // reach is how a part of the run acts on the cluster: in the reconcile's
 // context, through the client chosen for the instance, noting errors
-// where the run counts them (outcome.note), and writing only when the run
-// may (observe false).
+// where the run counts them (errs), and writing only when the run may
+// (observe false).
 type reach struct {
 	ctx     context.Context
 	objs    *client.Objects
-	note    func(error)
+	errs    noter
 	observe bool
 }
+
+// noter is where a part notes the errors of its requests (outcome.note
+// counts 403s for the impersonation metric).
+type noter interface{ note(err error) }
 
 // instance is the instance being reconciled, as last read or written, and
 // the identity derived from it, which does not change within a run. It is

@@ -295,7 +295,7 @@ func (a *applySet) listMembers(inv metadata.Inventory) ([]member, error) {
 				continue
 			}
 			if err != nil {
-				a.io.note(err)
+				a.io.errs.note(err)
 				return nil, fmt.Errorf("listing the instance's %s in %q: %w", gvr.GroupResource(), ns, err)
 			}
 			for i := range list.Items {

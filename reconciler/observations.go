@@ -29,14 +29,14 @@ type observations struct {
 }
 
 // newObservations gives every resource of g a PENDING detail.
-func newObservations(g *graph.Graph, red *redact.Set) *observations {
+func newObservations(g *graph.Graph, red *redact.Set) observations {
 	details := make(map[string]*ResourceDetail, len(g.TopologicalOrder))
 	for _, id := range g.TopologicalOrder {
 		if res := g.Resources[id]; res != nil {
 			details[id] = &ResourceDetail{ID: id, GVK: res.GVK, External: res.External, State: ResourceStatePending}
 		}
 	}
-	return &observations{g: g, red: red, details: details}
+	return observations{g: g, red: red, details: details}
 }
 
 // detail is resource id's detail, nil for an id not in the graph.

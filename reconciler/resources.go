@@ -55,7 +55,7 @@ func (s *steps) skip(res *graph.Resource, why string) result {
 	leaving, err := s.w.pruneExcluded(res)
 	switch {
 	case err != nil:
-		s.io.note(err)
+		s.io.errs.note(err)
 		out.state, out.err = ResourceStateError, fmt.Errorf("resource %s: deleting the excluded object: %w", res.ID, err)
 	case len(leaving) > 0:
 		// Still on its way out; the instance is not settled until it is gone.
@@ -77,7 +77,7 @@ func (s *steps) object(res *graph.Resource, vars graph.Vars) result {
 	out := result{name: desired.GetName(), namespace: desired.GetNamespace()}
 	gvr, namespaced, err := s.kinds.resolve(res)
 	if err != nil {
-		s.io.note(err)
+		s.io.errs.note(err)
 		out.verdict = errored(err)
 		return out
 	}
@@ -97,7 +97,7 @@ func (s *steps) object(res *graph.Resource, vars graph.Vars) result {
 	existing, err := s.w.liveChild(gvr, desired)
 	for try := 0; ; try++ {
 		if err != nil {
-			s.io.note(err)
+			s.io.errs.note(err)
 			out.verdict = errored(fmt.Errorf("resource %s: reading %s: %w", res.ID, objectName(desired), err))
 			return out
 		}
@@ -146,7 +146,7 @@ func (s *steps) external(res *graph.Resource, gvr schema.GroupVersionResource, d
 		return out
 	}
 	if err != nil {
-		s.io.note(err)
+		s.io.errs.note(err)
 		out.verdict = errored(fmt.Errorf("resource %s: reading external %s: %w", res.ID, objectName(desired), err))
 		return out
 	}

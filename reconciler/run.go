@@ -39,7 +39,7 @@ type run struct {
 	g   *graph.Graph
 	cfg ReconcileConfig
 
-	obs *observations
+	obs observations
 	out outcome
 	p   *parts
 }
@@ -85,8 +85,8 @@ func (r *run) reconcile() error {
 		r.out.vanished("instance not found")
 		return nil
 	}
-	io := reach{ctx: r.ctx, objs: objs, note: r.noteErr, observe: r.observing()}
-	r.p = r.c.newParts(io, sa, inst, r.obs, r.opts, r.red, r.log)
+	io := reach{ctx: r.ctx, objs: objs, errs: &r.out, observe: r.observing()}
+	r.p = r.c.newParts(io, sa, inst, &r.obs, r.opts, r.red, r.log)
 
 	if inst.GetDeletionTimestamp() != nil {
 		r.out.startDeleting()

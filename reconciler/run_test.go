@@ -76,8 +76,8 @@ func unitRunOf(c *Controller, states map[string]string, now time.Time) *run {
 	}}
 	opts := runOptions{Options: Options{Now: func() time.Time { return now }}}
 	r := c.newRun(context.Background(), ctrl.Request{}, opts, &redact.Set{}, logr.Discard())
-	io := reach{ctx: r.ctx, objs: client.NewObjects(c.clientSet, nil), note: r.noteErr}
-	r.p = c.newParts(io, "", inst, r.obs, opts, r.red, r.log)
+	io := reach{ctx: r.ctx, objs: client.NewObjects(c.clientSet, nil), errs: &r.out}
+	r.p = c.newParts(io, "", inst, &r.obs, opts, r.red, r.log)
 	for id, s := range states {
 		r.obs.details[id].State = s
 		if s == ResourceStateError || s == ResourceStateFailed {
@@ -254,7 +254,7 @@ func TestSettlingOwnWrites(t *testing.T) {
 		{InstanceStateError, []string{created, ResourceStateError}, false},
 	}
 	for _, c := range cases {
-		r := &run{obs: &observations{details: map[string]*ResourceDetail{}}}
+		r := &run{obs: observations{details: map[string]*ResourceDetail{}}}
 		r.out.st = c.state
 		for i, s := range c.states {
 			if s == adopted {

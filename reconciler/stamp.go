@@ -151,7 +151,7 @@ func (w *writer) applyObject(res *graph.Resource, gvr schema.GroupVersionResourc
 	adopting := existing != nil && len(kroAdoption(existing, w.inst.uid())) > 0
 	observed, created, updated, err := w.apply(res, gvr, desired, existing)
 	if err != nil {
-		w.io.note(err)
+		w.io.errs.note(err)
 		if apierrors.IsInvalid(err) || apierrors.IsBadRequest(err) {
 			// The rendered object itself is wrong: retrying cannot help.
 			out.verdict = failed(fmt.Errorf("resource %s: the API server rejected %s: %w", res.ID, objectName(desired), err))
@@ -176,7 +176,7 @@ func (w *writer) applyObject(res *graph.Resource, gvr schema.GroupVersionResourc
 		// first status write is still found by deletion, which lists by
 		// label.)
 		if err := w.pruneReplaced(res, observed); err != nil {
-			w.io.note(err)
+			w.io.errs.note(err)
 			out.verdict = errored(fmt.Errorf("resource %s: removing the object it replaced: %w", res.ID, err))
 			return out
 		}
@@ -194,7 +194,7 @@ func (w *writer) applyItem(res *graph.Resource, gvr schema.GroupVersionResource,
 	adopting := existing != nil && len(kroAdoption(existing, w.inst.uid())) > 0
 	observed, created, updated, err := w.apply(res, gvr, desired, existing)
 	if err != nil {
-		w.io.note(err)
+		w.io.errs.note(err)
 		if apierrors.IsInvalid(err) || apierrors.IsBadRequest(err) {
 			return itemResult{state: ResourceStateFailed, err: fmt.Errorf("%s: the API server rejected it: %w", item, err)}
 		}
