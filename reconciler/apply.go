@@ -11,24 +11,50 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/kroscope/kroscope/reconciler/confine"
 	desiredpkg "github.com/kroscope/kroscope/reconciler/desired"
 	"github.com/kroscope/kroscope/reconciler/graph"
 	"github.com/kroscope/kroscope/reconciler/metadata"
+	"github.com/kroscope/kroscope/reconciler/redact"
+	"time"
 )
+
+// writer makes the writes of the instance's children, as kro's controller
+// does for its runtime: it places and stamps a rendered object, checks that
+// the object at its name may be touched, applies it (recording it in the
+// ApplySet first), judges what the API server returned, and prunes what a
+// node no longer renders. It keeps nothing between children: what it
+// finds goes back to its caller.
+type writer struct {
+	io    reach
+	inst  *instance
+	aset  *applySet
+	kinds kinds
+	ev    *events
+	red   *redact.Set
+	// adopt lets an object without ownership labels be taken over; grant
+	// is what a cluster admin allowed beyond confine's default.
+	adopt bool
+	grant confine.Grant
+	// applyOrders are the resources' deletion waves, stamped on children.
+	applyOrders map[string]int
+	recreated   *recreations
+	now         func() time.Time
+}
 
 // ownershipProblem says why existing must not be touched by this instance,
 // or "" when it may.
-func (r *run) ownershipProblem(existing *unstructured.Unstructured) string {
+func (w *writer) ownershipProblem(existing *unstructured.Unstructured) string {
 	l := existing.GetLabels()
-	if p := l[metadata.ApplySetPartOfLabel]; p != "" && p != r.applySetID() {
+	id, uid := w.inst.applySetID(), w.inst.uid()
+	if p := l[metadata.ApplySetPartOfLabel]; p != "" && p != id {
 		return fmt.Sprintf("%s already exists and belongs to ApplySet %q, not this instance's %q; kroscope will not touch it",
-			objectName(existing), p, r.applySetID())
+			objectName(existing), p, id)
 	}
-	if metadata.OwnedBy(l, r.uid()) {
+	if metadata.OwnedBy(l, uid) {
 		return ""
 	}
 	if owner := metadata.Owner(l); owner != "" {
@@ -36,23 +62,23 @@ func (r *run) ownershipProblem(existing *unstructured.Unstructured) string {
 			objectName(existing), owner)
 	}
 	for _, ref := range existing.GetOwnerReferences() {
-		if ref.Controller != nil && *ref.Controller && ref.UID != r.uid() {
+		if ref.Controller != nil && *ref.Controller && ref.UID != uid {
 			return fmt.Sprintf("%s already exists and is controlled by %s %s (uid %s); kroscope will not touch it",
 				objectName(existing), ref.Kind, ref.Name, ref.UID)
 		}
 	}
-	if r.opts.AllowAdoption {
+	if w.adopt {
 		return ""
 	}
 	return fmt.Sprintf("%s already exists and is not managed by kroscope; to let this instance adopt it, label it %s=%s "+
-		"(or enable adoption), or delete it so it is recreated", objectName(existing), metadata.InstanceIDLabel, r.uid())
+		"(or enable adoption), or delete it so it is recreated", objectName(existing), metadata.InstanceIDLabel, uid)
 }
 
 // apply sends desired with server-side apply when the live object differs
 // from it. It never forces over fields another apply-manager owns; fields
 // taken by an imperative edit (an Update by a person or a script) are drift
 // and are taken back, with an Event naming who changed them.
-func (r *run) apply(res *graph.Resource, gvr schema.GroupVersionResource, desired, existing *unstructured.Unstructured) (observed *unstructured.Unstructured, created, updated bool, err error) {
+func (w *writer) apply(res *graph.Resource, gvr schema.GroupVersionResource, desired, existing *unstructured.Unstructured) (observed *unstructured.Unstructured, created, updated bool, err error) {
 	hash, err := desiredpkg.Hash(desired)
 	if err != nil {
 		return nil, false, false, fmt.Errorf("hashing the desired object: %w", err)
@@ -60,12 +86,12 @@ func (r *run) apply(res *graph.Resource, gvr schema.GroupVersionResource, desire
 	setMetadataStrings(desired, "annotations", map[string]string{metadata.DesiredHashAnnotation: hash})
 
 	if existing != nil && desiredpkg.Current(desired, existing) {
-		r.keepMember(existing)
+		w.aset.keepMember(existing)
 		return existing, false, false, nil // converged: no write at all
 	}
 	// The parent records the child's kind and namespace before the child
 	// exists, so deletion can always find it.
-	if err := r.recordMember(desired); err != nil {
+	if err := w.aset.recordMember(desired); err != nil {
 		return nil, false, false, err
 	}
 
@@ -74,55 +100,55 @@ func (r *run) apply(res *graph.Resource, gvr schema.GroupVersionResource, desire
 		// Nothing known at the name: create it only if it is free
 		// (client.ErrExists otherwise: the caller reads what stands there
 		// and judges it, as it judges a known object).
-		out, err := r.objs.Create(r.ctx, gvr, desired, opts)
+		out, err := w.io.objs.Create(w.io.ctx, gvr, desired, opts)
 		if err != nil {
 			return nil, false, false, err
 		}
-		r.keepMember(out)
+		w.aset.keepMember(out)
 		return out, true, false, nil
 	}
 	replaces := existing.GetResourceVersion()
-	if kro := kroAdoption(existing, r.uid()); len(kro) > 0 {
+	if kro := kroAdoption(existing, w.inst.uid()); len(kro) > 0 {
 		// Known in advance: the plain apply would be refused for kro's
 		// fields, and taken over on the retry. One write, not two.
-		r.event(corev1.EventTypeNormal, "Adopted", fmt.Sprintf("resource %s: adopting %s from kro (field managers %s)",
+		w.ev.event(corev1.EventTypeNormal, "Adopted", fmt.Sprintf("resource %s: adopting %s from kro (field managers %s)",
 			res.ID, objectName(desired), strings.Join(kro, ", ")))
 		opts.Force = true
 	}
-	out, err := r.objs.Apply(r.ctx, gvr, desired, opts, replaces)
+	out, err := w.io.objs.Apply(w.io.ctx, gvr, desired, opts, replaces)
 	if err != nil && apierrors.IsConflict(err) && !opts.Force {
-		if err = r.takeOver(res, desired, existing, err); err == nil {
+		if err = w.takeOver(res, desired, existing, err); err == nil {
 			opts.Force = true
-			out, err = r.objs.Apply(r.ctx, gvr, desired, opts, replaces)
+			out, err = w.io.objs.Apply(w.io.ctx, gvr, desired, opts, replaces)
 		}
 	}
 	if err != nil {
 		return nil, false, false, err
 	}
-	r.keepMember(out)
+	w.aset.keepMember(out)
 	return out, false, out.GetResourceVersion() != existing.GetResourceVersion(), nil
 }
 
 // takeOver decides on an apply conflict: fields kro or an imperative edit
 // took are taken back (nil: force the apply), with an Event saying whose;
 // fields another apply-manager owns are not (the conflict, explained).
-func (r *run) takeOver(res *graph.Resource, desired, existing *unstructured.Unstructured, conflict error) error {
+func (w *writer) takeOver(res *graph.Resource, desired, existing *unstructured.Unstructured, conflict error) error {
 	managers := conflictManagers(conflict)
 	// kro's managers on a child that is this same instance's (kro made
 	// it, or took it over) are not another owner: kroscope adopts the
 	// child, taking over their fields, as kro does with kroscope's.
-	kro := r.kroManagers(existing, managers)
+	kro := w.kroManagers(existing, managers)
 	others := slices.DeleteFunc(slices.Clone(managers), func(m string) bool { return slices.Contains(kro, m) })
 	if applier := applyManagers(existing, others); len(applier) > 0 {
 		return fmt.Errorf("fields are owned by field manager(s) %s, which also apply this object; kroscope does not take them over: %w",
 			strings.Join(applier, ", "), conflict)
 	}
 	if len(kro) > 0 {
-		r.event(corev1.EventTypeNormal, "Adopted", fmt.Sprintf("resource %s: adopting %s from kro (field managers %s)",
+		w.ev.event(corev1.EventTypeNormal, "Adopted", fmt.Sprintf("resource %s: adopting %s from kro (field managers %s)",
 			res.ID, objectName(desired), strings.Join(kro, ", ")))
 	}
 	if len(others) > 0 {
-		r.event(corev1.EventTypeNormal, "DriftCorrected", fmt.Sprintf("resource %s: restoring %s, changed by %s",
+		w.ev.event(corev1.EventTypeNormal, "DriftCorrected", fmt.Sprintf("resource %s: restoring %s, changed by %s",
 			res.ID, objectName(desired), strings.Join(others, ", ")))
 	}
 	return nil
@@ -157,8 +183,8 @@ func kroAdoption(existing *unstructured.Unstructured, uid types.UID) []string {
 
 // kroManagers returns those of managers that are kro's, when existing's
 // labels prove it belongs to this instance; nil otherwise.
-func (r *run) kroManagers(existing *unstructured.Unstructured, managers []string) []string {
-	if !metadata.OwnedBy(existing.GetLabels(), r.uid()) {
+func (w *writer) kroManagers(existing *unstructured.Unstructured, managers []string) []string {
+	if !metadata.OwnedBy(existing.GetLabels(), w.inst.uid()) {
 		return nil
 	}
 	var out []string
@@ -218,44 +244,4 @@ func applyManagers(obj *unstructured.Unstructured, managers []string) []string {
 		}
 	}
 	return out
-}
-
-// listChildren lists the objects of gvr labelled as this instance's node id,
-// in every namespace, or only the instance's when the identity may not list
-// cluster-wide.
-func (r *run) listChildren(gvr schema.GroupVersionResource, nodeID string) ([]unstructured.Unstructured, error) {
-	sel := labels.SelectorFromSet(labels.Set{
-		metadata.InstanceIDLabel: string(r.uid()),
-		metadata.NodeIDLabel:     nodeID,
-	}).String()
-	opts := metav1.ListOptions{LabelSelector: sel}
-	list, err := r.objs.List(r.ctx, gvr, "", opts)
-	if apierrors.IsForbidden(err) && r.inst.GetNamespace() != "" {
-		list, err = r.objs.List(r.ctx, gvr, r.inst.GetNamespace(), opts)
-	}
-	if apierrors.IsNotFound(err) {
-		return nil, nil // the kind is gone, so are its objects
-	}
-	if err != nil {
-		return nil, fmt.Errorf("listing %s of node %s: %w", gvr.GroupResource(), nodeID, err)
-	}
-	return list.Items, nil
-}
-
-// deleteObject deletes o, guarded by its UID so a replacement object of the
-// same name is never hit.
-func (r *run) deleteObject(gvr schema.GroupVersionResource, o *unstructured.Unstructured) error {
-	uid := o.GetUID()
-	policy := metav1.DeletePropagationBackground
-	err := r.objs.Delete(r.ctx, gvr, o.GetNamespace(), o.GetName(), metav1.DeleteOptions{
-		Preconditions:     &metav1.Preconditions{UID: &uid},
-		PropagationPolicy: &policy,
-	})
-	if apierrors.IsNotFound(err) || apierrors.IsConflict(err) {
-		return nil
-	}
-	if err != nil {
-		return fmt.Errorf("deleting %s: %w", objectName(o), err)
-	}
-	return nil
 }

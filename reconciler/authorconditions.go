@@ -18,13 +18,14 @@ import (
 // While deleting, nothing is evaluated: the built-in ResourcesReady is
 // written beside the previous author conditions. When the instance could
 // not be marked managed, nothing was observed: the previous conditions stay.
-func (r *run) authorConditions(status map[string]any, builtin []any, now string) {
-	previous, _, _ := unstructured.NestedSlice(r.inst.Object, "status", "conditions")
-	if r.out.managedErr != nil {
+func (s *statusWriter) authorConditions(out *outcome, status map[string]any, builtin []any, now string) {
+	inst := s.inst.get()
+	previous, _, _ := unstructured.NestedSlice(inst.Object, "status", "conditions")
+	if out.keepsPreviousConditions() {
 		status["conditions"] = keepPrevious([]any{}, previous)
 		return
 	}
-	if r.out.deleting {
+	if out.isDeleting() {
 		var current []any
 		for _, c := range builtin {
 			if m, _ := c.(map[string]any); m["type"] == ConditionResourcesReady {
@@ -34,20 +35,20 @@ func (r *run) authorConditions(status map[string]any, builtin []any, now string)
 		status["conditions"] = keepPrevious(current, previous)
 		return
 	}
-	conds, incomplete, err := r.c.rg.EvalConditions(r.obs.allVars, builtinView(builtin))
+	conds, incomplete, err := s.g.EvalConditions(s.obs.all(), builtinView(builtin))
 	byType := conditionsByType(previous)
-	out := make([]any, 0, len(conds))
+	written := make([]any, 0, len(conds))
 	for _, c := range conds {
-		out = append(out, authorCondition(c, byType[c.ConditionType], now, r.inst.GetGeneration()))
+		written = append(written, authorCondition(c, byType[c.ConditionType], now, inst.GetGeneration()))
 	}
 	if incomplete {
-		out = keepPrevious(out, previous)
+		written = keepPrevious(written, previous)
 	}
-	status["conditions"] = out
+	status["conditions"] = written
 	if err != nil {
-		r.log.Info("status.conditions degraded: the instance is in ERROR", "error", err.Error())
-		r.out.state, r.out.message = InstanceStateError, err.Error()
-		status["state"] = r.out.state
+		s.log.Info("status.conditions degraded: the instance is in ERROR", "error", err.Error())
+		out.set(InstanceStateError, err.Error())
+		status["state"] = out.state()
 	}
 }
 

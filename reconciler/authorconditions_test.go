@@ -33,10 +33,10 @@ func authorRun(t *testing.T, extra string, now time.Time) *run {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := unitRun(t, map[string]string{"a": ResourceStateSynced, "b": ResourceStateSynced}, now)
-	r.c = NewController(logr.Discard(), ReconcileConfig{DefaultRequeueDuration: 7 * time.Second}, g.Instance.GVR, g,
+	c := NewController(logr.Discard(), ReconcileConfig{DefaultRequeueDuration: 7 * time.Second}, g.Instance.GVR, g,
 		client.NewSetFromClients(client.Clients{}), nil, metadata.NewGraphLabeler(g.Name, g.UID))
-	r.out.state, r.out.message = r.instanceState()
+	r := unitRunOf(c, map[string]string{"a": ResourceStateSynced, "b": ResourceStateSynced}, now)
+	r.out.set(r.obs.instanceState())
 	return r
 }
 
@@ -47,7 +47,7 @@ func TestAuthorConditionsReplaceBuiltins(t *testing.T) {
 	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	r := authorRun(t, "", t0)
 	r.obs.allVars = graph.Vars{"schema": map[string]any{"spec": map[string]any{"v": "x"}}, "a": map[string]any{"data": map[string]any{"v": "x"}}}
-	st := r.buildStatus(nil)
+	st := r.p.status.buildStatus(&r.out, nil)
 	want := []any{
 		map[string]any{"type": "AReady", "status": "True", "reason": "Checked", "message": "v=x", "lastTransitionTime": t0.Format(time.RFC3339), "observedGeneration": int64(4)},
 		map[string]any{"type": "Mirror", "status": "True", "lastTransitionTime": t0.Format(time.RFC3339), "observedGeneration": int64(4)},
@@ -64,9 +64,9 @@ func TestAuthorConditionsReplaceBuiltins(t *testing.T) {
 	// previous AReady is kept.
 	t1 := t0.Add(time.Hour)
 	r2 := authorRun(t, "", t1)
-	r2.inst.Object["status"] = st
+	r2.p.inst.u.Object["status"] = st
 	r2.obs.allVars = graph.Vars{"schema": map[string]any{}, "a": map[string]any{"data": map[string]any{"v": "y"}}}
-	st2 := r2.buildStatus(nil)
+	st2 := r2.p.status.buildStatus(&r2.out, nil)
 	c := condMap(st2)
 	if c["AReady"]["status"] != "False" || c["AReady"]["lastTransitionTime"] != t1.Format(time.RFC3339) {
 		t.Errorf("AReady after change %v", c["AReady"])
@@ -75,9 +75,9 @@ func TestAuthorConditionsReplaceBuiltins(t *testing.T) {
 		t.Errorf("Mirror time moved without a status change: %v", c["Mirror"])
 	}
 	r3 := authorRun(t, "", t1)
-	r3.inst.Object["status"] = st2
+	r3.p.inst.u.Object["status"] = st2
 	r3.obs.allVars = graph.Vars{"schema": map[string]any{}}
-	c3 := condMap(r3.buildStatus(nil))
+	c3 := condMap(r3.p.status.buildStatus(&r3.out, nil))
 	if len(c3) != 2 || c3["AReady"]["status"] != "False" || c3["AReady"]["message"] != "v=y" {
 		t.Errorf("pending entry did not keep the previous condition: %v", c3)
 	}
@@ -89,13 +89,13 @@ func TestAuthorConditionsDegraded(t *testing.T) {
 	r := authorRun(t, `      - '${[runtime.newCondition({type: "Dup", status: "True"}), runtime.newCondition({type: "Dup", status: "False"})]}'
 `, time.Now())
 	r.obs.allVars = graph.Vars{"schema": map[string]any{}, "a": map[string]any{"data": map[string]any{"v": "x"}}}
-	st := r.buildStatus(nil)
+	st := r.p.status.buildStatus(&r.out, nil)
 	c := condMap(st)
 	if _, dup := c["Dup"]; dup || len(c) != 2 {
 		t.Errorf("conditions %v", c)
 	}
-	if st["state"] != InstanceStateError || r.out.state != InstanceStateError || !strings.Contains(r.out.message, "duplicate condition type(s) [Dup] dropped") {
-		t.Errorf("state %v / %s: %s", st["state"], r.out.state, r.out.message)
+	if st["state"] != InstanceStateError || r.out.st != InstanceStateError || !strings.Contains(r.out.msg, "duplicate condition type(s) [Dup] dropped") {
+		t.Errorf("state %v / %s: %s", st["state"], r.out.st, r.out.msg)
 	}
 }
 
@@ -107,17 +107,17 @@ func TestAuthorConditionsWhileDeleting(t *testing.T) {
 		map[string]any{"type": "AReady", "status": "True", "lastTransitionTime": "2026-01-01T00:00:00Z"},
 	}}
 	r := authorRun(t, "", time.Now())
-	r.inst.Object["status"] = prev
-	r.out.deleting, r.out.state, r.out.message = true, InstanceStateDeleting, "deleting b"
-	c := condMap(r.buildStatus(nil))
+	r.p.inst.u.Object["status"] = prev
+	r.out.deleting, r.out.st, r.out.msg = true, InstanceStateDeleting, "deleting b"
+	c := condMap(r.p.status.buildStatus(&r.out, nil))
 	if len(c) != 2 || c["AReady"]["lastTransitionTime"] != "2026-01-01T00:00:00Z" || c[ConditionResourcesReady] == nil {
 		t.Errorf("deleting: %v", c)
 	}
 
 	r = authorRun(t, "", time.Now())
-	r.inst.Object["status"] = prev
-	r.out.managedErr, r.out.state = errors.New("forbidden"), InstanceStateError
-	if got := r.buildStatus(nil)["conditions"]; !reflect.DeepEqual(got, prev["conditions"]) {
+	r.p.inst.u.Object["status"] = prev
+	r.out.managedErr, r.out.st = errors.New("forbidden"), InstanceStateError
+	if got := r.p.status.buildStatus(&r.out, nil)["conditions"]; !reflect.DeepEqual(got, prev["conditions"]) {
 		t.Errorf("management failure: conditions %v, want the previous ones", got)
 	}
 }

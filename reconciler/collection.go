@@ -4,14 +4,11 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
-	"strings"
 
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/kroscope/kroscope/reconciler/client"
-	desiredpkg "github.com/kroscope/kroscope/reconciler/desired"
 	"github.com/kroscope/kroscope/reconciler/graph"
 	"github.com/kroscope/kroscope/reconciler/metadata"
 )
@@ -33,25 +30,25 @@ type itemResult struct {
 	err   error
 }
 
-// reconcileCollection renders every item of a forEach collection, applies
+// collection renders every item of a forEach collection, applies
 // each one as a single child would be (same ownership check, same cached
 // reads, same apply), then deletes this node's objects that are no longer
 // items. Its value for dependents is the list of observed items.
-func (r *run) reconcileCollection(res *graph.Resource, vars graph.Vars) result {
+func (s *steps) collection(res *graph.Resource, vars graph.Vars) result {
 	items, err := res.RenderCollection(vars)
 	if err != nil {
-		return result{verdict: r.renderFailed(res, err)}
+		return result{verdict: renderFailed(res, err)}
 	}
-	gvr, namespaced, err := r.resolveGVR(res)
+	gvr, namespaced, err := s.kinds.resolve(res)
 	if err != nil {
-		r.noteErr(err)
+		s.io.errs.note(err)
 		return result{verdict: errored(err)}
 	}
 	// A collection has no single name: the engine shows the item count.
-	if err := r.prepareItems(res, items, namespaced); err != nil {
+	if err := s.prepareItems(res, items, namespaced); err != nil {
 		return result{verdict: failed(err)}
 	}
-	results := r.reconcileItems(res, gvr, items)
+	results := s.items(res, gvr, items)
 	observed := make([]*unstructured.Unstructured, 0, len(results))
 	for _, ir := range results {
 		if ir.observed != nil {
@@ -60,24 +57,24 @@ func (r *run) reconcileCollection(res *graph.Resource, vars graph.Vars) result {
 	}
 	out := collectionState(results, observed)
 	out.desired, out.observed = listObject(items), listObject(observed)
-	if out.state == ResourceStateError || out.state == ResourceStateFailed || r.observing() {
+	if out.state == ResourceStateError || out.state == ResourceStateFailed || s.io.observe {
 		// Pruning only after every item was applied: a half-applied
 		// collection must not lose the objects it may still need.
 		return out
 	}
-	if err := r.pruneCollection(res, gvr, items); err != nil {
-		r.noteErr(err)
+	if err := s.w.pruneCollection(res, gvr, items); err != nil {
+		s.io.errs.note(err)
 		out.state, out.err = ResourceStateError, fmt.Errorf("resource %s: removing objects that are no longer items: %w", res.ID, err)
 	}
 	return out
 }
 
-// reconcileItems reconciles the items concurrently (at most maxParallel at
-// once), each into its own result.
-func (r *run) reconcileItems(res *graph.Resource, gvr schema.GroupVersionResource, items []*unstructured.Unstructured) []itemResult {
+// items reconciles the items concurrently (at most maxParallel at once),
+// each into its own result.
+func (s *steps) items(res *graph.Resource, gvr schema.GroupVersionResource, items []*unstructured.Unstructured) []itemResult {
 	results := make([]itemResult, len(items))
 	eachAtOnce(len(items), func(i int) {
-		results[i] = r.reconcileItem(res, gvr, i, items[i])
+		results[i] = s.item(res, gvr, i, items[i])
 	})
 	return results
 }
@@ -86,17 +83,17 @@ func (r *run) reconcileItems(res *graph.Resource, gvr schema.GroupVersionResourc
 // labels plus the item's index and the collection's size. Two items that
 // land on the same object (one names the instance's namespace, the other
 // leaves it to the default) are an error.
-func (r *run) prepareItems(res *graph.Resource, items []*unstructured.Unstructured, namespaced bool) error {
+func (s *steps) prepareItems(res *graph.Resource, items []*unstructured.Unstructured, namespaced bool) error {
 	seen := make(map[string]int, len(items))
 	size := strconv.Itoa(len(items))
 	for i, it := range items {
-		if err := r.placeObject(res, it); err != nil {
+		if err := s.w.place(res, it); err != nil {
 			return fmt.Errorf("item %d: %w", i, err)
 		}
 		if !namespaced {
 			it.SetNamespace("")
 		}
-		if err := r.confine(res, namespaced, it.GetNamespace()); err != nil {
+		if err := s.w.confine(res, namespaced, it.GetNamespace()); err != nil {
 			return fmt.Errorf("item %d: %w", i, err)
 		}
 		key := it.GetNamespace() + "/" + it.GetName()
@@ -104,7 +101,7 @@ func (r *run) prepareItems(res *graph.Resource, items []*unstructured.Unstructur
 			return fmt.Errorf("resource %s: items %d and %d are both %s: make metadata.name unique per item", res.ID, prev, i, objectName(it))
 		}
 		seen[key] = i
-		r.stampChild(res, it)
+		s.w.stamp(res, it)
 		labels := it.GetLabels()
 		labels[metadata.CollectionIndexLabel] = strconv.Itoa(i)
 		labels[metadata.CollectionSizeLabel] = size
@@ -113,64 +110,38 @@ func (r *run) prepareItems(res *graph.Resource, items []*unstructured.Unstructur
 	return nil
 }
 
-// reconcileItem reads, checks and applies one item; it never touches the
-// detail (items run concurrently).
-func (r *run) reconcileItem(res *graph.Resource, gvr schema.GroupVersionResource, i int, desired *unstructured.Unstructured) itemResult {
+// item reads, checks and applies one item; it never touches the detail
+// (items run concurrently).
+func (s *steps) item(res *graph.Resource, gvr schema.GroupVersionResource, i int, desired *unstructured.Unstructured) itemResult {
 	item := fmt.Sprintf("resource %s item %d (%s)", res.ID, i, objectName(desired))
-	existing, err := r.liveChild(gvr, desired)
+	existing, err := s.w.liveChild(gvr, desired)
 	for try := 0; ; try++ {
 		if err != nil {
-			r.noteErr(err)
+			s.io.errs.note(err)
 			return itemResult{state: ResourceStateError, err: fmt.Errorf("%s: reading it: %w", item, err)}
 		}
 		if existing != nil {
-			if msg := r.ownershipProblem(existing); msg != "" {
+			if msg := s.w.ownershipProblem(existing); msg != "" {
 				return itemResult{observed: existing, state: ResourceStateError, err: fmt.Errorf("%s: %s", item, msg)}
 			}
 			if existing.GetDeletionTimestamp() != nil {
 				return itemResult{observed: existing, deleting: true, why: objectName(existing) + " is being deleted; it will be recreated once gone"}
 			}
 		}
-		if r.observing() {
-			return r.observeItem(res, desired, existing)
+		if s.io.observe {
+			return observeItem(res, desired, existing)
 		}
-		out := r.applyItem(res, gvr, item, desired, existing)
+		out := s.w.applyItem(res, gvr, item, desired, existing)
 		if !errors.Is(out.err, client.ErrExists) || try > 0 {
 			return out
 		}
 		// Taken by an object the watches do not know: read and judge it.
-		existing, err = r.objs.Child(r.ctx, gvr, desired.GetNamespace(), desired.GetName())
+		existing, err = s.io.objs.Child(s.io.ctx, gvr, desired.GetNamespace(), desired.GetName())
 	}
-}
-
-// applyItem applies one item over existing (nil: unknown) and judges what
-// the API server returned.
-func (r *run) applyItem(res *graph.Resource, gvr schema.GroupVersionResource, item string, desired, existing *unstructured.Unstructured) itemResult {
-	adopting := existing != nil && len(kroAdoption(existing, r.uid())) > 0
-	observed, created, updated, err := r.apply(res, gvr, desired, existing)
-	if err != nil {
-		r.noteErr(err)
-		if apierrors.IsInvalid(err) || apierrors.IsBadRequest(err) {
-			return itemResult{state: ResourceStateFailed, err: fmt.Errorf("%s: the API server rejected it: %w", item, err)}
-		}
-		return itemResult{state: ResourceStateError, err: fmt.Errorf("%s: applying it: %w", item, err)}
-	}
-	out := itemResult{observed: observed, created: created, updated: updated, adopted: updated && adopting}
-	if created || updated {
-		_, out.settled = desiredpkg.Subset(desired.Object, observed.Object, "")
-	}
-	out.ready, out.why, err = res.IsReady(observed.Object)
-	if err != nil && !graph.IsDataPending(err) {
-		return itemResult{observed: observed, state: failedState(err), err: graph.OnItem(err, item)}
-	}
-	if !out.ready {
-		out.why = fmt.Sprintf("%s: %s", objectName(observed), out.why)
-	}
-	return out
 }
 
 // observeItem judges an item without writing: missing, drifted or ready.
-func (r *run) observeItem(res *graph.Resource, desired, existing *unstructured.Unstructured) itemResult {
+func observeItem(res *graph.Resource, desired, existing *unstructured.Unstructured) itemResult {
 	if existing == nil {
 		return itemResult{missing: true, why: objectName(desired) + " does not exist (observing: kroscope does not create it)"}
 	}
@@ -259,21 +230,6 @@ func itemsErr(idx []int, n int, results []itemResult) error {
 // itemsWhy says how many items are held and why the first one is.
 func itemsWhy(idx []int, n int, what string, results []itemResult) string {
 	return fmt.Sprintf("%d of %d items %s; item %d: %s", len(idx), n, what, idx[0], results[idx[0]].why)
-}
-
-// pruneCollection deletes the objects labelled as this instance's node
-// that are not items any more (a name left the list, or the collection
-// shrank), only those the labels prove the instance owns.
-func (r *run) pruneCollection(res *graph.Resource, gvr schema.GroupVersionResource, items []*unstructured.Unstructured) error {
-	want := make(map[string]bool, len(items))
-	for _, it := range items {
-		want[it.GetNamespace()+"/"+it.GetName()] = true
-	}
-	pruned, _, err := r.pruneNode(gvr, res.ID, func(o *unstructured.Unstructured) bool { return want[o.GetNamespace()+"/"+o.GetName()] })
-	if len(pruned) > 0 {
-		r.event("Normal", "Pruned", fmt.Sprintf("resource %s: deleted %s, no longer in the collection", res.ID, strings.Join(pruned, ", ")))
-	}
-	return err
 }
 
 // listObject wraps objects in a v1 List, so a collection's desired and

@@ -10,6 +10,7 @@ import (
 	"github.com/go-logr/logr"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/record"
 	ctrl "sigs.k8s.io/controller-runtime/pkg/reconcile"
 
@@ -124,6 +125,19 @@ func (c *Controller) SetOptions(o Options) {
 	c.opts = o
 }
 
+// Close releases what the controller started for its graph (the event
+// broadcaster and its goroutines and caches). Call it once the graph
+// stops and no Reconcile runs any more; Events after it are dropped.
+func (c *Controller) Close() {
+	c.mu.Lock()
+	b := c.broadcaster
+	c.broadcaster, c.closed = nil, true
+	c.mu.Unlock()
+	if b != nil {
+		b.Shutdown()
+	}
+}
+
 // options returns the options, the observer, whether this reconcile may
 // write (see mayWrite) and the event recorder to use (nil when it may
 // not: Events are writes).
@@ -164,18 +178,11 @@ func (c *Controller) Reconcile(ctx context.Context, req ctrl.Request) error {
 	ctx = redact.NewContext(ctx, red)
 
 	opts.Now, opts.Recorder = now, recorder
-	r := &run{
-		c:    c,
-		ctx:  ctx,
-		log:  log,
-		opts: runOptions{Options: opts, observe: !writes},
-		req:  req,
-		red:  red,
-		obs:  observations{details: map[string]*ResourceDetail{}},
-	}
+	r := c.newRun(ctx, req, runOptions{Options: opts, observe: !writes}, red, log)
 	err := r.reconcile()
 	if observer != nil {
 		obs := r.observation()
+		obs.GVR = c.gvr
 		obs.Start = start
 		obs.Duration = now().Sub(start)
 		observer(obs)
@@ -184,6 +191,34 @@ func (c *Controller) Reconcile(ctx context.Context, req ctrl.Request) error {
 		log.V(1).Info("reconcile failed", "error", err.Error())
 	}
 	return red.Error(err)
+}
+
+// newRun is the runtime of one reconcile of req; its parts that act for
+// the instance come later (newParts), once the instance is read.
+func (c *Controller) newRun(ctx context.Context, req ctrl.Request, opts runOptions, red *redact.Set, log logr.Logger) *run {
+	return &run{c: c, ctx: ctx, log: log, opts: opts, req: req, red: red, g: c.rg, cfg: c.cfg, obs: newObservations(c.rg, red)}
+}
+
+// newParts wires the parts of a run that act for the instance inst
+// (found through io, as ServiceAccount sa when not ""), each given the
+// few others it asks and what it needs of the controller's settings.
+func (c *Controller) newParts(io reach, sa string, inst *unstructured.Unstructured, obs *observations, opts runOptions, red *redact.Set, log logr.Logger) *parts {
+	p := &parts{io: io, kinds: kinds{set: c.clientSet, g: c.rg}}
+	p.inst = instance{u: inst, gvr: c.gvr, io: io}
+	var as kubernetes.Interface // Events as the ServiceAccount, not kroscope
+	if set := io.objs.Set(); sa != "" && set != c.clientSet && set.Kubernetes() != nil {
+		as = set.Kubernetes()
+	}
+	p.ev = events{ctx: io.ctx, log: log, inst: &p.inst, red: red, recorder: opts.Recorder, as: as, sa: sa, observe: io.observe}
+	p.aset = applySet{inst: &p.inst, io: io, g: c.rg, kinds: p.kinds, ev: &p.ev, graphHash: c.graphHash, applyOrders: c.applyOrders}
+	p.marks = marks{inst: &p.inst, aset: &p.aset, labeler: c.labeler, graphHash: c.graphHash}
+	p.w = writer{io: io, inst: &p.inst, aset: &p.aset, kinds: p.kinds, ev: &p.ev, red: red, adopt: opts.AllowAdoption, grant: opts.Grant,
+		applyOrders: c.applyOrders, recreated: &c.recreated, now: opts.Now}
+	p.steps = steps{obs: obs, w: &p.w, kinds: p.kinds, io: io}
+	p.status = statusWriter{inst: &p.inst, obs: obs, io: io, g: c.rg, ev: &p.ev, red: red, log: log, now: opts.Now}
+	p.del = deletion{obs: obs, io: io, inst: &p.inst, aset: &p.aset, kinds: p.kinds, marks: &p.marks, ev: &p.ev,
+		recreated: &c.recreated, cfg: c.cfg, g: c.rg, now: opts.Now}
+	return p
 }
 
 // isRequeue reports whether err is one of the typed requeue errors (a

@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
+	"time"
 
 	"github.com/kroscope/kroscope/reconciler/client"
 	"github.com/kroscope/kroscope/reconciler/graph"
@@ -21,46 +22,78 @@ import (
 // deletion removes the instance's children and then its finalizer. It
 // needs no CEL: children are found by their instance-id and node-id labels,
 // so an instance whose dependencies or external refs vanished can always
-// finish deleting.
-func (r *run) deletion() error {
-	r.initDetails()
-	r.out.state = InstanceStateDeleting
-	if !slices.Contains(r.inst.GetFinalizers(), metadata.Finalizer) {
-		r.out.message = "being deleted; kroscope's finalizer is already removed"
-		return nil
+// finish deleting. Its pass writes each resource's detail; what it
+// concludes for the instance goes back to the run (deletionEnd).
+type deletion struct {
+	obs       *observations
+	io        reach
+	inst      *instance
+	aset      *applySet
+	kinds     kinds
+	marks     *marks
+	ev        *events
+	recreated *recreations
+	cfg       ReconcileConfig
+	g         *graph.Graph
+	now       func() time.Time
+	// orphanErrs and otherLeft are the errors for, and count of, members
+	// whose resource is no longer in the graph.
+	orphanErrs []string
+	otherLeft  int
+}
+
+// deletionEnd is what a deletion pass concludes: the instance's message,
+// whether it is gone (its finalizer removed) or blocked by an error,
+// whether the status is written (statusNone, statusBestEffort: a failed
+// write is only logged, statusRequired: a failed write is the error), and
+// the error that tells the queue what to do next.
+type deletionEnd struct {
+	message       string
+	gone, blocked bool
+	status        int
+	err           error
+}
+
+const (
+	statusNone = iota
+	statusBestEffort
+	statusRequired
+)
+
+// pass takes the deletion as far as it can go now.
+func (d *deletion) pass() deletionEnd {
+	if !slices.Contains(d.inst.get().GetFinalizers(), metadata.Finalizer) {
+		return deletionEnd{message: "being deleted; kroscope's finalizer is already removed"}
 	}
-	policy, err := r.deletionPolicy()
+	policy, err := deletionPolicy(d.cfg)
 	if err != nil {
-		r.out.message = err.Error()
-		r.writeStatusBestEffort()
-		return requeue.None(err)
+		return deletionEnd{message: err.Error(), status: statusBestEffort, err: requeue.None(err)}
 	}
-	present, gvrs, failed := r.findChildren()
+	present, gvrs, failed := d.findChildren()
 	if failed {
-		return r.finishDeletionPass()
+		return d.progress()
 	}
-	if r.observing() {
+	if d.io.observe {
 		for id := range present {
-			r.obs.details[id].State = ResourceStatePendingDeletion
+			d.obs.detail(id).State = ResourceStatePendingDeletion
 		}
-		r.out.message = "being deleted (observing: kroscope does not delete)"
-		return nil
+		return deletionEnd{message: "being deleted (observing: kroscope does not delete)"}
 	}
 	done := false
 	if policy == DeletionPolicyOrphan {
-		done = r.orphanChildren(present, gvrs)
+		done = d.orphanChildren(present, gvrs)
 	} else {
-		done = r.deleteChildren(present, gvrs)
+		done = d.deleteChildren(present, gvrs)
 	}
-	if !done || r.hasErrorDetail() {
-		return r.finishDeletionPass()
+	if !done || d.obs.hasErrorDetail() {
+		return d.progress()
 	}
-	return r.release(policy)
+	return d.release(policy)
 }
 
 // deletionPolicy is the configured policy, Delete when none is.
-func (r *run) deletionPolicy() (string, error) {
-	switch policy := r.c.cfg.DeletionPolicy; policy {
+func deletionPolicy(cfg ReconcileConfig) (string, error) {
+	switch policy := cfg.DeletionPolicy; policy {
 	case "":
 		return DeletionPolicyDelete, nil
 	case DeletionPolicyDelete, DeletionPolicyOrphan:
@@ -72,19 +105,19 @@ func (r *run) deletionPolicy() (string, error) {
 
 // orphanChildren takes kroscope's marks off every child found, keeping the
 // objects; it reports whether all of them were orphaned.
-func (r *run) orphanChildren(present map[string][]unstructured.Unstructured, gvrs map[string]schema.GroupVersionResource) bool {
+func (d *deletion) orphanChildren(present map[string][]unstructured.Unstructured, gvrs map[string]schema.GroupVersionResource) bool {
 	failed := false
-	for _, id := range r.c.rg.TopologicalOrder {
-		d := r.obs.details[id]
+	for _, id := range d.g.TopologicalOrder {
+		det := d.obs.detail(id)
 		for i := range present[id] {
-			if err := r.orphan(gvrs[id], &present[id][i]); err != nil {
-				r.noteErr(err)
-				d.State, d.Err = ResourceStateError, fmt.Errorf("resource %s: %w", id, err)
+			if err := d.orphan(gvrs[id], &present[id][i]); err != nil {
+				d.io.errs.note(err)
+				det.State, det.Err = ResourceStateError, fmt.Errorf("resource %s: %w", id, err)
 				failed = true
 			}
 		}
 		if !failed && len(present[id]) > 0 {
-			d.State, d.WaitingFor = ResourceStateDeleted, "orphaned: kept without kroscope's labels and owner reference"
+			det.State, det.WaitingFor = ResourceStateDeleted, "orphaned: kept without kroscope's labels and owner reference"
 		}
 	}
 	return !failed
@@ -92,46 +125,44 @@ func (r *run) orphanChildren(present map[string][]unstructured.Unstructured, gvr
 
 // deleteChildren deletes every member, wave by wave; it reports whether
 // all of them are gone.
-func (r *run) deleteChildren(present map[string][]unstructured.Unstructured, gvrs map[string]schema.GroupVersionResource) bool {
-	members, err := r.deletionMembers(present, gvrs)
+func (d *deletion) deleteChildren(present map[string][]unstructured.Unstructured, gvrs map[string]schema.GroupVersionResource) bool {
+	members, err := d.members(present, gvrs)
 	if err != nil {
-		r.noteErr(err)
-		r.out.orphanErrs = append(r.out.orphanErrs, err.Error())
+		d.io.errs.note(err)
+		d.orphanErrs = append(d.orphanErrs, err.Error())
 		return false
 	}
-	return r.deleteWaves(members)
+	return d.deleteWaves(members)
 }
 
 // release removes kroscope's finalizer once the children are dealt with.
-func (r *run) release(policy string) error {
-	if err := r.removeFinalizer(); err != nil {
-		r.noteErr(err)
+func (d *deletion) release(policy string) deletionEnd {
+	if err := d.marks.removeFinalizer(); err != nil {
+		d.io.errs.note(err)
 		if apierrors.IsConflict(err) {
-			return requeue.Now(err)
+			return deletionEnd{err: requeue.Now(err)}
 		}
-		r.out.message = err.Error()
-		return err
+		return deletionEnd{message: err.Error(), err: err}
 	}
-	r.out.gone = true
-	r.c.recreated.forget(r.uid())
-	r.out.message = "children deleted; finalizer removed"
+	d.recreated.forget(d.inst.uid())
+	msg := "children deleted; finalizer removed"
 	if policy == DeletionPolicyOrphan {
-		r.out.message = "children orphaned; finalizer removed"
+		msg = "children orphaned; finalizer removed"
 	}
-	r.event("Normal", "Deleted", r.out.message)
-	return nil
+	d.ev.event("Normal", "Deleted", msg)
+	return deletionEnd{message: msg, gone: true}
 }
 
 // findChildren lists every resource's labelled objects (see findChild),
 // records each resource's verdict, and reports whether one could not be
 // listed.
-func (r *run) findChildren() (map[string][]unstructured.Unstructured, map[string]schema.GroupVersionResource, bool) {
+func (d *deletion) findChildren() (map[string][]unstructured.Unstructured, map[string]schema.GroupVersionResource, bool) {
 	present := map[string][]unstructured.Unstructured{}
 	gvrs := map[string]schema.GroupVersionResource{}
 	failed := false
-	for _, id := range r.c.rg.TopologicalOrder {
-		out, gvr, objs := r.findChild(r.c.rg.Resources[id])
-		r.record(id, out)
+	for _, id := range d.g.TopologicalOrder {
+		out, gvr, objs := d.findChild(d.g.Resources[id])
+		d.obs.record(id, out)
 		failed = failed || out.state == ResourceStateError
 		if len(objs) > 0 {
 			present[id], gvrs[id] = objs, gvr
@@ -144,20 +175,20 @@ func (r *run) findChildren() (map[string][]unstructured.Unstructured, map[string
 // still there: PENDING_DELETION while some are, DELETED when none is (or
 // its kind is gone, and its objects with it). External refs are SKIPPED:
 // they are never deleted.
-func (r *run) findChild(res *graph.Resource) (result, schema.GroupVersionResource, []unstructured.Unstructured) {
+func (d *deletion) findChild(res *graph.Resource) (result, schema.GroupVersionResource, []unstructured.Unstructured) {
 	if res.External {
 		return result{verdict: verdict{state: ResourceStateSkipped, reason: "external reference: never deleted"}}, schema.GroupVersionResource{}, nil
 	}
-	gvr, _, err := r.resolveGVR(res)
+	gvr, _, err := d.kinds.resolve(res)
 	if err != nil {
 		if meta.IsNoMatchError(err) || strings.Contains(err.Error(), "is not served") {
 			return result{verdict: verdict{state: ResourceStateDeleted}}, gvr, nil
 		}
 		return result{verdict: errored(err)}, gvr, nil
 	}
-	objs, err := r.ownedChildren(gvr, res.ID)
+	objs, err := d.aset.ownedChildren(gvr, res.ID)
 	if err != nil {
-		r.noteErr(err)
+		d.io.errs.note(err)
 		return result{verdict: errored(fmt.Errorf("resource %s: %w", res.ID, err))}, gvr, nil
 	}
 	if len(objs) == 0 {
@@ -178,28 +209,16 @@ func (r *run) findChild(res *graph.Resource) (result, schema.GroupVersionResourc
 	return out, gvr, objs
 }
 
-// ownedChildren lists the objects whose labels prove they are this
-// instance's node id.
-func (r *run) ownedChildren(gvr schema.GroupVersionResource, id string) ([]unstructured.Unstructured, error) {
-	objs, err := r.listChildren(gvr, id)
-	if err != nil {
-		return nil, err
-	}
-	return slices.DeleteFunc(objs, func(o unstructured.Unstructured) bool {
-		return !r.provenOwned(&o)
-	}), nil
-}
-
-// deletionMembers is everything deletion removes: the members the
+// members is everything deletion removes: the members the
 // ApplySet inventory lists (children of resources that left the graph
 // included) and the children found by their node labels (written before
 // kroscope kept an inventory), each once, each provenOwned.
-func (r *run) deletionMembers(present map[string][]unstructured.Unstructured, gvrs map[string]schema.GroupVersionResource) ([]member, error) {
-	inv, err := r.graphInventory()
+func (d *deletion) members(present map[string][]unstructured.Unstructured, gvrs map[string]schema.GroupVersionResource) ([]member, error) {
+	inv, err := d.aset.graphInventory()
 	if err != nil {
 		return nil, fmt.Errorf("deletion blocked: %w", err)
 	}
-	members, err := r.listMembers(inv)
+	members, err := d.aset.listMembers(inv)
 	if err != nil {
 		return nil, err
 	}
@@ -207,7 +226,7 @@ func (r *run) deletionMembers(present map[string][]unstructured.Unstructured, gv
 	for _, m := range members {
 		seen[m.obj.GetUID()] = true
 	}
-	for _, id := range r.c.rg.TopologicalOrder {
+	for _, id := range d.g.TopologicalOrder {
 		for i := range present[id] {
 			if o := &present[id][i]; !seen[o.GetUID()] {
 				seen[o.GetUID()] = true
@@ -222,37 +241,37 @@ func (r *run) deletionMembers(present map[string][]unstructured.Unstructured, gv
 // first, as kro does: a wave starts only when the one before it is gone.
 // Objects without finalizers go at once, so one pass moves through as
 // many waves as it can. It reports whether every member is gone.
-func (r *run) deleteWaves(members []member) bool {
+func (d *deletion) deleteWaves(members []member) bool {
 	for len(members) > 0 {
 		top := 0
 		for _, m := range members {
-			top = max(top, r.memberOrder(m))
+			top = max(top, d.aset.memberOrder(m))
 		}
 		var wave, rest []member
 		for _, m := range members {
-			if r.memberOrder(m) == top {
+			if d.aset.memberOrder(m) == top {
 				wave = append(wave, m)
 			} else {
 				rest = append(rest, m)
 			}
 		}
 		for _, m := range wave {
-			r.deleteMember(m)
+			d.deleteMember(m)
 		}
 		var still []member
 		for _, m := range wave {
-			cur, err := r.objs.Get(r.ctx, m.gvr, m.obj.GetNamespace(), m.obj.GetName())
+			cur, err := d.io.objs.Get(d.io.ctx, m.gvr, m.obj.GetNamespace(), m.obj.GetName())
 			switch {
 			case apierrors.IsNotFound(err):
 			case err != nil:
-				r.noteErr(err)
-				r.memberFailed(m, fmt.Errorf("reading %s: %w", objectName(m.obj), err))
+				d.io.errs.note(err)
+				d.memberFailed(m, fmt.Errorf("reading %s: %w", objectName(m.obj), err))
 				still = append(still, m)
 			case cur.GetUID() == m.obj.GetUID():
 				still = append(still, member{gvr: m.gvr, obj: cur})
 			}
 		}
-		r.markWaves(still, rest, top)
+		d.markWaves(still, rest, top)
 		if len(still) > 0 {
 			return false
 		}
@@ -263,89 +282,89 @@ func (r *run) deleteWaves(members []member) bool {
 
 // deleteMember deletes one member unless it is already terminating, and
 // reports one that outlives the grace time.
-func (r *run) deleteMember(m member) {
+func (d *deletion) deleteMember(m member) {
 	o := m.obj
 	if ts := o.GetDeletionTimestamp(); ts != nil {
-		grace := r.c.cfg.DeletionGraceTimeDuration
-		if grace > 0 && r.opts.Now().Sub(ts.Time) > grace {
-			r.memberFailed(m, fmt.Errorf("deletion has taken longer than %s: %s is still present (finalizers: %s)",
+		grace := d.cfg.DeletionGraceTimeDuration
+		if grace > 0 && d.now().Sub(ts.Time) > grace {
+			d.memberFailed(m, fmt.Errorf("deletion has taken longer than %s: %s is still present (finalizers: %s)",
 				grace, objectName(o), strings.Join(o.GetFinalizers(), ", ")))
 		}
 		return
 	}
-	if err := r.deleteObject(m.gvr, o); err != nil {
-		r.noteErr(err)
-		r.memberFailed(m, err)
+	if err := deleteObject(d.io, m.gvr, o); err != nil {
+		d.io.errs.note(err)
+		d.memberFailed(m, err)
 	}
 }
 
 // memberDetail is the detail of a member's node, nil for a member whose
 // resource is no longer in the graph.
-func (r *run) memberDetail(m member) *ResourceDetail {
-	return r.obs.details[m.obj.GetLabels()[metadata.NodeIDLabel]]
+func (d *deletion) memberDetail(m member) *ResourceDetail {
+	return d.obs.detail(m.obj.GetLabels()[metadata.NodeIDLabel])
 }
 
-func (r *run) memberFailed(m member, err error) {
-	if d := r.memberDetail(m); d != nil {
-		d.State, d.Err = ResourceStateError, fmt.Errorf("resource %s: %w", d.ID, err)
+func (d *deletion) memberFailed(m member, err error) {
+	if det := d.memberDetail(m); det != nil {
+		det.State, det.Err = ResourceStateError, fmt.Errorf("resource %s: %w", det.ID, err)
 		return
 	}
-	r.out.orphanErrs = append(r.out.orphanErrs, err.Error())
+	d.orphanErrs = append(d.orphanErrs, err.Error())
 }
 
 // markWaves sets the resources' states after a wave: DELETING for the
 // members of wave top still present, PENDING_DELETION for later waves,
 // DELETED for resources with nothing left.
-func (r *run) markWaves(still, rest []member, top int) {
+func (d *deletion) markWaves(still, rest []member, top int) {
 	left := map[string]bool{}
 	// The blockers are named by resource id, as everywhere else on screen;
 	// an object whose resource left the graph has no id, so by its name.
 	var names []string
 	for _, m := range still {
-		if d := r.memberDetail(m); d != nil {
-			if !slices.Contains(names, d.ID) {
-				names = append(names, d.ID)
+		if det := d.memberDetail(m); det != nil {
+			if !slices.Contains(names, det.ID) {
+				names = append(names, det.ID)
 			}
 		} else {
 			names = append(names, objectName(m.obj))
 		}
-		if d := r.memberDetail(m); d != nil && d.State != ResourceStateError {
-			left[d.ID] = true
-			d.State, d.WaitingFor = ResourceStateDeleting, "deleting "+objectName(m.obj)
+		if det := d.memberDetail(m); det != nil && det.State != ResourceStateError {
+			left[det.ID] = true
+			det.State, det.WaitingFor = ResourceStateDeleting, "deleting "+objectName(m.obj)
 			if why := heldBy([]unstructured.Unstructured{*m.obj}); why != "" {
-				d.WaitingFor = why // the finalizer the operator must look at
+				det.WaitingFor = why // the finalizer the operator must look at
 			}
 		}
 	}
-	r.out.otherLeft = 0
+	d.otherLeft = 0
 	for _, m := range still {
-		if r.memberDetail(m) == nil {
-			r.out.otherLeft++
+		if d.memberDetail(m) == nil {
+			d.otherLeft++
 		}
 	}
 	for _, m := range rest {
-		d := r.memberDetail(m)
-		if d == nil {
-			r.out.otherLeft++
+		det := d.memberDetail(m)
+		if det == nil {
+			d.otherLeft++
 			continue
 		}
-		left[d.ID] = true
-		if d.State != ResourceStateError && len(still) > 0 {
-			d.State = ResourceStatePendingDeletion
-			d.WaitingFor = fmt.Sprintf("waiting for %s to be deleted first (apply-order wave %d)", strings.Join(names, ", "), top)
+		left[det.ID] = true
+		if det.State != ResourceStateError && len(still) > 0 {
+			det.State = ResourceStatePendingDeletion
+			det.WaitingFor = fmt.Sprintf("waiting for %s to be deleted first (apply-order wave %d)", strings.Join(names, ", "), top)
 		}
 	}
-	for _, id := range r.c.rg.TopologicalOrder {
-		d := r.obs.details[id]
-		if !left[id] && (d.State == ResourceStateDeleting || d.State == ResourceStatePendingDeletion) {
-			d.State, d.Err, d.WaitingFor = ResourceStateDeleted, nil, ""
+	for _, id := range d.g.TopologicalOrder {
+		det := d.obs.detail(id)
+		if !left[id] && (det.State == ResourceStateDeleting || det.State == ResourceStatePendingDeletion) {
+			det.State, det.Err, det.WaitingFor = ResourceStateDeleted, nil, ""
 		}
 	}
 }
 
 // orphan removes kroscope's labels, hash annotation and owner reference
 // from a child, keeping the object.
-func (r *run) orphan(gvr schema.GroupVersionResource, o *unstructured.Unstructured) error {
+func (d *deletion) orphan(gvr schema.GroupVersionResource, o *unstructured.Unstructured) error {
 	lbls := map[string]any{}
 	for k, v := range o.GetLabels() {
 		if metadata.IsChildLabel(k) || (k == metadata.ManagedByLabel && v == metadata.ManagedByValue) {
@@ -357,7 +376,8 @@ func (r *run) orphan(gvr schema.GroupVersionResource, o *unstructured.Unstructur
 		"labels":          lbls,
 		"annotations":     map[string]any{metadata.DesiredHashAnnotation: nil, metadata.ApplyOrderAnnotation: nil},
 	}
-	refs := slices.DeleteFunc(o.GetOwnerReferences(), func(ref metav1.OwnerReference) bool { return ref.UID == r.uid() })
+	uid := d.inst.uid()
+	refs := slices.DeleteFunc(o.GetOwnerReferences(), func(ref metav1.OwnerReference) bool { return ref.UID == uid })
 	if len(refs) != len(o.GetOwnerReferences()) {
 		if len(refs) == 0 {
 			md["ownerReferences"] = nil
@@ -369,37 +389,36 @@ func (r *run) orphan(gvr schema.GroupVersionResource, o *unstructured.Unstructur
 	if err != nil {
 		return err
 	}
-	_, err = r.objs.Patch(r.ctx, gvr, o.GetNamespace(), o.GetName(), body, o.GetResourceVersion())
+	_, err = d.io.objs.Patch(d.io.ctx, gvr, o.GetNamespace(), o.GetName(), body, o.GetResourceVersion())
 	if err != nil && !apierrors.IsNotFound(err) {
 		return fmt.Errorf("orphaning %s: %w", objectName(o), err)
 	}
 	return nil
 }
 
-// finishDeletionPass writes the DELETING status and asks to come back.
-func (r *run) finishDeletionPass() error {
+// progress is the end of a pass that must come back: the DELETING
+// status, saying what is left, and a requeue after the default duration.
+func (d *deletion) progress() deletionEnd {
 	var parts []string
-	for _, id := range r.c.rg.ReverseTopologicalOrder() {
-		d := r.obs.details[id]
-		switch d.State {
+	for _, id := range d.g.ReverseTopologicalOrder() {
+		det := d.obs.detail(id)
+		switch det.State {
 		case ResourceStateDeleted, ResourceStateSkipped:
 			continue
 		case ResourceStateError:
-			parts = append(parts, fmt.Sprintf("%s: %v", id, d.Err))
+			parts = append(parts, fmt.Sprintf("%s: %v", id, det.Err))
 		default:
-			parts = append(parts, fmt.Sprintf("%s: %s", id, strings.ToLower(d.State)))
+			parts = append(parts, fmt.Sprintf("%s: %s", id, strings.ToLower(det.State)))
 		}
 	}
-	parts = append(parts, r.out.orphanErrs...)
-	if r.out.otherLeft > 0 {
-		parts = append(parts, fmt.Sprintf("%d object(s) of resources no longer in the graph: deleting", r.out.otherLeft))
+	parts = append(parts, d.orphanErrs...)
+	if d.otherLeft > 0 {
+		parts = append(parts, fmt.Sprintf("%d object(s) of resources no longer in the graph: deleting", d.otherLeft))
 	}
-	r.out.message = "deleting: " + strings.Join(parts, "; ")
-	if !r.observing() {
-		if _, err := r.writeStatus(); err != nil && !apierrors.IsNotFound(err) {
-			r.noteErr(err)
-			return fmt.Errorf("writing status: %w", err)
-		}
+	msg := "deleting: " + strings.Join(parts, "; ")
+	return deletionEnd{
+		message: msg, status: statusRequired,
+		blocked: len(d.orphanErrs) > 0 || d.obs.hasErrorDetail(),
+		err:     requeue.After(d.cfg.DefaultRequeueDuration, fmt.Errorf("%s", msg)),
 	}
-	return requeue.After(r.c.cfg.DefaultRequeueDuration, fmt.Errorf("%s", r.out.message))
 }

@@ -11,22 +11,22 @@ import (
 	"github.com/kroscope/kroscope/reconciler/graph"
 )
 
-// reconcileExternalCollection reads every object an external collection's
+// externalCollection reads every object an external collection's
 // selector matches. Nothing is ever written, deleted or pruned. Its value
 // for status is the list of items (sorted by namespace then name, so renders
 // are stable); for dependents, the same list once every item is ready.
-func (r *run) reconcileExternalCollection(res *graph.Resource, vars graph.Vars) result {
+func (s *steps) externalCollection(res *graph.Resource, vars graph.Vars) result {
 	rendered, err := res.Render(vars)
 	if err != nil {
-		return result{verdict: r.renderFailed(res, err)}
+		return result{verdict: renderFailed(res, err)}
 	}
 	sel, err := graph.LabelSelector(rendered)
 	if err != nil {
 		return result{verdict: failed(fmt.Errorf("resource %s: spec.resources[%d].externalRef.%w", res.ID, res.Index, err))}
 	}
-	gvr, namespaced, err := r.resolveGVR(res)
+	gvr, namespaced, err := s.kinds.resolve(res)
 	if err != nil {
-		r.noteErr(err)
+		s.io.errs.note(err)
 		return result{verdict: errored(err)}
 	}
 	// An empty namespace means every namespace.
@@ -34,13 +34,13 @@ func (r *run) reconcileExternalCollection(res *graph.Resource, vars graph.Vars) 
 	if !namespaced {
 		ns = ""
 	}
-	if err := r.confine(res, namespaced, ns); err != nil {
+	if err := s.w.confine(res, namespaced, ns); err != nil {
 		return result{verdict: failed(err)}
 	}
 	out := result{namespace: ns}
-	list, err := r.objs.List(r.ctx, gvr, ns, metav1.ListOptions{LabelSelector: sel.String()})
+	list, err := s.io.objs.List(s.io.ctx, gvr, ns, metav1.ListOptions{LabelSelector: sel.String()})
 	if err != nil {
-		r.noteErr(err)
+		s.io.errs.note(err)
 		where := "all namespaces"
 		if ns != "" {
 			where = "namespace " + ns

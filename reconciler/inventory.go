@@ -7,11 +7,12 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 
@@ -69,102 +70,131 @@ func graphHash(g *graph.Graph) string {
 	return hex.EncodeToString(sum[:8])
 }
 
+// applySet is the instance's ApplySet inventory: what it records, and the
+// children that are its members. While the layers run it is written by
+// the resources of a layer concurrently, so guarded by mu.
+type applySet struct {
+	inst  *instance
+	io    reach
+	g     *graph.Graph
+	kinds kinds
+	ev    *events
+	// graphHash identifies the graph's managed resources (needsPrune);
+	// applyOrders are the resources' deletion waves.
+	graphHash   string
+	applyOrders map[string]int
+
+	mu sync.Mutex
+	// inv is what the instance records, written the instance as the last
+	// inventory write returned it (nil when none), kept the UIDs of the
+	// children this pass applied or found in place.
+	inv     metadata.Inventory
+	written *unstructured.Unstructured
+	kept    map[types.UID]bool
+}
+
 // needsPrune reports whether the inventory may hold members of resources
 // the graph no longer has: the instance was not yet found clean for this
 // graph.
-func (r *run) needsPrune() bool {
-	return r.inst.GetAnnotations()[metadata.PrunedGraphAnnotation] != r.c.graphHash
+func (a *applySet) needsPrune() bool {
+	return a.inst.get().GetAnnotations()[metadata.PrunedGraphAnnotation] != a.graphHash
 }
 
-// applySetID is the instance's ApplySet id.
-func (r *run) applySetID() string {
-	// The instance's identity does not change within a run: hashed once.
-	r.aset.once.Do(func() {
-		gvk := r.inst.GroupVersionKind()
-		r.aset.id = metadata.ApplySetID(r.inst.GetName(), r.inst.GetNamespace(), gvk.Kind, gvk.Group)
-	})
-	return r.aset.id
-}
+// use makes inv the inventory the layers extend (see graphInventory).
+func (a *applySet) use(inv metadata.Inventory) { a.inv = inv }
+
+// latest is the instance as the last inventory write returned it, nil
+// when this pass wrote none.
+func (a *applySet) latest() *unstructured.Unstructured { return a.written }
 
 // graphInventory is the recorded inventory plus the kind of every resource
 // the graph manages: recorded before any child is applied, so a child can
 // never exist without its parent knowing its kind.
-func (r *run) graphInventory() (metadata.Inventory, error) {
-	inv, err := metadata.ParseInventory(r.inst.GetAnnotations())
+func (a *applySet) graphInventory() (metadata.Inventory, error) {
+	u := a.inst.get()
+	inv, err := metadata.ParseInventory(u.GetAnnotations())
 	if err != nil {
-		return inv, fmt.Errorf("instance %s: ApplySet inventory: %w", objectName(r.inst), err)
+		return inv, fmt.Errorf("instance %s: ApplySet inventory: %w", objectName(u), err)
 	}
-	for _, id := range r.c.rg.TopologicalOrder {
-		if res := r.c.rg.Resources[id]; !res.External {
-			inv.Add(res.GVK.GroupKind(), "", "")
-		}
-	}
+	addGraphKinds(&inv, a.g)
 	return inv, nil
 }
 
-// inventoryWritten reports whether the instance already records exactly
-// inv under its id, with kroscope's or kro's tooling.
-func (r *run) inventoryWritten(inv metadata.Inventory) bool {
-	ann := r.inst.GetAnnotations()
-	if r.inst.GetLabels()[metadata.ApplySetIDLabel] != r.applySetID() || !strings.HasPrefix(ann[metadata.ApplySetToolingAnnotation], "kro/") {
+// addGraphKinds adds the kind of every resource g manages to inv.
+func addGraphKinds(inv *metadata.Inventory, g *graph.Graph) {
+	for _, id := range g.TopologicalOrder {
+		if res := g.Resources[id]; !res.External {
+			inv.Add(res.GVK.GroupKind(), "", "")
+		}
+	}
+}
+
+// recorded reports whether the instance already records exactly inv
+// under its id, with kroscope's or kro's tooling.
+func (a *applySet) recorded(inv metadata.Inventory) bool {
+	u, id := a.inst.get(), a.inst.applySetID()
+	ann := u.GetAnnotations()
+	if u.GetLabels()[metadata.ApplySetIDLabel] != id || !strings.HasPrefix(ann[metadata.ApplySetToolingAnnotation], "kro/") {
 		return false
 	}
 	rec, err := metadata.ParseInventory(ann)
 	_, hasNS := ann[metadata.ApplySetNamespacesAnnotation]
 	_, hasGK := ann[metadata.ApplySetGroupKindsAnnotation]
-	return err == nil && hasNS && hasGK && rec.Equal(inv) && ann[metadata.InventoryHashAnnotation] == inv.Hash(r.applySetID())
+	return err == nil && hasNS && hasGK && rec.Equal(inv) && ann[metadata.InventoryHashAnnotation] == inv.Hash(id)
 }
 
-// inventoryPatch is the metadata merge patch that records inv.
-func (r *run) inventoryPatch(inv metadata.Inventory) map[string]any {
+// patch is the metadata merge patch that records inv.
+func (a *applySet) patch(inv metadata.Inventory) map[string]any {
 	ann := map[string]any{}
-	for k, v := range inv.Annotations(r.applySetID()) {
+	for k, v := range inv.Annotations(a.inst.applySetID()) {
 		ann[k] = v
 	}
 	return map[string]any{
-		"labels":      map[string]any{metadata.ApplySetIDLabel: r.applySetID()},
+		"labels":      map[string]any{metadata.ApplySetIDLabel: a.inst.applySetID()},
 		"annotations": ann,
 	}
 }
 
 // recordMember makes sure the inventory covers a child about to be
 // applied in a namespace not yet recorded. Resources of one layer run
-// concurrently: the write is serialised, and r.inst is left alone (others
-// read it); the newest instance is kept in invInst for after the layers.
-func (r *run) recordMember(desired *unstructured.Unstructured) error {
-	r.aset.mu.Lock()
-	defer r.aset.mu.Unlock()
-	if !r.aset.inv.Add(desired.GroupVersionKind().GroupKind(), desired.GetNamespace(), r.inst.GetNamespace()) {
+// concurrently: the write is serialised, and the instance is left alone
+// (others read it); the newest instance is kept in written for after the
+// layers.
+func (a *applySet) recordMember(desired *unstructured.Unstructured) error {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	u := a.inst.get()
+	if !a.inv.Add(desired.GroupVersionKind().GroupKind(), desired.GetNamespace(), u.GetNamespace()) {
 		return nil
 	}
-	body, err := client.EncodeJSON(map[string]any{"metadata": r.inventoryPatch(r.aset.inv)})
+	body, err := client.EncodeJSON(map[string]any{"metadata": a.patch(a.inv)})
 	if err != nil {
 		return err
 	}
-	prev := r.inst.GetResourceVersion()
-	if r.aset.inst != nil {
-		prev = r.aset.inst.GetResourceVersion()
+	prev := u.GetResourceVersion()
+	if a.written != nil {
+		prev = a.written.GetResourceVersion()
 	}
-	out, err := r.objs.Patch(r.ctx, r.c.gvr, r.inst.GetNamespace(), r.inst.GetName(), body, prev)
+	out, err := a.io.objs.Patch(a.io.ctx, a.inst.resource(), u.GetNamespace(), u.GetName(), body, prev)
 	if err != nil {
-		return fmt.Errorf("recording %s in the inventory of instance %s: %w", objectName(desired), objectName(r.inst), err)
+		return fmt.Errorf("recording %s in the inventory of instance %s: %w", objectName(desired), objectName(u), err)
 	}
-	r.aset.inst = out
+	a.written = out
 	return nil
 }
 
 // keepMember notes a child this pass applied or found in place: inventory
 // prune leaves it alone.
-func (r *run) keepMember(u *unstructured.Unstructured) {
+func (a *applySet) keepMember(u *unstructured.Unstructured) {
 	if u == nil {
 		return
 	}
-	r.aset.mu.Lock()
-	if r.aset.kept == nil {
-		r.aset.kept = map[types.UID]bool{}
+	a.mu.Lock()
+	if a.kept == nil {
+		a.kept = map[types.UID]bool{}
 	}
-	r.aset.kept[u.GetUID()] = true
-	r.aset.mu.Unlock()
+	a.kept[u.GetUID()] = true
+	a.mu.Unlock()
 }
 
 // member is an object the inventory lists for this instance.
@@ -178,17 +208,18 @@ type member struct {
 // and either it carries an owner reference to the instance or kroscope's or
 // kro's own field manager wrote its instance-id label. An object that
 // merely copied the labels fails the last test and is never deleted.
-func (r *run) provenOwned(o *unstructured.Unstructured) bool {
+func (a *applySet) provenOwned(o *unstructured.Unstructured) bool {
 	l := o.GetLabels()
-	if !metadata.OwnedBy(l, r.uid()) {
+	uid := a.inst.uid()
+	if !metadata.OwnedBy(l, uid) {
 		return false
 	}
-	if p := l[metadata.ApplySetPartOfLabel]; p != "" && p != r.applySetID() {
+	if p := l[metadata.ApplySetPartOfLabel]; p != "" && p != a.inst.applySetID() {
 		return false
 	}
 	refOK := false
 	for _, ref := range o.GetOwnerReferences() {
-		if ref.UID == r.uid() {
+		if ref.UID == uid {
 			refOK = true
 		} else if ref.Controller != nil && *ref.Controller {
 			return false
@@ -197,22 +228,57 @@ func (r *run) provenOwned(o *unstructured.Unstructured) bool {
 	return refOK || metadata.WroteInstanceLabel(o.GetManagedFields())
 }
 
+// nodeChildren lists the objects of gvr labelled as this instance's node
+// id, in every namespace, or only the instance's when the identity may not
+// list cluster-wide.
+func (a *applySet) nodeChildren(gvr schema.GroupVersionResource, nodeID string) ([]unstructured.Unstructured, error) {
+	sel := labels.SelectorFromSet(labels.Set{
+		metadata.InstanceIDLabel: string(a.inst.uid()),
+		metadata.NodeIDLabel:     nodeID,
+	}).String()
+	opts := metav1.ListOptions{LabelSelector: sel}
+	list, err := a.io.objs.List(a.io.ctx, gvr, "", opts)
+	if ns := a.inst.get().GetNamespace(); apierrors.IsForbidden(err) && ns != "" {
+		list, err = a.io.objs.List(a.io.ctx, gvr, ns, opts)
+	}
+	if apierrors.IsNotFound(err) {
+		return nil, nil // the kind is gone, so are its objects
+	}
+	if err != nil {
+		return nil, fmt.Errorf("listing %s of node %s: %w", gvr.GroupResource(), nodeID, err)
+	}
+	return list.Items, nil
+}
+
+// ownedChildren are the nodeChildren whose labels prove they are this
+// instance's.
+func (a *applySet) ownedChildren(gvr schema.GroupVersionResource, nodeID string) ([]unstructured.Unstructured, error) {
+	objs, err := a.nodeChildren(gvr, nodeID)
+	if err != nil {
+		return nil, err
+	}
+	return slices.DeleteFunc(objs, func(o unstructured.Unstructured) bool {
+		return !a.provenOwned(&o)
+	}), nil
+}
+
 // listMembers lists the objects carrying the instance's part-of label in
 // every recorded kind, in the instance's namespace and the recorded
 // additional ones (cluster-wide for cluster-scoped kinds), keeping only
 // those provenOwned. A kind no longer served has no members.
-func (r *run) listMembers(inv metadata.Inventory) ([]member, error) {
-	sel := metadata.ApplySetPartOfLabel + "=" + r.applySetID()
+func (a *applySet) listMembers(inv metadata.Inventory) ([]member, error) {
+	sel := metadata.ApplySetPartOfLabel + "=" + a.inst.applySetID()
 	namespaces := slices.Clone(inv.Namespaces)
-	if ns := r.inst.GetNamespace(); ns != "" && !slices.Contains(namespaces, ns) {
+	ns := a.inst.get().GetNamespace()
+	if ns != "" && !slices.Contains(namespaces, ns) {
 		namespaces = append(namespaces, ns)
 	}
-	if r.inst.GetNamespace() == "" && !slices.Contains(namespaces, metav1.NamespaceDefault) {
+	if ns == "" && !slices.Contains(namespaces, metav1.NamespaceDefault) {
 		namespaces = append(namespaces, metav1.NamespaceDefault) // kro's fallback namespace
 	}
 	var out []member
 	for _, gk := range inv.GroupKinds {
-		gvr, namespaced, err := r.mapGroupKind(gk)
+		gvr, namespaced, err := a.kinds.groupKind(gk)
 		if err != nil {
 			return nil, err
 		}
@@ -224,16 +290,16 @@ func (r *run) listMembers(inv metadata.Inventory) ([]member, error) {
 			scopes = namespaces
 		}
 		for _, ns := range scopes {
-			list, err := r.objs.List(r.ctx, gvr, ns, metav1.ListOptions{LabelSelector: sel})
+			list, err := a.io.objs.List(a.io.ctx, gvr, ns, metav1.ListOptions{LabelSelector: sel})
 			if apierrors.IsNotFound(err) {
 				continue
 			}
 			if err != nil {
-				r.noteErr(err)
+				a.io.errs.note(err)
 				return nil, fmt.Errorf("listing the instance's %s in %q: %w", gvr.GroupResource(), ns, err)
 			}
 			for i := range list.Items {
-				if o := &list.Items[i]; r.provenOwned(o) {
+				if o := &list.Items[i]; a.provenOwned(o) {
 					out = append(out, member{gvr: gvr, obj: o})
 				}
 			}
@@ -242,80 +308,36 @@ func (r *run) listMembers(inv metadata.Inventory) ([]member, error) {
 	return out, nil
 }
 
-// mapGroupKind finds the resource of a group-kind; an empty GVR when the
-// kind is not served (its objects are gone with it).
-func (r *run) mapGroupKind(gk schema.GroupKind) (schema.GroupVersionResource, bool, error) {
-	for _, id := range r.c.rg.TopologicalOrder {
-		if res := r.c.rg.Resources[id]; res.GVK.GroupKind() == gk {
-			gvr, namespaced, err := r.resolveGVR(res)
-			if err != nil && strings.Contains(err.Error(), "is not served") {
-				return schema.GroupVersionResource{}, false, nil
-			}
-			return gvr, namespaced, err
-		}
-	}
-	m := r.c.clientSet.RESTMapper()
-	if m == nil {
-		return schema.GroupVersionResource{}, false, fmt.Errorf("no REST mapper to find the kind %s recorded in the inventory", gk)
-	}
-	mapping, err := m.RESTMapping(gk)
-	if meta.IsNoMatchError(err) {
-		m.Reset()
-		mapping, err = m.RESTMapping(gk)
-	}
-	if meta.IsNoMatchError(err) {
-		return schema.GroupVersionResource{}, false, nil
-	}
-	if err != nil {
-		return schema.GroupVersionResource{}, false, fmt.Errorf("mapping %s recorded in the inventory: %w", gk, err)
-	}
-	return mapping.Resource, mapping.Scope.Name() == meta.RESTScopeNameNamespace, nil
-}
-
-// settledForPrune reports whether this pass saw every resource through:
-// nothing waits for data, nothing failed. Only then is a member that was
-// not applied really an orphan (kro's rule).
-func (r *run) settledForPrune() bool {
-	for _, id := range r.c.rg.TopologicalOrder {
-		switch r.obs.details[id].State {
-		case ResourceStateSynced, ResourceStateSkipped, ResourceStateCreated, ResourceStateUpdating, ResourceStateWaitingForReadiness:
-		default:
-			return false
-		}
-	}
-	return true
-}
-
-// pruneInventory deletes the members this pass did not keep (children of a
+// prune deletes the members this pass did not keep (children of a
 // resource no longer in the graph, or of one whose kind changed), highest
 // apply-order first, and then shrinks the inventory to what is left. It
 // reports whether something is still on its way out.
-func (r *run) pruneInventory() (bool, error) {
-	members, err := r.listMembers(r.aset.inv)
+func (a *applySet) prune() (bool, error) {
+	members, err := a.listMembers(a.inv)
 	if err != nil {
 		return false, err
 	}
 	var orphans []member
 	keep := metadata.Inventory{}
 	for _, m := range members {
-		if r.aset.kept[m.obj.GetUID()] {
-			keep.Add(m.obj.GroupVersionKind().GroupKind(), m.obj.GetNamespace(), r.inst.GetNamespace())
+		if a.kept[m.obj.GetUID()] {
+			keep.Add(m.obj.GroupVersionKind().GroupKind(), m.obj.GetNamespace(), a.inst.get().GetNamespace())
 			continue
 		}
 		orphans = append(orphans, m)
 	}
-	slices.SortStableFunc(orphans, func(a, b member) int { return r.memberOrder(b) - r.memberOrder(a) })
+	slices.SortStableFunc(orphans, func(x, y member) int { return a.memberOrder(y) - a.memberOrder(x) })
 	leaving := false
 	for _, m := range orphans {
 		if m.obj.GetDeletionTimestamp() != nil {
 			leaving = true
 			continue
 		}
-		if err := r.deleteObject(m.gvr, m.obj); err != nil {
+		if err := deleteObject(a.io, m.gvr, m.obj); err != nil {
 			return leaving, err
 		}
 		leaving = true
-		r.event("Normal", "Pruned", fmt.Sprintf("deleted %s (resource %q is no longer in the graph as this kind)",
+		a.ev.event("Normal", "Pruned", fmt.Sprintf("deleted %s (resource %q is no longer in the graph as this kind)",
 			objectName(m.obj), m.obj.GetLabels()[metadata.NodeIDLabel]))
 	}
 	if leaving {
@@ -324,26 +346,40 @@ func (r *run) pruneInventory() (bool, error) {
 	// Nothing left to prune: the inventory shrinks to the graph's kinds and
 	// the namespaces its children are in.
 	shrunk := keep
-	for _, id := range r.c.rg.TopologicalOrder {
-		if res := r.c.rg.Resources[id]; !res.External {
-			shrunk.Add(res.GVK.GroupKind(), "", "")
-		}
-	}
-	md := r.inventoryPatch(shrunk)
-	md["annotations"].(map[string]any)[metadata.PrunedGraphAnnotation] = r.c.graphHash
-	r.aset.inv = shrunk
-	return false, r.patchInstance(md)
+	addGraphKinds(&shrunk, a.g)
+	md := a.patch(shrunk)
+	md["annotations"].(map[string]any)[metadata.PrunedGraphAnnotation] = a.graphHash
+	a.inv = shrunk
+	return false, a.inst.patch(md)
 }
 
 // memberOrder is a member's deletion wave: its apply-order annotation, or
 // for a child written before kroscope recorded it, its node's wave in the
 // graph; 0 (last) when neither is known.
-func (r *run) memberOrder(m member) int {
+func (a *applySet) memberOrder(m member) int {
 	if n, err := strconv.Atoi(m.obj.GetAnnotations()[metadata.ApplyOrderAnnotation]); err == nil && n > 0 {
 		return n
 	}
-	if n, ok := r.c.applyOrders[m.obj.GetLabels()[metadata.NodeIDLabel]]; ok {
+	if n, ok := a.applyOrders[m.obj.GetLabels()[metadata.NodeIDLabel]]; ok {
 		return n
 	}
 	return 0
+}
+
+// deleteObject deletes o, guarded by its UID so a replacement object of the
+// same name is never hit.
+func deleteObject(io reach, gvr schema.GroupVersionResource, o *unstructured.Unstructured) error {
+	uid := o.GetUID()
+	policy := metav1.DeletePropagationBackground
+	err := io.objs.Delete(io.ctx, gvr, o.GetNamespace(), o.GetName(), metav1.DeleteOptions{
+		Preconditions:     &metav1.Preconditions{UID: &uid},
+		PropagationPolicy: &policy,
+	})
+	if apierrors.IsNotFound(err) || apierrors.IsConflict(err) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("deleting %s: %w", objectName(o), err)
+	}
+	return nil
 }

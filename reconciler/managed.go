@@ -1,45 +1,53 @@
 package reconciler
 
 import (
-	"fmt"
 	"maps"
 	"slices"
 
-	"github.com/kroscope/kroscope/reconciler/client"
 	"github.com/kroscope/kroscope/reconciler/metadata"
 )
 
-// ensureManaged puts the finalizer, the instance labels and the ApplySet
-// inventory (the graph's kinds) on the instance in one write, and only when
-// something is missing: as kro does, an instance never carries the
-// finalizer without an inventory deletion can read.
-func (r *run) ensureManaged() error {
-	want := r.c.labeler.Labels()
-	have := r.inst.GetLabels()
+// marks are kroscope's marks on the instance: its finalizer, the labels
+// the controller's labeler wants, and the ApplySet inventory (the graph's
+// kinds). As kro does, an instance never carries the finalizer without an
+// inventory deletion can read.
+type marks struct {
+	inst      *instance
+	aset      *applySet
+	labeler   metadata.Labeler
+	graphHash string
+}
+
+// ensure puts the finalizer, the labels and the inventory on the instance
+// in one write, and only when something is missing.
+func (m *marks) ensure() error {
+	u := m.inst.get()
+	want := m.labeler.Labels()
+	have := u.GetLabels()
 	missing := map[string]any{}
 	for k, v := range want {
 		if have[k] != v {
 			missing[k] = v
 		}
 	}
-	fins := r.inst.GetFinalizers()
+	fins := u.GetFinalizers()
 	hasFin := slices.Contains(fins, metadata.Finalizer)
-	inv, err := r.graphInventory()
+	inv, err := m.aset.graphInventory()
 	if err != nil {
 		return err
 	}
-	needInv := !r.inventoryWritten(inv)
+	needInv := !m.aset.recorded(inv)
 	if hasFin && len(missing) == 0 && !needInv {
 		return nil
 	}
-	md := map[string]any{"resourceVersion": r.inst.GetResourceVersion()}
+	md := map[string]any{"resourceVersion": u.GetResourceVersion()}
 	if needInv {
-		ip := r.inventoryPatch(inv)
+		ip := m.aset.patch(inv)
 		maps.Copy(missing, ip["labels"].(map[string]any))
 		ann := ip["annotations"].(map[string]any)
-		if !metadata.HasInventory(r.inst.GetLabels(), r.inst.GetAnnotations()) && !r.reconciledBefore() {
+		if !metadata.HasInventory(u.GetLabels(), u.GetAnnotations()) && !m.inst.reconciledBefore() {
 			// A new instance has no children yet, so nothing to prune.
-			ann[metadata.PrunedGraphAnnotation] = r.c.graphHash
+			ann[metadata.PrunedGraphAnnotation] = m.graphHash
 		}
 		md["annotations"] = ann
 	}
@@ -49,12 +57,13 @@ func (r *run) ensureManaged() error {
 	if !hasFin {
 		md["finalizers"] = append(slices.Clone(fins), metadata.Finalizer)
 	}
-	return r.patchInstance(md)
+	return m.inst.patch(md)
 }
 
 // removeFinalizer takes kroscope's finalizer off, leaving every other one.
-func (r *run) removeFinalizer() error {
-	fins := r.inst.GetFinalizers()
+func (m *marks) removeFinalizer() error {
+	u := m.inst.get()
+	fins := u.GetFinalizers()
 	if !slices.Contains(fins, metadata.Finalizer) {
 		return nil
 	}
@@ -63,23 +72,8 @@ func (r *run) removeFinalizer() error {
 	if len(rest) == 0 {
 		finsVal = nil
 	}
-	return r.patchInstance(map[string]any{
-		"resourceVersion": r.inst.GetResourceVersion(),
+	return m.inst.patch(map[string]any{
+		"resourceVersion": u.GetResourceVersion(),
 		"finalizers":      finsVal,
 	})
-}
-
-// patchInstance sends a JSON merge patch of metadata guarded by the
-// instance's resourceVersion (a concurrent change is a conflict, retried).
-func (r *run) patchInstance(md map[string]any) error {
-	body, err := client.EncodeJSON(map[string]any{"metadata": md})
-	if err != nil {
-		return err
-	}
-	out, err := r.objs.Patch(r.ctx, r.c.gvr, r.inst.GetNamespace(), r.inst.GetName(), body, r.inst.GetResourceVersion())
-	if err != nil {
-		return fmt.Errorf("patching instance %s: %w", objectName(r.inst), err)
-	}
-	r.inst = out
-	return nil
 }

@@ -27,16 +27,15 @@ const MaxNestingDepthFlag = "max-nesting-depth"
 // returns a message when the instance stands deeper than the limit, or
 // when the chain loops back on itself; "" otherwise. A parent that no
 // longer exists ends the chain.
-func (r *run) nestingTooDeep() (string, error) {
-	limit := r.c.cfg.MaxNestingDepth
+func nestingTooDeep(io reach, k kinds, limit int, inst *unstructured.Unstructured) (string, error) {
 	if limit <= 0 {
 		limit = DefaultMaxNestingDepth
 	}
-	chain := []string{describeInstance(r.inst)}
-	seen := map[types.UID]bool{r.inst.GetUID(): true}
-	obj := r.inst
+	chain := []string{describeInstance(inst)}
+	seen := map[types.UID]bool{inst.GetUID(): true}
+	obj := inst
 	for depth := 1; ; depth++ {
-		parent, err := r.parentInstance(obj)
+		parent, err := parentInstance(io, k, obj)
 		if err != nil || parent == nil {
 			return "", err
 		}
@@ -56,22 +55,18 @@ func (r *run) nestingTooDeep() (string, error) {
 // parentInstance reads the instance whose child obj is, by the labels
 // kroscope stamped on obj; nil when obj is nobody's child (or its parent
 // is gone or was replaced).
-func (r *run) parentInstance(obj *unstructured.Unstructured) (*unstructured.Unstructured, error) {
+func parentInstance(io reach, k kinds, obj *unstructured.Unstructured) (*unstructured.Unstructured, error) {
 	l := obj.GetLabels()
 	kind, uid, name := l[metadata.InstanceKindLabel], l[metadata.InstanceIDLabel], l[metadata.InstanceNameLabel]
 	if kind == "" || uid == "" || name == "" || l[metadata.OwnedLabel] != "true" {
 		return nil, nil
 	}
 	gvk := schema.GroupVersionKind{Group: l[metadata.InstanceGroupLabel], Version: l[metadata.InstanceVersionLabel], Kind: kind}
-	m := r.c.clientSet.RESTMapper()
-	if m == nil {
-		return nil, nil
+	gvr, ok := k.instanceKind(gvk)
+	if !ok {
+		return nil, nil // no mapper, or its kind is no longer served: the chain ends
 	}
-	mapping, err := m.RESTMapping(gvk.GroupKind(), gvk.Version)
-	if err != nil {
-		return nil, nil // its kind is no longer served: the chain ends
-	}
-	p, err := r.objs.Get(r.ctx, mapping.Resource, l[metadata.InstanceNamespaceLabel], name)
+	p, err := io.objs.Get(io.ctx, gvr, l[metadata.InstanceNamespaceLabel], name)
 	switch {
 	case apierrors.IsNotFound(err):
 		return nil, nil

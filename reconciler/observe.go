@@ -11,8 +11,9 @@ func mayWrite(observe, gateOpen bool) bool { return !observe && gateOpen }
 // runOptions are the controller's options resolved for one reconcile.
 type runOptions struct {
 	Options
-	// observe is mayWrite's answer, negated (zero: writes). Every step
-	// asks observing, never the option or the gate.
+	// observe is mayWrite's answer, negated (zero: writes). The run asks
+	// observing and hands the answer to its parts (reach.observe), never
+	// the option or the gate.
 	observe bool
 }
 

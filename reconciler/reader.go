@@ -11,13 +11,13 @@ import (
 // Only the reconcile's client.Objects calls it (see client.Cache).
 type Reader = client.Cache
 
-// objects builds the client this run reads and writes through: cached by
+// newObjects builds the client a run reads and writes through: cached by
 // the Reader, except when it impersonates a ServiceAccount, whose reads
 // must be checked by the API server as that identity, and in observe mode,
 // which must show the cluster as it is.
-func (r *run) objects(cs *client.Set, sa string) *client.Objects {
-	if sa != "" || r.observing() || r.opts.Reader == nil {
+func newObjects(cs *client.Set, sa string, opts runOptions) *client.Objects {
+	if sa != "" || opts.observe || opts.Reader == nil {
 		return client.NewObjects(cs, nil)
 	}
-	return client.NewObjects(cs, r.opts.Reader)
+	return client.NewObjects(cs, opts.Reader)
 }

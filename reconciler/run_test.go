@@ -1,6 +1,7 @@
 package reconciler
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"strings"
@@ -9,10 +10,12 @@ import (
 
 	"github.com/go-logr/logr"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	ctrl "sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/kroscope/kroscope/reconciler/client"
 	"github.com/kroscope/kroscope/reconciler/graph"
 	"github.com/kroscope/kroscope/reconciler/metadata"
+	"github.com/kroscope/kroscope/reconciler/redact"
 	"github.com/kroscope/kroscope/reconciler/requeue"
 )
 
@@ -60,14 +63,21 @@ func unitController(t *testing.T) *Controller {
 }
 
 func unitRun(t *testing.T, states map[string]string, now time.Time) *run {
-	c := unitController(t)
+	return unitRunOf(unitController(t), states, now)
+}
+
+// unitRunOf is a run of c's graph wired for an instance already read,
+// its resources in states, its clock stopped at now.
+func unitRunOf(c *Controller, states map[string]string, now time.Time) *run {
 	inst := &unstructured.Unstructured{Object: map[string]any{
 		"apiVersion": "kro.run/v1alpha1", "kind": "Unit",
 		"metadata": map[string]any{"name": "u", "namespace": "ns", "generation": int64(4), "uid": "u-1",
 			"creationTimestamp": "2026-01-01T00:00:00Z"},
 	}}
-	r := &run{c: c, inst: inst, obs: observations{details: map[string]*ResourceDetail{}}, opts: runOptions{Options: Options{Now: func() time.Time { return now }}}}
-	r.initDetails()
+	opts := runOptions{Options: Options{Now: func() time.Time { return now }}}
+	r := c.newRun(context.Background(), ctrl.Request{}, opts, &redact.Set{}, logr.Discard())
+	io := reach{ctx: r.ctx, objs: client.NewObjects(c.clientSet, nil), errs: &r.out}
+	r.p = c.newParts(io, "", inst, &r.obs, opts, r.red, r.log)
 	for id, s := range states {
 		r.obs.details[id].State = s
 		if s == ResourceStateError || s == ResourceStateFailed {
@@ -94,11 +104,11 @@ func TestInstanceStateAndRequeue(t *testing.T) {
 	}
 	for _, c := range cases {
 		r := unitRun(t, c.states, time.Now())
-		r.out.state, r.out.message = r.instanceState()
-		if r.out.state != c.want {
-			t.Errorf("%v: state %s, want %s", c.states, r.out.state, c.want)
+		r.out.set(r.obs.instanceState())
+		if r.out.st != c.want {
+			t.Errorf("%v: state %s, want %s", c.states, r.out.st, c.want)
 		}
-		err := r.resultError()
+		err := r.out.queueError(r.cfg.DefaultRequeueDuration)
 		if err != nil {
 			err = fmt.Errorf("wrapped: %w", err) // typed errors survive wrapping
 		}
@@ -111,7 +121,7 @@ func TestInstanceStateAndRequeue(t *testing.T) {
 		}
 	}
 	r := unitRun(t, map[string]string{"a": ResourceStateSynced, "b": ResourceStatePending}, time.Now())
-	if _, msg := r.instanceState(); msg != "b: waiting for a" {
+	if _, msg := r.obs.instanceState(); msg != "b: waiting for a" {
 		t.Errorf("message %q should say what b waits for", msg)
 	}
 }
@@ -132,8 +142,8 @@ func condMap(status map[string]any) map[string]map[string]any {
 func TestBuildStatusConditions(t *testing.T) {
 	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC) // the instance's creation
 	r := unitRun(t, map[string]string{"a": ResourceStateSynced, "b": ResourceStatePending}, t0.Add(time.Minute))
-	r.out.state, r.out.message = r.instanceState()
-	st := r.buildStatus(map[string]any{"extra": "v", "state": "ignored"})
+	r.out.set(r.obs.instanceState())
+	st := r.p.status.buildStatus(&r.out, map[string]any{"extra": "v", "state": "ignored"})
 	if st["state"] != InstanceStateInProgress || st["extra"] != "v" {
 		t.Fatalf("status %v", st)
 	}
@@ -159,9 +169,9 @@ func TestBuildStatusConditions(t *testing.T) {
 	// and they move behind the others.
 	t1 := t0.Add(time.Hour)
 	r2 := unitRun(t, map[string]string{"a": ResourceStateSynced, "b": ResourceStateSynced}, t1)
-	r2.inst.Object["status"] = st
-	r2.out.state, r2.out.message = r2.instanceState()
-	st2 := r2.buildStatus(nil)
+	r2.p.inst.u.Object["status"] = st
+	r2.out.set(r2.obs.instanceState())
+	st2 := r2.p.status.buildStatus(&r2.out, nil)
 	c2 := condMap(st2)
 	if c2["Ready"]["status"] != "True" || c2["Ready"]["reason"] != "Ready" || c2["Ready"]["message"] != "" ||
 		c2["Ready"]["lastTransitionTime"] != t1.Format(time.RFC3339) {
@@ -178,8 +188,8 @@ func TestBuildStatusConditions(t *testing.T) {
 	// ERROR and FAILED both read as kro's "resource error".
 	for _, state := range []string{InstanceStateError, InstanceStateFailed} {
 		r3 := unitRun(t, nil, t1)
-		r3.out.state, r3.out.message = state, "a: boom"
-		if c := condMap(r3.buildStatus(nil)); c["ResourcesReady"]["reason"] != "NotReady" || c["ResourcesReady"]["message"] != "resource error: a: boom" {
+		r3.out.set(state, "a: boom")
+		if c := condMap(r3.p.status.buildStatus(&r3.out, nil)); c["ResourcesReady"]["reason"] != "NotReady" || c["ResourcesReady"]["message"] != "resource error: a: boom" {
 			t.Errorf("%s: ResourcesReady %v", state, c["ResourcesReady"])
 		}
 	}
@@ -196,8 +206,8 @@ func condTypes(status map[string]any) string {
 func TestManagementFailureShowsInConditions(t *testing.T) {
 	r := unitRun(t, nil, time.Now())
 	r.out.managedErr = errors.New("forbidden: cannot patch")
-	r.out.state = InstanceStateError
-	c := condMap(r.buildStatus(nil))
+	r.out.st = InstanceStateError
+	c := condMap(r.p.status.buildStatus(&r.out, nil))
 	if c["InstanceManaged"]["reason"] != "ManagementFailed" || c["Ready"]["message"] != "finalizer/labeling failed: forbidden: cannot patch" ||
 		c["ResourcesReady"]["reason"] != "AwaitingReconciliation" {
 		t.Errorf("conditions %v", c)
@@ -244,7 +254,8 @@ func TestSettlingOwnWrites(t *testing.T) {
 		{InstanceStateError, []string{created, ResourceStateError}, false},
 	}
 	for _, c := range cases {
-		r := &run{out: outcome{state: c.state}, obs: observations{details: map[string]*ResourceDetail{}}}
+		r := &run{obs: observations{details: map[string]*ResourceDetail{}}}
+		r.out.st = c.state
 		for i, s := range c.states {
 			if s == adopted {
 				s = updating
@@ -287,8 +298,8 @@ func TestApplyOrdersLikeKro(t *testing.T) {
 func TestGraphResolvedFalseOnUnservedKind(t *testing.T) {
 	r := unitRun(t, map[string]string{"a": ResourceStateError, "b": ResourceStatePending}, time.Now())
 	r.obs.details["a"].Err = errors.New("resource a: kind example.com/v1, Kind=Widget is not served by the API server")
-	r.out.state, r.out.message = r.instanceState()
-	c := condMap(r.buildStatus(nil))
+	r.out.set(r.obs.instanceState())
+	c := condMap(r.p.status.buildStatus(&r.out, nil))
 	if c["GraphResolved"]["status"] != "False" || c["GraphResolved"]["reason"] != "ResolutionFailed" ||
 		!strings.Contains(c["GraphResolved"]["message"].(string), "is not served") {
 		t.Errorf("GraphResolved %v", c["GraphResolved"])
@@ -302,9 +313,9 @@ func TestGraphResolvedFalseOnUnservedKind(t *testing.T) {
 // the one it had.
 func TestSuspendedConditions(t *testing.T) {
 	r := unitRun(t, nil, time.Now())
-	r.inst.Object["status"] = map[string]any{"state": "ACTIVE"}
-	r.out.suspended, r.out.state = true, InstanceStateSuspended
-	st := r.buildStatus(nil)
+	r.p.inst.u.Object["status"] = map[string]any{"state": "ACTIVE"}
+	r.out.suspended, r.out.st = true, InstanceStateSuspended
+	st := r.p.status.buildStatus(&r.out, nil)
 	c := condMap(st)
 	if c["ResourcesReady"]["reason"] != "ReconciliationSuspended" || c["ResourcesReady"]["message"] != "reconciliation suspended via kro.run/reconcile annotation" ||
 		c["Ready"]["reason"] != "ReconciliationSuspended" || st["state"] != "ACTIVE" {
@@ -327,9 +338,9 @@ func TestPromoteSettledWrites(t *testing.T) {
 	for _, c := range cases {
 		r := unitRun(t, c.states, time.Now())
 		for _, id := range c.settled {
-			r.record(id, result{verdict: verdict{state: c.states[id]}, settled: true})
+			r.obs.record(id, result{verdict: verdict{state: c.states[id]}, settled: true})
 		}
-		if got := r.promoteSettledWrites(); got != c.want {
+		if got := r.obs.promoteSettledWrites(); got != c.want {
 			t.Errorf("%v settled %v: promoted %v, want %v", c.states, c.settled, got, c.want)
 		}
 		for id, s := range c.states {

@@ -11,8 +11,9 @@ import (
 )
 
 // TestRunKeepsOnlyTheWholeReconcile: run holds what lives for the whole
-// reconcile; what steps decide lives in its parts (observations, applySet,
-// outcome), so a maintainer can tell which fields a change may touch.
+// reconcile; what steps decide lives in its parts (observations, outcome,
+// and those that act for the instance: see TestPartsOwnTheirFields), so a
+// maintainer can tell which fields a change may touch.
 func TestRunKeepsOnlyTheWholeReconcile(t *testing.T) {
 	if n := reflect.TypeFor[run]().NumField(); n > 12 {
 		t.Errorf("run has %d fields, want at most 12: put what a step decides in the part it is about", n)

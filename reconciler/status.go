@@ -7,10 +7,13 @@ import (
 	"strings"
 	"time"
 
-	"github.com/kroscope/kroscope/reconciler/client"
-	corev1 "k8s.io/api/core/v1"
+	"github.com/go-logr/logr"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/kroscope/kroscope/reconciler/client"
+	"github.com/kroscope/kroscope/reconciler/graph"
+	"github.com/kroscope/kroscope/reconciler/redact"
 )
 
 // Condition types kroscope writes on instances: Ready is the root, true
@@ -45,83 +48,30 @@ const (
 	reasonResolveErr = "ResolutionFailed"
 )
 
+// statusWriter writes the instance's status: the fields the graph
+// projects, the state, and kro's conditions (or the author's), each
+// derived from the outcome and the observations, and announces a change
+// with an Event. Nothing is written, or announced, when nothing changed.
+type statusWriter struct {
+	inst *instance
+	obs  *observations
+	io   reach
+	g    *graph.Graph
+	ev   *events
+	red  *redact.Set
+	log  logr.Logger
+	now  func() time.Time
+}
+
 // conditions derives kro's built-in conditions from this reconcile's
 // outcome: the three dependents, in kro's order; Ready is computed from
-// them by rootCondition. kroscope's FAILED state (only a spec or graph
-// change can help) is reported with kro's NotReady "resource error".
-func (r *run) conditions() []condition {
-	managed := condition{ConditionInstanceManaged, metav1.ConditionTrue, "Managed", msgManaged}
-	if r.out.managedErr != nil {
-		managed = condition{ConditionInstanceManaged, metav1.ConditionFalse, "ManagementFailed", "finalizer/labeling failed: " + r.out.managedErr.Error()}
-	}
+// them by rootCondition.
+func (s *statusWriter) conditions(out *outcome) []condition {
 	resolved := condition{ConditionGraphResolved, metav1.ConditionTrue, "Resolved", msgResolved}
-	if msg := r.graphProblem(); msg != "" {
+	if msg := s.obs.graphProblem(); msg != "" {
 		resolved = condition{ConditionGraphResolved, metav1.ConditionFalse, reasonResolveErr, msg}
 	}
-
-	resources := condition{Type: ConditionResourcesReady}
-	set := func(s metav1.ConditionStatus, reason, msg string) {
-		resources.Status, resources.Reason, resources.Message = s, reason, msg
-	}
-	switch {
-	case r.out.deleting:
-		msg := msgDeleting
-		if len(r.out.orphanErrs) > 0 || r.hasErrorDetail() {
-			msg = "deletion blocked: " + r.out.message
-		}
-		set(metav1.ConditionUnknown, reasonUnderDel, msg)
-	case r.out.managedErr != nil:
-		set(metav1.ConditionUnknown, reasonAwaiting, fmt.Sprintf("condition %q is awaiting reconciliation", ConditionResourcesReady))
-	case r.out.suspended:
-		set(metav1.ConditionFalse, reasonSuspended, suspendedMessage)
-	case r.out.state == InstanceStateActive:
-		set(metav1.ConditionTrue, "AllResourcesReady", msgAllReady)
-	case r.out.state == InstanceStateError || r.out.state == InstanceStateFailed:
-		set(metav1.ConditionFalse, reasonNotReady, "resource error: "+r.out.message)
-	case r.childDeleting() != "":
-		set(metav1.ConditionFalse, reasonDeleting, r.childDeleting())
-	default:
-		set(metav1.ConditionFalse, reasonNotReady, "awaiting resource readiness: "+r.out.message)
-	}
-	return []condition{managed, resolved, resources}
-}
-
-// graphProblem says why the graph cannot be resolved for this instance (a
-// kind it uses is not served), or "".
-func (r *run) graphProblem() string {
-	for _, id := range r.c.rg.TopologicalOrder {
-		if d := r.obs.details[id]; d.State == ResourceStateError && d.Err != nil && strings.Contains(d.Err.Error(), "is not served by the API server") {
-			return d.Err.Error()
-		}
-	}
-	return ""
-}
-
-func (r *run) hasErrorDetail() bool {
-	for _, d := range r.obs.details {
-		if d.State == ResourceStateError {
-			return true
-		}
-	}
-	return false
-}
-
-// childDeleting names, in kro's words, the first child that must finish
-// deleting before the instance can go on, or "".
-func (r *run) childDeleting() string {
-	if r.out.pruning {
-		return ""
-	}
-	for _, id := range r.c.rg.TopologicalOrder {
-		if d := r.obs.details[id]; d.State == ResourceStateDeleting {
-			ref := d.Name
-			if d.Namespace != "" {
-				ref = d.Namespace + "/" + ref
-			}
-			return fmt.Sprintf("resource %q for node %q is currently being deleted; waiting for deletion to complete before continuing reconciliation", ref, id)
-		}
-	}
-	return ""
+	return []condition{out.managedCondition(), resolved, out.resourcesReady(s.obs.childDeleting)}
 }
 
 // wireCondition is one condition as written.
@@ -132,11 +82,12 @@ type wireCondition = map[string]any
 // "now" when it changes, and is the instance's creation time for a
 // condition written the first time; Ready follows its dependents; the list
 // is ordered by lastTransitionTime with Ready last.
-func (r *run) stampConditions(deps []condition) []any {
-	conds, _, _ := unstructured.NestedSlice(r.inst.Object, "status", "conditions")
+func (s *statusWriter) stampConditions(deps []condition) []any {
+	inst := s.inst.get()
+	conds, _, _ := unstructured.NestedSlice(inst.Object, "status", "conditions")
 	old := conditionsByType(conds)
-	now := r.opts.Now().UTC().Format(time.RFC3339)
-	created := r.inst.GetCreationTimestamp().UTC().Format(time.RFC3339)
+	now := s.now().UTC().Format(time.RFC3339)
+	created := inst.GetCreationTimestamp().UTC().Format(time.RFC3339)
 	stamp := func(c condition) wireCondition {
 		ltt := created
 		if o := old[c.Type]; o != nil {
@@ -151,7 +102,7 @@ func (r *run) stampConditions(deps []condition) []any {
 			"reason":             c.Reason,
 			"message":            c.Message,
 			"lastTransitionTime": ltt,
-			"observedGeneration": r.inst.GetGeneration(),
+			"observedGeneration": inst.GetGeneration(),
 		}
 	}
 	var out []wireCondition
@@ -202,34 +153,23 @@ func rootCondition(deps []wireCondition) condition {
 	return condition{ConditionReady, metav1.ConditionTrue, reasonReady, ""}
 }
 
-// wireState is the state written to the instance. SUSPENDED is kroscope's
-// own: a paused instance keeps the state it had (IN_PROGRESS if none).
-func (r *run) wireState() string {
-	if r.out.state != InstanceStateSuspended {
-		return r.out.state
-	}
-	if s, _, _ := unstructured.NestedString(r.inst.Object, "status", "state"); s != "" {
-		return s
-	}
-	return InstanceStateInProgress
-}
-
 // buildStatus is the status kroscope wants on the instance: the projected
 // fields, state and conditions.
-func (r *run) buildStatus(projected map[string]any) map[string]any {
+func (s *statusWriter) buildStatus(out *outcome, projected map[string]any) map[string]any {
 	status := map[string]any{}
 	for k, v := range projected {
 		if k != "state" && k != "conditions" {
 			status[k] = v
 		}
 	}
-	status["state"] = r.wireState()
-	conds := r.stampConditions(r.conditions())
+	live, _, _ := unstructured.NestedString(s.inst.get().Object, "status", "state")
+	status["state"] = out.wireState(live)
+	conds := s.stampConditions(s.conditions(out))
 	status["conditions"] = conds
-	if r.c.rg.HasConditions() { // the author's conditions replace the built-ins
-		r.authorConditions(status, conds, r.opts.Now().UTC().Format(time.RFC3339))
+	if s.g.HasConditions() { // the author's conditions replace the built-ins
+		s.authorConditions(out, status, conds, s.now().UTC().Format(time.RFC3339))
 	}
-	r.redactConditions(status)
+	redactConditions(s.red, status)
 	return status
 }
 
@@ -237,14 +177,14 @@ func (r *run) buildStatus(projected map[string]any) map[string]any {
 // null for the projected fields the graph declares but no longer yields.
 // Fields neither kroscope nor the graph knows (someone else's) are not in
 // the patch, so they survive.
-func (r *run) statusPatch(live, want map[string]any) map[string]any {
+func (s *statusWriter) statusPatch(live, want map[string]any) map[string]any {
 	patch := map[string]any{}
 	for k, v := range want {
 		if _, there := live[k]; !there || !sameJSON(live[k], v) {
 			patch[k] = v
 		}
 	}
-	for _, f := range r.c.rg.Status {
+	for _, f := range s.g.Status {
 		if len(f.Segments) == 0 {
 			continue
 		}
@@ -267,31 +207,35 @@ func (r *run) statusPatch(live, want map[string]any) map[string]any {
 // fields others write survive. It
 // also emits the Events for the change, so nothing is written or announced
 // when nothing changed.
-func (r *run) writeStatus() (bool, error) {
-	if r.observing() {
+func (s *statusWriter) write(out *outcome) (bool, error) {
+	if s.io.observe {
 		return false, nil
 	}
-	status := r.buildStatus(r.projected())
-	live, _, _ := unstructured.NestedMap(r.inst.Object, "status")
-	patch := r.statusPatch(live, status)
+	inst := s.inst.get()
+	live, _, _ := unstructured.NestedMap(inst.Object, "status")
+	status := s.buildStatus(out, out.statusFields(live))
+	patch := s.statusPatch(live, status)
 	if len(patch) == 0 {
 		return false, nil
 	}
 	// The resourceVersion makes the patch conditional: a status computed
 	// from a stale instance (a lagging watch) is refused as a conflict
 	// instead of being written.
-	body, err := client.EncodeJSON(map[string]any{"metadata": map[string]any{"resourceVersion": r.inst.GetResourceVersion()}, "status": patch})
+	body, err := client.EncodeJSON(map[string]any{"metadata": map[string]any{"resourceVersion": inst.GetResourceVersion()}, "status": patch})
 	if err != nil {
 		return false, err
 	}
-	out, err := r.objs.Patch(r.ctx, r.c.gvr, r.inst.GetNamespace(), r.inst.GetName(), body, r.inst.GetResourceVersion(), "status")
+	written, err := s.io.objs.Patch(s.io.ctx, s.inst.resource(), inst.GetNamespace(), inst.GetName(), body, inst.GetResourceVersion(), "status")
 	if err != nil {
-		return false, fmt.Errorf("patching status of %s: %w", objectName(r.inst), err)
+		return false, fmt.Errorf("patching status of %s: %w", objectName(inst), err)
 	}
 	oldState, _ := live["state"].(string)
 	oldMsg := conditionMessage(live, ConditionResourcesReady)
-	r.inst = out
-	r.announce(oldState, oldMsg)
+	s.inst.set(written)
+	newMsg := conditionMessage(written.Object["status"].(map[string]any), ConditionResourcesReady)
+	if typ, reason, msg, ok := out.announcement(oldState, oldMsg, newMsg); ok {
+		s.ev.event(typ, reason, msg)
+	}
 	return true, nil
 }
 
@@ -348,16 +292,6 @@ func encodedSame(a, b any) bool {
 	return err1 == nil && err2 == nil && string(x) == string(y)
 }
 
-// projected returns the status fields to write: evaluated on the normal
-// path, carried over from the live status while deleting.
-func (r *run) projected() map[string]any {
-	if r.out.deleting || r.out.suspended {
-		live, _, _ := unstructured.NestedMap(r.inst.Object, "status")
-		return live
-	}
-	return r.out.projectedStatus
-}
-
 func conditionMessage(status map[string]any, typ string) string {
 	conds, _ := status["conditions"].([]any)
 	for _, c := range conds {
@@ -367,31 +301,6 @@ func conditionMessage(status map[string]any, typ string) string {
 		}
 	}
 	return ""
-}
-
-// announce emits Events for a state change, and for a new error message
-// while in ERROR/FAILED. It is called only after a status write, which
-// happens only on change, so Events never repeat.
-func (r *run) announce(oldState, oldMsg string) {
-	newMsg := conditionMessage(r.inst.Object["status"].(map[string]any), ConditionResourcesReady)
-	switch {
-	case oldState == "" && (r.out.state == InstanceStateInProgress || r.out.state == InstanceStateActive):
-		// A new instance's first state is news only when it is a problem:
-		// an Event per new instance is noise that, at scale, competes with
-		// the rollout for the API server and trails it by many seconds.
-	case oldState != r.out.state:
-		typ := corev1.EventTypeNormal
-		if r.out.state == InstanceStateError || r.out.state == InstanceStateFailed {
-			typ = corev1.EventTypeWarning
-		}
-		from := oldState
-		if from == "" {
-			from = "NEW"
-		}
-		r.event(typ, "State"+stateReason(r.out.state), fmt.Sprintf("%s -> %s: %s", from, r.out.state, r.out.message))
-	case (r.out.state == InstanceStateError || r.out.state == InstanceStateFailed) && newMsg != oldMsg:
-		r.event(corev1.EventTypeWarning, "State"+stateReason(r.out.state), r.out.message)
-	}
 }
 
 func stateReason(s string) string {

@@ -11,12 +11,9 @@ const suspendedMessage = "reconciliation suspended via " + metadata.ReconcileAnn
 // is read or written, only the status says so. Nothing is requeued: the
 // annotation's removal is an instance change, which wakes it.
 func (r *run) suspend() error {
-	r.out.suspended = true
-	r.out.state, r.out.message = InstanceStateSuspended, suspendedMessage
-	for _, d := range r.obs.details {
-		d.WaitingFor = "suspended"
-	}
-	if _, err := r.writeStatus(); err != nil {
+	r.out.suspend()
+	r.obs.suspended()
+	if _, err := r.p.status.write(&r.out); err != nil {
 		r.noteErr(err)
 		return err
 	}

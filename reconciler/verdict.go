@@ -11,7 +11,8 @@ import (
 // verdict is what a step concluded about one resource: its state, and what
 // holds it back (reason, shown as WaitingFor) or what went wrong (err).
 // Whether the instance is requeued follows from the states of all its
-// resources (see instanceState and resultError), not from one of them.
+// resources (see observations.instanceState and outcome.queueError), not
+// from one of them.
 type verdict struct {
 	state  string
 	reason string
@@ -52,46 +53,6 @@ type result struct {
 	// that already holds the desired object (see promoteSettledWrites);
 	// adopted: the write took the object over from kro (kroAdoption).
 	settled, adopted bool
-}
-
-// record makes res the detail of resource id and its value readable by
-// the expressions of later layers and status. Every object readable by
-// expressions is a value redaction must know (see redact.go).
-func (r *run) record(id string, res result) {
-	o := &r.obs
-	d := o.details[id]
-	d.State, d.WaitingFor, d.Err = res.state, res.reason, res.err
-	d.Name, d.Namespace = res.name, res.namespace
-	d.Desired, d.Observed, d.ReadyChecks = res.desired, res.observed, res.readyChecks
-	if res.settled {
-		if o.settled == nil {
-			o.settled = map[string]bool{}
-		}
-		o.settled[id] = true
-	}
-	if res.adopted {
-		if o.adopted == nil {
-			o.adopted = map[string]bool{}
-		}
-		o.adopted[id] = true
-	}
-	if res.value == nil {
-		return
-	}
-	switch v := res.value.(type) {
-	case map[string]any:
-		r.red.AddSecret(v)
-	case []any:
-		for _, it := range v {
-			if obj, ok := it.(map[string]any); ok {
-				r.red.AddSecret(obj)
-			}
-		}
-	}
-	o.allVars[id] = res.value
-	if res.ready {
-		o.readyVars[id] = res.value
-	}
 }
 
 // judge gives out the observed object as its value and the verdict its

@@ -10,12 +10,11 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/kroscope/kroscope/reconciler/graph"
-	"github.com/kroscope/kroscope/reconciler/redact"
 )
 
-// TestAdmitDecidesFromEarlierLayers: whether a resource may render is a
+// TestGateDecidesFromEarlierLayers: whether a resource may render is a
 // function of its dependencies' details and ready values only.
-func TestAdmitDecidesFromEarlierLayers(t *testing.T) {
+func TestGateDecidesFromEarlierLayers(t *testing.T) {
 	cases := []struct {
 		name   string
 		aState string
@@ -30,14 +29,16 @@ func TestAdmitDecidesFromEarlierLayers(t *testing.T) {
 	}
 	for _, c := range cases {
 		r := unitRun(t, map[string]string{"a": c.aState}, time.Now())
-		r.opts.observe = true // a skipped resource prunes nothing
 		r.obs.readyVars = graph.Vars{graph.SchemaIdentifier: map[string]any{}}
 		if c.aReady {
 			r.obs.readyVars["a"] = map[string]any{"data": map[string]any{"v": "x"}}
 		}
-		out, held := r.admit(r.c.rg.Resources["b"])
-		if held != c.held || out.verdict != c.want {
-			t.Errorf("%s: admit = %+v, held %v; want %+v, held %v", c.name, out.verdict, held, c.want, c.held)
+		v, skip, held := r.obs.gate(r.g.Resources["b"])
+		if skip != "" {
+			v = verdict{state: ResourceStateSkipped, reason: skip}
+		}
+		if held != c.held || v != c.want {
+			t.Errorf("%s: gate = %+v (skip %q), held %v; want %+v, held %v", c.name, v, skip, held, c.want, c.held)
 		}
 	}
 }
@@ -47,13 +48,12 @@ func TestAdmitDecidesFromEarlierLayers(t *testing.T) {
 // and a Secret's values are known to redaction.
 func TestRecordMakesTheResultReadable(t *testing.T) {
 	r := unitRun(t, nil, time.Now())
-	r.red = &redact.Set{}
 	r.obs.readyVars, r.obs.allVars = graph.Vars{}, graph.Vars{}
 	secret := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "Secret",
 		"metadata": map[string]any{"name": "s"}, "stringData": map[string]any{"token": "hunter2hunter2"}}}
-	r.record("a", result{verdict: verdict{state: ResourceStateCreated}, name: "s", observed: secret,
+	r.obs.record("a", result{verdict: verdict{state: ResourceStateCreated}, name: "s", observed: secret,
 		value: secret.Object, ready: true, settled: true})
-	r.record("b", result{verdict: verdict{state: ResourceStateWaitingForReadiness, reason: "not yet"},
+	r.obs.record("b", result{verdict: verdict{state: ResourceStateWaitingForReadiness, reason: "not yet"},
 		value: map[string]any{"kind": "ConfigMap"}})
 	if d := r.obs.details["a"]; d.State != ResourceStateCreated || d.Name != "s" || d.Observed != secret {
 		t.Errorf("detail a = %+v", d)

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"maps"
 	"math"
-	"sort"
+	"slices"
 
 	"github.com/google/cel-go/cel"
 	"github.com/google/cel-go/checker"
@@ -100,12 +100,7 @@ func (c *costCheck) estimate(e *Expression, a *cel.Ast, size uint64) (uint64, bo
 // eachExpression calls fn with every expression of g, resources by id,
 // then status fields and conditions, with the path that names it.
 func eachExpression(g *Graph, fn func(resource, path string, e *Expression)) {
-	ids := make([]string, 0, len(g.Resources))
-	for id := range g.Resources {
-		ids = append(ids, id)
-	}
-	sort.Strings(ids)
-	for _, id := range ids {
+	for _, id := range slices.Sorted(maps.Keys(g.Resources)) {
 		r := g.Resources[id]
 		for _, f := range r.Fields {
 			for _, e := range f.Expressions {

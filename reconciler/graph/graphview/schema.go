@@ -3,6 +3,7 @@ package graphview
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -81,12 +82,7 @@ func walkSpec(out *[]SpecField, path string, s *apiextensionsv1.JSONSchemaProps,
 		return
 	}
 	if s.Type == "object" && len(s.Properties) > 0 && depth < 16 {
-		names := make([]string, 0, len(s.Properties))
-		for n := range s.Properties {
-			names = append(names, n)
-		}
-		slices.Sort(names)
-		for _, n := range names {
+		for _, n := range slices.Sorted(maps.Keys(s.Properties)) {
 			p := s.Properties[n]
 			walkSpec(out, join(path, n), &p, slices.Contains(s.Required, n), depth+1)
 		}

@@ -100,23 +100,34 @@ func isKnownMarker(k string) bool {
 	return false
 }
 
+// setters are the markers whose constraint reads only the schema and the
+// marker's value, each with the set/add function that holds its rules.
+var setters = map[string]func(*apiextensionsv1.JSONSchemaProps, string) error{
+	MarkerEnum:        setEnum,
+	MarkerPattern:     setPattern,
+	MarkerUniqueItems: setUniqueItems,
+	MarkerListType:    setListType,
+	MarkerListMapKey:  addListMapKey,
+	MarkerImmutable:   addImmutable,
+	MarkerValidation:  addValidation,
+}
+
 // applyMarker sets one marker's constraint on s; each marker's own rules
 // are in the set/add function it names.
 func (b *builder) applyMarker(s *apiextensionsv1.JSONSchemaProps, m Marker, required **bool) error {
 	v := m.Value
+	if set, ok := setters[m.Key]; ok {
+		return set(s, v)
+	}
 	switch m.Key {
 	case MarkerRequired:
 		return setRequired(v, required)
 	case MarkerDescription:
 		s.Description = v
-	case MarkerEnum:
-		return setEnum(s, v)
 	case MarkerMinimum:
 		return setBound(v, &s.Minimum)
 	case MarkerMaximum:
 		return setBound(v, &s.Maximum)
-	case MarkerPattern:
-		return setPattern(s, v)
 	case MarkerMinLength:
 		return setCount(s, m.Key, "string", v, &s.MinLength)
 	case MarkerMaxLength:
@@ -125,16 +136,6 @@ func (b *builder) applyMarker(s *apiextensionsv1.JSONSchemaProps, m Marker, requ
 		return setCount(s, m.Key, "array", v, &s.MinItems)
 	case MarkerMaxItems:
 		return setCount(s, m.Key, "array", v, &s.MaxItems)
-	case MarkerUniqueItems:
-		return setUniqueItems(s, v)
-	case MarkerListType:
-		return setListType(s, v)
-	case MarkerListMapKey:
-		return addListMapKey(s, v)
-	case MarkerImmutable:
-		return addImmutable(s, v)
-	case MarkerValidation:
-		return addValidation(s, v)
 	case MarkerDefault:
 		return setDefault(s, m)
 	}
