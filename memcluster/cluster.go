@@ -280,8 +280,9 @@ func (c *Cluster) create(gvr schema.GroupVersionResource, ns string, obj *unstru
 	if sub != "" {
 		return nil, apierrors.NewMethodNotSupported(gvr.GroupResource(), "create "+sub)
 	}
-	if len(opts.DryRun) > 0 {
-		return nil, apierrors.NewBadRequest("dry run is not supported by the demo cluster")
+	dry, err := isDryRun(opts.DryRun)
+	if err != nil {
+		return nil, err
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -309,18 +310,19 @@ func (c *Cluster) create(gvr schema.GroupVersionResource, ns string, obj *unstru
 	if err != nil {
 		return nil, err
 	}
-	out, err := c.insertLocked(k, merged.(*unstructured.Unstructured))
+	out, err := c.insertLocked(k, merged.(*unstructured.Unstructured), dry)
 	if err != nil {
 		return nil, err
 	}
-	c.writes[managerName(opts.FieldManager)]++
+	c.countLocked(managerName(opts.FieldManager), dry)
 	return out, nil
 }
 
 // update replaces an object (main resource or status subresource).
 func (c *Cluster) update(gvr schema.GroupVersionResource, ns string, obj *unstructured.Unstructured, opts metav1.UpdateOptions, sub string) (*unstructured.Unstructured, error) {
-	if len(opts.DryRun) > 0 {
-		return nil, apierrors.NewBadRequest("dry run is not supported by the demo cluster")
+	dry, err := isDryRun(opts.DryRun)
+	if err != nil {
+		return nil, err
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -342,12 +344,12 @@ func (c *Cluster) update(gvr schema.GroupVersionResource, ns string, obj *unstru
 	if rv := obj.GetResourceVersion(); rv != "" && rv != old.GetResourceVersion() {
 		return nil, conflict(gvr, obj.GetName())
 	}
-	return c.writeLocked(k, old, obj, opts.FieldManager, sub)
+	return c.writeLocked(k, old, obj, opts.FieldManager, sub, dry)
 }
 
 // writeLocked stores obj over old as an update by fieldManager, recording
 // managed fields the way the API server does (update and patch share it).
-func (c *Cluster) writeLocked(k *kindInfo, old, obj *unstructured.Unstructured, fieldManager, sub string) (*unstructured.Unstructured, error) {
+func (c *Cluster) writeLocked(k *kindInfo, old, obj *unstructured.Unstructured, fieldManager, sub string, dry bool) (*unstructured.Unstructured, error) {
 	mgr, err := c.managerLocked(k, sub)
 	if err != nil {
 		return nil, err
@@ -356,11 +358,11 @@ func (c *Cluster) writeLocked(k *kindInfo, old, obj *unstructured.Unstructured, 
 	if err != nil {
 		return nil, err
 	}
-	out, err := c.replaceLocked(k, old, merged.(*unstructured.Unstructured), sub)
+	out, err := c.replaceLocked(k, old, merged.(*unstructured.Unstructured), sub, dry)
 	if err != nil {
 		return nil, err
 	}
-	c.writes[managerName(fieldManager)]++
+	c.countLocked(managerName(fieldManager), dry)
 	return out, nil
 }
 
@@ -369,8 +371,9 @@ func (c *Cluster) apply(gvr schema.GroupVersionResource, ns, name string, applie
 	if opts.FieldManager == "" {
 		return nil, apierrors.NewBadRequest("PatchOptions.fieldManager is required for apply requests")
 	}
-	if len(opts.DryRun) > 0 {
-		return nil, apierrors.NewBadRequest("dry run is not supported by the demo cluster")
+	dry, err := isDryRun(opts.DryRun)
+	if err != nil {
+		return nil, err
 	}
 	if applied.GetName() == "" {
 		applied.SetName(name)
@@ -411,12 +414,12 @@ func (c *Cluster) apply(gvr schema.GroupVersionResource, ns, name string, applie
 			var out *unstructured.Unstructured
 			var err error
 			if old != nil {
-				out, err = c.replaceLocked(k, old, merged.(*unstructured.Unstructured), sub)
+				out, err = c.replaceLocked(k, old, merged.(*unstructured.Unstructured), sub, dry)
 			} else {
-				out, err = c.insertLocked(k, merged.(*unstructured.Unstructured))
+				out, err = c.insertLocked(k, merged.(*unstructured.Unstructured), dry)
 			}
 			if err == nil {
-				c.writes[opts.FieldManager]++
+				c.countLocked(opts.FieldManager, dry)
 			}
 			return out, err
 		}, nil
@@ -432,8 +435,9 @@ func (c *Cluster) patch(gvr schema.GroupVersionResource, ns, name string, pt typ
 		}
 		return c.apply(gvr, ns, name, applied, opts, sub)
 	}
-	if len(opts.DryRun) > 0 {
-		return nil, apierrors.NewBadRequest("dry run is not supported by the demo cluster")
+	dry, err := isDryRun(opts.DryRun)
+	if err != nil {
+		return nil, err
 	}
 	return c.modify(gvr, ns, name, sub, func(k *kindInfo, mgr *managedfields.FieldManager, cur *stored) (func() (*unstructured.Unstructured, error), error) {
 		if _, err := c.scopeLocked(k, ns); err != nil {
@@ -462,9 +466,9 @@ func (c *Cluster) patch(gvr schema.GroupVersionResource, ns, name string, pt typ
 			return nil, err
 		}
 		return func() (*unstructured.Unstructured, error) {
-			out, err := c.replaceLocked(k, old, merged.(*unstructured.Unstructured), sub)
+			out, err := c.replaceLocked(k, old, merged.(*unstructured.Unstructured), sub, dry)
 			if err == nil {
-				c.writes[managerName(opts.FieldManager)]++
+				c.countLocked(managerName(opts.FieldManager), dry)
 			}
 			return out, err
 		}, nil
@@ -516,8 +520,9 @@ func (c *Cluster) modify(gvr schema.GroupVersionResource, ns, name, sub string,
 
 // delete removes an object, or marks it deleting while finalizers remain.
 func (c *Cluster) delete(gvr schema.GroupVersionResource, ns, name string, opts metav1.DeleteOptions) error {
-	if len(opts.DryRun) > 0 {
-		return apierrors.NewBadRequest("dry run is not supported by the demo cluster")
+	dry, err := isDryRun(opts.DryRun)
+	if err != nil {
+		return err
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -543,6 +548,9 @@ func (c *Cluster) delete(gvr schema.GroupVersionResource, ns, name string, opts 
 			return apierrors.NewConflict(gvr.GroupResource(), name, fmt.Errorf("precondition failed: ResourceVersion in precondition: %s, ResourceVersion in object meta: %s", *p.ResourceVersion, old.GetResourceVersion()))
 		}
 	}
+	if dry {
+		return nil // checked as the delete would be; nothing removed or marked
+	}
 	if len(old.GetFinalizers()) == 0 {
 		if err := c.removeLocked(k, old); err != nil {
 			return err
@@ -563,8 +571,9 @@ func (c *Cluster) delete(gvr schema.GroupVersionResource, ns, name string, opts 
 	return c.storeLocked(k, obj)
 }
 
-// insertLocked stores a new object with the metadata the API server sets.
-func (c *Cluster) insertLocked(k *kindInfo, obj *unstructured.Unstructured) (*unstructured.Unstructured, error) {
+// insertLocked stores a new object with the metadata the API server sets
+// (dry: only returns it, as a dry run's answer, with no resourceVersion).
+func (c *Cluster) insertLocked(k *kindInfo, obj *unstructured.Unstructured, dry bool) (*unstructured.Unstructured, error) {
 	if obj.GetName() == "" {
 		return nil, apierrors.NewBadRequest(fmt.Sprintf("%s: metadata.name is required", k.gvk.Kind))
 	}
@@ -584,9 +593,12 @@ func (c *Cluster) insertLocked(k *kindInfo, obj *unstructured.Unstructured) (*un
 		return nil, err
 	}
 	if k.gvr == crdGVR {
-		if err := c.learnCRDLocked(obj); err != nil {
+		if err := c.learnCRDLocked(obj, dry); err != nil {
 			return nil, err
 		}
+	}
+	if dry {
+		return obj, nil
 	}
 	if err := c.storeLocked(k, obj); err != nil {
 		return nil, err
@@ -596,8 +608,9 @@ func (c *Cluster) insertLocked(k *kindInfo, obj *unstructured.Unstructured) (*un
 
 // replaceLocked stores an updated object, keeping what the request may not
 // change (identity, the other half of a status subresource) and bumping the
-// generation on spec changes.
-func (c *Cluster) replaceLocked(k *kindInfo, old, obj *unstructured.Unstructured, sub string) (*unstructured.Unstructured, error) {
+// generation on spec changes (dry: only returns it, as a dry run's answer,
+// with the stored resourceVersion).
+func (c *Cluster) replaceLocked(k *kindInfo, old, obj *unstructured.Unstructured, sub string, dry bool) (*unstructured.Unstructured, error) {
 	switch sub {
 	case "":
 		if k.status {
@@ -638,7 +651,7 @@ func (c *Cluster) replaceLocked(k *kindInfo, old, obj *unstructured.Unstructured
 		obj.SetGeneration(old.GetGeneration() + 1)
 	}
 	if k.gvr == crdGVR && sub == "" {
-		if err := c.learnCRDLocked(obj); err != nil {
+		if err := c.learnCRDLocked(obj, dry); err != nil {
 			return nil, err
 		}
 	}
@@ -646,6 +659,9 @@ func (c *Cluster) replaceLocked(k *kindInfo, old, obj *unstructured.Unstructured
 		// A no-op write changes nothing, not even the resourceVersion, and
 		// sends no event: as on a real server.
 		return old, nil
+	}
+	if dry {
+		return obj, nil
 	}
 	if obj.GetDeletionTimestamp() != nil && len(obj.GetFinalizers()) == 0 {
 		if err := c.removeLocked(k, old); err != nil {
@@ -786,6 +802,25 @@ func (c *Cluster) managerLocked(k *kindInfo, sub string) (*managedfields.FieldMa
 	}
 	c.managers[mk] = m
 	return m, nil
+}
+
+// isDryRun reads a write's dryRun option as the API server does: "All" or
+// nothing.
+func isDryRun(values []string) (bool, error) {
+	switch {
+	case len(values) == 0:
+		return false, nil
+	case len(values) == 1 && values[0] == metav1.DryRunAll:
+		return true, nil
+	}
+	return false, apierrors.NewBadRequest(fmt.Sprintf("dryRun: unsupported value %q: supported values: %q", values, metav1.DryRunAll))
+}
+
+// countLocked counts a write that succeeded; a dry run wrote nothing.
+func (c *Cluster) countLocked(manager string, dry bool) {
+	if !dry {
+		c.writes[manager]++
+	}
 }
 
 func managerName(m string) string {

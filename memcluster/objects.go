@@ -107,7 +107,8 @@ func resetFields(k *kindInfo, sub string) map[fieldpath.APIVersion]fieldpath.Fil
 
 // learnCRDLocked serves the kinds a CustomResourceDefinition defines and
 // marks it Established, so waiters see it ready in the write's response.
-func (c *Cluster) learnCRDLocked(obj *unstructured.Unstructured) error {
+// A dry run (dry) checks the definition and serves nothing.
+func (c *Cluster) learnCRDLocked(obj *unstructured.Unstructured, dry bool) error {
 	crd := &apiextensionsv1.CustomResourceDefinition{}
 	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(obj.Object, crd); err != nil {
 		return apierrors.NewBadRequest(fmt.Sprintf("CustomResourceDefinition %q: %v", obj.GetName(), err))
@@ -135,7 +136,7 @@ func (c *Cluster) learnCRDLocked(obj *unstructured.Unstructured) error {
 		if v.Storage {
 			stored = append(stored, v.Name)
 		}
-		if !v.Served {
+		if !v.Served || dry {
 			continue
 		}
 		gv := schema.GroupVersion{Group: crd.Spec.Group, Version: v.Name}
