@@ -657,3 +657,24 @@ func TestConcurrentWritesLoseNothing(t *testing.T) {
 		t.Errorf("%d managedFields entries, want %d appliers and the patcher", managers, writers)
 	}
 }
+
+// A mapping asked without a version finds the kind in any version its
+// group serves, as discovery's mapper does: the reconciler maps the kinds
+// an instance's inventory records that way, and in the demo found none, so
+// a plan (and an apply) that drops a resource pruned nothing (#38).
+func TestRESTMappingWithoutVersion(t *testing.T) {
+	c := New(Options{})
+	for _, gk := range []schema.GroupKind{{Group: "networking.k8s.io", Kind: "Ingress"}, {Kind: "ConfigMap"}, {Group: "apps", Kind: "Deployment"}} {
+		m, err := c.RESTMapper().RESTMapping(gk)
+		if err != nil {
+			t.Errorf("RESTMapping(%s): %v", gk, err)
+			continue
+		}
+		if m.Resource.Version != "v1" {
+			t.Errorf("RESTMapping(%s) = %s, want version v1", gk, m.Resource)
+		}
+	}
+	if _, err := c.RESTMapper().RESTMapping(schema.GroupKind{Group: "example.com", Kind: "Widget"}); err == nil {
+		t.Error("RESTMapping of an unknown kind: no error")
+	}
+}
