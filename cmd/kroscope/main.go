@@ -8,6 +8,7 @@ import (
 	"os"
 	"syscall"
 
+	"github.com/go-logr/logr"
 	"github.com/spf13/cobra"
 
 	// For its init: long-running commands keep resident only the binary
@@ -32,6 +33,11 @@ var kubeFlags = newKubeConnFlags()
 
 func init() {
 	kubeFlags.AddFlags(rootCmd.PersistentFlags())
+	// No library line reaches a user: client-go's klog lines ("Unhandled
+	// Error" from discovery, throttling, warnings) repeat what the command
+	// reports in its own words. The TUI, run and demo route them to their
+	// own logs instead.
+	rootCmd.PersistentPreRun = func(*cobra.Command, []string) { routeLibraryLogs(logr.Discard()) }
 }
 
 func main() {

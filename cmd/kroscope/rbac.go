@@ -106,24 +106,17 @@ func runRBAC(cmd *cobra.Command, args []string, o rbacOptions) error {
 // none (files are then resolved by convention); required says the cluster
 // is where the graphs come from.
 func rbacClients(cmd *cobra.Command, required bool) *client.Set {
-	cfg, err := kubeFlags.ToRESTConfig()
+	conn, err := connectFlags()
+	if err == nil {
+		err = conn.reach()
+	}
 	if err != nil {
 		if required {
-			fmt.Fprintf(cmd.ErrOrStderr(), "loading kubeconfig: %v\n", err)
+			fmt.Fprintln(cmd.ErrOrStderr(), err)
 		}
 		return nil
 	}
-	set, err := client.NewSet(cfg)
-	if err != nil {
-		return nil
-	}
-	if _, err := set.Discovery().ServerVersion(); err != nil {
-		if required {
-			fmt.Fprintf(cmd.ErrOrStderr(), "cluster not reachable: %v\n", err)
-		}
-		return nil
-	}
-	return set
+	return conn.set
 }
 
 // clusterGraphs builds the cluster's graphs as the engine would serve them.

@@ -56,16 +56,17 @@ func (f *schemaFlags) typing(cmd *cobra.Command) (typing, error) {
 		if !f.builtin {
 			return typing{}, nil
 		}
-		cfg, err := kubeFlags.ToRESTConfig()
-		if err != nil {
-			return typing{}, fmt.Errorf("loading kubeconfig: %w", err)
+		// A cluster named but not reached is an error (1), not every graph
+		// invalid (2).
+		conn, err := connectFlags()
+		if err == nil {
+			err = conn.reach()
 		}
-		set, err := client.NewSet(cfg)
 		if err != nil {
 			return typing{}, err
 		}
-		r := sourcedResolver{graph.NewCachedSchemaResolver(set.Discovery(), 0), "the API of " + cfg.Host}
-		return typing{opts: []graph.Option{graph.WithSchemaResolver(r)}, check: crdDryRun(set)}, nil
+		r := sourcedResolver{graph.NewCachedSchemaResolver(conn.set.Discovery(), 0), "the API of " + conn.cfg.Host}
+		return typing{opts: []graph.Option{graph.WithSchemaResolver(r)}, check: crdDryRun(conn.set)}, nil
 	}
 	s, err := builtinschemas.For(f.kubeVersion)
 	if err != nil {
