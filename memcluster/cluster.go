@@ -46,6 +46,11 @@ type Options struct {
 	// EventLog bounds how many past watch events are kept so watches can
 	// resume from an older resourceVersion (default 50000).
 	EventLog int
+	// StableUIDs derives each object's UID from its resource, namespace,
+	// name and how many objects had that name before it, instead of a
+	// random one: a run that makes the same objects makes the same UIDs
+	// (render's output is reproducible, owner references included).
+	StableUIDs bool
 	// EventLogBytes bounds the encoded size of the objects the logged
 	// events hold (default 16 MiB). A watch from an older resourceVersion
 	// is answered 410 Gone and its client relists, as from a real API
@@ -80,7 +85,10 @@ type Cluster struct {
 	rnd      *rand.Rand
 
 	writes map[string]int64 // by field manager, for tests and figures
-	now    func() time.Time
+	// made counts the objects created at each name, for StableUIDs (nil
+	// without it).
+	made map[string]int
+	now  func() time.Time
 }
 
 type managerKey struct {
@@ -115,6 +123,9 @@ func New(opts Options) *Cluster {
 		rnd:           rand.New(rand.NewSource(seed)),
 		writes:        map[string]int64{},
 		now:           time.Now,
+	}
+	if opts.StableUIDs {
+		c.made = map[string]int{}
 	}
 	for _, k := range builtinKinds {
 		c.addKindLocked(k)
@@ -585,7 +596,7 @@ func (c *Cluster) insertLocked(k *kindInfo, obj *unstructured.Unstructured, dry 
 			return nil, apierrors.NewNotFound(nsGVR.GroupResource(), obj.GetNamespace())
 		}
 	}
-	obj.SetUID(types.UID(uuid.NewString()))
+	obj.SetUID(c.newUIDLocked(k, obj))
 	obj.SetCreationTimestamp(metav1.NewTime(c.now()))
 	obj.SetDeletionTimestamp(nil)
 	obj.SetGeneration(1)
@@ -604,6 +615,17 @@ func (c *Cluster) insertLocked(k *kindInfo, obj *unstructured.Unstructured, dry 
 		return nil, err
 	}
 	return obj, nil // stored encoded: obj is the caller's
+}
+
+// newUIDLocked is a new object's UID: random, or with StableUIDs derived
+// from where it is and how many objects were made there before.
+func (c *Cluster) newUIDLocked(k *kindInfo, obj *unstructured.Unstructured) types.UID {
+	if c.made == nil {
+		return types.UID(uuid.NewString())
+	}
+	at := k.gvr.String() + "/" + obj.GetNamespace() + "/" + obj.GetName()
+	c.made[at]++
+	return types.UID(uuid.NewSHA1(uuid.NameSpaceURL, []byte(at+"#"+strconv.Itoa(c.made[at]))).String())
 }
 
 // replaceLocked stores an updated object, keeping what the request may not

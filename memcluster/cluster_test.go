@@ -678,3 +678,33 @@ func TestRESTMappingWithoutVersion(t *testing.T) {
 		t.Error("RESTMapping of an unknown kind: no error")
 	}
 }
+
+// With StableUIDs two clusters that make the same objects give them the
+// same UIDs, and an object made again at a name gets a new one (render's
+// output is reproducible: #38).
+func TestStableUIDs(t *testing.T) {
+	ctx := context.Background()
+	uids := func() []types.UID {
+		c := New(Options{StableUIDs: true})
+		d := c.Dynamic().Resource(deployGVR).Namespace("default")
+		var out []types.UID
+		for range 2 {
+			u, err := d.Create(ctx, mustYAML(t, deployYAML), metav1.CreateOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			out = append(out, u.GetUID())
+			if err := d.Delete(ctx, "web", metav1.DeleteOptions{}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return out
+	}
+	a, b := uids(), uids()
+	if a[0] != b[0] || a[1] != b[1] {
+		t.Errorf("UIDs %v then %v, want the same", a, b)
+	}
+	if a[0] == a[1] {
+		t.Errorf("the object made again has the UID of the first: %s", a[0])
+	}
+}

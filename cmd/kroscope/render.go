@@ -1,9 +1,11 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -32,7 +34,10 @@ the embedded Kubernetes schemas), runs kroscope's reconciler for the instance
 over an empty in-memory cluster, and prints the children it creates, as YAML.
 Resources that wait for a status only a real controller writes, are skipped
 or fail are listed as comments at the end. Secret values are masked.
---set sets one field of the instance (spec.replicas=3); the value is YAML.`,
+--set sets one field of the instance (spec.replicas=3); the value is YAML.
+A file of several instances renders each, after a "# instance NAME" line.
+An instance that names no namespace is in -n, else "default". The output
+is the same on every run: UIDs are derived, not random.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if instanceFile == "" {
@@ -51,17 +56,17 @@ or fail are listed as comments at the end. Secret values are masked.
 			if err != nil {
 				return err
 			}
-			if len(gs) != 1 || len(insts) != 1 {
-				return fmt.Errorf("render takes one graph and one instance (found %d and %d)", len(gs), len(insts))
+			ns := ""
+			if f := cmd.Flags().Lookup("namespace"); f != nil && f.Changed {
+				ns = f.Value.String()
 			}
-			if err := setFields(insts[0], sets); err != nil {
-				return err
+			w := termtext.Writer(cmd.OutOrStdout())
+			for _, inst := range insts {
+				if err := renderOne(cmd.Context(), w, gs, inst, ns, sets, len(insts) > 1); err != nil {
+					return fmt.Errorf("%s: %w", instanceFile, err)
+				}
 			}
-			out, err := plan.Render(cmd.Context(), gs[0], insts[0])
-			if err != nil {
-				return fmt.Errorf("%s: %w", instanceFile, err)
-			}
-			return writeRendered(termtext.Writer(cmd.OutOrStdout()), out)
+			return nil
 		},
 	}
 	cmd.Flags().StringVarP(&instanceFile, "instance", "i", "", "instance file (YAML)")
@@ -71,6 +76,37 @@ or fail are listed as comments at the end. Secret values are masked.
 	addCELLimitFlags(cmd.Flags(), &limits)
 	addMaxFileSizeFlag(cmd.Flags(), &maxFileSize)
 	return cmd
+}
+
+// renderOne renders inst with the graph that serves its kind, in
+// namespace ns when it names none (an instance naming another is refused,
+// as kubectl refuses it), --set applied. named heads its children with
+// the instance's name, for a file of several.
+func renderOne(ctx context.Context, w io.Writer, gs []*graph.Graph, inst *unstructured.Unstructured, ns string, sets []string, named bool) error {
+	i := slices.IndexFunc(gs, func(g *graph.Graph) bool { return g.Instance.GVK.GroupKind() == inst.GroupVersionKind().GroupKind() })
+	if i < 0 {
+		return fmt.Errorf("instance %s is a %s, which none of the graphs serves", inst.GetName(), inst.GroupVersionKind().GroupKind())
+	}
+	switch {
+	case ns == "":
+	case inst.GetNamespace() == "":
+		inst.SetNamespace(ns)
+	case inst.GetNamespace() != ns:
+		return fmt.Errorf("instance %s names namespace %s, not -n %s", inst.GetName(), inst.GetNamespace(), ns)
+	}
+	if err := setFields(inst, sets); err != nil {
+		return err
+	}
+	out, err := plan.Render(ctx, gs[i], inst)
+	if err != nil {
+		return err
+	}
+	if named {
+		if _, err := fmt.Fprintf(w, "# instance %s\n", inst.GetName()); err != nil {
+			return err
+		}
+	}
+	return writeRendered(w, out)
 }
 
 // setFields applies --set PATH=VALUE to u: PATH is dotted from the
