@@ -64,6 +64,7 @@ cluster serves. Nothing is written. Exit status: 0 no changes, 2 changes,
 			return runPlan(cmd, args, f)
 		},
 	}
+	kubeFlags.AddFlags(cmd.Flags())
 	cmd.Flags().StringArrayVarP(&f.instanceFiles, "instance", "i", nil, "instance file (YAML); only these instances are planned, as edited")
 	cmd.Flags().StringVarP(&f.selector, "selector", "l", "", "label selector over the instances")
 	cmd.Flags().StringVarP(&f.output, "output", "o", "text", "output format: text or json")

@@ -61,6 +61,7 @@ of namespaced instances: docs/security.md) is named on stderr and left out.`,
 		},
 	}
 	fs := cmd.Flags()
+	kubeFlags.AddFlags(fs)
 	fs.StringVar(&o.bind, "bind", "", "also bind each ClusterRole to this ServiceAccount, NAMESPACE/NAME (e.g. kroscope-system/kroscope)")
 	fs.Var(&childKinds{&o.kinds}, "allow-child-kind", "print rules for graphs that create this sensitive kind too, as `kroscope run --allow-child-kind` would serve them (Kind.group, repeatable)")
 	addMaxFileSizeFlag(fs, &o.maxFileSize)

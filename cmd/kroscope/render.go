@@ -72,6 +72,7 @@ is the same on every run: UIDs are derived, not random.`,
 	cmd.Flags().StringVarP(&instanceFile, "instance", "i", "", "instance file (YAML)")
 	cmd.Flags().StringArrayVar(&sets, "set", nil, "set a field of the instance: PATH=VALUE (spec.replicas=3), VALUE in YAML")
 	schemas = addSchemaFlags(cmd.Flags())
+	kubeFlags.AddNamed(cmd.Flags(), "namespace")
 	addCELOmitFlag(cmd.Flags(), &celOmit)
 	addCELLimitFlags(cmd.Flags(), &limits)
 	addMaxFileSizeFlag(cmd.Flags(), &maxFileSize)
