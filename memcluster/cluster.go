@@ -297,12 +297,8 @@ func (c *Cluster) create(gvr schema.GroupVersionResource, ns string, obj *unstru
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	k, err := c.kindLocked(gvr)
+	k, obj, err := c.requestLocked(gvr, ns, obj)
 	if err != nil {
-		return nil, err
-	}
-	obj = obj.DeepCopy()
-	if err := c.checkTypeLocked(k, obj, ns); err != nil {
 		return nil, err
 	}
 	if obj.GetName() == "" && obj.GetGenerateName() != "" {
@@ -329,6 +325,21 @@ func (c *Cluster) create(gvr schema.GroupVersionResource, ns string, obj *unstru
 	return out, nil
 }
 
+// requestLocked is what a create and an update start with: the kind
+// served at gvr, and the caller's obj copied and checked against it (its
+// apiVersion, kind and namespace filled in).
+func (c *Cluster) requestLocked(gvr schema.GroupVersionResource, ns string, obj *unstructured.Unstructured) (*kindInfo, *unstructured.Unstructured, error) {
+	k, err := c.kindLocked(gvr)
+	if err != nil {
+		return nil, nil, err
+	}
+	obj = obj.DeepCopy()
+	if err := c.checkTypeLocked(k, obj, ns); err != nil {
+		return nil, nil, err
+	}
+	return k, obj, nil
+}
+
 // update replaces an object (main resource or status subresource).
 func (c *Cluster) update(gvr schema.GroupVersionResource, ns string, obj *unstructured.Unstructured, opts metav1.UpdateOptions, sub string) (*unstructured.Unstructured, error) {
 	dry, err := isDryRun(opts.DryRun)
@@ -337,12 +348,8 @@ func (c *Cluster) update(gvr schema.GroupVersionResource, ns string, obj *unstru
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	k, err := c.kindLocked(gvr)
+	k, obj, err := c.requestLocked(gvr, ns, obj)
 	if err != nil {
-		return nil, err
-	}
-	obj = obj.DeepCopy()
-	if err := c.checkTypeLocked(k, obj, ns); err != nil {
 		return nil, err
 	}
 	old, ok, err := c.lookupLocked(k, key(obj))
@@ -789,7 +796,7 @@ func (c *Cluster) collectOrphansLocked(uid types.UID) {
 // checkTypeLocked verifies the object's apiVersion, kind and namespace
 // against the resource it is written to, filling in what is missing.
 func (c *Cluster) checkTypeLocked(k *kindInfo, obj *unstructured.Unstructured, ns string) error {
-	normalizeNumbers(obj.Object)
+	NormalizeNumbers(obj.Object)
 	if obj.GetAPIVersion() == "" && obj.GetKind() == "" {
 		obj.SetGroupVersionKind(k.gvk)
 	}

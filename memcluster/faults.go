@@ -57,28 +57,34 @@ type faultyResource struct {
 	gvr schema.GroupVersionResource
 }
 
+// with is ri, a namespace of r or r itself (a cluster-scoped resource, or
+// every namespace), with r's writes failing as a namespace's do.
+func (r faultyResource) with(ri dynamic.ResourceInterface) faultyNamespaced {
+	return faultyNamespaced{ResourceInterface: ri, c: r.c, gvr: r.gvr}
+}
+
 func (r faultyResource) Namespace(ns string) dynamic.ResourceInterface {
-	return faultyNamespaced{ResourceInterface: r.NamespaceableResourceInterface.Namespace(ns), c: r.c, gvr: r.gvr}
+	return r.with(r.NamespaceableResourceInterface.Namespace(ns))
 }
 
 func (r faultyResource) Create(ctx context.Context, obj *unstructured.Unstructured, opts metav1.CreateOptions, subs ...string) (*unstructured.Unstructured, error) {
-	return faultyNamespaced{ResourceInterface: r.NamespaceableResourceInterface, c: r.c, gvr: r.gvr}.Create(ctx, obj, opts, subs...)
+	return r.with(r.NamespaceableResourceInterface).Create(ctx, obj, opts, subs...)
 }
 
 func (r faultyResource) Update(ctx context.Context, obj *unstructured.Unstructured, opts metav1.UpdateOptions, subs ...string) (*unstructured.Unstructured, error) {
-	return faultyNamespaced{ResourceInterface: r.NamespaceableResourceInterface, c: r.c, gvr: r.gvr}.Update(ctx, obj, opts, subs...)
+	return r.with(r.NamespaceableResourceInterface).Update(ctx, obj, opts, subs...)
 }
 
 func (r faultyResource) Delete(ctx context.Context, name string, opts metav1.DeleteOptions, subs ...string) error {
-	return faultyNamespaced{ResourceInterface: r.NamespaceableResourceInterface, c: r.c, gvr: r.gvr}.Delete(ctx, name, opts, subs...)
+	return r.with(r.NamespaceableResourceInterface).Delete(ctx, name, opts, subs...)
 }
 
 func (r faultyResource) Patch(ctx context.Context, name string, pt types.PatchType, data []byte, opts metav1.PatchOptions, subs ...string) (*unstructured.Unstructured, error) {
-	return faultyNamespaced{ResourceInterface: r.NamespaceableResourceInterface, c: r.c, gvr: r.gvr}.Patch(ctx, name, pt, data, opts, subs...)
+	return r.with(r.NamespaceableResourceInterface).Patch(ctx, name, pt, data, opts, subs...)
 }
 
 func (r faultyResource) Apply(ctx context.Context, name string, obj *unstructured.Unstructured, opts metav1.ApplyOptions, subs ...string) (*unstructured.Unstructured, error) {
-	return faultyNamespaced{ResourceInterface: r.NamespaceableResourceInterface, c: r.c, gvr: r.gvr}.Apply(ctx, name, obj, opts, subs...)
+	return r.with(r.NamespaceableResourceInterface).Apply(ctx, name, obj, opts, subs...)
 }
 
 type faultyNamespaced struct {
