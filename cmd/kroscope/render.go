@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/yaml"
 
+	"github.com/kroscope/kroscope/memcluster"
 	"github.com/kroscope/kroscope/plan"
 	"github.com/kroscope/kroscope/reconciler/graph"
 	"github.com/kroscope/kroscope/termtext"
@@ -126,31 +127,11 @@ func setFields(u *unstructured.Unstructured, sets []string) error {
 		if err := yaml.Unmarshal([]byte(raw), &v); err != nil {
 			return fmt.Errorf("--set %q: value: %w", s, err)
 		}
-		if err := unstructured.SetNestedField(u.Object, jsonValue(v), fields...); err != nil {
+		if err := unstructured.SetNestedField(u.Object, memcluster.NormalizeNumbers(v), fields...); err != nil {
 			return fmt.Errorf("--set %q: %w", s, err)
 		}
 	}
 	return nil
-}
-
-// jsonValue turns sigs.k8s.io/yaml's float64 for whole numbers into int64,
-// as an instance read from the API server holds them.
-func jsonValue(v any) any {
-	switch x := v.(type) {
-	case float64:
-		if x == float64(int64(x)) {
-			return int64(x)
-		}
-	case map[string]any:
-		for k, e := range x {
-			x[k] = jsonValue(e)
-		}
-	case []any:
-		for i, e := range x {
-			x[i] = jsonValue(e)
-		}
-	}
-	return v
 }
 
 func writeRendered(w io.Writer, r *plan.Rendered) error {
