@@ -53,6 +53,22 @@ func addEngineFlags(fs *pflag.FlagSet, o *engine.Options) {
 	fs.DurationVar(&o.ReconcileConfig.DeletionGraceTimeDuration, "deletion-grace-time", 0, "report a child that is still there this long after its deletion (0: the reconciler's default)")
 }
 
+// buildFlags are the flags of every command that builds graphs from
+// files (graph, validate, render, plan, rbac): how big a file may be, how
+// CEL is bounded, whether omit() is allowed.
+type buildFlags struct {
+	maxFileSize int64
+	limits      graph.Limits
+	celOmit     bool
+}
+
+// add registers them on fs.
+func (b *buildFlags) add(fs *pflag.FlagSet) {
+	addMaxFileSizeFlag(fs, &b.maxFileSize)
+	addCELLimitFlags(fs, &b.limits)
+	addCELOmitFlag(fs, &b.celOmit)
+}
+
 // addCELOmitFlag registers --enable-cel-omit, kro's CELOmitFunction
 // feature gate, on every command that builds graphs.
 func addCELOmitFlag(fs *pflag.FlagSet, v *bool) {

@@ -34,9 +34,7 @@ type planFlags struct {
 	instanceFiles []string
 	selector      string
 	output        string
-	celOmit       bool
-	limits        graph.Limits
-	maxFileSize   int64
+	buildFlags
 }
 
 func newPlanCmd() *cobra.Command {
@@ -68,9 +66,7 @@ cluster serves. Nothing is written. Exit status: 0 no changes, 2 changes,
 	cmd.Flags().StringArrayVarP(&f.instanceFiles, "instance", "i", nil, "instance file (YAML); only these instances are planned, as edited")
 	cmd.Flags().StringVarP(&f.selector, "selector", "l", "", "label selector over the instances")
 	cmd.Flags().StringVarP(&f.output, "output", "o", "text", "output format: text or json")
-	addCELOmitFlag(cmd.Flags(), &f.celOmit)
-	addCELLimitFlags(cmd.Flags(), &f.limits)
-	addMaxFileSizeFlag(cmd.Flags(), &f.maxFileSize)
+	f.add(cmd.Flags())
 	return cmd
 }
 
@@ -102,7 +98,7 @@ func runPlan(cmd *cobra.Command, args []string, f planFlags) error {
 	}
 	var gs []*graph.Graph
 	if len(args) > 0 {
-		if gs, err = loadAndBuild(cmd, args, termtext.Writer(cmd.ErrOrStderr()), f.maxFileSize, f.limits, typing{}, opts...); err != nil {
+		if gs, err = loadAndBuild(cmd, args, termtext.Writer(cmd.ErrOrStderr()), f.buildFlags, typing{}, opts...); err != nil {
 			// Wrapped: an invalid graph is an error (1), not validate's 2,
 			// which a plan uses for "changes".
 			return fmt.Errorf("%w", err)

@@ -22,11 +22,9 @@ import (
 
 // rbacOptions are `kroscope rbac`'s flags.
 type rbacOptions struct {
-	bind        string // NAMESPACE/NAME of a ServiceAccount to bind each role to
-	maxFileSize int64
-	limits      graph.Limits
-	celOmit     bool
-	kinds       []schema.GroupKind // --allow-child-kind
+	bind  string             // NAMESPACE/NAME of a ServiceAccount to bind each role to
+	kinds []schema.GroupKind // --allow-child-kind
+	buildFlags
 }
 
 func newRBACCmd() *cobra.Command {
@@ -64,9 +62,7 @@ of namespaced instances: docs/security.md) is named on stderr and left out.`,
 	kubeFlags.AddFlags(fs)
 	fs.StringVar(&o.bind, "bind", "", "also bind each ClusterRole to this ServiceAccount, NAMESPACE/NAME (e.g. kroscope-system/kroscope)")
 	fs.Var(&childKinds{&o.kinds}, "allow-child-kind", "print rules for graphs that create this sensitive kind too, as `kroscope run --allow-child-kind` would serve them (Kind.group, repeatable)")
-	addMaxFileSizeFlag(fs, &o.maxFileSize)
-	addCELLimitFlags(fs, &o.limits)
-	addCELOmitFlag(fs, &o.celOmit)
+	o.add(fs)
 	return cmd
 }
 
@@ -86,7 +82,7 @@ func runRBAC(cmd *cobra.Command, args []string, o rbacOptions) error {
 	var buildErr error
 	if len(args) > 0 {
 		var rgds []*graph.ResourceGraphDefinition
-		gs, rgds, buildErr = loadAndBuildDefinitions(cmd, args, errOut, o.maxFileSize, o.limits, typing{}, opts...)
+		gs, rgds, buildErr = loadAndBuildDefinitions(cmd, args, errOut, o.buildFlags, typing{}, opts...)
 		for _, rgd := range rgds {
 			grants = append(grants, source.Update{RGD: rgd}.AnyNamespace())
 		}

@@ -23,9 +23,7 @@ func newRenderCmd() *cobra.Command {
 		instanceFile string
 		sets         []string
 		schemas      *schemaFlags
-		celOmit      bool
-		limits       graph.Limits
-		maxFileSize  int64
+		bf           buildFlags
 	)
 	cmd := &cobra.Command{
 		Use:   "render GRAPH_FILE -i INSTANCE_FILE [--set spec.x=y]...",
@@ -49,11 +47,11 @@ is the same on every run: UIDs are derived, not random.`,
 			if err != nil {
 				return err
 			}
-			gs, err := loadAndBuild(cmd, args, errOut, maxFileSize, limits, ty, graph.WithCELOmit(celOmit))
+			gs, err := loadAndBuild(cmd, args, errOut, bf, ty)
 			if err != nil {
 				return err
 			}
-			insts, err := plan.ReadObjects([]string{instanceFile}, maxFileSize)
+			insts, err := plan.ReadObjects([]string{instanceFile}, bf.maxFileSize)
 			if err != nil {
 				return err
 			}
@@ -74,9 +72,7 @@ is the same on every run: UIDs are derived, not random.`,
 	cmd.Flags().StringArrayVar(&sets, "set", nil, "set a field of the instance: PATH=VALUE (spec.replicas=3), VALUE in YAML")
 	schemas = addSchemaFlags(cmd.Flags())
 	kubeFlags.AddNamed(cmd.Flags(), "namespace")
-	addCELOmitFlag(cmd.Flags(), &celOmit)
-	addCELLimitFlags(cmd.Flags(), &limits)
-	addMaxFileSizeFlag(cmd.Flags(), &maxFileSize)
+	bf.add(cmd.Flags())
 	return cmd
 }
 
