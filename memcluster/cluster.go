@@ -291,13 +291,9 @@ func (c *Cluster) create(gvr schema.GroupVersionResource, ns string, obj *unstru
 	if sub != "" {
 		return nil, apierrors.NewMethodNotSupported(gvr.GroupResource(), "create "+sub)
 	}
-	dry, err := isDryRun(opts.DryRun)
-	if err != nil {
-		return nil, err
-	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	k, obj, err := c.requestLocked(gvr, ns, obj)
+	k, obj, dry, err := c.requestLocked(gvr, ns, obj, opts.DryRun)
 	if err != nil {
 		return nil, err
 	}
@@ -326,29 +322,29 @@ func (c *Cluster) create(gvr schema.GroupVersionResource, ns string, obj *unstru
 }
 
 // requestLocked is what a create and an update start with: the kind
-// served at gvr, and the caller's obj copied and checked against it (its
-// apiVersion, kind and namespace filled in).
-func (c *Cluster) requestLocked(gvr schema.GroupVersionResource, ns string, obj *unstructured.Unstructured) (*kindInfo, *unstructured.Unstructured, error) {
+// served at gvr, the caller's obj copied and checked against it (its
+// apiVersion, kind and namespace filled in), and whether it is a dry run.
+func (c *Cluster) requestLocked(gvr schema.GroupVersionResource, ns string, obj *unstructured.Unstructured, dryRun []string) (*kindInfo, *unstructured.Unstructured, bool, error) {
+	dry, err := isDryRun(dryRun)
+	if err != nil {
+		return nil, nil, false, err
+	}
 	k, err := c.kindLocked(gvr)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, false, err
 	}
 	obj = obj.DeepCopy()
 	if err := c.checkTypeLocked(k, obj, ns); err != nil {
-		return nil, nil, err
+		return nil, nil, false, err
 	}
-	return k, obj, nil
+	return k, obj, dry, nil
 }
 
 // update replaces an object (main resource or status subresource).
 func (c *Cluster) update(gvr schema.GroupVersionResource, ns string, obj *unstructured.Unstructured, opts metav1.UpdateOptions, sub string) (*unstructured.Unstructured, error) {
-	dry, err := isDryRun(opts.DryRun)
-	if err != nil {
-		return nil, err
-	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	k, obj, err := c.requestLocked(gvr, ns, obj)
+	k, obj, dry, err := c.requestLocked(gvr, ns, obj, opts.DryRun)
 	if err != nil {
 		return nil, err
 	}
