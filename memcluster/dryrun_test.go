@@ -141,7 +141,15 @@ func TestDryRunAnswersOnTheAPIServer(t *testing.T) {
 	ctx := context.Background()
 	crds := d.Resource(crdGVR)
 	crd := webappCRD(t)
-	if _, err := crds.Create(ctx, crd, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+	// Another test's CRD of the same name may still be on its way out:
+	// created only once it is gone.
+	if err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
+		_, err := crds.Create(ctx, crd, metav1.CreateOptions{})
+		if apierrors.IsAlreadyExists(err) || apierrors.IsConflict(err) {
+			return false, nil // "object is being deleted"
+		}
+		return true, err
+	}); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = crds.Delete(context.Background(), crd.GetName(), metav1.DeleteOptions{}) })
