@@ -1,17 +1,11 @@
 package demo
 
 import (
-	"context"
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
-	"github.com/go-logr/logr"
-
-	"github.com/kroscope/kroscope/engine"
 	"github.com/kroscope/kroscope/plan"
-	"github.com/kroscope/kroscope/reconciler"
 	"github.com/kroscope/kroscope/test/prereq"
 )
 
@@ -20,26 +14,10 @@ import (
 // the demo's shop and blog gives the diffs the documented plan on a real
 // API server gives.
 func TestPlanOnTheDemo(t *testing.T) {
-	d, err := New(Options{Examples: []string{"webapp"}, Log: logr.Discard()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	e, err := engine.New(d.EngineOptions(2, logr.Discard()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	engineDone, demoDone := make(chan error, 1), make(chan error, 1)
-	go func() { engineDone <- e.Run(ctx) }()
-	go func() { demoDone <- d.Run(ctx) }()
-	defer func() {
-		cancel()
-		<-engineDone
-		<-demoDone
-	}()
-	waitActive(t, e, 2)
+	_, e := startDemo(t, 2, "webapp")
+	watchStates(t, e, "the start", func() bool { return countActive(e) == 2 })
 
-	plans, err := e.Plan(ctx, filepath.Join(prereq.RepoRoot(), "test", "plan", "testdata", "webapp-v2.yaml"))
+	plans, err := e.Plan(t.Context(), filepath.Join(prereq.RepoRoot(), "test", "plan", "testdata", "webapp-v2.yaml"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -62,26 +40,5 @@ func TestPlanOnTheDemo(t *testing.T) {
 	}
 	if strings.Contains(text, "dry run") {
 		t.Errorf("the plan mentions dry runs:\n%s", text)
-	}
-}
-
-// waitActive waits until n instances are ACTIVE.
-func waitActive(t *testing.T, e *engine.Engine, n int) {
-	t.Helper()
-	deadline := time.Now().Add(2 * time.Minute)
-	for {
-		active := 0
-		for _, in := range e.Snapshot().Instances {
-			if in.State == reconciler.InstanceStateActive {
-				active++
-			}
-		}
-		if active >= n {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%d of %d instances ACTIVE after 2 minutes", active, n)
-		}
-		time.Sleep(50 * time.Millisecond)
 	}
 }

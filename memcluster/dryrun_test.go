@@ -10,10 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/dynamic"
-
-	"github.com/kroscope/kroscope/test/envtest"
 )
 
 var dryAll = []string{metav1.DryRunAll}
@@ -133,32 +130,8 @@ func TestFailRateSparesDryRuns(t *testing.T) {
 
 // The same dry runs on the real kube-apiserver give the same answers.
 func TestDryRunAnswersOnTheAPIServer(t *testing.T) {
-	env := envtest.Start(t)
-	d, err := dynamic.NewForConfig(env.Config)
-	if err != nil {
-		t.Fatal(err)
-	}
+	d := webappAPIServer(t)
 	ctx := context.Background()
-	crds := d.Resource(crdGVR)
-	crd := webappCRD(t)
-	// Another test's CRD of the same name may still be on its way out:
-	// created only once it is gone.
-	if err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
-		_, err := crds.Create(ctx, crd, metav1.CreateOptions{})
-		if apierrors.IsAlreadyExists(err) || apierrors.IsConflict(err) {
-			return false, nil // "object is being deleted"
-		}
-		return true, err
-	}); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = crds.Delete(context.Background(), crd.GetName(), metav1.DeleteOptions{}) })
-	if err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
-		_, err := d.Resource(webappGVR).Namespace("default").List(ctx, metav1.ListOptions{})
-		return err == nil, nil
-	}); err != nil {
-		t.Fatalf("the WebApp kind is not served: %v", err)
-	}
 	ns := "dryrun"
 	nsObj := mustYAML(t, `{apiVersion: v1, kind: Namespace, metadata: {name: dryrun}}`)
 	if _, err := d.Resource(nsGVR).Create(ctx, nsObj, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {

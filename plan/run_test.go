@@ -8,8 +8,6 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/kroscope/kroscope/memcluster"
-	"github.com/kroscope/kroscope/reconciler/graph"
-	"github.com/kroscope/kroscope/reconciler/graph/builtinschemas"
 )
 
 // An instance file that names no namespace is planned in FileNamespace,
@@ -18,14 +16,7 @@ import (
 // failure, exit status 2). The in-memory API server answers the dry runs.
 func TestInstanceFileTakesFileNamespace(t *testing.T) {
 	ctx := context.Background()
-	rgds, err := graph.Parse([]byte(renderGraph), "app.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	g, _, err := graph.NewBuilder(graph.WithSchemaResolver(graph.NewClientSchemaResolver(builtinschemas.Client(), 0))).Servable(rgds[0])
-	if err != nil {
-		t.Fatal(err)
-	}
+	g := renderAppGraph(t)
 	c := memcluster.New(memcluster.Options{Namespaces: []string{"team-a"}, Seed: 1})
 	crd, err := toUnstructured(g.Instance.CRD)
 	if err != nil {
