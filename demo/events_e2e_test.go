@@ -1,14 +1,10 @@
 package demo
 
 import (
-	"context"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/go-logr/logr"
-
-	"github.com/kroscope/kroscope/engine"
 	"github.com/kroscope/kroscope/engine/state"
 	"github.com/kroscope/kroscope/reconciler"
 )
@@ -17,23 +13,7 @@ import (
 // instance screen lists (the engine reads them through the dynamic client,
 // by involvedObject.uid).
 func TestInstanceScreenShowsRecordedEvents(t *testing.T) {
-	d, err := New(Options{Examples: []string{"webapp"}, Log: logr.Discard()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	e, err := engine.New(engine.Options{ClientSet: d.ClientSet(), WatchClusterRGDs: true, DisableLease: true, Log: logr.Discard()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	engineDone, demoDone := make(chan error, 1), make(chan error, 1)
-	go func() { engineDone <- e.Run(ctx) }()
-	go func() { demoDone <- d.Run(ctx) }()
-	defer func() {
-		cancel()
-		<-engineDone
-		<-demoDone
-	}()
+	_, e := startDemo(t, 0, "webapp")
 	var key state.InstanceKey
 	deadline := time.Now().Add(2 * time.Minute)
 	for key.Name == "" {
@@ -50,7 +30,7 @@ func TestInstanceScreenShowsRecordedEvents(t *testing.T) {
 	var events []state.Event
 	deadline = time.Now().Add(30 * time.Second)
 	for time.Now().Before(deadline) && len(events) == 0 { // the recorder writes asynchronously
-		det, err := e.InstanceDetail(ctx, key)
+		det, err := e.InstanceDetail(t.Context(), key)
 		if err != nil {
 			t.Fatal(err)
 		}

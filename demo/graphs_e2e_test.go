@@ -1,14 +1,10 @@
 package demo
 
 import (
-	"context"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/go-logr/logr"
-
-	"github.com/kroscope/kroscope/engine"
 	"github.com/kroscope/kroscope/engine/state"
 )
 
@@ -17,23 +13,7 @@ import (
 // state, kroscope's conditions and the instance counts; the engine lists
 // each RGD's Events without error.
 func TestDemoGraphsCarryTheirFacts(t *testing.T) {
-	d, err := New(Options{Examples: []string{"broken", "fanout", "runaway", "webapp"}, Log: logr.Discard()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	e, err := engine.New(d.EngineOptions(2, logr.Discard()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	engineDone, demoDone := make(chan error, 1), make(chan error, 1)
-	go func() { engineDone <- e.Run(ctx) }()
-	go func() { demoDone <- d.Run(ctx) }()
-	defer func() {
-		cancel()
-		<-engineDone
-		<-demoDone
-	}()
+	_, e := startDemo(t, 2, "broken", "fanout", "runaway", "webapp")
 	var graphs []state.Graph
 	for deadline := time.Now().Add(2 * time.Minute); ; time.Sleep(50 * time.Millisecond) {
 		graphs = e.Snapshot().Graphs
@@ -58,7 +38,7 @@ func TestDemoGraphsCarryTheirFacts(t *testing.T) {
 		if len(st.Conditions) != 5 || st.Conditions[4].Type != "Ready" || st.Conditions[4].Status != "True" {
 			t.Errorf("%s: conditions %+v", g.Name, st.Conditions)
 		}
-		if _, err := e.GraphEvents(ctx, g.Name); err != nil {
+		if _, err := e.GraphEvents(t.Context(), g.Name); err != nil {
 			t.Errorf("%s: Events: %v", g.Name, err)
 		}
 	}

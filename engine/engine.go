@@ -352,6 +352,19 @@ func unreachableHint(c state.Cluster) string {
 		"`kubectl get ns` with the same flags tells. Or try `kroscope demo`, which needs no cluster."
 }
 
+// Unreachable is what to tell a user whose first request to the API
+// server failed with err: a title and a hint, one wording for every
+// command (the TUI and run through connect, plan).
+func Unreachable(err error, c state.Cluster) (title, hint string) {
+	switch {
+	case apierrors.IsUnauthorized(err):
+		return "the API server rejected the credentials", "log in again or refresh the kubeconfig's token or certificate"
+	case apierrors.IsForbidden(err):
+		return "forbidden by the API server", "this user needs read access to the cluster (and write access to reconcile)"
+	}
+	return "cannot reach the API server", unreachableHint(c)
+}
+
 // connect asks the API server for its version (a clear error when it
 // cannot be reached or refuses the credentials) and whether it serves
 // kro's ResourceGraphDefinitions.
@@ -362,13 +375,8 @@ func (e *Engine) connect(ctx context.Context) (clusterRGDs bool, err error) {
 		return false, nil
 	}
 	if _, err := d.ServerVersion(); err != nil {
-		switch {
-		case apierrors.IsUnauthorized(err):
-			return false, e.fatal("the API server rejected the credentials", err, "log in again or refresh the kubeconfig's token or certificate")
-		case apierrors.IsForbidden(err):
-			return false, e.fatal("forbidden by the API server", err, "this user needs read access to the cluster (and write access to reconcile)")
-		}
-		return false, e.fatal("cannot reach the API server", err, unreachableHint(e.o.Cluster))
+		title, hint := Unreachable(err, e.o.Cluster)
+		return false, e.fatal(title, err, hint)
 	}
 	if !e.o.WatchClusterRGDs {
 		return false, nil

@@ -87,7 +87,7 @@ func admit(k *kindInfo, old, obj *unstructured.Unstructured, sub string) error {
 	pruning.Prune(obj.Object, s.structural, true)
 	structuraldefaulting.PruneNonNullableNullsWithoutDefaults(obj.Object, s.structural)
 	structuraldefaulting.Default(obj.Object, s.structural)
-	normalizeNumbers(obj.Object)
+	NormalizeNumbers(obj.Object)
 	var errs field.ErrorList
 	if old == nil {
 		errs = s.validateCreate(k, obj)

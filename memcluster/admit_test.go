@@ -11,6 +11,7 @@ import (
 	"time"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -139,6 +140,40 @@ func (tc admitCase) check(t *testing.T, who string, got *unstructured.Unstructur
 	}
 }
 
+// webappAPIServer is a dynamic client of the test kube-apiserver, which
+// serves the webapp example's CRD until the test ends.
+func webappAPIServer(t *testing.T) dynamic.Interface {
+	t.Helper()
+	env := envtest.Start(t)
+	d, err := dynamic.NewForConfig(env.Config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	crds := d.Resource(crdGVR)
+	crd := webappCRD(t)
+	// Another test's CRD of the same name may still be on its way out:
+	// created only once it is gone.
+	if err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
+		_, err := crds.Create(ctx, crd, metav1.CreateOptions{})
+		if apierrors.IsAlreadyExists(err) || apierrors.IsConflict(err) {
+			return false, nil // "object is being deleted"
+		}
+		return true, err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = crds.Delete(context.Background(), crd.GetName(), metav1.DeleteOptions{}) })
+	// Established is not enough: the handler serves the kind a moment later.
+	if err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
+		_, err := d.Resource(webappGVR).Namespace("default").List(ctx, metav1.ListOptions{})
+		return err == nil, nil
+	}); err != nil {
+		t.Fatalf("the WebApp kind is not served: %v", err)
+	}
+	return d
+}
+
 // The demo cluster refuses, prunes, defaults and folds as the API server
 // does (issue 27 item 7: it took `replicas: "many"` and kept stringData).
 func TestDemoAdmitsAsTheAPIServer(t *testing.T) {
@@ -155,25 +190,7 @@ func TestDemoAdmitsAsTheAPIServer(t *testing.T) {
 // The same writes on the real kube-apiserver give the same answers, word
 // for word: the cases above are the API server's, not the demo's idea of it.
 func TestAdmitCasesOnTheAPIServer(t *testing.T) {
-	env := envtest.Start(t)
-	d, err := dynamic.NewForConfig(env.Config)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx := context.Background()
-	crds := d.Resource(crdGVR)
-	crd := webappCRD(t)
-	if _, err := crds.Create(ctx, crd, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = crds.Delete(context.Background(), crd.GetName(), metav1.DeleteOptions{}) })
-	// Established is not enough: the handler serves the kind a moment later.
-	if err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
-		_, err := d.Resource(webappGVR).Namespace("default").List(ctx, metav1.ListOptions{})
-		return err == nil, nil
-	}); err != nil {
-		t.Fatalf("the WebApp kind is not served: %v", err)
-	}
+	d := webappAPIServer(t)
 	for _, tc := range admitCases {
 		got, err := tc.write(t, d)
 		tc.check(t, "kube-apiserver", got, err)

@@ -46,6 +46,11 @@ type Options struct {
 	// EventLog bounds how many past watch events are kept so watches can
 	// resume from an older resourceVersion (default 50000).
 	EventLog int
+	// StableUIDs derives each object's UID from its resource, namespace,
+	// name and how many objects had that name before it, instead of a
+	// random one: a run that makes the same objects makes the same UIDs
+	// (render's output is reproducible, owner references included).
+	StableUIDs bool
 	// EventLogBytes bounds the encoded size of the objects the logged
 	// events hold (default 16 MiB). A watch from an older resourceVersion
 	// is answered 410 Gone and its client relists, as from a real API
@@ -80,7 +85,10 @@ type Cluster struct {
 	rnd      *rand.Rand
 
 	writes map[string]int64 // by field manager, for tests and figures
-	now    func() time.Time
+	// made counts the objects created at each name, for StableUIDs (nil
+	// without it).
+	made map[string]int
+	now  func() time.Time
 }
 
 type managerKey struct {
@@ -115,6 +123,9 @@ func New(opts Options) *Cluster {
 		rnd:           rand.New(rand.NewSource(seed)),
 		writes:        map[string]int64{},
 		now:           time.Now,
+	}
+	if opts.StableUIDs {
+		c.made = map[string]int{}
 	}
 	for _, k := range builtinKinds {
 		c.addKindLocked(k)
@@ -280,17 +291,10 @@ func (c *Cluster) create(gvr schema.GroupVersionResource, ns string, obj *unstru
 	if sub != "" {
 		return nil, apierrors.NewMethodNotSupported(gvr.GroupResource(), "create "+sub)
 	}
-	if len(opts.DryRun) > 0 {
-		return nil, apierrors.NewBadRequest("dry run is not supported by the demo cluster")
-	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	k, err := c.kindLocked(gvr)
+	k, obj, dry, err := c.requestLocked(gvr, ns, obj, opts.DryRun)
 	if err != nil {
-		return nil, err
-	}
-	obj = obj.DeepCopy()
-	if err := c.checkTypeLocked(k, obj, ns); err != nil {
 		return nil, err
 	}
 	if obj.GetName() == "" && obj.GetGenerateName() != "" {
@@ -309,27 +313,39 @@ func (c *Cluster) create(gvr schema.GroupVersionResource, ns string, obj *unstru
 	if err != nil {
 		return nil, err
 	}
-	out, err := c.insertLocked(k, merged.(*unstructured.Unstructured))
+	out, err := c.insertLocked(k, merged.(*unstructured.Unstructured), dry)
 	if err != nil {
 		return nil, err
 	}
-	c.writes[managerName(opts.FieldManager)]++
+	c.countLocked(managerName(opts.FieldManager), dry)
 	return out, nil
+}
+
+// requestLocked is what a create and an update start with: the kind
+// served at gvr, the caller's obj copied and checked against it (its
+// apiVersion, kind and namespace filled in), and whether it is a dry run.
+func (c *Cluster) requestLocked(gvr schema.GroupVersionResource, ns string, obj *unstructured.Unstructured, dryRun []string) (*kindInfo, *unstructured.Unstructured, bool, error) {
+	dry, err := isDryRun(dryRun)
+	if err != nil {
+		return nil, nil, false, err
+	}
+	k, err := c.kindLocked(gvr)
+	if err != nil {
+		return nil, nil, false, err
+	}
+	obj = obj.DeepCopy()
+	if err := c.checkTypeLocked(k, obj, ns); err != nil {
+		return nil, nil, false, err
+	}
+	return k, obj, dry, nil
 }
 
 // update replaces an object (main resource or status subresource).
 func (c *Cluster) update(gvr schema.GroupVersionResource, ns string, obj *unstructured.Unstructured, opts metav1.UpdateOptions, sub string) (*unstructured.Unstructured, error) {
-	if len(opts.DryRun) > 0 {
-		return nil, apierrors.NewBadRequest("dry run is not supported by the demo cluster")
-	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	k, err := c.kindLocked(gvr)
+	k, obj, dry, err := c.requestLocked(gvr, ns, obj, opts.DryRun)
 	if err != nil {
-		return nil, err
-	}
-	obj = obj.DeepCopy()
-	if err := c.checkTypeLocked(k, obj, ns); err != nil {
 		return nil, err
 	}
 	old, ok, err := c.lookupLocked(k, key(obj))
@@ -342,12 +358,12 @@ func (c *Cluster) update(gvr schema.GroupVersionResource, ns string, obj *unstru
 	if rv := obj.GetResourceVersion(); rv != "" && rv != old.GetResourceVersion() {
 		return nil, conflict(gvr, obj.GetName())
 	}
-	return c.writeLocked(k, old, obj, opts.FieldManager, sub)
+	return c.writeLocked(k, old, obj, opts.FieldManager, sub, dry)
 }
 
 // writeLocked stores obj over old as an update by fieldManager, recording
 // managed fields the way the API server does (update and patch share it).
-func (c *Cluster) writeLocked(k *kindInfo, old, obj *unstructured.Unstructured, fieldManager, sub string) (*unstructured.Unstructured, error) {
+func (c *Cluster) writeLocked(k *kindInfo, old, obj *unstructured.Unstructured, fieldManager, sub string, dry bool) (*unstructured.Unstructured, error) {
 	mgr, err := c.managerLocked(k, sub)
 	if err != nil {
 		return nil, err
@@ -356,11 +372,11 @@ func (c *Cluster) writeLocked(k *kindInfo, old, obj *unstructured.Unstructured, 
 	if err != nil {
 		return nil, err
 	}
-	out, err := c.replaceLocked(k, old, merged.(*unstructured.Unstructured), sub)
+	out, err := c.replaceLocked(k, old, merged.(*unstructured.Unstructured), sub, dry)
 	if err != nil {
 		return nil, err
 	}
-	c.writes[managerName(fieldManager)]++
+	c.countLocked(managerName(fieldManager), dry)
 	return out, nil
 }
 
@@ -369,8 +385,9 @@ func (c *Cluster) apply(gvr schema.GroupVersionResource, ns, name string, applie
 	if opts.FieldManager == "" {
 		return nil, apierrors.NewBadRequest("PatchOptions.fieldManager is required for apply requests")
 	}
-	if len(opts.DryRun) > 0 {
-		return nil, apierrors.NewBadRequest("dry run is not supported by the demo cluster")
+	dry, err := isDryRun(opts.DryRun)
+	if err != nil {
+		return nil, err
 	}
 	if applied.GetName() == "" {
 		applied.SetName(name)
@@ -411,12 +428,12 @@ func (c *Cluster) apply(gvr schema.GroupVersionResource, ns, name string, applie
 			var out *unstructured.Unstructured
 			var err error
 			if old != nil {
-				out, err = c.replaceLocked(k, old, merged.(*unstructured.Unstructured), sub)
+				out, err = c.replaceLocked(k, old, merged.(*unstructured.Unstructured), sub, dry)
 			} else {
-				out, err = c.insertLocked(k, merged.(*unstructured.Unstructured))
+				out, err = c.insertLocked(k, merged.(*unstructured.Unstructured), dry)
 			}
 			if err == nil {
-				c.writes[opts.FieldManager]++
+				c.countLocked(opts.FieldManager, dry)
 			}
 			return out, err
 		}, nil
@@ -432,8 +449,9 @@ func (c *Cluster) patch(gvr schema.GroupVersionResource, ns, name string, pt typ
 		}
 		return c.apply(gvr, ns, name, applied, opts, sub)
 	}
-	if len(opts.DryRun) > 0 {
-		return nil, apierrors.NewBadRequest("dry run is not supported by the demo cluster")
+	dry, err := isDryRun(opts.DryRun)
+	if err != nil {
+		return nil, err
 	}
 	return c.modify(gvr, ns, name, sub, func(k *kindInfo, mgr *managedfields.FieldManager, cur *stored) (func() (*unstructured.Unstructured, error), error) {
 		if _, err := c.scopeLocked(k, ns); err != nil {
@@ -462,9 +480,9 @@ func (c *Cluster) patch(gvr schema.GroupVersionResource, ns, name string, pt typ
 			return nil, err
 		}
 		return func() (*unstructured.Unstructured, error) {
-			out, err := c.replaceLocked(k, old, merged.(*unstructured.Unstructured), sub)
+			out, err := c.replaceLocked(k, old, merged.(*unstructured.Unstructured), sub, dry)
 			if err == nil {
-				c.writes[managerName(opts.FieldManager)]++
+				c.countLocked(managerName(opts.FieldManager), dry)
 			}
 			return out, err
 		}, nil
@@ -516,8 +534,9 @@ func (c *Cluster) modify(gvr schema.GroupVersionResource, ns, name, sub string,
 
 // delete removes an object, or marks it deleting while finalizers remain.
 func (c *Cluster) delete(gvr schema.GroupVersionResource, ns, name string, opts metav1.DeleteOptions) error {
-	if len(opts.DryRun) > 0 {
-		return apierrors.NewBadRequest("dry run is not supported by the demo cluster")
+	dry, err := isDryRun(opts.DryRun)
+	if err != nil {
+		return err
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -543,6 +562,9 @@ func (c *Cluster) delete(gvr schema.GroupVersionResource, ns, name string, opts 
 			return apierrors.NewConflict(gvr.GroupResource(), name, fmt.Errorf("precondition failed: ResourceVersion in precondition: %s, ResourceVersion in object meta: %s", *p.ResourceVersion, old.GetResourceVersion()))
 		}
 	}
+	if dry {
+		return nil // checked as the delete would be; nothing removed or marked
+	}
 	if len(old.GetFinalizers()) == 0 {
 		if err := c.removeLocked(k, old); err != nil {
 			return err
@@ -563,8 +585,9 @@ func (c *Cluster) delete(gvr schema.GroupVersionResource, ns, name string, opts 
 	return c.storeLocked(k, obj)
 }
 
-// insertLocked stores a new object with the metadata the API server sets.
-func (c *Cluster) insertLocked(k *kindInfo, obj *unstructured.Unstructured) (*unstructured.Unstructured, error) {
+// insertLocked stores a new object with the metadata the API server sets
+// (dry: only returns it, as a dry run's answer, with no resourceVersion).
+func (c *Cluster) insertLocked(k *kindInfo, obj *unstructured.Unstructured, dry bool) (*unstructured.Unstructured, error) {
 	if obj.GetName() == "" {
 		return nil, apierrors.NewBadRequest(fmt.Sprintf("%s: metadata.name is required", k.gvk.Kind))
 	}
@@ -576,7 +599,7 @@ func (c *Cluster) insertLocked(k *kindInfo, obj *unstructured.Unstructured) (*un
 			return nil, apierrors.NewNotFound(nsGVR.GroupResource(), obj.GetNamespace())
 		}
 	}
-	obj.SetUID(types.UID(uuid.NewString()))
+	obj.SetUID(c.newUIDLocked(k, obj))
 	obj.SetCreationTimestamp(metav1.NewTime(c.now()))
 	obj.SetDeletionTimestamp(nil)
 	obj.SetGeneration(1)
@@ -584,9 +607,12 @@ func (c *Cluster) insertLocked(k *kindInfo, obj *unstructured.Unstructured) (*un
 		return nil, err
 	}
 	if k.gvr == crdGVR {
-		if err := c.learnCRDLocked(obj); err != nil {
+		if err := c.learnCRDLocked(obj, dry); err != nil {
 			return nil, err
 		}
+	}
+	if dry {
+		return obj, nil
 	}
 	if err := c.storeLocked(k, obj); err != nil {
 		return nil, err
@@ -594,10 +620,22 @@ func (c *Cluster) insertLocked(k *kindInfo, obj *unstructured.Unstructured) (*un
 	return obj, nil // stored encoded: obj is the caller's
 }
 
+// newUIDLocked is a new object's UID: random, or with StableUIDs derived
+// from where it is and how many objects were made there before.
+func (c *Cluster) newUIDLocked(k *kindInfo, obj *unstructured.Unstructured) types.UID {
+	if c.made == nil {
+		return types.UID(uuid.NewString())
+	}
+	at := k.gvr.String() + "/" + obj.GetNamespace() + "/" + obj.GetName()
+	c.made[at]++
+	return types.UID(uuid.NewSHA1(uuid.NameSpaceURL, []byte(at+"#"+strconv.Itoa(c.made[at]))).String())
+}
+
 // replaceLocked stores an updated object, keeping what the request may not
 // change (identity, the other half of a status subresource) and bumping the
-// generation on spec changes.
-func (c *Cluster) replaceLocked(k *kindInfo, old, obj *unstructured.Unstructured, sub string) (*unstructured.Unstructured, error) {
+// generation on spec changes (dry: only returns it, as a dry run's answer,
+// with the stored resourceVersion).
+func (c *Cluster) replaceLocked(k *kindInfo, old, obj *unstructured.Unstructured, sub string, dry bool) (*unstructured.Unstructured, error) {
 	switch sub {
 	case "":
 		if k.status {
@@ -638,7 +676,7 @@ func (c *Cluster) replaceLocked(k *kindInfo, old, obj *unstructured.Unstructured
 		obj.SetGeneration(old.GetGeneration() + 1)
 	}
 	if k.gvr == crdGVR && sub == "" {
-		if err := c.learnCRDLocked(obj); err != nil {
+		if err := c.learnCRDLocked(obj, dry); err != nil {
 			return nil, err
 		}
 	}
@@ -646,6 +684,9 @@ func (c *Cluster) replaceLocked(k *kindInfo, old, obj *unstructured.Unstructured
 		// A no-op write changes nothing, not even the resourceVersion, and
 		// sends no event: as on a real server.
 		return old, nil
+	}
+	if dry {
+		return obj, nil
 	}
 	if obj.GetDeletionTimestamp() != nil && len(obj.GetFinalizers()) == 0 {
 		if err := c.removeLocked(k, old); err != nil {
@@ -751,7 +792,7 @@ func (c *Cluster) collectOrphansLocked(uid types.UID) {
 // checkTypeLocked verifies the object's apiVersion, kind and namespace
 // against the resource it is written to, filling in what is missing.
 func (c *Cluster) checkTypeLocked(k *kindInfo, obj *unstructured.Unstructured, ns string) error {
-	normalizeNumbers(obj.Object)
+	NormalizeNumbers(obj.Object)
 	if obj.GetAPIVersion() == "" && obj.GetKind() == "" {
 		obj.SetGroupVersionKind(k.gvk)
 	}
@@ -786,6 +827,25 @@ func (c *Cluster) managerLocked(k *kindInfo, sub string) (*managedfields.FieldMa
 	}
 	c.managers[mk] = m
 	return m, nil
+}
+
+// isDryRun reads a write's dryRun option as the API server does: "All" or
+// nothing.
+func isDryRun(values []string) (bool, error) {
+	switch {
+	case len(values) == 0:
+		return false, nil
+	case len(values) == 1 && values[0] == metav1.DryRunAll:
+		return true, nil
+	}
+	return false, apierrors.NewBadRequest(fmt.Sprintf("dryRun: unsupported value %q: supported values: %q", values, metav1.DryRunAll))
+}
+
+// countLocked counts a write that succeeded; a dry run wrote nothing.
+func (c *Cluster) countLocked(manager string, dry bool) {
+	if !dry {
+		c.writes[manager]++
+	}
 }
 
 func managerName(m string) string {

@@ -657,3 +657,54 @@ func TestConcurrentWritesLoseNothing(t *testing.T) {
 		t.Errorf("%d managedFields entries, want %d appliers and the patcher", managers, writers)
 	}
 }
+
+// A mapping asked without a version finds the kind in any version its
+// group serves, as discovery's mapper does: the reconciler maps the kinds
+// an instance's inventory records that way, and in the demo found none, so
+// a plan (and an apply) that drops a resource pruned nothing (#38).
+func TestRESTMappingWithoutVersion(t *testing.T) {
+	c := New(Options{})
+	for _, gk := range []schema.GroupKind{{Group: "networking.k8s.io", Kind: "Ingress"}, {Kind: "ConfigMap"}, {Group: "apps", Kind: "Deployment"}} {
+		m, err := c.RESTMapper().RESTMapping(gk)
+		if err != nil {
+			t.Errorf("RESTMapping(%s): %v", gk, err)
+			continue
+		}
+		if m.Resource.Version != "v1" {
+			t.Errorf("RESTMapping(%s) = %s, want version v1", gk, m.Resource)
+		}
+	}
+	if _, err := c.RESTMapper().RESTMapping(schema.GroupKind{Group: "example.com", Kind: "Widget"}); err == nil {
+		t.Error("RESTMapping of an unknown kind: no error")
+	}
+}
+
+// With StableUIDs two clusters that make the same objects give them the
+// same UIDs, and an object made again at a name gets a new one (render's
+// output is reproducible: #38).
+func TestStableUIDs(t *testing.T) {
+	ctx := context.Background()
+	uids := func() []types.UID {
+		c := New(Options{StableUIDs: true})
+		d := c.Dynamic().Resource(deployGVR).Namespace("default")
+		var out []types.UID
+		for range 2 {
+			u, err := d.Create(ctx, mustYAML(t, deployYAML), metav1.CreateOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			out = append(out, u.GetUID())
+			if err := d.Delete(ctx, "web", metav1.DeleteOptions{}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return out
+	}
+	a, b := uids(), uids()
+	if a[0] != b[0] || a[1] != b[1] {
+		t.Errorf("UIDs %v then %v, want the same", a, b)
+	}
+	if a[0] == a[1] {
+		t.Errorf("the object made again has the UID of the first: %s", a[0])
+	}
+}

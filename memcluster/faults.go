@@ -33,9 +33,10 @@ var exempt = map[string]bool{
 	"events.k8s.io":        true,
 }
 
-// fail decides whether this write fails, and how.
-func (c *Cluster) fail(gvr schema.GroupVersionResource, verb, name string) error {
-	if c.failRate <= 0 || exempt[gvr.Group] || (gvr.Group == "" && gvr.Resource == "events") {
+// fail decides whether this write fails, and how. A dry run never does: a
+// plan would show the injected failure as what the change would do.
+func (c *Cluster) fail(gvr schema.GroupVersionResource, verb, name string, dryRun []string) error {
+	if c.failRate <= 0 || len(dryRun) > 0 || exempt[gvr.Group] || (gvr.Group == "" && gvr.Resource == "events") {
 		return nil
 	}
 	c.rndMu.Lock()
@@ -56,28 +57,34 @@ type faultyResource struct {
 	gvr schema.GroupVersionResource
 }
 
+// with is ri, a namespace of r or r itself (a cluster-scoped resource, or
+// every namespace), with r's writes failing as a namespace's do.
+func (r faultyResource) with(ri dynamic.ResourceInterface) faultyNamespaced {
+	return faultyNamespaced{ResourceInterface: ri, c: r.c, gvr: r.gvr}
+}
+
 func (r faultyResource) Namespace(ns string) dynamic.ResourceInterface {
-	return faultyNamespaced{ResourceInterface: r.NamespaceableResourceInterface.Namespace(ns), c: r.c, gvr: r.gvr}
+	return r.with(r.NamespaceableResourceInterface.Namespace(ns))
 }
 
 func (r faultyResource) Create(ctx context.Context, obj *unstructured.Unstructured, opts metav1.CreateOptions, subs ...string) (*unstructured.Unstructured, error) {
-	return faultyNamespaced{ResourceInterface: r.NamespaceableResourceInterface, c: r.c, gvr: r.gvr}.Create(ctx, obj, opts, subs...)
+	return r.with(r.NamespaceableResourceInterface).Create(ctx, obj, opts, subs...)
 }
 
 func (r faultyResource) Update(ctx context.Context, obj *unstructured.Unstructured, opts metav1.UpdateOptions, subs ...string) (*unstructured.Unstructured, error) {
-	return faultyNamespaced{ResourceInterface: r.NamespaceableResourceInterface, c: r.c, gvr: r.gvr}.Update(ctx, obj, opts, subs...)
+	return r.with(r.NamespaceableResourceInterface).Update(ctx, obj, opts, subs...)
 }
 
 func (r faultyResource) Delete(ctx context.Context, name string, opts metav1.DeleteOptions, subs ...string) error {
-	return faultyNamespaced{ResourceInterface: r.NamespaceableResourceInterface, c: r.c, gvr: r.gvr}.Delete(ctx, name, opts, subs...)
+	return r.with(r.NamespaceableResourceInterface).Delete(ctx, name, opts, subs...)
 }
 
 func (r faultyResource) Patch(ctx context.Context, name string, pt types.PatchType, data []byte, opts metav1.PatchOptions, subs ...string) (*unstructured.Unstructured, error) {
-	return faultyNamespaced{ResourceInterface: r.NamespaceableResourceInterface, c: r.c, gvr: r.gvr}.Patch(ctx, name, pt, data, opts, subs...)
+	return r.with(r.NamespaceableResourceInterface).Patch(ctx, name, pt, data, opts, subs...)
 }
 
 func (r faultyResource) Apply(ctx context.Context, name string, obj *unstructured.Unstructured, opts metav1.ApplyOptions, subs ...string) (*unstructured.Unstructured, error) {
-	return faultyNamespaced{ResourceInterface: r.NamespaceableResourceInterface, c: r.c, gvr: r.gvr}.Apply(ctx, name, obj, opts, subs...)
+	return r.with(r.NamespaceableResourceInterface).Apply(ctx, name, obj, opts, subs...)
 }
 
 type faultyNamespaced struct {
@@ -87,35 +94,35 @@ type faultyNamespaced struct {
 }
 
 func (r faultyNamespaced) Create(ctx context.Context, obj *unstructured.Unstructured, opts metav1.CreateOptions, subs ...string) (*unstructured.Unstructured, error) {
-	if err := r.c.fail(r.gvr, "create", obj.GetName()); err != nil {
+	if err := r.c.fail(r.gvr, "create", obj.GetName(), opts.DryRun); err != nil {
 		return nil, err
 	}
 	return r.ResourceInterface.Create(ctx, obj, opts, subs...)
 }
 
 func (r faultyNamespaced) Update(ctx context.Context, obj *unstructured.Unstructured, opts metav1.UpdateOptions, subs ...string) (*unstructured.Unstructured, error) {
-	if err := r.c.fail(r.gvr, "update", obj.GetName()); err != nil {
+	if err := r.c.fail(r.gvr, "update", obj.GetName(), opts.DryRun); err != nil {
 		return nil, err
 	}
 	return r.ResourceInterface.Update(ctx, obj, opts, subs...)
 }
 
 func (r faultyNamespaced) Delete(ctx context.Context, name string, opts metav1.DeleteOptions, subs ...string) error {
-	if err := r.c.fail(r.gvr, "delete", name); err != nil {
+	if err := r.c.fail(r.gvr, "delete", name, opts.DryRun); err != nil {
 		return err
 	}
 	return r.ResourceInterface.Delete(ctx, name, opts, subs...)
 }
 
 func (r faultyNamespaced) Patch(ctx context.Context, name string, pt types.PatchType, data []byte, opts metav1.PatchOptions, subs ...string) (*unstructured.Unstructured, error) {
-	if err := r.c.fail(r.gvr, "patch", name); err != nil {
+	if err := r.c.fail(r.gvr, "patch", name, opts.DryRun); err != nil {
 		return nil, err
 	}
 	return r.ResourceInterface.Patch(ctx, name, pt, data, opts, subs...)
 }
 
 func (r faultyNamespaced) Apply(ctx context.Context, name string, obj *unstructured.Unstructured, opts metav1.ApplyOptions, subs ...string) (*unstructured.Unstructured, error) {
-	if err := r.c.fail(r.gvr, "apply", name); err != nil {
+	if err := r.c.fail(r.gvr, "apply", name, opts.DryRun); err != nil {
 		return nil, err
 	}
 	return r.ResourceInterface.Apply(ctx, name, obj, opts, subs...)

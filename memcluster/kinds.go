@@ -1,6 +1,7 @@
 package memcluster
 
 import (
+	"slices"
 	"sync"
 
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -82,12 +83,16 @@ var crdGVR = schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version:
 type restMapper struct {
 	mu sync.RWMutex
 	m  *meta.DefaultRESTMapper
+	// versions are each group's versions, in the order served: a mapping
+	// asked without a version tries them, as discovery's mapper does (the
+	// default mapper knows no default versions, and found nothing).
+	versions map[string][]string
 }
 
 var _ meta.ResettableRESTMapper = (*restMapper)(nil)
 
 func newRESTMapper() *restMapper {
-	return &restMapper{m: meta.NewDefaultRESTMapper(nil)}
+	return &restMapper{m: meta.NewDefaultRESTMapper(nil), versions: map[string][]string{}}
 }
 
 func (r *restMapper) add(k kindInfo) {
@@ -99,6 +104,18 @@ func (r *restMapper) add(k kindInfo) {
 	}
 	singular := k.gvr.GroupVersion().WithResource(lower(k.gvk.Kind))
 	r.m.AddSpecific(k.gvk, k.gvr, singular, scope)
+	if g := k.gvk.Group; !slices.Contains(r.versions[g], k.gvk.Version) {
+		r.versions[g] = append(r.versions[g], k.gvk.Version)
+	}
+}
+
+// orKnown is versions, or when none are given the group's served ones.
+// Callers hold r.mu.
+func (r *restMapper) orKnown(gk schema.GroupKind, versions []string) []string {
+	if len(versions) > 0 {
+		return versions
+	}
+	return r.versions[gk.Group]
 }
 
 func lower(s string) string {
@@ -142,13 +159,13 @@ func (r *restMapper) ResourcesFor(input schema.GroupVersionResource) ([]schema.G
 func (r *restMapper) RESTMapping(gk schema.GroupKind, versions ...string) (*meta.RESTMapping, error) {
 	r.mu.RLock()
 	defer r.mu.RUnlock()
-	return r.m.RESTMapping(gk, versions...)
+	return r.m.RESTMapping(gk, r.orKnown(gk, versions)...)
 }
 
 func (r *restMapper) RESTMappings(gk schema.GroupKind, versions ...string) ([]*meta.RESTMapping, error) {
 	r.mu.RLock()
 	defer r.mu.RUnlock()
-	return r.m.RESTMappings(gk, versions...)
+	return r.m.RESTMappings(gk, r.orKnown(gk, versions)...)
 }
 
 func (r *restMapper) ResourceSingularizer(resource string) (string, error) {

@@ -107,7 +107,8 @@ func resetFields(k *kindInfo, sub string) map[fieldpath.APIVersion]fieldpath.Fil
 
 // learnCRDLocked serves the kinds a CustomResourceDefinition defines and
 // marks it Established, so waiters see it ready in the write's response.
-func (c *Cluster) learnCRDLocked(obj *unstructured.Unstructured) error {
+// A dry run (dry) checks the definition and serves nothing.
+func (c *Cluster) learnCRDLocked(obj *unstructured.Unstructured, dry bool) error {
 	crd := &apiextensionsv1.CustomResourceDefinition{}
 	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(obj.Object, crd); err != nil {
 		return apierrors.NewBadRequest(fmt.Sprintf("CustomResourceDefinition %q: %v", obj.GetName(), err))
@@ -135,7 +136,7 @@ func (c *Cluster) learnCRDLocked(obj *unstructured.Unstructured) error {
 		if v.Storage {
 			stored = append(stored, v.Name)
 		}
-		if !v.Served {
+		if !v.Served || dry {
 			continue
 		}
 		gv := schema.GroupVersion{Group: crd.Spec.Group, Version: v.Name}
@@ -215,18 +216,19 @@ func decodeApply(data []byte) (*unstructured.Unstructured, error) {
 	return u, nil
 }
 
-// normalizeNumbers turns integral float64 values into int64, as decoding
+// NormalizeNumbers turns integral float64 values into int64, as decoding
 // JSON on the API server does, so clients that built objects from YAML
-// (float64 numbers) read back what they would from a real cluster.
-func normalizeNumbers(v any) any {
+// (float64 numbers) read back what they would from a real cluster. Maps
+// and slices are changed in place; the value is returned.
+func NormalizeNumbers(v any) any {
 	switch t := v.(type) {
 	case map[string]any:
 		for k, e := range t {
-			t[k] = normalizeNumbers(e)
+			t[k] = NormalizeNumbers(e)
 		}
 	case []any:
 		for i, e := range t {
-			t[i] = normalizeNumbers(e)
+			t[i] = NormalizeNumbers(e)
 		}
 	case float64:
 		if t == float64(int64(t)) {
@@ -255,7 +257,7 @@ func applyPatch(old *unstructured.Unstructured, pt types.PatchType, data []byte)
 		if !ok {
 			return nil, apierrors.NewBadRequest(fmt.Sprintf("merge patch for %s %q is not a JSON object", old.GetKind(), old.GetName()))
 		}
-		normalizeNumbers(pm)
+		NormalizeNumbers(pm)
 		return &unstructured.Unstructured{Object: mergePatch(old.DeepCopy().Object, pm)}, nil
 	}
 	oldJSON, err := json.Marshal(old.Object)

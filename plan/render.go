@@ -44,7 +44,7 @@ func Render(ctx context.Context, g *graph.Graph, inst *unstructured.Unstructured
 	if inst.GetNamespace() == "" && g.Instance.CRD.Spec.Scope != "Cluster" {
 		inst.SetNamespace(metav1.NamespaceDefault)
 	}
-	c := memcluster.New(memcluster.Options{Namespaces: []string{inst.GetNamespace()}, Seed: 1})
+	c := memcluster.New(memcluster.Options{Namespaces: []string{inst.GetNamespace()}, Seed: 1, StableUIDs: true})
 	set := c.ClientSet()
 	if err := serveKinds(ctx, c, g); err != nil {
 		return nil, err

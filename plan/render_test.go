@@ -65,10 +65,10 @@ spec:
         - port: 80
 `
 
-// TestRender: the reconciler's own children, offline: defaults applied,
-// dependents of a ready resource rendered, a resource waiting for a
-// status listed as a note, and a Secret's values never printed.
-func TestRender(t *testing.T) {
+// renderAppGraph is renderGraph built, its templates typed as validate
+// types them.
+func renderAppGraph(t *testing.T) *graph.Graph {
+	t.Helper()
 	rgds, err := graph.Parse([]byte(renderGraph), "app.yaml")
 	if err != nil {
 		t.Fatal(err)
@@ -77,6 +77,14 @@ func TestRender(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return g
+}
+
+// TestRender: the reconciler's own children, offline: defaults applied,
+// dependents of a ready resource rendered, a resource waiting for a
+// status listed as a note, and a Secret's values never printed.
+func TestRender(t *testing.T) {
+	g := renderAppGraph(t)
 	inst := &unstructured.Unstructured{Object: map[string]any{
 		"apiVersion": "kro.run/v1alpha1", "kind": "RenderApp",
 		"metadata": map[string]any{"name": "shop", "namespace": "team"},

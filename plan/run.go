@@ -7,6 +7,7 @@ import (
 	"sync"
 
 	"github.com/go-logr/logr"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -31,6 +32,9 @@ type Options struct {
 	// Instances, when set, are the only instances planned, as edited
 	// (from -i files): the graph's kind only.
 	Instances []*unstructured.Unstructured
+	// FileNamespace is where an instance of Instances that names no
+	// namespace is (kubectl's rule: -n, else the context's namespace).
+	FileNamespace string
 	// Workers plan this many instances at once (default 32).
 	Workers int
 }
@@ -87,9 +91,14 @@ func instances(ctx context.Context, g *graph.Graph, o Options, served bool) ([]t
 	var out []target
 	if o.Instances != nil {
 		for _, u := range o.Instances {
-			if u.GroupVersionKind().GroupKind() == g.Instance.GVK.GroupKind() {
-				out = append(out, target{obj: u, fromFile: true})
+			if u.GroupVersionKind().GroupKind() != g.Instance.GVK.GroupKind() {
+				continue
 			}
+			if u.GetNamespace() == "" && g.Instance.CRD.Spec.Scope != apiextensionsv1.ClusterScoped {
+				u = u.DeepCopy()
+				u.SetNamespace(o.FileNamespace)
+			}
+			out = append(out, target{obj: u, fromFile: true})
 		}
 		return out, nil
 	}

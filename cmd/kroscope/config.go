@@ -1,7 +1,10 @@
 package main
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
+	"os"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -21,6 +24,23 @@ func (e *configError) Error() string {
 }
 func (e *configError) ExitCode() int { return 2 }
 
+// configMissing says that the config file does not exist: an error when
+// --config named it (explicit), else only a note that the defaults apply.
+func configMissing(cmd *cobra.Command, file string, explicit bool) error {
+	if explicit {
+		return fmt.Errorf("--config %s does not exist (the UI would start with the defaults)", file)
+	}
+	fmt.Fprintf(cmd.OutOrStdout(), "%s does not exist: the defaults apply\n", file)
+	return nil
+}
+
+// exists reports whether file is there (a file that cannot be read is,
+// and CheckConfig says why).
+func exists(file string) bool {
+	_, err := os.Stat(file)
+	return !errors.Is(err, fs.ErrNotExist)
+}
+
 func init() {
 	var path string
 	cfg := &cobra.Command{
@@ -33,12 +53,17 @@ func init() {
 		Long: `check reads the UI's config file ($XDG_CONFIG_HOME/kroscope/config.yaml, or
 --config) and prints how many problems it has, then every problem as FILE:LINE: what
 is wrong, the same words the UI's flash line shows when it starts with a
-bad file. It exits 2 when there are problems. A missing file is fine: the defaults apply.
+bad file. It exits 2 when there are problems. No file at the default path is
+fine (exit 0: the defaults apply); a --config file that does not exist is an
+error (exit 1: a typo in a script's path must not pass).
 
 Action names the keys section accepts: ` + strings.Join(tui.ActionNames(), ", ") + `.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			file, probs := tui.CheckConfig(path)
+			if !exists(file) {
+				return configMissing(cmd, file, path != "")
+			}
 			if len(probs) > 0 {
 				fmt.Fprint(cmd.ErrOrStderr(), tui.ProblemsReport(file, probs))
 				return &configError{len(probs)}

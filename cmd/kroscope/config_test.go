@@ -34,3 +34,21 @@ func TestConfigCheck(t *testing.T) {
 		t.Fatalf("good config: %v %q", err, stdout)
 	}
 }
+
+// A config file that does not exist is not "ok" (#38): at the default
+// path it is said, and fine (the defaults apply, exit 0); named by
+// --config it is an error (exit 1).
+func TestConfigCheckMissingFile(t *testing.T) {
+	dir := t.TempDir()
+	t.Setenv("XDG_CONFIG_HOME", dir)
+	stdout, _, err := runCmd(t, "config", "check")
+	want := filepath.Join(dir, "kroscope", "config.yaml") + " does not exist: the defaults apply\n"
+	if err != nil || stdout != want {
+		t.Errorf("no file at the default path: %v %q, want %q", err, stdout, want)
+	}
+	missing := filepath.Join(dir, "typo.yaml")
+	stdout, _, err = runCmd(t, "config", "check", "--config", missing)
+	if err == nil || exitCode(err) != 1 || !strings.Contains(err.Error(), "--config "+missing+" does not exist") || strings.Contains(stdout, "ok") {
+		t.Errorf("--config naming no file: %v %q, want exit status 1 saying so", err, stdout)
+	}
+}

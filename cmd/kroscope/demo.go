@@ -108,6 +108,11 @@ func runDemo(ctx context.Context, f demoFlags, log logr.Logger, stdout io.Writer
 	if !f.headless && (f.h.ExitWhen != "" || f.h.Timeout != 0) {
 		return errors.New("--exit-when and --timeout need --headless")
 	}
+	if !f.headless {
+		if err := needTerminal("kroscope demo --headless"); err != nil {
+			return err
+		}
+	}
 	f.demo.Log = log.WithName("demo")
 	d, err := demo.New(f.demo)
 	if err != nil {

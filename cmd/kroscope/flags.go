@@ -9,7 +9,9 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/rest"
 
 	"github.com/kroscope/kroscope/engine"
 	"github.com/kroscope/kroscope/engine/krodetect"
@@ -51,6 +53,22 @@ func addEngineFlags(fs *pflag.FlagSet, o *engine.Options) {
 	fs.DurationVar(&o.ReconcileConfig.DeletionGraceTimeDuration, "deletion-grace-time", 0, "report a child that is still there this long after its deletion (0: the reconciler's default)")
 }
 
+// buildFlags are the flags of every command that builds graphs from
+// files (graph, validate, render, plan, rbac): how big a file may be, how
+// CEL is bounded, whether omit() is allowed.
+type buildFlags struct {
+	maxFileSize int64
+	limits      graph.Limits
+	celOmit     bool
+}
+
+// add registers them on fs.
+func (b *buildFlags) add(fs *pflag.FlagSet) {
+	addMaxFileSizeFlag(fs, &b.maxFileSize)
+	addCELLimitFlags(fs, &b.limits)
+	addCELOmitFlag(fs, &b.celOmit)
+}
+
 // addCELOmitFlag registers --enable-cel-omit, kro's CELOmitFunction
 // feature gate, on every command that builds graphs.
 func addCELOmitFlag(fs *pflag.FlagSet, v *bool) {
@@ -89,30 +107,68 @@ func checkRGDPaths(paths []string) error {
 	return errors.Join(errs...)
 }
 
-// connectEngine fills o's connection from the kubectl flags: the client
-// set, what the status bar shows, and the namespace when -n was given
-// (otherwise instances are watched in all namespaces).
-func connectEngine(cmd *cobra.Command, o *engine.Options) error {
+// connection is the cluster the kubectl flags name.
+type connection struct {
+	cfg     *rest.Config
+	set     *client.Set
+	cluster state.Cluster // context, server and source; no namespace
+	// namespace is -n, else the context's, else "default": where kubectl
+	// puts an object that names none.
+	namespace string
+}
+
+// connectFlags resolves the kubectl flags: the one decision every command
+// that needs a cluster makes (the TUI, run, plan, and validate, graph,
+// render and rbac when given one). No kubeconfig is an error saying where
+// it looked, never a dial to client-go's default http://localhost:8080.
+func connectFlags() (*connection, error) {
 	cfg, err := kubeFlags.ToRESTConfig()
 	if err != nil {
-		return fmt.Errorf("loading kubeconfig: %w (or try `kroscope demo`, which needs no cluster)", err)
+		return nil, fmt.Errorf("loading kubeconfig: %w (or try `kroscope demo`, which needs no cluster)", err)
 	}
 	loader := kubeFlags.ToRawKubeConfigLoader()
 	raw, _ := loader.RawConfig()
 	ctxName := clusterContext(raw, kubeFlags.Context(), cfg.Host, os.Getenv)
 	source, err := connectionSource(loadedKubeconfig(loader, cfg, ctxName))
 	if err != nil {
-		return err
+		return nil, err
 	}
 	set, err := client.NewSet(cfg)
 	if err != nil {
+		return nil, err
+	}
+	ns, _, err := loader.Namespace()
+	if err != nil || ns == "" {
+		ns = metav1.NamespaceDefault
+	}
+	return &connection{cfg: cfg, set: set, namespace: ns,
+		cluster: state.Cluster{Context: ctxName, Server: cfg.Host, Source: source}}, nil
+}
+
+// reach asks the API server for its version: a command that cannot reach
+// it stops with the TUI's and run's words (engine.Unreachable).
+func (c *connection) reach() error {
+	if _, err := c.set.Discovery().ServerVersion(); err != nil {
+		title, hint := engine.Unreachable(err, c.cluster)
+		return fmt.Errorf("%s: %w (%s)", title, err, hint)
+	}
+	return nil
+}
+
+// connectEngine fills o's connection from the kubectl flags: the client
+// set, what the status bar shows, and the namespace when -n was given
+// (otherwise instances are watched in all namespaces).
+func connectEngine(cmd *cobra.Command, o *engine.Options) error {
+	c, err := connectFlags()
+	if err != nil {
 		return err
 	}
-	o.ClientSet = set
+	o.ClientSet = c.set
 	if f := cmd.Flags().Lookup("namespace"); f != nil && f.Changed {
 		o.Namespace = f.Value.String()
 	}
-	o.Cluster = state.Cluster{Context: ctxName, Server: cfg.Host, Namespace: o.Namespace, Source: source}
+	o.Cluster = c.cluster
+	o.Cluster.Namespace = o.Namespace
 	return nil
 }
 

@@ -43,16 +43,16 @@ func (e *invalidError) ExitCode() int { return 2 }
 // *invalidError when anything was wrong. A graph whose estimated worst-case
 // CEL cost exceeds limits for any instance is invalid too: it would fail at
 // run time. One that exceeds them only for large inputs gets a warning.
-func loadAndBuild(cmd *cobra.Command, paths []string, errOut io.Writer, maxFileSize int64, limits graph.Limits, ty typing, opts ...graph.Option) ([]*graph.Graph, error) {
-	gs, _, err := loadAndBuildDefinitions(cmd, paths, errOut, maxFileSize, limits, ty, opts...)
+func loadAndBuild(cmd *cobra.Command, paths []string, errOut io.Writer, b buildFlags, ty typing, opts ...graph.Option) ([]*graph.Graph, error) {
+	gs, _, err := loadAndBuildDefinitions(cmd, paths, errOut, b, ty, opts...)
 	return gs, err
 }
 
 // loadAndBuildDefinitions is loadAndBuild that also returns, beside each
 // graph, the definition it was built from. With a cluster (ty.check), each
 // graph's instance CRD is dry-run there too.
-func loadAndBuildDefinitions(cmd *cobra.Command, paths []string, errOut io.Writer, maxFileSize int64, limits graph.Limits, ty typing, opts ...graph.Option) ([]*graph.Graph, []*graph.ResourceGraphDefinition, error) {
-	loader := graph.Loader{MaxFileSize: maxFileSize, Warn: func(path, why string) {
+func loadAndBuildDefinitions(cmd *cobra.Command, paths []string, errOut io.Writer, bf buildFlags, ty typing, opts ...graph.Option) ([]*graph.Graph, []*graph.ResourceGraphDefinition, error) {
+	loader := graph.Loader{MaxFileSize: bf.maxFileSize, Warn: func(path, why string) {
 		fmt.Fprintf(errOut, "warning: %s: %s\n", path, why)
 	}}
 	rgds, loadErr := loader.Load(paths...)
@@ -67,7 +67,7 @@ func loadAndBuildDefinitions(cmd *cobra.Command, paths []string, errOut io.Write
 			}
 		}
 	}
-	b := graph.NewBuilder(append(append(ty.opts, opts...), graph.WithLimits(limits))...)
+	b := graph.NewBuilder(append(append(ty.opts, opts...), graph.WithCELOmit(bf.celOmit), graph.WithLimits(bf.limits))...)
 	var gs []*graph.Graph
 	var built []*graph.ResourceGraphDefinition
 	for _, rgd := range rgds {
@@ -151,9 +151,7 @@ func unjoin(err error) []error {
 func newGraphCmd() *cobra.Command {
 	var output string
 	var schemas *schemaFlags
-	var celOmit bool
-	var limits graph.Limits
-	var maxFileSize int64
+	var bf buildFlags
 	cmd := &cobra.Command{
 		Use:   "graph FILE|DIR...",
 		Short: "Show each ResourceGraphDefinition's kind, order and resource graph (no cluster needed)",
@@ -173,7 +171,7 @@ are reported with every problem found, and the exit status is 2.`,
 			if err != nil {
 				return err
 			}
-			gs, err := loadAndBuild(cmd, args, termtext.Writer(cmd.ErrOrStderr()), maxFileSize, limits, ty, graph.WithCELOmit(celOmit))
+			gs, err := loadAndBuild(cmd, args, termtext.Writer(cmd.ErrOrStderr()), bf, ty)
 			out := termtext.Writer(cmd.OutOrStdout())
 			var werr error
 			switch output {
@@ -199,17 +197,13 @@ are reported with every problem found, and the exit status is 2.`,
 	}
 	cmd.Flags().StringVarP(&output, "output", "o", "text", "output format: text, json or dot")
 	schemas = addSchemaFlags(cmd.Flags())
-	addCELOmitFlag(cmd.Flags(), &celOmit)
-	addCELLimitFlags(cmd.Flags(), &limits)
-	addMaxFileSizeFlag(cmd.Flags(), &maxFileSize)
+	bf.add(cmd.Flags())
 	return cmd
 }
 
 func newValidateCmd() *cobra.Command {
 	var schemas *schemaFlags
-	var celOmit bool
-	var limits graph.Limits
-	var maxFileSize int64
+	var bf buildFlags
 	cmd := &cobra.Command{
 		Use:   "validate FILE|DIR...",
 		Short: "Check ResourceGraphDefinitions without a cluster",
@@ -233,7 +227,7 @@ kro's name before v0.2. Warnings do not change the exit status.`,
 			if err != nil {
 				return err
 			}
-			gs, rgds, err := loadAndBuildDefinitions(cmd, args, errOut, maxFileSize, limits, ty, graph.WithCELOmit(celOmit))
+			gs, rgds, err := loadAndBuildDefinitions(cmd, args, errOut, bf, ty)
 			for i, g := range gs {
 				warnings := graph.KroWarnings(rgds[i], g)
 				for _, w := range warnings {
@@ -253,9 +247,7 @@ kro's name before v0.2. Warnings do not change the exit status.`,
 		},
 	}
 	schemas = addSchemaFlags(cmd.Flags())
-	addCELOmitFlag(cmd.Flags(), &celOmit)
-	addCELLimitFlags(cmd.Flags(), &limits)
-	addMaxFileSizeFlag(cmd.Flags(), &maxFileSize)
+	bf.add(cmd.Flags())
 	return cmd
 }
 

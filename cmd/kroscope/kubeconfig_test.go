@@ -52,7 +52,9 @@ func TestConnectionSource(t *testing.T) {
 // A first run's errors name the cause (issue 27 item 6): no kubeconfig
 // says so and suggests the demo instead of dialing localhost:8080; a
 // kubeconfig whose server does not answer is named with its context; a
-// missing --rgd path is named before anything connects.
+// missing --rgd path is named before anything connects. Every command
+// that needs a cluster says it in the same words, and no klog line
+// reaches the user (#38).
 func TestFirstRunErrorsNameTheCause(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the binary")
@@ -69,6 +71,11 @@ current-context: dead-ctx
 `), 0o600); err != nil {
 		t.Fatal(err)
 	}
+	empty := filepath.Join(dir, "empty.kubeconfig")
+	if err := os.WriteFile(empty, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	rgd := filepath.Join(prereq.RepoRoot(), "examples", "webapp", "rgd.yaml")
 	for _, tc := range []struct {
 		env  string
 		args []string
@@ -78,6 +85,13 @@ current-context: dead-ctx
 		{"KUBECONFIG=" + dead, []string{"run", "--kro-poll-interval=-1s"}, []string{"cannot reach the API server", "kubeconfig " + dead + ", context dead-ctx", "`kroscope demo`"}},
 		{"KUBECONFIG=" + dead, []string{"run", "--rgd", "/nonexistent"}, []string{"kroscope: --rgd /nonexistent: no such file or directory"}},
 		{"KUBECONFIG=/nonexistent", []string{"--rgd", "/nonexistent"}, []string{"kroscope: --rgd /nonexistent: no such file or directory"}},
+		// plan decides as run does (#38: it dialed localhost:8080 and
+		// printed klog's "Unhandled Error" lines first).
+		{"KUBECONFIG=/nonexistent", []string{"plan", rgd}, []string{"kroscope: no kubeconfig found: $KUBECONFIG names /nonexistent, which does not exist", "`kroscope demo`"}},
+		{"KUBECONFIG=" + empty, []string{"plan", rgd}, []string{"kroscope: no kubeconfig found: " + empty + " holds no cluster and no current context"}},
+		{"KUBECONFIG=" + dead, []string{"plan", rgd}, []string{"kroscope: cannot reach the API server", "kubeconfig " + dead + ", context dead-ctx", "`kroscope demo`"}},
+		{"KUBECONFIG=" + dead, []string{"plan", "-i", rgd}, []string{"kroscope: cannot reach the API server"}},
+		{"KUBECONFIG=" + dead, []string{"validate", "--context", "dead-ctx", rgd}, []string{"kroscope: cannot reach the API server"}},
 	} {
 		cmd := exec.Command(bin, tc.args...)
 		cmd.Env = append(os.Environ(), tc.env)
@@ -89,6 +103,45 @@ current-context: dead-ctx
 			if !strings.Contains(string(out), w) {
 				t.Errorf("%s kroscope %v: output lacks %q:\n%s", tc.env, tc.args, w, out)
 			}
+		}
+		for _, w := range []string{"localhost:8080", "Unhandled Error", "UnhandledError", ".go:"} {
+			if strings.Contains(string(out), w) {
+				t.Errorf("%s kroscope %v: output has %q (client-go's default server, or a klog line):\n%s", tc.env, tc.args, w, out)
+			}
+		}
+	}
+}
+
+// An object that names no namespace goes where kubectl would put it: -n,
+// else the context's namespace, else default (#38: `plan -i` without -n).
+func TestConnectFlagsNamespace(t *testing.T) {
+	dir := t.TempDir()
+	kc := func(name, ns string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(`apiVersion: v1
+kind: Config
+clusters: [{name: c, cluster: {server: "https://127.0.0.1:9"}}]
+users: [{name: me, user: {token: x}}]
+contexts: [{name: ctx, context: {cluster: c, user: me, namespace: "`+ns+`"}}]
+current-context: ctx
+`), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	t.Cleanup(func() { kubeFlags.rules.ExplicitPath, kubeFlags.overrides.Context.Namespace = "", "" })
+	for _, tc := range []struct{ file, flag, want string }{
+		{kc("team.kubeconfig", "team-a"), "", "team-a"},
+		{kc("team.kubeconfig", "team-a"), "other", "other"},
+		{kc("none.kubeconfig", ""), "", "default"},
+	} {
+		kubeFlags.rules.ExplicitPath, kubeFlags.overrides.Context.Namespace = tc.file, tc.flag
+		c, err := connectFlags()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if c.namespace != tc.want {
+			t.Errorf("%s, -n %q: namespace %q, want %q", filepath.Base(tc.file), tc.flag, c.namespace, tc.want)
 		}
 	}
 }

@@ -15,6 +15,9 @@ import (
 type kubeConnFlags struct {
 	rules     *clientcmd.ClientConfigLoadingRules
 	overrides clientcmd.ConfigOverrides
+	// all holds every flag, bound once: a command registers all of them
+	// or only those it uses (the same *pflag.Flag, so the same value).
+	all *pflag.FlagSet
 }
 
 func newKubeConnFlags() *kubeConnFlags {
@@ -22,13 +25,25 @@ func newKubeConnFlags() *kubeConnFlags {
 	// kubectl's default (http://localhost:8080): connectionSource
 	// recognises it, to say that no kubeconfig was found.
 	rules.DefaultClientConfig = &clientcmd.DefaultClientConfig
-	return &kubeConnFlags{rules: rules, overrides: clientcmd.ConfigOverrides{ClusterDefaults: clientcmd.ClusterDefaults}}
+	f := &kubeConnFlags{rules: rules, overrides: clientcmd.ConfigOverrides{ClusterDefaults: clientcmd.ClusterDefaults},
+		all: pflag.NewFlagSet("kubectl", pflag.ContinueOnError)}
+	f.all.StringVar(&f.rules.ExplicitPath, clientcmd.RecommendedConfigPathFlag, "", "Path to the kubeconfig file to use for CLI requests.")
+	clientcmd.BindOverrideFlags(&f.overrides, f.all, clientcmd.RecommendedConfigOverrideFlags(""))
+	return f
 }
 
-// AddFlags registers the flags on fs, spelled as kubectl spells them.
+// AddFlags registers every flag on fs, spelled as kubectl spells them:
+// for the commands that connect (the TUI, run, plan, rbac).
 func (f *kubeConnFlags) AddFlags(fs *pflag.FlagSet) {
-	fs.StringVar(&f.rules.ExplicitPath, clientcmd.RecommendedConfigPathFlag, "", "Path to the kubeconfig file to use for CLI requests.")
-	clientcmd.BindOverrideFlags(&f.overrides, fs, clientcmd.RecommendedConfigOverrideFlags(""))
+	fs.AddFlagSet(f.all)
+}
+
+// AddNamed registers only the flags named, for a command that needs no
+// cluster but can use one: its help lists no flag it ignores.
+func (f *kubeConnFlags) AddNamed(fs *pflag.FlagSet, names ...string) {
+	for _, n := range names {
+		fs.AddFlag(f.all.Lookup(n))
+	}
 }
 
 // ToRawKubeConfigLoader is the client config the flags name now. It is

@@ -8,6 +8,7 @@ import (
 	"os"
 	"syscall"
 
+	"github.com/go-logr/logr"
 	"github.com/spf13/cobra"
 
 	// For its init: long-running commands keep resident only the binary
@@ -27,11 +28,17 @@ live, every instance's resource graph and the state of each resource in it.`,
 	SilenceErrors: true,
 }
 
-// kubeFlags are kubectl's connection flags (--kubeconfig, --context, -n, ...).
+// kubeFlags are kubectl's connection flags (--kubeconfig, --context, -n,
+// ...): each command registers those it uses, no more (the demo none).
 var kubeFlags = newKubeConnFlags()
 
 func init() {
-	kubeFlags.AddFlags(rootCmd.PersistentFlags())
+	kubeFlags.AddFlags(rootCmd.Flags())
+	// No library line reaches a user: client-go's klog lines ("Unhandled
+	// Error" from discovery, throttling, warnings) repeat what the command
+	// reports in its own words. The TUI, run and demo route them to their
+	// own logs instead.
+	rootCmd.PersistentPreRun = func(*cobra.Command, []string) { routeLibraryLogs(logr.Discard()) }
 }
 
 func main() {

@@ -5,10 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 
 	"github.com/spf13/cobra"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/client-go/rest"
 
 	"github.com/kroscope/kroscope/engine"
 	"github.com/kroscope/kroscope/plan"
@@ -32,9 +34,7 @@ type planFlags struct {
 	instanceFiles []string
 	selector      string
 	output        string
-	celOmit       bool
-	limits        graph.Limits
-	maxFileSize   int64
+	buildFlags
 }
 
 func newPlanCmd() *cobra.Command {
@@ -62,20 +62,23 @@ cluster serves. Nothing is written. Exit status: 0 no changes, 2 changes,
 			return runPlan(cmd, args, f)
 		},
 	}
+	kubeFlags.AddFlags(cmd.Flags())
 	cmd.Flags().StringArrayVarP(&f.instanceFiles, "instance", "i", nil, "instance file (YAML); only these instances are planned, as edited")
 	cmd.Flags().StringVarP(&f.selector, "selector", "l", "", "label selector over the instances")
 	cmd.Flags().StringVarP(&f.output, "output", "o", "text", "output format: text or json")
-	addCELOmitFlag(cmd.Flags(), &f.celOmit)
-	addCELLimitFlags(cmd.Flags(), &f.limits)
-	addMaxFileSizeFlag(cmd.Flags(), &f.maxFileSize)
+	f.add(cmd.Flags())
 	return cmd
 }
 
 func runPlan(cmd *cobra.Command, args []string, f planFlags) error {
-	cfg, err := kubeFlags.ToRESTConfig()
+	conn, err := connectFlags()
 	if err != nil {
-		return fmt.Errorf("loading kubeconfig: %w", err)
+		return err
 	}
+	if err := conn.reach(); err != nil {
+		return err
+	}
+	cfg := rest.CopyConfig(conn.cfg)
 	if cfg.QPS == 0 && cfg.RateLimiter == nil {
 		cfg.QPS = engine.DefaultClientQPS // as the engine: no client-side throttling
 	}
@@ -84,23 +87,26 @@ func runPlan(cmd *cobra.Command, args []string, f planFlags) error {
 		return err
 	}
 	opts := append(engine.GraphOptions(set, graph.NewCachedSchemaResolver(set.Discovery(), 0), f.celOmit), graph.WithLimits(f.limits))
-	o := plan.Options{Set: set, Selector: f.selector}
+	o := plan.Options{Set: set, Selector: f.selector, FileNamespace: conn.namespace}
 	if fl := cmd.Flags().Lookup("namespace"); fl != nil && fl.Changed {
 		o.Namespace = fl.Value.String()
 	}
 	if len(f.instanceFiles) > 0 {
-		if o.Instances, err = readInstances(f.instanceFiles, f.maxFileSize, o.Namespace); err != nil {
+		if o.Instances, err = plan.ReadObjects(f.instanceFiles, f.maxFileSize); err != nil {
 			return err
 		}
 	}
 	var gs []*graph.Graph
 	if len(args) > 0 {
-		if gs, err = loadAndBuild(cmd, args, termtext.Writer(cmd.ErrOrStderr()), f.maxFileSize, f.limits, typing{}, opts...); err != nil {
+		if gs, err = loadAndBuild(cmd, args, termtext.Writer(cmd.ErrOrStderr()), f.buildFlags, typing{}, opts...); err != nil {
 			// Wrapped: an invalid graph is an error (1), not validate's 2,
 			// which a plan uses for "changes".
 			return fmt.Errorf("%w", err)
 		}
 	} else if gs, err = servedGraphs(cmd.Context(), set, o.Instances, opts); err != nil {
+		return err
+	}
+	if err := unplanned(o.Instances, gs); err != nil {
 		return err
 	}
 	plans := make([]*plan.Plan, 0, len(gs))
@@ -120,23 +126,23 @@ func runPlan(cmd *cobra.Command, args []string, f planFlags) error {
 	return nil
 }
 
+// unplanned refuses instances of a kind none of the graphs serves: left
+// out silently, the plan would say "no changes" about a file it ignored.
+func unplanned(insts []*unstructured.Unstructured, gs []*graph.Graph) error {
+	var errs []error
+	for _, u := range insts {
+		if !slices.ContainsFunc(gs, func(g *graph.Graph) bool { return g.Instance.GVK.GroupKind() == u.GroupVersionKind().GroupKind() }) {
+			errs = append(errs, fmt.Errorf("instance %s is a %s, which none of the graphs serves", u.GetName(), u.GroupVersionKind().GroupKind()))
+		}
+	}
+	return errors.Join(errs...)
+}
+
 func writePlan(w io.Writer, plans []*plan.Plan, output string) error {
 	if output == "json" {
 		return plan.JSON(w, plans)
 	}
 	return plan.Text(w, plans)
-}
-
-// readInstances reads the instance files: every object in them, each with
-// the namespace -n gives when it names none.
-func readInstances(files []string, maxSize int64, ns string) ([]*unstructured.Unstructured, error) {
-	out, err := plan.ReadObjects(files, maxSize)
-	for _, u := range out {
-		if u.GetNamespace() == "" && ns != "" {
-			u.SetNamespace(ns)
-		}
-	}
-	return out, err
 }
 
 // servedGraphs are the cluster's graphs whose kinds the instances are of,

@@ -22,11 +22,9 @@ import (
 
 // rbacOptions are `kroscope rbac`'s flags.
 type rbacOptions struct {
-	bind        string // NAMESPACE/NAME of a ServiceAccount to bind each role to
-	maxFileSize int64
-	limits      graph.Limits
-	celOmit     bool
-	kinds       []schema.GroupKind // --allow-child-kind
+	bind  string             // NAMESPACE/NAME of a ServiceAccount to bind each role to
+	kinds []schema.GroupKind // --allow-child-kind
+	buildFlags
 }
 
 func newRBACCmd() *cobra.Command {
@@ -61,11 +59,10 @@ of namespaced instances: docs/security.md) is named on stderr and left out.`,
 		},
 	}
 	fs := cmd.Flags()
+	kubeFlags.AddFlags(fs)
 	fs.StringVar(&o.bind, "bind", "", "also bind each ClusterRole to this ServiceAccount, NAMESPACE/NAME (e.g. kroscope-system/kroscope)")
 	fs.Var(&childKinds{&o.kinds}, "allow-child-kind", "print rules for graphs that create this sensitive kind too, as `kroscope run --allow-child-kind` would serve them (Kind.group, repeatable)")
-	addMaxFileSizeFlag(fs, &o.maxFileSize)
-	addCELLimitFlags(fs, &o.limits)
-	addCELOmitFlag(fs, &o.celOmit)
+	o.add(fs)
 	return cmd
 }
 
@@ -85,7 +82,7 @@ func runRBAC(cmd *cobra.Command, args []string, o rbacOptions) error {
 	var buildErr error
 	if len(args) > 0 {
 		var rgds []*graph.ResourceGraphDefinition
-		gs, rgds, buildErr = loadAndBuildDefinitions(cmd, args, errOut, o.maxFileSize, o.limits, typing{}, opts...)
+		gs, rgds, buildErr = loadAndBuildDefinitions(cmd, args, errOut, o.buildFlags, typing{}, opts...)
 		for _, rgd := range rgds {
 			grants = append(grants, source.Update{RGD: rgd}.AnyNamespace())
 		}
@@ -106,24 +103,17 @@ func runRBAC(cmd *cobra.Command, args []string, o rbacOptions) error {
 // none (files are then resolved by convention); required says the cluster
 // is where the graphs come from.
 func rbacClients(cmd *cobra.Command, required bool) *client.Set {
-	cfg, err := kubeFlags.ToRESTConfig()
+	conn, err := connectFlags()
+	if err == nil {
+		err = conn.reach()
+	}
 	if err != nil {
 		if required {
-			fmt.Fprintf(cmd.ErrOrStderr(), "loading kubeconfig: %v\n", err)
+			fmt.Fprintln(cmd.ErrOrStderr(), err)
 		}
 		return nil
 	}
-	set, err := client.NewSet(cfg)
-	if err != nil {
-		return nil
-	}
-	if _, err := set.Discovery().ServerVersion(); err != nil {
-		if required {
-			fmt.Fprintf(cmd.ErrOrStderr(), "cluster not reachable: %v\n", err)
-		}
-		return nil
-	}
-	return set
+	return conn.set
 }
 
 // clusterGraphs builds the cluster's graphs as the engine would serve them.

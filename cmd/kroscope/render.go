@@ -1,15 +1,18 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/yaml"
 
+	"github.com/kroscope/kroscope/memcluster"
 	"github.com/kroscope/kroscope/plan"
 	"github.com/kroscope/kroscope/reconciler/graph"
 	"github.com/kroscope/kroscope/termtext"
@@ -20,9 +23,7 @@ func newRenderCmd() *cobra.Command {
 		instanceFile string
 		sets         []string
 		schemas      *schemaFlags
-		celOmit      bool
-		limits       graph.Limits
-		maxFileSize  int64
+		bf           buildFlags
 	)
 	cmd := &cobra.Command{
 		Use:   "render GRAPH_FILE -i INSTANCE_FILE [--set spec.x=y]...",
@@ -32,7 +33,10 @@ the embedded Kubernetes schemas), runs kroscope's reconciler for the instance
 over an empty in-memory cluster, and prints the children it creates, as YAML.
 Resources that wait for a status only a real controller writes, are skipped
 or fail are listed as comments at the end. Secret values are masked.
---set sets one field of the instance (spec.replicas=3); the value is YAML.`,
+--set sets one field of the instance (spec.replicas=3); the value is YAML.
+A file of several instances renders each, after a "# instance NAME" line.
+An instance that names no namespace is in -n, else "default". The output
+is the same on every run: UIDs are derived, not random.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if instanceFile == "" {
@@ -43,34 +47,64 @@ or fail are listed as comments at the end. Secret values are masked.
 			if err != nil {
 				return err
 			}
-			gs, err := loadAndBuild(cmd, args, errOut, maxFileSize, limits, ty, graph.WithCELOmit(celOmit))
+			gs, err := loadAndBuild(cmd, args, errOut, bf, ty)
 			if err != nil {
 				return err
 			}
-			insts, err := plan.ReadObjects([]string{instanceFile}, maxFileSize)
+			insts, err := plan.ReadObjects([]string{instanceFile}, bf.maxFileSize)
 			if err != nil {
 				return err
 			}
-			if len(gs) != 1 || len(insts) != 1 {
-				return fmt.Errorf("render takes one graph and one instance (found %d and %d)", len(gs), len(insts))
+			ns := ""
+			if f := cmd.Flags().Lookup("namespace"); f != nil && f.Changed {
+				ns = f.Value.String()
 			}
-			if err := setFields(insts[0], sets); err != nil {
-				return err
+			w := termtext.Writer(cmd.OutOrStdout())
+			for _, inst := range insts {
+				if err := renderOne(cmd.Context(), w, gs, inst, ns, sets, len(insts) > 1); err != nil {
+					return fmt.Errorf("%s: %w", instanceFile, err)
+				}
 			}
-			out, err := plan.Render(cmd.Context(), gs[0], insts[0])
-			if err != nil {
-				return fmt.Errorf("%s: %w", instanceFile, err)
-			}
-			return writeRendered(termtext.Writer(cmd.OutOrStdout()), out)
+			return nil
 		},
 	}
 	cmd.Flags().StringVarP(&instanceFile, "instance", "i", "", "instance file (YAML)")
 	cmd.Flags().StringArrayVar(&sets, "set", nil, "set a field of the instance: PATH=VALUE (spec.replicas=3), VALUE in YAML")
 	schemas = addSchemaFlags(cmd.Flags())
-	addCELOmitFlag(cmd.Flags(), &celOmit)
-	addCELLimitFlags(cmd.Flags(), &limits)
-	addMaxFileSizeFlag(cmd.Flags(), &maxFileSize)
+	kubeFlags.AddNamed(cmd.Flags(), "namespace")
+	bf.add(cmd.Flags())
 	return cmd
+}
+
+// renderOne renders inst with the graph that serves its kind, in
+// namespace ns when it names none (an instance naming another is refused,
+// as kubectl refuses it), --set applied. named heads its children with
+// the instance's name, for a file of several.
+func renderOne(ctx context.Context, w io.Writer, gs []*graph.Graph, inst *unstructured.Unstructured, ns string, sets []string, named bool) error {
+	i := slices.IndexFunc(gs, func(g *graph.Graph) bool { return g.Instance.GVK.GroupKind() == inst.GroupVersionKind().GroupKind() })
+	if i < 0 {
+		return fmt.Errorf("instance %s is a %s, which none of the graphs serves", inst.GetName(), inst.GroupVersionKind().GroupKind())
+	}
+	switch {
+	case ns == "":
+	case inst.GetNamespace() == "":
+		inst.SetNamespace(ns)
+	case inst.GetNamespace() != ns:
+		return fmt.Errorf("instance %s names namespace %s, not -n %s", inst.GetName(), inst.GetNamespace(), ns)
+	}
+	if err := setFields(inst, sets); err != nil {
+		return err
+	}
+	out, err := plan.Render(ctx, gs[i], inst)
+	if err != nil {
+		return err
+	}
+	if named {
+		if _, err := fmt.Fprintf(w, "# instance %s\n", inst.GetName()); err != nil {
+			return err
+		}
+	}
+	return writeRendered(w, out)
 }
 
 // setFields applies --set PATH=VALUE to u: PATH is dotted from the
@@ -89,31 +123,11 @@ func setFields(u *unstructured.Unstructured, sets []string) error {
 		if err := yaml.Unmarshal([]byte(raw), &v); err != nil {
 			return fmt.Errorf("--set %q: value: %w", s, err)
 		}
-		if err := unstructured.SetNestedField(u.Object, jsonValue(v), fields...); err != nil {
+		if err := unstructured.SetNestedField(u.Object, memcluster.NormalizeNumbers(v), fields...); err != nil {
 			return fmt.Errorf("--set %q: %w", s, err)
 		}
 	}
 	return nil
-}
-
-// jsonValue turns sigs.k8s.io/yaml's float64 for whole numbers into int64,
-// as an instance read from the API server holds them.
-func jsonValue(v any) any {
-	switch x := v.(type) {
-	case float64:
-		if x == float64(int64(x)) {
-			return int64(x)
-		}
-	case map[string]any:
-		for k, e := range x {
-			x[k] = jsonValue(e)
-		}
-	case []any:
-		for i, e := range x {
-			x[i] = jsonValue(e)
-		}
-	}
-	return v
 }
 
 func writeRendered(w io.Writer, r *plan.Rendered) error {

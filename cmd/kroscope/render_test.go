@@ -1,10 +1,14 @@
 package main
 
 import (
+	"path/filepath"
 	"reflect"
+	"strings"
 	"testing"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/kroscope/kroscope/test/prereq"
 )
 
 func TestSetFields(t *testing.T) {
@@ -39,5 +43,33 @@ func TestSetFields(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// render renders every instance of a file (the repository's own
+// examples/webapp/instances.yaml holds two), in -n when given, and the
+// same bytes on every run (#38: a random instance-id and owner uid, -n
+// ignored, and "render takes one graph and one instance (found 1 and 2)").
+func TestRenderEachInstanceReproducibly(t *testing.T) {
+	ex := filepath.Join(prereq.RepoRoot(), "examples", "webapp")
+	args := []string{"render", filepath.Join(ex, "rgd.yaml"), "-i", filepath.Join(ex, "instances.yaml"), "-n", "team-a"}
+	first, stderr, err := runCmd(t, args...)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, stderr)
+	}
+	again, _, err := runCmd(t, args...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if first != again {
+		t.Errorf("two renders differ:\n%s\n---- and ----\n%s", first, again)
+	}
+	for _, want := range []string{"# instance shop\n", "# instance blog\n", "name: shop-config", "name: blog-config", "namespace: team-a", "kro.run/instance-namespace: team-a"} {
+		if !strings.Contains(first, want) {
+			t.Errorf("render lacks %q:\n%s", want, first)
+		}
+	}
+	if strings.Contains(first, "namespace: default") {
+		t.Errorf("render ignores -n:\n%s", first)
 	}
 }

@@ -34,6 +34,9 @@ func init() {
 		if err := checkRGDPaths(o.RGDPaths); err != nil {
 			return err
 		}
+		if err := needTerminal("kroscope run"); err != nil {
+			return err
+		}
 		ctx, stop := signal.NotifyContext(context.Background(), shutdownSignals...)
 		defer stop()
 		// Logs go to the UI's log pane only: nothing may write to the

@@ -66,6 +66,7 @@ FAILED or --timeout passes: handy for scripts and CI.`,
 		},
 	}
 	fs := cmd.Flags()
+	kubeFlags.AddFlags(fs)
 	addEngineFlags(fs, &o)
 	fs.BoolVar(&o.CheckRights, "check-rights", true, "before serving a graph, ask the API server whether this identity holds every rule the graph needs (`kroscope rbac` prints them); a graph it lacks one for is shown as not served, naming the rule")
 	fs.StringVarP(&h.Output, "output", "o", "text", "transition lines as text or json")

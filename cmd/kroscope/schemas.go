@@ -26,11 +26,14 @@ type schemaFlags struct {
 }
 
 // clusterFlags are the connection flags that name a cluster: given one,
-// graph, validate and render type against that cluster's own API.
+// graph, validate and render type against that cluster's own API. They
+// are the only connection flags those commands take (with the
+// kubeconfig's credentials).
 var clusterFlags = []string{"kubeconfig", "context", "server", "cluster"}
 
 func addSchemaFlags(fs *pflag.FlagSet) *schemaFlags {
 	f := &schemaFlags{}
+	kubeFlags.AddNamed(fs, clusterFlags...)
 	fs.BoolVar(&f.builtin, "builtin-schemas", true, "type-check templates of built-in kinds (ConfigMap, Deployment...) against the Kubernetes schemas kroscope embeds (--kube-version), as a cluster would; false leaves them untyped, as kinds served by CRDs are")
 	fs.StringVar(&f.kubeVersion, "kube-version", builtinschemas.Newest(), "Kubernetes minor whose embedded schemas templates are typed against: "+strings.Join(builtinschemas.Versions(), ", ")+
 		" (given --kubeconfig, --context, --server or --cluster, the cluster's own API is used instead, CRD kinds included, and validate dry-runs each instance CRD there)")
@@ -56,16 +59,17 @@ func (f *schemaFlags) typing(cmd *cobra.Command) (typing, error) {
 		if !f.builtin {
 			return typing{}, nil
 		}
-		cfg, err := kubeFlags.ToRESTConfig()
-		if err != nil {
-			return typing{}, fmt.Errorf("loading kubeconfig: %w", err)
+		// A cluster named but not reached is an error (1), not every graph
+		// invalid (2).
+		conn, err := connectFlags()
+		if err == nil {
+			err = conn.reach()
 		}
-		set, err := client.NewSet(cfg)
 		if err != nil {
 			return typing{}, err
 		}
-		r := sourcedResolver{graph.NewCachedSchemaResolver(set.Discovery(), 0), "the API of " + cfg.Host}
-		return typing{opts: []graph.Option{graph.WithSchemaResolver(r)}, check: crdDryRun(set)}, nil
+		r := sourcedResolver{graph.NewCachedSchemaResolver(conn.set.Discovery(), 0), "the API of " + conn.cfg.Host}
+		return typing{opts: []graph.Option{graph.WithSchemaResolver(r)}, check: crdDryRun(conn.set)}, nil
 	}
 	s, err := builtinschemas.For(f.kubeVersion)
 	if err != nil {

@@ -42,8 +42,11 @@ type meter struct {
 }
 
 func newMeter(timeout time.Duration) *meter {
-	return &meter{deadline: time.Now().Add(timeout), left: MaxEvalBytes}
+	return &meter{deadline: clock().Add(timeout), left: MaxEvalBytes}
 }
+
+// clock is the meter's time (a test's, to starve an evaluation).
+var clock = time.Now
 
 // stop aborts the evaluation; cel-go recovers this panic into the error
 // Eval returns, and run turns it into a LimitError.
@@ -55,7 +58,7 @@ func (m *meter) stop(limit string) {
 // beforeCall stops the evaluation past its deadline, or when a call is
 // about to produce (predicted, -1 when unknown) more than is left.
 func (m *meter) beforeCall(predicted int64) {
-	if time.Now().After(m.deadline) {
+	if clock().After(m.deadline) {
 		m.stop("time")
 	}
 	if predicted > m.left {

@@ -339,3 +339,50 @@ func TestErrorsNeverCarryASecretValue(t *testing.T) {
 		}
 	}
 }
+
+// TestTimeLimitConfirmedBySecondEvaluation: an evaluation starved of CPU
+// past the time limit (the meter's clock jumps an hour once) is evaluated
+// again and succeeds; only a second trip is the limit's error (#38: a
+// loaded machine made `a == b` exceed 100ms, an ERROR for a pass).
+func TestTimeLimitConfirmedBySecondEvaluation(t *testing.T) {
+	rgds, err := Parse([]byte(`apiVersion: kro.run/v1alpha1
+kind: ResourceGraphDefinition
+metadata: {name: starved}
+spec:
+  schema: {apiVersion: v1alpha1, kind: Starved, spec: {}}
+  resources:
+  - id: cm
+    readyWhen: ["${cm.data.a == cm.data.b}"]
+    template: {apiVersion: v1, kind: ConfigMap, metadata: {name: cm}, data: {a: x, b: x}}
+`), "starved.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, err := NewBuilder().Build(rgds[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	cm := map[string]any{"data": map[string]any{"a": "x", "b": "x"}}
+	starve := func(jumps int) {
+		base, n := time.Now(), 0
+		clock = func() time.Time {
+			n++
+			if n%2 == 0 && n/2 <= jumps { // each evaluation's check, not its start
+				return base.Add(time.Hour)
+			}
+			return base
+		}
+	}
+	t.Cleanup(func() { clock = time.Now })
+
+	starve(1)
+	if ready, _, err := g.Resources["cm"].IsReady(cm); err != nil || !ready {
+		t.Fatalf("starved once: ready %v, %v; want ready", ready, err)
+	}
+	starve(2)
+	_, _, err = g.Resources["cm"].IsReady(cm)
+	var le *LimitError
+	if !errors.As(err, &le) || le.Limit != "time" {
+		t.Fatalf("starved twice: %v, want a time LimitError", err)
+	}
+}
