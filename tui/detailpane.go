@@ -470,7 +470,7 @@ func (d *detailPane) clickTab(x int) {
 	sepW := ansi.StringWidth(" " + d.c.th.G.Sep + " ")
 	pos := 0
 	for t := detailTab(0); t < numTabs; t++ {
-		w := ansi.StringWidth(d.tabLabel(t))
+		w := ansi.StringWidth(d.c.th.Choice(d.tabLabel(t), t == d.tab, d.c.th.Selected, d.c.th.Dim))
 		if x >= pos && x < pos+w {
 			d.tab = t
 			return
@@ -570,11 +570,7 @@ func (d *detailPane) tabBar() string {
 	th := d.c.th
 	parts := make([]string, 0, numTabs)
 	for t := detailTab(0); t < numTabs; t++ {
-		if t == d.tab {
-			parts = append(parts, th.Selected.Render(d.tabLabel(t)))
-		} else {
-			parts = append(parts, th.Dim.Render(d.tabLabel(t)))
-		}
+		parts = append(parts, th.Choice(d.tabLabel(t), t == d.tab, th.Selected, th.Dim))
 	}
 	return fit(strings.Join(parts, th.Dim.Render(" "+th.G.Sep+" ")), d.w, th.G.Ellipsis)
 }

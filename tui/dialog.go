@@ -51,13 +51,7 @@ func (d *dialogScreen) prepare() {
 		}
 		b.WriteString(clip(l, maxW, th.G.Ellipsis) + "\n")
 	}
-	cancel, yes := th.ButtonOff, th.ButtonOff
-	if d.choice == 0 {
-		cancel = th.ButtonOn
-	} else {
-		yes = th.ButtonOn
-	}
-	b.WriteString("\n" + cancel.Render("Cancel") + "  " + yes.Render(d.confirm))
+	b.WriteString("\n" + th.Choice("Cancel", d.choice == 0, th.ButtonOn, th.ButtonOff) + "  " + th.Choice(d.confirm, d.choice == 1, th.ButtonOn, th.ButtonOff))
 	first := func(name string) string {
 		if ks := k.keys[name]; len(ks) > 0 {
 			return keyLabel(ks[0], k.ascii)

@@ -7,6 +7,7 @@ import (
 
 	tea "charm.land/bubbletea/v2"
 	"charm.land/lipgloss/v2"
+	"github.com/charmbracelet/colorprofile"
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/kroscope/kroscope/engine/state"
@@ -25,6 +26,9 @@ type common struct {
 	keys  *keymap
 	frame int
 	host  *host
+	// dark and marks are what the terminal said of itself: its
+	// background, and that it draws no attribute (retheme).
+	dark, marks bool
 }
 
 func (c *common) now() time.Time { return c.opts.Now() }
@@ -269,10 +273,14 @@ func (m *Model) update(msg tea.Msg) tea.Cmd {
 		return nil
 	case tea.BackgroundColorMsg:
 		if m.c.opts.Theme == "" || m.c.opts.Theme == theme.Auto {
-			if th, err := theme.New(theme.Options{Name: theme.Auto, IsDark: msg.IsDark(), NoColor: m.c.opts.NoColor, ASCII: m.c.opts.ASCII}); err == nil {
-				m.c.th = th // panes key their caches by the theme
-			}
+			m.c.dark = msg.IsDark()
+			_ = m.c.retheme()
 		}
+		return nil
+	case tea.ColorProfileMsg:
+		// TERM=dumb strips even reverse video: selections need text marks.
+		m.c.marks = msg.Profile == colorprofile.NoTTY
+		_ = m.c.retheme()
 		return nil
 	case resultMsg:
 		if msg.err != nil {

@@ -297,7 +297,20 @@ func (t *table[R, K, S]) scrollTo(h int) {
 // no rows.
 func (t *table[R, K, S]) render(h, w int, empty string) []string {
 	t.scrollTo(h)
-	return t.body(t.shown, t.widths(w), w, empty)
+	if !t.c.th.Marks {
+		return t.body(t.shown, t.widths(w), w, empty)
+	}
+	// No attribute shows the cursor (TERM=dumb): a column of its own
+	// points at its row.
+	out := t.body(t.shown, t.widths(w-2), w-2, empty)
+	for i := range out {
+		mark := "  "
+		if i > 0 && t.offset+i-1 == t.cursor && len(t.rows) > 0 {
+			mark = t.c.th.G.Cursor + " "
+		}
+		out[i] = mark + out[i]
+	}
+	return out
 }
 
 // position is "1-19 of 36" when not every row fits, else "".
