@@ -470,6 +470,13 @@ func (p *instancesScreen) counts() string {
 			parts = append(parts, th.Accent.Render(g.Name+": "+g.Status.Rollout.Line()))
 		}
 	}
+	// A graph the engine refused serves none of its instances: said
+	// here, since its rows may be all there is of it.
+	for i := range p.snap.Graphs {
+		if g := &p.snap.Graphs[i]; refusal(g) != "" {
+			parts = append(parts, th.ClassStyle(state.ClassFailed).Render(th.G.Error+" graph "+g.Name+" not served"))
+		}
+	}
 	for _, ph := range order {
 		parts = append(parts, th.ClassStyle(ph.Class()).Render(fmt.Sprintf("%s %d %s", th.ClassGlyph(ph.Class(), 0), n[ph], ph.Word())))
 	}
@@ -506,19 +513,44 @@ func (p *instancesScreen) prepare() {
 
 // tableLines renders the header and the visible rows into h lines.
 func (p *instancesScreen) tableLines(h int) []string {
-	t := p.table
-	msg := "No instances yet. Create one with kubectl apply, or run with --demo."
-	if t.query != "" {
-		msg = fmt.Sprintf("No instance matches %q (esc clears the filter).", t.query)
+	return p.table.render(h, p.w, p.emptyText())
+}
+
+// emptyText says why the list has no row: the filter, the graphs the
+// engine refused (an invalid --rgd graph left the list empty without a
+// word), or the kinds it waits for.
+func (p *instancesScreen) emptyText() string {
+	if q := p.table.query; q != "" {
+		return fmt.Sprintf("No instance matches %q (esc clears the filter).", q)
 	}
-	if len(p.snap.Graphs) > 0 && t.query == "" {
-		kinds := make([]string, 0, len(p.snap.Graphs))
-		for _, g := range p.snap.Graphs {
+	var refusals, kinds []string
+	for i := range p.snap.Graphs {
+		g := &p.snap.Graphs[i]
+		if why := refusal(g); why != "" {
+			refusals = append(refusals, fmt.Sprintf("Graph %s (%s) is not served: %s", g.Name, orDash(g.Source), why))
+		} else if g.Kind != "" {
 			kinds = append(kinds, g.Kind)
 		}
-		msg = "No instances yet of " + strings.Join(kinds, ", ") + "."
 	}
-	return t.render(h, p.w, msg)
+	if len(refusals) > 0 {
+		return strings.Join(refusals, "\n") + "\n(e shows it, D lists the graphs)"
+	}
+	if len(kinds) > 0 {
+		return "No instances yet of " + strings.Join(kinds, ", ") + "."
+	}
+	return "No instances yet. Create one with kubectl apply, or run with --demo."
+}
+
+// refusal is why the engine does not serve g ("" while it does, or
+// while it is still starting): its own refusal, or kro's.
+func refusal(g *state.Graph) string {
+	if g.Served || g.Err == "" {
+		return ""
+	}
+	if g.Status.Reason != "" {
+		return g.Status.Reason
+	}
+	return g.Err
 }
 
 func (p *instancesScreen) View() string { return strings.Join(p.lines, "\n") }
@@ -626,6 +658,9 @@ func (p *instancesScreen) nextError() {
 		h.flash(errorFlash(in, now), true)
 		return
 	}
+	if p.openRefused() {
+		return
+	}
 	// Nothing fails now: go to the error that cleared last.
 	best := -1
 	for i, in := range t.rows {
@@ -640,4 +675,20 @@ func (p *instancesScreen) nextError() {
 		return
 	}
 	h.flash("no instance in error", false)
+}
+
+// openRefused opens the first graph the engine refused on its status,
+// which says why, and reports whether there was one: a graph that is
+// not served is an error too, and e found none.
+func (p *instancesScreen) openRefused() bool {
+	for i := range p.snap.Graphs {
+		if g := &p.snap.Graphs[i]; refusal(g) != "" {
+			s := newGraphScreen(p.c, g.Name)
+			s.tab = rgdTabStatus
+			p.c.host.push(s)
+			p.c.host.flash("graph "+g.Name+" is not served: "+refusal(g), true)
+			return true
+		}
+	}
+	return false
 }

@@ -448,7 +448,11 @@ func (t *table[R, K, S]) body(shown []R, ws []int, w int, empty string) []string
 	out := make([]string, 0, len(shown)+1)
 	out = append(out, t.header(ws, w))
 	if len(t.rows) == 0 {
-		return append(out, t.c.th.Dim.Render(fit("  "+empty, w, t.c.th.G.Ellipsis)))
+		// Wrapped: why the table is empty is worth reading whole.
+		for _, l := range wrap(empty, max(w-2, 8)) {
+			out = append(out, t.c.th.Dim.Render(fit("  "+l, w, t.c.th.G.Ellipsis)))
+		}
+		return out
 	}
 	for i, r := range shown {
 		out = append(out, t.drawRow(r, ws, w, t.offset+i == t.cursor))
