@@ -291,6 +291,7 @@ func (e *Engine) runGraph(ctx context.Context, r *graphRun, rgd *graph.ResourceG
 	gr.info.Err = ""
 	gr.info.Served = true
 	e.store.SetGraph(gr.info)
+	e.store.ForgetUnserved(gr.info.Resource) // listed again, or gone from the cluster
 	metrics.Graphs.Inc()
 	defer metrics.Graphs.Dec()
 	gr.log.Info("serving graph", "resource", gr.info.Resource, "kind", gr.info.Kind)
@@ -426,8 +427,9 @@ func (gr *graphStart) awaitCRD(ctx context.Context, g *graph.Graph) bool {
 }
 
 // stopServing: no worker picks s's instances any more, observations of
-// reconciles still in flight are dropped, and the kind's instances leave
-// the state (their informer is gone).
+// reconciles still in flight are dropped, and the kind's instances stay
+// in the state marked Unserved (their informer is gone, but they are
+// still stored: a refused new definition must not hide them).
 func (e *Engine) stopServing(s *served) {
 	e.graphs.mu.Lock()
 	if e.graphs.served[s.gvr] == s {
@@ -439,9 +441,9 @@ func (e *Engine) stopServing(s *served) {
 	for _, in := range e.store.Snapshot().Instances {
 		if in.Key.Resource == s.resource {
 			uids[in.UID] = true
-			e.store.RemoveInstance(in.Key)
 		}
 	}
+	e.store.Unserve(s.resource)
 	// What the reconciles read and wrote of the kind's instances and their
 	// children goes too: no watch of the graph is left to remove it.
 	e.reader.dropGraph(s.gvr, uids)
@@ -707,6 +709,7 @@ func (e *Engine) noteInstance(s *served, u metav1.Object, gvk schema.GroupVersio
 		in.Generation = u.GetGeneration()
 		in.Created = u.GetCreationTimestamp().Time
 		in.Deleting = u.GetDeletionTimestamp() != nil
+		in.Unserved = false
 		if in.Layers == nil {
 			in.Layers = s.graph.Layers
 		}
