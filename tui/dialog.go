@@ -39,17 +39,26 @@ func (d *dialogScreen) views() []string            { return []string{viewDialog}
 
 func (d *dialogScreen) prepare() {
 	th, k := d.c.th, d.c.keys
-	maxW := max(d.w-8, 20)
+	// Everything wraps to the window (the border and padding take 4
+	// cells): a warning cut at the box's edge could not be read, and the
+	// box must never be wider than the window.
+	maxW := max(d.w-6, 12)
+	var body []string
+	for _, l := range d.lines {
+		body = append(body, wrap(l, maxW)...)
+	}
 	var b strings.Builder
-	b.WriteString(th.Title.Render(clip(d.title, maxW, th.G.Ellipsis)))
-	b.WriteString("\n\n")
+	for _, l := range wrap(d.title, maxW) {
+		b.WriteString(th.Title.Render(l) + "\n")
+	}
+	b.WriteString("\n")
 	limit := max(d.h-10, 3)
-	for i, l := range d.lines {
-		if i == limit && len(d.lines) > limit+1 {
-			b.WriteString(fmt.Sprintf("%s and %d more\n", th.G.Ellipsis, len(d.lines)-limit))
+	for i, l := range body {
+		if i == limit && len(body) > limit+1 {
+			b.WriteString(fmt.Sprintf("%s and %d more lines\n", th.G.Ellipsis, len(body)-limit))
 			break
 		}
-		b.WriteString(clip(l, maxW, th.G.Ellipsis) + "\n")
+		b.WriteString(l + "\n")
 	}
 	b.WriteString("\n" + th.Choice("Cancel", d.choice == 0, th.ButtonOn, th.ButtonOff) + "  " + th.Choice(d.confirm, d.choice == 1, th.ButtonOn, th.ButtonOff))
 	first := func(name string) string {
@@ -59,7 +68,9 @@ func (d *dialogScreen) prepare() {
 		return "?"
 	}
 	// The footer's words: left and right choose, enter does it.
-	b.WriteString("\n" + th.Dim.Render(first("left")+"/"+first("right")+" choose, "+first("confirm")+" does it, "+first("back")+" cancels"))
+	for _, l := range wrap(first("left")+"/"+first("right")+" choose, "+first("confirm")+" does it, "+first("back")+" cancels", maxW) {
+		b.WriteString("\n" + th.Dim.Render(l))
+	}
 	d.box = th.Dialog.Render(b.String())
 }
 

@@ -335,7 +335,12 @@ func (p *instancesScreen) columns() []column[*state.Instance] {
 	type I = *state.Instance
 	return []column[I]{
 		{header: "STATE", width: p.stateWidth, cell: p.stateCell, sort: 1 + int(sortState),
-			style: func(in I, s string) string { return p.c.th.Style(in.State).Render(s) }},
+			style: func(in I, s string) string {
+				if in.Unserved { // the last state seen: nobody reconciles it now
+					return p.c.th.ClassStyle(state.ClassUnknown).Render(s)
+				}
+				return p.c.th.Style(in.State).Render(s)
+			}},
 		{header: "NAMESPACE/NAME", short: "NAME", flex: func(rest int) int { return clamp(rest*2/5, 12, 32) },
 			cell: func(in I, w int) string { return shortName(in, w, el()) }, sort: 1 + int(sortName)},
 		{header: "KIND", width: func() int { return 10 + 2*min(p.w/100, 1) }, cell: func(in I, _ int) string { return in.Kind }, sort: 1 + int(sortKind)},
@@ -356,8 +361,11 @@ func (p *instancesScreen) columns() []column[*state.Instance] {
 			}
 			return 0
 		}, cell: func(in I, _ int) string { last, _ := p.lastReconcile(in); return strings.TrimSuffix(last, " ago") }, sort: 1 + int(sortLast)},
-		{header: "MESSAGE", flex: func(rest int) int { return max(rest, 0) }, cell: func(in I, _ int) string { return rowMessage(in) },
+		{header: "MESSAGE", flex: func(rest int) int { return max(rest, 0) }, cell: func(in I, _ int) string { return p.message(in) },
 			style: func(in I, s string) string {
+				if in.Unserved {
+					return p.c.th.Warn.UnsetBold().Render(s)
+				}
 				if in.Phase().Class() == state.ClassFailed {
 					return p.c.th.ClassStyle(state.ClassFailed).UnsetBold().Render(s)
 				}
@@ -385,6 +393,9 @@ func (p *instancesScreen) stateCell(in *state.Instance, _ int) string {
 	if p.w < 60 {
 		word = in.Phase().Short()
 	}
+	if in.Unserved {
+		return p.c.th.G.Unknown + " " + word
+	}
 	return p.c.th.Glyph(in.State, p.frameOf(in)) + " " + word
 }
 
@@ -404,6 +415,36 @@ func (p *instancesScreen) lastReconcile(in *state.Instance) (last, took string) 
 	return ageOf(p.c.now(), in.LastReconcile) + " ago", spaced(in.LastDuration)
 }
 
+// message is the row's MESSAGE: why nobody serves the instance, else
+// its own message.
+func (p *instancesScreen) message(in *state.Instance) string {
+	if why := unservedWhy(p.snap, in); why != "" {
+		return why
+	}
+	return rowMessage(in)
+}
+
+// unservedWhy says why nobody serves in now, from its graph's state (""
+// while it is served): the instance is still stored in the cluster, and
+// its state is the last one seen.
+func unservedWhy(snap *state.Snapshot, in *state.Instance) string {
+	if !in.Unserved {
+		return ""
+	}
+	for i := range snap.Graphs {
+		if g := &snap.Graphs[i]; g.Name == in.Graph {
+			if why := refusal(g); why != "" {
+				return "not served: " + why // the counts line names the graph
+			}
+			if !g.Served {
+				return "not served: graph " + g.Name + " is starting"
+			}
+			return "not served: graph " + g.Name + " serves another kind now"
+		}
+	}
+	return "not served: graph " + in.Graph + " is gone"
+}
+
 func rowMessage(in *state.Instance) string {
 	msg := in.Message
 	if msg == "" && in.Deleting {
@@ -416,14 +457,16 @@ func rowMessage(in *state.Instance) string {
 // theme: the instance's Version, the spinner frame (in progress) and the
 // clock columns.
 type rowStamp struct {
-	version uint64
-	frame   int
-	clock   string
+	version  uint64
+	frame    int
+	clock    string
+	unserved string // its graph's state, which changes apart from the instance
 }
 
 func (p *instancesScreen) stamp(in *state.Instance) rowStamp {
 	last, took := p.lastReconcile(in)
-	return rowStamp{version: in.Version, frame: p.frameOf(in), clock: ageOf(p.c.now(), in.Created) + "|" + last + "|" + took}
+	return rowStamp{version: in.Version, frame: p.frameOf(in), clock: ageOf(p.c.now(), in.Created) + "|" + last + "|" + took,
+		unserved: unservedWhy(p.snap, in)}
 }
 
 // shortName fits "namespace/name" into w cells by shortening the namespace

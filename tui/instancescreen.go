@@ -172,7 +172,9 @@ func (s *instanceScreen) crumb(in *state.Instance) string {
 	ready, total := in.ReadyCount()
 	out := th.Bold.Render(in.Kind+" "+name(in)) + "  " + th.State(in.State, in.Phase().Word(), s.c.frame) +
 		fmt.Sprintf("  %d/%d ready", ready, total) + th.Dim.Render(fmt.Sprintf("  graph %s  gen %d/%d  reconciles %d", in.Graph, in.ObservedGeneration, in.Generation, in.Reconciles))
-	if in.Message != "" {
+	if why := unservedWhy(s.snap, in); why != "" {
+		out += "  " + th.Warn.Render(why)
+	} else if in.Message != "" {
 		out += "  " + th.Style(in.State).Render(strings.ReplaceAll(in.Message, "\n", " "))
 	}
 	for _, g := range s.snap.Graphs {

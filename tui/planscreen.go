@@ -10,6 +10,7 @@ import (
 
 	tea "charm.land/bubbletea/v2"
 
+	"github.com/kroscope/kroscope/engine/state"
 	"github.com/kroscope/kroscope/plan"
 )
 
@@ -60,14 +61,37 @@ func startPlan(c *common, arg string) tea.Cmd {
 	}
 }
 
-// planRow is one instance of the blast radius.
+// planRow is one instance of the blast radius, or a graph's breaking
+// CRD change (crd): the summary counts that as a failure, and a row of
+// its own makes the rows add up to the summary.
 type planRow struct {
 	graph, kind string
 	// schema is the graph's CRD change, shown in the instance's diff
 	// (not counted in its row: it is one change for every instance).
 	schema *plan.Schema
+	crd    bool
 	in     plan.Instance
 	sum    plan.Summary
+}
+
+// breaking reports whether a graph's plan changes its CRD in a way the
+// engine refuses (unless the definition allows it, or --force-crd).
+func breaking(s *plan.Schema) bool { return s != nil && len(s.Breaking) > 0 }
+
+// id is the row's identity, which the cursor keeps.
+func (r planRow) id() string {
+	if r.crd {
+		return r.graph + " CRD"
+	}
+	return r.graph + "/" + qualifiedName(r.in)
+}
+
+// label is the INSTANCE cell.
+func (r planRow) label() string {
+	if r.crd {
+		return "CRD " + r.schema.CRD + " (" + r.graph + "): breaking schema change"
+	}
+	return qualifiedName(r.in) + " (" + r.graph + ")"
 }
 
 // planScreen is the blast radius of a plan: one row per instance with its
@@ -76,6 +100,7 @@ type planScreen struct {
 	screenDefaults
 	c      *common
 	acts   []action
+	snap   *state.Snapshot // which graphs are served from files
 	what   string
 	paths  []string  // the files planned; none: the served --rgd files
 	graphs []string  // the graphs planned, in plan order
@@ -92,9 +117,12 @@ type planScreen struct {
 }
 
 func newPlanScreen(c *common, what string, plans []*plan.Plan) *planScreen {
-	s := &planScreen{c: c, what: what, total: plan.Summarize(plans)}
+	s := &planScreen{c: c, what: what, total: plan.Summarize(plans), snap: &state.Snapshot{}}
 	for _, p := range plans {
 		s.graphs = append(s.graphs, p.Graph)
+		if breaking(p.Schema) {
+			s.all = append(s.all, planRow{graph: p.Graph, kind: p.Kind, schema: p.Schema, crd: true, sum: plan.Summary{Fail: 1}})
+		}
 		for _, in := range p.Instances {
 			one := &plan.Plan{Graph: p.Graph, Kind: p.Kind, Instances: []plan.Instance{in}}
 			s.all = append(s.all, planRow{graph: p.Graph, kind: p.Kind, schema: p.Schema, in: in, sum: plan.Summarize([]*plan.Plan{one})})
@@ -110,7 +138,7 @@ func newPlanScreen(c *common, what string, plans []*plan.Plan) *planScreen {
 		}
 		return (b.sum.Create + b.sum.Change + b.sum.Prune) - (a.sum.Create + a.sum.Change + a.sum.Prune)
 	})
-	s.table = newTable[planRow, string, struct{}](c, "text: an instance or its graph", s.columns(), nil, func(r planRow) string { return r.graph + "/" + qualifiedName(r.in) }, s.rebuild)
+	s.table = newTable[planRow, string, struct{}](c, "text: an instance or its graph", s.columns(), nil, planRow.id, s.rebuild)
 	s.rebuild()
 	s.acts, s.diffActs = s.actions(), s.diffActions()
 	return s
@@ -121,7 +149,7 @@ func (s *planScreen) rebuild() {
 	q := strings.Fields(strings.ToLower(s.table.query))
 	rows := make([]planRow, 0, len(s.all))
 	for _, r := range s.all {
-		hay := strings.ToLower(qualifiedName(r.in) + " " + r.graph + " " + r.kind)
+		hay := strings.ToLower(r.label() + " " + r.kind)
 		if !slices.ContainsFunc(q, func(w string) bool { return !strings.Contains(hay, w) }) {
 			rows = append(rows, r)
 		}
@@ -140,12 +168,16 @@ func (s *planScreen) columns() []column[planRow] {
 		count("PRUNE", func(m plan.Summary) int { return m.Prune }),
 		count("FAIL", func(m plan.Summary) int { return m.Fail }),
 		{header: "INSTANCE", flex: func(rest int) int { return max(rest, 0) },
-			cell: func(r planRow, _ int) string { return qualifiedName(r.in) + " (" + r.graph + ")" }},
+			cell: func(r planRow, _ int) string { return r.label() }},
 	}
 }
 
 // Update: the table's clicks, wheel and filter typing.
 func (s *planScreen) Update(msg tea.Msg) tea.Cmd {
+	if m, ok := msg.(snapMsg); ok {
+		s.snap = m.snap
+		return nil
+	}
 	if s.open {
 		return nil
 	}
@@ -206,13 +238,20 @@ func (s *planScreen) prepare() {
 // diffLines are the open instance's plan as `kroscope plan` prints it.
 func (s *planScreen) diffLines(r planRow) []string {
 	var b strings.Builder
-	_ = plan.Text(&b, []*plan.Plan{{Graph: r.graph, Kind: r.kind, Schema: r.schema, Instances: []plan.Instance{r.in}}})
+	one := &plan.Plan{Graph: r.graph, Kind: r.kind, Schema: r.schema, Instances: []plan.Instance{r.in}}
+	if r.crd {
+		one.Instances = nil
+	}
+	_ = plan.Text(&b, []*plan.Plan{one})
 	all := strings.Split(strings.TrimRight(b.String(), "\n"), "\n")
 	if len(all) > 0 {
 		all = all[1:] // the graph line: the title says it
 	}
+	if r.crd { // the CRD row is not about instances
+		all = slices.DeleteFunc(all, func(l string) bool { return l == "  no instances" })
+	}
 	s.off = min(s.off, max(len(all)-1, 0))
-	out := []string{s.c.th.Title.Render("Plan of " + qualifiedName(r.in) + " (" + r.graph + ")")}
+	out := []string{s.c.th.Title.Render(clip("Plan of "+r.label(), max(s.w, 20), s.c.th.G.Ellipsis))}
 	for _, l := range all[s.off:] {
 		out = append(out, clip(l, max(s.w, 20), s.c.th.G.Ellipsis))
 	}
