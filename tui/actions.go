@@ -18,10 +18,11 @@ import (
 // are all read from those declarations, so the four never drift. Actions
 // that share a name share their keys: "up" is rebound everywhere at once.
 type action struct {
-	name  string   // config name
-	keys  []string // default keys, as Bubble Tea spells them
-	help  string   // the ? help's description
-	short string   // the footer's label; "" keeps the action out of the footer
+	name  string        // config name
+	keys  []string      // default keys, as Bubble Tea spells them
+	help  string        // the ? help's description
+	short string        // the footer's label; "" keeps the action out of the footer
+	label func() string // when set, the footer's label now (short still says whether it shows)
 	when  func() bool
 	// denied, when set, says why this user may not do it now ("" when
 	// allowed), from the snapshot's capabilities: the footer and help show
@@ -195,7 +196,11 @@ func (k *keymap) footerHints(acts []action) []hint {
 	for i := range acts {
 		a := &acts[i]
 		if a.short != "" && a.available() && len(k.keys[a.name]) > 0 {
-			out = append(out, hint{k.label(a.name), a.short, a.deniedWhy()})
+			short := a.short
+			if a.label != nil {
+				short = a.label()
+			}
+			out = append(out, hint{k.label(a.name), short, a.deniedWhy()})
 		}
 	}
 	return out
@@ -298,6 +303,10 @@ var elsewhere = map[string][]struct{ other, where string }{
 	"graphs": {{"graph", "on a graph (enter opens one)"},
 		{"instances", "on the instances (i lists them)"},
 		{"instance", "on an instance (i, then enter)"}},
+	"plan": {{"instances", "on the instance list (esc goes back)"},
+		{"instance", "on an instance (esc, then enter)"}},
+	"plan diff": {{"plan", "on the blast radius (esc goes back)"},
+		{"instances", "on the instance list (esc twice)"}},
 	"graph": {{"graphs", "on the graphs (esc goes back)"},
 		{"instances", "on the instances (i lists them)"},
 		{"instance", "on an instance (i, then enter)"}},

@@ -153,3 +153,43 @@ func TestUnservedInstanceStaysListed(t *testing.T) {
 		t.Errorf("the unserved instance:\n%s", out)
 	}
 }
+
+// TestPlanViewKeysAnswer: the plan view ignored r, y, i (and / in a
+// diff) without a word and its footer floated under the table; each key
+// now says where it works, the footer is the last line, a long diff line
+// wraps, and q backs out (the diff, then the plan) instead of quitting.
+func TestPlanViewKeysAnswer(t *testing.T) {
+	b := &applyBackend{planBackend: &planBackend{fakeBackend: newFake(fixture())}}
+	m := planModel(t, schemaApply{b}, 60, 15)
+	lines := strings.Split(plain(m.Frame()), "\n")
+	if len(lines) != 16 || !strings.Contains(lines[14], "enter diff") {
+		t.Errorf("the footer is not the last line:\n%s", strings.Join(lines, "\n"))
+	}
+	for key, want := range map[string]string{"r": "r works on the instance list", "y": "y works on the instance list", "i": "i works on the instance list"} {
+		keys(m, key)
+		if out := plain(m.Frame()); !strings.Contains(strings.Join(strings.Fields(out), " "), want) {
+			t.Errorf("%s on the plan view: want %q\n%s", key, want, out)
+		}
+	}
+	keys(m, "enter") // the CRD row: its change is one long line
+	out := plain(m.Frame())
+	if flat := strings.Join(strings.Fields(out), " "); !strings.Contains(flat, "breaking schema change (kro refuses it unless allowed):") {
+		t.Errorf("the diff's long line is not whole:\n%s", out)
+	}
+	keys(m, "/")
+	if out := plain(m.Frame()); !strings.Contains(out, "/ works on the blast radius") {
+		t.Errorf("/ in the diff:\n%s", out)
+	}
+	keys(m, "q")
+	if out := plain(m.Frame()); !strings.Contains(out, "CREATE") {
+		t.Errorf("q did not close the diff:\n%s", out)
+	}
+	keys(m, "q")
+	if out := plain(m.Frame()); strings.Contains(out, "CREATE") || !strings.Contains(out, "team-a/shop") || m.quitting {
+		t.Errorf("q did not back out of the plan to the list:\n%s", out)
+	}
+	keys(m, "q")
+	if !m.quitting {
+		t.Error("q on the list did not quit")
+	}
+}

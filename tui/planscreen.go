@@ -179,9 +179,13 @@ func (s *planScreen) Update(msg tea.Msg) tea.Cmd {
 		return nil
 	}
 	if s.open {
+		s.c.explain(msg, "plan diff", s.diffActs)
 		return nil
 	}
-	cmd, _ := s.table.update(msg)
+	cmd, took := s.table.update(msg)
+	if !took {
+		s.c.explain(msg, "plan", s.acts)
+	}
 	return cmd
 }
 
@@ -231,12 +235,33 @@ func (s *planScreen) prepare() {
 	if pos := t.position(); pos != "" {
 		out[1] += th.Dim.Render("  (" + pos + ")")
 	}
-	s.lines = append(out, lines...)
+	// Padded to the screen: the footer stays at the bottom.
+	s.lines = padLines(append(out, lines...), w, max(s.h, 1))
 	s.promptLine = t.prompt(w)
 }
 
-// diffLines are the open instance's plan as `kroscope plan` prints it.
+// diffLines are the open row's plan as `kroscope plan` prints it, each
+// line wrapped (a field's value is worth reading whole), scrolled to
+// s.off, in exactly the screen's lines.
 func (s *planScreen) diffLines(r planRow) []string {
+	th, w := s.c.th, max(s.w, 20)
+	var all []string
+	for _, l := range planText(r) {
+		all = append(all, wrapIndented(l, w)...)
+	}
+	rows := max(s.h-1, 1)
+	s.off = clamp(s.off, 0, max(len(all)-rows, 0))
+	shown := slices.Clone(all[s.off:min(s.off+rows, len(all))])
+	if below := len(all) - s.off - len(shown); below > 0 && len(shown) > 1 {
+		shown[len(shown)-1] = th.Dim.Render(fmt.Sprintf("%s %d more lines (j, pgdown)", th.G.Ellipsis, below+1))
+	}
+	out := append([]string{th.Title.Render(clip("Plan of "+r.label(), w, th.G.Ellipsis))}, shown...)
+	return block(out, w, max(s.h, 1), th.G.Ellipsis)
+}
+
+// planText is a row's plan as `kroscope plan` prints it, without the
+// graph line (the title says it).
+func planText(r planRow) []string {
 	var b strings.Builder
 	one := &plan.Plan{Graph: r.graph, Kind: r.kind, Schema: r.schema, Instances: []plan.Instance{r.in}}
 	if r.crd {
@@ -245,17 +270,12 @@ func (s *planScreen) diffLines(r planRow) []string {
 	_ = plan.Text(&b, []*plan.Plan{one})
 	all := strings.Split(strings.TrimRight(b.String(), "\n"), "\n")
 	if len(all) > 0 {
-		all = all[1:] // the graph line: the title says it
+		all = all[1:]
 	}
 	if r.crd { // the CRD row is not about instances
 		all = slices.DeleteFunc(all, func(l string) bool { return l == "  no instances" })
 	}
-	s.off = min(s.off, max(len(all)-1, 0))
-	out := []string{s.c.th.Title.Render(clip("Plan of "+r.label(), max(s.w, 20), s.c.th.G.Ellipsis))}
-	for _, l := range all[s.off:] {
-		out = append(out, clip(l, max(s.w, 20), s.c.th.G.Ellipsis))
-	}
-	return out
+	return all
 }
 
 func qualifiedName(in plan.Instance) string {
@@ -277,12 +297,18 @@ func (s *planScreen) actions() []action {
 	return offer(append(acts, moves...)...)
 }
 
-// diffActions scroll the open diff.
+// diffActions scroll the open diff (prepare keeps s.off in range).
 func (s *planScreen) diffActions() []action {
+	by := func(n func() int) func() tea.Cmd { return do0(func() { s.off = max(s.off+n(), 0) }) }
+	page := func() int { return max(s.h-2, 1) }
 	return offer(
 		share("back", "back to the blast radius", "back", do0(s.back)),
-		share("up", "scroll up", "", do0(func() { s.off = max(s.off-1, 0) })),
-		share("down", "scroll down", "", do0(func() { s.off++ })),
+		share("up", "scroll up", "", by(func() int { return -1 })),
+		share("down", "scroll down", "", by(func() int { return 1 })),
+		share("pageUp", "page up", "", by(func() int { return -page() })),
+		share("pageDown", "page down", "", by(page)),
+		share("top", "top", "", by(func() int { return -1 << 30 })),
+		share("bottom", "bottom", "", by(func() int { return 1 << 30 })),
 	)
 }
 

@@ -612,7 +612,7 @@ func (m *Model) globalActions() []action {
 			c.host.push(newHelpScreen(c, c.keys.helpHints(append(slices.Clone(own), global...))))
 			return nil
 		}),
-		share("quit", "quit", "quit", m.quit),
+		m.quitAction(),
 		share("forceQuit", "quit from anywhere", "", m.quit),
 		// The debug overlay: memory and queue figures under the status line.
 		action{name: "debug", keys: []string{"ctrl+g"}, help: "debug line: memory, queue, reconciles in flight (again: hide)",
@@ -633,6 +633,34 @@ func (m *Model) globalActions() []action {
 		action{name: "graphs", keys: []string{"D"}, help: "the graphs screen: every ResourceGraphDefinition, its state and instances (also :graphs, :rgd)",
 			do: do0(func() { c.host.raise(isGraphs, func() screen { return newGraphsScreen(c) }) })},
 	)
+}
+
+// quitAction: q quits from the list and backs out of any other screen,
+// as in k9s: a user reading an instance does not lose the session to one
+// key (ctrl+c and :q quit from anywhere).
+func (m *Model) quitAction() action {
+	deeper := func() bool { return len(m.stack) > 1 }
+	a := share("quit", "quit from the instance list; on any other screen, back out (ctrl+c and :q quit from anywhere)", "quit", func() tea.Cmd {
+		if !deeper() {
+			return m.quit()
+		}
+		// The screen's own back (a plan's open diff closes first).
+		own, _ := m.stack.top().bindings()
+		for i := range own {
+			if a := &own[i]; a.name == "back" && a.available() {
+				return a.do()
+			}
+		}
+		m.c.host.pop()
+		return nil
+	})
+	a.label = func() string {
+		if deeper() {
+			return "back"
+		}
+		return "quit"
+	}
+	return a
 }
 
 // startupActions: nothing to act on yet, only quitting makes sense

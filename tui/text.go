@@ -86,6 +86,25 @@ func wrap(s string, w int) []string {
 	return out
 }
 
+// wrapIndented wraps a line of indented text (a plan, a log) to w cells,
+// its continuation lines indented two cells more than it.
+func wrapIndented(l string, w int) []string {
+	body := strings.TrimLeft(l, " ")
+	ind := len(l) - len(body)
+	if ansi.StringWidth(l) <= w || w-ind-2 < 12 {
+		return wrap(l, w)
+	}
+	out := wrap(body, w-ind-2)
+	for i := range out {
+		pad := ind + 2
+		if i == 0 {
+			pad = ind
+		}
+		out[i] = strings.Repeat(" ", pad) + out[i]
+	}
+	return out
+}
+
 // nbHyphen is U+2011, a hyphen no wrap breaks at, one cell wide as "-".
 const nbHyphen = "\u2011"
 
