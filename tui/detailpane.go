@@ -13,6 +13,7 @@ import (
 
 	"github.com/kroscope/kroscope/engine/slim"
 	"github.com/kroscope/kroscope/engine/state"
+	"github.com/kroscope/kroscope/plan"
 	"github.com/kroscope/kroscope/theme"
 )
 
@@ -56,7 +57,7 @@ func inspect(th *theme.Theme, r *state.Resource, w int, now time.Time) []string 
 	row("Needs", strings.Join(r.Dependencies, ", "))
 	row("Why", reason(r))
 	if len(r.ReadyChecks) > 0 {
-		out = append(out, readyChecksView(th, r.ReadyChecks, w)...)
+		out = append(out, readyChecksView(th, r, w)...)
 	} else {
 		for _, e := range r.ReadyWhen {
 			row("readyWhen", e)
@@ -139,10 +140,13 @@ func yamlView(th *theme.Theme, r *state.Resource, mode yamlMode, reveal bool) []
 			return []string{th.Dim.Render("(not observed in the cluster)")}
 		}
 	case yamlDiff:
-		a, b := toYAML(desired), toYAML(observed)
+		// What the server sets (uid, resourceVersion, managedFields, the
+		// status...) is left out by the one decision `kroscope plan`
+		// makes: what is left is drift.
+		a, b := toYAML(plan.Normalize(desired)), toYAML(plan.Normalize(observed))
 		d := udiff.Unified("desired", "observed", a, b)
 		if d == "" {
-			return []string{th.Dim.Render("(no difference)")}
+			return []string{th.Dim.Render("(no difference, leaving out what the server sets: metadata bookkeeping and the status)")}
 		}
 		var out []string
 		for _, l := range strings.Split(strings.TrimRight(d, "\n"), "\n") {
