@@ -426,7 +426,7 @@ type contentKey struct {
 
 // sameView: only the data changed, so the scroll position is kept.
 func (a contentKey) sameView(b contentKey) bool {
-	return a.inst == b.inst && a.node == b.node && a.tab == b.tab && a.ymode == b.ymode
+	return a.inst == b.inst && a.node == b.node && a.tab == b.tab && a.ymode == b.ymode && a.detYAML == b.detYAML
 }
 
 type detailKey struct {

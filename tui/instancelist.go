@@ -623,6 +623,8 @@ func (p *instancesScreen) actions() []action {
 	}
 	ops := targeting{c: p.c, in: p.selected, snap: func() *state.Snapshot { return p.snap }}
 	filter, sorts, moves := p.table.actions("filter the rows")
+	yaml := share("yaml", "the selected instance's YAML (the Instance tab; y there: its summary)", "", do0(p.openYAML))
+	yaml.when = hasRow
 	back := share("back", "clear the filter, close the log", "", do0(p.back))
 	back.when = func() bool { return p.table.query != "" || p.showLogs }
 	acts := []action{
@@ -639,7 +641,7 @@ func (p *instancesScreen) actions() []action {
 	acts = append(acts, sorts[1:]...)
 	acts = append(acts, moves...)
 	return offer(append(acts,
-		openOn("yaml", "open on the YAML", "", tabYAML),
+		yaml,
 		openOn("history", "open on the history", "", tabHistory),
 		openOn("timeline", "open on the timeline", "", tabTimeline),
 		openOn("instance", "describe: open on the instance itself (spec, status, conditions, Events)", "", tabInstance),
@@ -672,6 +674,15 @@ func (p *instancesScreen) opened(t detailTab) *instanceScreen {
 // open drills into the selected instance on the given tab.
 func (p *instancesScreen) open(t detailTab) {
 	if s := p.opened(t); s != nil {
+		p.c.host.push(s)
+	}
+}
+
+// openYAML opens the selected instance on its own YAML: y on a row is
+// about the row's object, not its first child's.
+func (p *instancesScreen) openYAML() {
+	if s := p.opened(tabInstance); s != nil {
+		s.detail.inst.yaml = true
 		p.c.host.push(s)
 	}
 }
