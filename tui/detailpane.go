@@ -178,9 +178,10 @@ func history(th *theme.Theme, in *state.Instance, w int) []string {
 		if from == "" {
 			from = "-"
 		}
-		line := h.At.Format("15:04:05") + "  " + fit(from, 12, th.G.Ellipsis) + " " +
-			th.Style(h.To).Render(fit(h.To, 12, th.G.Ellipsis)) + " " + fit(dur(h.Duration), 7, "") + " " + strings.ReplaceAll(h.Message, "\n", " ")
-		out = append(out, clip(line, w, th.G.Ellipsis))
+		head := h.At.Format("15:04:05") + "  " + fit(from, 12, th.G.Ellipsis) + " " +
+			th.Style(h.To).Render(fit(h.To, 12, th.G.Ellipsis)) + " " + fit(dur(h.Duration), 7, "") + " "
+		// The message wraps under itself: cut, it could not be read.
+		out = append(out, hang(head, 44, strings.ReplaceAll(h.Message, "\n", " "), w)...)
 	}
 	return out
 }
@@ -321,9 +322,16 @@ func rolloutState(in *state.Instance) string {
 	return "still rolling out"
 }
 
-// logsView renders the last log lines that fit, oldest first. With match
-// set, only lines that mention it (an instance's name) are kept.
+// logsView renders the last log lines that fit, oldest first, one row
+// each. With match set, only lines that mention it (an instance's name)
+// are kept.
 func logsView(th *theme.Theme, logs []state.LogLine, match string, w, h int) []string {
+	return logLines(th, logs, match, w, h, false)
+}
+
+// logLines is logsView; wrapped, each line's text wraps under itself
+// (the Logs tab, which scrolls) instead of being cut.
+func logLines(th *theme.Theme, logs []state.LogLine, match string, w, h int, wrapped bool) []string {
 	var pick []state.LogLine
 	for i := len(logs) - 1; i >= 0 && len(pick) < h; i-- {
 		l := logs[i]
@@ -350,7 +358,12 @@ func logsView(th *theme.Theme, logs []state.LogLine, match string, w, h int) []s
 		if l.KV != "" {
 			text += " " + l.KV
 		}
-		out = append(out, l.At.Format("15:04:05")+" "+st.Render(fit(lvl, 5, ""))+" "+clip(strings.ReplaceAll(text, "\n", " "), max(w-15, 1), th.G.Ellipsis))
+		head, text := l.At.Format("15:04:05")+" "+st.Render(fit(lvl, 5, ""))+" ", strings.ReplaceAll(text, "\n", " ")
+		if wrapped {
+			out = append(out, hang(head, 15, text, w)...)
+			continue
+		}
+		out = append(out, head+clip(text, max(w-15, 1), th.G.Ellipsis))
 	}
 	return out
 }
@@ -461,6 +474,16 @@ func (d *detailPane) scroll(n int) {
 
 func (d *detailPane) page(n int) { d.scroll(n * max(d.h-2, 1)) }
 
+// toEnd scrolls the detail to its end (the newest log line; the Logs tab
+// follows from there) or, end false, its top (the oldest).
+func (d *detailPane) toEnd(end bool) {
+	if end {
+		d.vp.GotoBottom()
+	} else {
+		d.vp.GotoTop()
+	}
+}
+
 // Update takes clicks relative to the pane's top line (the tab bar).
 func (d *detailPane) Update(msg tea.Msg) tea.Cmd {
 	if c, ok := msg.(tea.MouseClickMsg); ok && c.Button == tea.MouseLeft && c.Y == 0 {
@@ -521,10 +544,16 @@ func (d *detailPane) prepare(in *state.Instance, nodeID string, logs []state.Log
 		for i, l := range full {
 			text[i] = clip(l, d.w, d.c.th.G.Ellipsis)
 		}
+		atEnd := d.vp.AtBottom()
 		d.vp.SetContentLines(text)
-		if d.lines != nil && k.sameView(d.content) {
+		switch {
+		case d.tab == tabLogs && (!k.sameView(d.content) || d.lines == nil || atEnd):
+			// Logs open on the newest line and follow it, as k9s tails,
+			// until the user scrolls up.
+			d.vp.GotoBottom()
+		case d.lines != nil && k.sameView(d.content):
 			d.vp.SetYOffset(off)
-		} else {
+		default:
 			d.vp.GotoTop()
 		}
 		d.content = k
@@ -548,7 +577,7 @@ func (d *detailPane) text(in *state.Instance, nodeID string, logs []state.LogLin
 	case tabTimeline:
 		return timeline(th, in, w, d.c.now())
 	case tabLogs:
-		return logsView(th, instanceLogs(in, logs), "", w, 500)
+		return logLines(th, instanceLogs(in, logs), "", w, 500, true)
 	case tabInstance:
 		return instanceView(th, in, &d.inst, w, d.c.now())
 	}

@@ -217,6 +217,8 @@ func (s *instanceScreen) actions() []action {
 		share("scrollDown", "scroll the detail down", "", scroll(1)),
 		share("pageUp", "page the detail up", "", page(-1)),
 		share("pageDown", "page the detail down", "", page(1)),
+		action{name: "detailTop", keys: []string{"<"}, help: "the detail's top: the oldest log line", do: do0(func() { s.detail.toEnd(false) })},
+		action{name: "detailEnd", keys: []string{">"}, help: "the detail's end: the newest log line (Logs follow from there)", do: do0(func() { s.detail.toEnd(true) })},
 		share("open", "inspect the node", "", tab(tabInspect)),
 		share("prevView", "previous detail view", "", step(-1)),
 		share("logs", "the instance's log lines", "", tab(tabLogs)),

@@ -105,6 +105,26 @@ func wrapIndented(l string, w int) []string {
 	return out
 }
 
+// hang lays text out after head (already drawn, headW cells wide) in w
+// cells: the first line beside head, the rest under the text's start,
+// or two cells in when that leaves the text under 16 cells.
+func hang(head string, headW int, text string, w int) []string {
+	ind := headW
+	if w-ind < 16 {
+		ind = 2
+	}
+	first := wrap(text, max(w-headW, 1))
+	out := []string{head + first[0]}
+	if len(first) == 1 {
+		return out
+	}
+	rest := strings.Join(first[1:], " ")
+	for _, l := range wrap(rest, max(w-ind, 1)) {
+		out = append(out, strings.Repeat(" ", ind)+l)
+	}
+	return out
+}
+
 // nbHyphen is U+2011, a hyphen no wrap breaks at, one cell wide as "-".
 const nbHyphen = "\u2011"
 
