@@ -47,20 +47,6 @@ func (d *dialogScreen) prepare() {
 	for _, l := range d.lines {
 		body = append(body, wrap(l, maxW)...)
 	}
-	var b strings.Builder
-	for _, l := range wrap(d.title, maxW) {
-		b.WriteString(th.Title.Render(l) + "\n")
-	}
-	b.WriteString("\n")
-	limit := max(d.h-10, 3)
-	for i, l := range body {
-		if i == limit && len(body) > limit+1 {
-			b.WriteString(fmt.Sprintf("%s and %d more lines\n", th.G.Ellipsis, len(body)-limit))
-			break
-		}
-		b.WriteString(l + "\n")
-	}
-	b.WriteString("\n" + th.Choice("Cancel", d.choice == 0, th.ButtonOn, th.ButtonOff) + "  " + th.Choice(d.confirm, d.choice == 1, th.ButtonOn, th.ButtonOff))
 	first := func(name string) string {
 		if ks := k.keys[name]; len(ks) > 0 {
 			return keyLabel(ks[0], k.ascii)
@@ -68,7 +54,25 @@ func (d *dialogScreen) prepare() {
 		return "?"
 	}
 	// The footer's words: left and right choose, enter does it.
-	for _, l := range wrap(first("left")+"/"+first("right")+" choose, "+first("confirm")+" does it, "+first("back")+" cancels", maxW) {
+	hint := wrap(first("left")+"/"+first("right")+" choose, "+first("confirm")+" does it, "+first("back")+" cancels", maxW)
+	title := wrap(d.title, maxW)
+	// The body gets the rows the rest leaves (the border takes 2, the
+	// blank lines around the body 2): the box must fit the window.
+	limit := max(d.h-len(title)-len(hint)-5, 1)
+	var b strings.Builder
+	for _, l := range title {
+		b.WriteString(th.Title.Render(l) + "\n")
+	}
+	b.WriteString("\n")
+	for i, l := range body {
+		if i == limit-1 && len(body) > limit {
+			b.WriteString(fmt.Sprintf("%s and %d more lines\n", th.G.Ellipsis, len(body)-i))
+			break
+		}
+		b.WriteString(l + "\n")
+	}
+	b.WriteString("\n" + th.Choice("Cancel", d.choice == 0, th.ButtonOn, th.ButtonOff) + "  " + th.Choice(d.confirm, d.choice == 1, th.ButtonOn, th.ButtonOff))
+	for _, l := range hint {
 		b.WriteString("\n" + th.Dim.Render(l))
 	}
 	d.box = th.Dialog.Render(b.String())

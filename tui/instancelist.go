@@ -343,7 +343,14 @@ func (p *instancesScreen) columns() []column[*state.Instance] {
 			}},
 		{header: "NAMESPACE/NAME", short: "NAME", flex: func(rest int) int { return clamp(rest*2/5, 12, 32) },
 			cell: func(in I, w int) string { return shortName(in, w, el()) }, sort: 1 + int(sortName)},
-		{header: "KIND", width: func() int { return 10 + 2*min(p.w/100, 1) }, cell: func(in I, _ int) string { return in.Kind }, sort: 1 + int(sortKind)},
+		// Under 50 columns KIND gives way: READY then fits whole (cut,
+		// "10/10" read "10", a count).
+		{header: "KIND", width: func() int {
+			if p.w < 50 {
+				return 0
+			}
+			return 10 + 2*min(p.w/100, 1)
+		}, cell: func(in I, _ int) string { return in.Kind }, sort: 1 + int(sortKind)},
 		{header: "READY", width: fixed(5), cell: func(in I, _ int) string { r, t := in.ReadyCount(); return fmt.Sprintf("%d/%d", r, t) },
 			style: func(in I, s string) string {
 				if r, t := in.ReadyCount(); r < t && r > 0 {
@@ -361,7 +368,12 @@ func (p *instancesScreen) columns() []column[*state.Instance] {
 			}
 			return 0
 		}, cell: func(in I, _ int) string { last, _ := p.lastReconcile(in); return strings.TrimSuffix(last, " ago") }, sort: 1 + int(sortLast)},
-		{header: "MESSAGE", flex: func(rest int) int { return max(rest, 0) }, cell: func(in I, _ int) string { return p.message(in) },
+		{header: "MESSAGE", flex: func(rest int) int {
+			if rest < 8 { // too narrow for a word: no header cut to "ME"
+				return 0
+			}
+			return rest
+		}, cell: func(in I, _ int) string { return p.message(in) },
 			style: func(in I, s string) string {
 				if in.Unserved {
 					return p.c.th.Warn.UnsetBold().Render(s)
