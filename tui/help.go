@@ -29,7 +29,7 @@ var navigationRules = []string{
 	"esc always goes back one level, in one press",
 	"j/k move the cursor; the tabs change what the detail shows, not what j/k move",
 	"J/K and page keys scroll the detail",
-	"filtering or sorting puts the cursor on the first match",
+	"filtering puts the cursor on the first match; sorting keeps it on its row",
 	"the same sort key again reverses the order (the arrow in the header says which)",
 }
 

@@ -198,7 +198,7 @@ func (s *instanceScreen) actions() []action {
 	scroll := func(n int) func() tea.Cmd { return do0(func() { s.detail.scroll(n) }) }
 	page := func(n int) func() tea.Cmd { return do0(func() { s.detail.page(n) }) }
 	ops := targeting{c: s.c, in: s.instance, snap: func() *state.Snapshot { return s.snap }}
-	return offer(
+	return present(s.instance, offer(
 		share("back", "back to the instances", "back", do0(s.c.host.pop)),
 		share("nextView", "next detail view", "view", step(1)),
 		share("yaml", "YAML: desired, observed, diff", "yaml", do0(s.yaml)),
@@ -225,7 +225,18 @@ func (s *instanceScreen) actions() []action {
 		action{name: "reveal", keys: []string{"x"}, help: "reveal a Secret's data (asks)", do: s.askReveal},
 		share("instance", "describe the instance: spec, status, conditions, Events, children (y: its YAML)", "instance", tab(tabInstance)),
 		share("instanceLogs", "the instance's log lines (as L)", "", tab(tabLogs)),
-	)
+	))
+}
+
+// present offers acts, but back, only while the instance exists: the
+// footer of a deleted instance offered keys that had nothing to act on.
+func present(in func() *state.Instance, acts []action) []action {
+	for i := range acts {
+		if a := &acts[i]; a.name != "back" && a.when == nil {
+			a.when = func() bool { return in() != nil }
+		}
+	}
+	return acts
 }
 
 // yaml shows the YAML tab, and again the next of its modes; on the

@@ -269,13 +269,14 @@ func TestNewUserSkippedSaysExcluded(t *testing.T) {
 	}
 }
 
-// Sorting puts the cursor on the first row; the same sort key again
-// reverses the order, with an arrow in the column header.
+// Sorting keeps the cursor on the row the user chose (#38: it moved to
+// row 1); the same sort key again reverses the order, with an arrow in
+// the column header.
 func TestNewUserSortCursorAndReverse(t *testing.T) {
 	tm, _ := flowOver(t, fixture(), Options{}, 100, 30)
-	send(tm, "j", "j", "j", "s", "enter") // s: sort by state, worst first
-	if out := tmFrame(t, tm); !strings.Contains(out, "WebApp team-b/api") {
-		t.Fatalf("after sorting, enter did not open the first row (team-b/api):\n%s", out)
+	send(tm, "j", "j", "j", "s", "enter") // team-b/orders; s: sort by state, worst first
+	if out := tmFrame(t, tm); !strings.Contains(out, "Database team-b/orders") {
+		t.Fatalf("after sorting, enter did not open the row chosen before (team-b/orders):\n%s", out)
 	}
 	send(tm, "esc", "S") // state again: reversed
 	out := finalFrame(t, tm)

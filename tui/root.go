@@ -238,9 +238,15 @@ type FrameRequest struct{ Reply chan<- string }
 // Update handles one message, applies what the screens asked of the
 // root, then lets every screen compute what it shows.
 func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
+	views, flashes := m.stack.base().views(), m.flash.seq
 	cmd := m.update(msg)
 	if c := m.apply(); c != nil {
 		cmd = tea.Batch(cmd, c)
+	}
+	// A flash speaks of the view it was given on: another view of the
+	// screen (a tab, a plan's diff) clears it, unless it came with it.
+	if m.flash.seq == flashes && !slices.Equal(views, m.stack.base().views()) {
+		m.flash.text = ""
 	}
 	if !starting(m.snap) {
 		if f := m.stack.base().fetch(); f != nil {

@@ -144,7 +144,7 @@ func (t *table[R, K, S]) move(d int) {
 
 func (t *table[R, K, S]) pageSize() int { return max(t.h-2, 1) }
 
-// toFirst puts the cursor on the first row: filtering and sorting do.
+// toFirst puts the cursor on the first row: filtering does.
 func (t *table[R, K, S]) toFirst() {
 	t.cursor, t.offset = 0, 0
 	t.follow()
@@ -167,8 +167,10 @@ func (t *table[R, K, S]) setSort(i int) {
 	} else {
 		t.sortBy, t.desc = i, false
 	}
+	// The cursor stays on its row, wherever the order puts it (it went
+	// to row 1, losing the user's place).
+	t.follow()
 	t.rebuild()
-	t.toFirst()
 	dir := "ascending"
 	if t.desc {
 		dir = "descending"
