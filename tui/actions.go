@@ -101,7 +101,7 @@ func keysets() []keyset {
 	return []keyset{
 		{"instances", with(list.acts)}, {"filter", force(list.table.filterActs)},
 		{"instance", with(newInstanceScreen(c, state.InstanceKey{}).acts)},
-		{"dialog", force((&dialogScreen{c: c}).actions())}, {"help", force(newHelpScreen(c, nil).acts)},
+		{"dialog", force((&dialogScreen{c: c}).actions())}, {"help", force(newHelpScreen(c, nil, nil).acts)},
 		{"startup", force(root.startupActions())}, {"command", force(root.commandActions())},
 		{"graphs", with(graphs.acts)}, {"graph", with(newGraphScreen(c, "").acts)},
 		{"graphs filter", force(graphs.table.filterActs)}, {"plan", with(newPlanScreen(c, "", nil).acts)},
@@ -188,7 +188,10 @@ func (k *keymap) bound(acts []action, pressed string) *action {
 
 // hint is one footer or help entry; denied, when set, shows it greyed
 // with the reason.
-type hint struct{ key, desc, denied string }
+type hint struct {
+	key, desc, denied string
+	section           string // set: a heading of the help, not a key
+}
 
 // footerHints are the footer entries of acts, in declaration order.
 func (k *keymap) footerHints(acts []action) []hint {
@@ -200,7 +203,7 @@ func (k *keymap) footerHints(acts []action) []hint {
 			if a.label != nil {
 				short = a.label()
 			}
-			out = append(out, hint{k.label(a.name), short, a.deniedWhy()})
+			out = append(out, hint{key: k.label(a.name), desc: short, denied: a.deniedWhy()})
 		}
 	}
 	return out

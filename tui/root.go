@@ -615,7 +615,14 @@ func (m *Model) globalActions() []action {
 	return offer(
 		share("help", "this help", "help", func() tea.Cmd {
 			own, global := m.active()
-			c.host.push(newHelpScreen(c, c.keys.helpHints(append(slices.Clone(own), global...))))
+			has := map[string]bool{}
+			for _, a := range own {
+				has[a.name] = true
+			}
+			// Grouped: the screen's own keys, then those of every screen.
+			hints := append([]hint{{section: "This screen"}}, c.keys.helpHints(own)...)
+			hints = append(append(hints, hint{section: "Everywhere"}), c.keys.helpHints(global)...)
+			c.host.push(newHelpScreen(c, hints, has))
 			return nil
 		}),
 		m.quitAction(),
