@@ -21,6 +21,7 @@ type dialogScreen struct {
 
 	w, h int
 	box  string
+	hint string // the keys, in words (prepare)
 }
 
 // newDialog asks title; onYes runs when the user confirms.
@@ -30,7 +31,15 @@ func newDialog(c *common, title string, lines []string, confirm string, onYes fu
 	return d
 }
 
-func (d *dialogScreen) Update(tea.Msg) tea.Cmd     { return nil }
+// Update: a key the dialog has no action for says so (the dialog is
+// modal: it did nothing, without a word).
+func (d *dialogScreen) Update(msg tea.Msg) tea.Cmd {
+	if k, ok := msg.(tea.KeyPressMsg); ok {
+		d.c.host.flash(keyLabel(k.String(), d.c.keys.ascii)+" does nothing in this dialog: "+d.hint, false)
+	}
+	return nil
+}
+
 func (d *dialogScreen) SetSize(w, h int)           { d.w, d.h = w, h }
 func (d *dialogScreen) bindings() ([]action, bool) { return d.acts, false }
 func (d *dialogScreen) overlay() bool              { return true }
@@ -54,7 +63,8 @@ func (d *dialogScreen) prepare() {
 		return "?"
 	}
 	// The footer's words: left and right choose, enter does it.
-	hint := wrap(first("left")+"/"+first("right")+" choose, "+first("confirm")+" does it, "+first("back")+" cancels", maxW)
+	d.hint = first("left") + "/" + first("right") + " choose, " + first("confirm") + " does it, " + first("back") + " cancels"
+	hint := wrap(d.hint, maxW)
 	title := wrap(d.title, maxW)
 	// The body gets the rows the rest leaves (the border takes 2, the
 	// blank lines around the body 2): the box must fit the window.

@@ -45,3 +45,12 @@ func slicesWithout(ins []*state.Instance, name string) []*state.Instance {
 	}
 	return out
 }
+
+// A key the dialog has no action for said nothing (found on the tour).
+func TestDialogExplainsOtherKeys(t *testing.T) {
+	m, _ := newTestModel(t, fixture(), Options{}, 100, 30)
+	press(m, "j", "ctrl+d", "r")
+	if out := plain(m.Frame()); !strings.Contains(out, "r does nothing in this dialog: ←/→ choose") {
+		t.Errorf("r in the delete dialog:\n%s", out)
+	}
+}
