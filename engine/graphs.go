@@ -237,6 +237,7 @@ func (gs *graphServer) run(ctx context.Context, r *graphRun, rgd *graph.Resource
 	gr.info.Err = ""
 	gr.info.Served = true
 	gs.store.SetGraph(gr.info)
+	gs.store.ForgetUnserved(gr.info.Resource) // listed again, or gone from the cluster
 	metrics.Graphs.Inc()
 	defer metrics.Graphs.Dec()
 	gr.log.Info("serving graph", "resource", gr.info.Resource, "kind", gr.info.Kind)
@@ -367,8 +368,9 @@ func (gr *graphStart) awaitCRD(ctx context.Context, g *graph.Graph) bool {
 }
 
 // stopServing: no worker picks s's instances any more, observations of
-// reconciles still in flight are dropped, and the kind's instances leave
-// the state (their informer is gone).
+// reconciles still in flight are dropped, and the kind's instances stay
+// in the state marked Unserved (their informer is gone, but they are
+// still stored: a refused new definition must not hide them).
 func (gs *graphServer) stopServing(s *served) {
 	gs.table.unserve(s)
 	s.stopped.Store(true)
@@ -376,9 +378,9 @@ func (gs *graphServer) stopServing(s *served) {
 	for _, in := range gs.store.Snapshot().Instances {
 		if in.Key.Resource == s.resource {
 			uids[in.UID] = true
-			gs.store.RemoveInstance(in.Key)
 		}
 	}
+	gs.store.Unserve(s.resource)
 	// What the reconciles read and wrote of the kind's instances and their
 	// children goes too: no watch of the graph is left to remove it.
 	gs.reader.dropGraph(s.gvr, uids)
@@ -577,6 +579,7 @@ func (s *served) noteInstance(u metav1.Object, gvk schema.GroupVersionKind, old 
 		in.Generation = u.GetGeneration()
 		in.Created = u.GetCreationTimestamp().Time
 		in.Deleting = u.GetDeletionTimestamp() != nil
+		in.Unserved = false
 		if in.Layers == nil {
 			in.Layers = s.graph.Layers
 		}

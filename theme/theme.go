@@ -120,8 +120,11 @@ type Theme struct {
 	Name    string
 	NoColor bool
 	ASCII   bool
-	G       Glyphs
-	P       Palette
+	// Marks: no attribute can be drawn (TERM=dumb): what is selected or
+	// chosen carries a text mark (Choice, the tables' cursor column).
+	Marks bool
+	G     Glyphs
+	P     Palette
 
 	Title, Header, Selected, Dim, Bold, Accent   lipgloss.Style
 	FlashOK, FlashErr, Loud, Key, KeyDesc        lipgloss.Style
@@ -136,6 +139,9 @@ type Options struct {
 	IsDark  bool   // terminal background, used by Auto
 	NoColor bool   // NO_COLOR: attributes (bold, reverse) only
 	ASCII   bool
+	// Marks: the terminal draws no attribute at all (TERM=dumb, where even
+	// reverse video is stripped): selections are marked in text too.
+	Marks bool
 }
 
 // New builds a theme, or says which names exist.
@@ -164,7 +170,7 @@ func New(o Options) (*Theme, error) {
 	if o.NoColor {
 		p = Palette{}
 	}
-	t := &Theme{Name: name, NoColor: o.NoColor, ASCII: o.ASCII, G: UnicodeGlyphs, P: p}
+	t := &Theme{Name: name, NoColor: o.NoColor, ASCII: o.ASCII, Marks: o.Marks, G: UnicodeGlyphs, P: p}
 	if o.ASCII {
 		t.G = ASCIIGlyphs
 	}
@@ -283,4 +289,20 @@ func (t *Theme) State(st, word string, frame int) string {
 		s += " " + word
 	}
 	return t.Style(st).Render(s)
+}
+
+// Choice renders one of a row of choices (a tab, a button): the chosen one
+// in on, the others in off. With Marks the chosen one is also bracketed
+// and the others padded to the same width, so the choice shows where no
+// attribute can be drawn.
+func (t *Theme) Choice(label string, chosen bool, on, off lipgloss.Style) string {
+	switch {
+	case t.Marks && chosen:
+		return on.Render("[" + label + "]")
+	case t.Marks:
+		return off.Render(" " + label + " ")
+	case chosen:
+		return on.Render(label)
+	}
+	return off.Render(label)
 }

@@ -18,10 +18,11 @@ import (
 // are all read from those declarations, so the four never drift. Actions
 // that share a name share their keys: "up" is rebound everywhere at once.
 type action struct {
-	name  string   // config name
-	keys  []string // default keys, as Bubble Tea spells them
-	help  string   // the ? help's description
-	short string   // the footer's label; "" keeps the action out of the footer
+	name  string        // config name
+	keys  []string      // default keys, as Bubble Tea spells them
+	help  string        // the ? help's description
+	short string        // the footer's label; "" keeps the action out of the footer
+	label func() string // when set, the footer's label now (short still says whether it shows)
 	when  func() bool
 	// denied, when set, says why this user may not do it now ("" when
 	// allowed), from the snapshot's capabilities: the footer and help show
@@ -100,7 +101,7 @@ func keysets() []keyset {
 	return []keyset{
 		{"instances", with(list.acts)}, {"filter", force(list.table.filterActs)},
 		{"instance", with(newInstanceScreen(c, state.InstanceKey{}).acts)},
-		{"dialog", force((&dialogScreen{c: c}).actions())}, {"help", force(newHelpScreen(c, nil).acts)},
+		{"dialog", force((&dialogScreen{c: c}).actions())}, {"help", force(newHelpScreen(c, nil, nil).acts)},
 		{"startup", force(root.startupActions())}, {"command", force(root.commandActions())},
 		{"graphs", with(graphs.acts)}, {"graph", with(newGraphScreen(c, "").acts)},
 		{"graphs filter", force(graphs.table.filterActs)}, {"plan", with(newPlanScreen(c, "", nil).acts)},
@@ -187,7 +188,10 @@ func (k *keymap) bound(acts []action, pressed string) *action {
 
 // hint is one footer or help entry; denied, when set, shows it greyed
 // with the reason.
-type hint struct{ key, desc, denied string }
+type hint struct {
+	key, desc, denied string
+	section           string // set: a heading of the help, not a key
+}
 
 // footerHints are the footer entries of acts, in declaration order.
 func (k *keymap) footerHints(acts []action) []hint {
@@ -195,7 +199,11 @@ func (k *keymap) footerHints(acts []action) []hint {
 	for i := range acts {
 		a := &acts[i]
 		if a.short != "" && a.available() && len(k.keys[a.name]) > 0 {
-			out = append(out, hint{k.label(a.name), a.short, a.deniedWhy()})
+			short := a.short
+			if a.label != nil {
+				short = a.label()
+			}
+			out = append(out, hint{key: k.label(a.name), desc: short, denied: a.deniedWhy()})
 		}
 	}
 	return out
@@ -298,6 +306,10 @@ var elsewhere = map[string][]struct{ other, where string }{
 	"graphs": {{"graph", "on a graph (enter opens one)"},
 		{"instances", "on the instances (i lists them)"},
 		{"instance", "on an instance (i, then enter)"}},
+	"plan": {{"instances", "on the instance list (esc goes back)"},
+		{"instance", "on an instance (esc, then enter)"}},
+	"plan diff": {{"plan", "on the blast radius (esc goes back)"},
+		{"instances", "on the instance list (esc twice)"}},
 	"graph": {{"graphs", "on the graphs (esc goes back)"},
 		{"instances", "on the instances (i lists them)"},
 		{"instance", "on an instance (i, then enter)"}},

@@ -2,6 +2,8 @@ package tui
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
 	"slices"
 	"sort"
 	"strings"
@@ -251,6 +253,12 @@ func candidates(snap *state.Snapshot, line string) (prefix string, words []strin
 			for _, g := range snap.Graphs {
 				add(g.Name)
 			}
+		case "plan":
+			prefix = ""
+			if len(f) == 2 && !trailing {
+				prefix = f[1]
+			}
+			return prefix, graphFiles(prefix)
 		}
 		if len(f) == 2 && !trailing {
 			prefix = f[1]
@@ -263,6 +271,31 @@ func candidates(snap *state.Snapshot, line string) (prefix string, words []strin
 	}
 	sort.Strings(words)
 	return prefix, words
+}
+
+// graphFiles are the paths :plan FILE can complete prefix to: folders
+// (with a slash, to go on) and YAML files, hidden ones only when asked.
+func graphFiles(prefix string) []string {
+	matches, _ := filepath.Glob(globEscape(prefix) + "*")
+	var out []string
+	for _, p := range matches {
+		base := filepath.Base(p)
+		if strings.HasPrefix(base, ".") && !strings.HasPrefix(filepath.Base(prefix+"x"), ".") {
+			continue
+		}
+		if fi, err := os.Stat(p); err == nil && fi.IsDir() {
+			out = append(out, p+"/")
+		} else if ext := filepath.Ext(p); ext == ".yaml" || ext == ".yml" {
+			out = append(out, p)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// globEscape keeps a typed path's glob characters literal.
+func globEscape(s string) string {
+	return strings.NewReplacer(`\`, `\\`, "*", `\*`, "?", `\?`, "[", `\[`).Replace(s)
 }
 
 // complete extends the word being typed to the candidates' common prefix
@@ -282,9 +315,9 @@ func (c *commandLine) complete(snap *state.Snapshot) tea.Cmd {
 		}
 	}
 	next := strings.TrimSuffix(line, prefix) + common
-	if len(words) == 1 {
+	if len(words) == 1 && !strings.HasSuffix(common, "/") { // a folder goes on
 		next += " "
-	} else {
+	} else if len(words) > 1 {
 		c.hint = strings.Join(words, " ")
 	}
 	c.input.SetValue(next)

@@ -1,6 +1,8 @@
 package tui
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -217,4 +219,29 @@ func TestNewUserCommandModeFlow(t *testing.T) {
 		return strings.Contains(out, "team-c/cache") && !strings.Contains(out, "team-b/orders")
 	})
 	finalFrame(t, tm)
+}
+
+// :plan completes file paths (#38): a folder with its slash, to go on,
+// then the YAML file in it; other files are not offered.
+func TestPlanCompletesFilePaths(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(dir, "webapp"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []string{"webapp/rgd.yaml", "webapp/notes.txt"} {
+		if err := os.WriteFile(filepath.Join(dir, f), []byte("x"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	m, _ := newTestModel(t, fixture(), Options{}, 120, 30)
+	press(m, ":")
+	typeText(m, "plan "+dir+"/we")
+	press(m, "tab")
+	if got := m.cmd.input.Value(); got != "plan "+dir+"/webapp/" {
+		t.Fatalf("tab on a folder: %q", got)
+	}
+	press(m, "tab")
+	if got := m.cmd.input.Value(); got != "plan "+dir+"/webapp/rgd.yaml " {
+		t.Fatalf("tab in the folder: %q", got)
+	}
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/kroscope/kroscope/engine/slim"
 	"github.com/kroscope/kroscope/engine/state"
+	"github.com/kroscope/kroscope/plan"
 	"github.com/kroscope/kroscope/theme"
 )
 
@@ -56,7 +57,7 @@ func inspect(th *theme.Theme, r *state.Resource, w int, now time.Time) []string 
 	row("Needs", strings.Join(r.Dependencies, ", "))
 	row("Why", reason(r))
 	if len(r.ReadyChecks) > 0 {
-		out = append(out, readyChecksView(th, r.ReadyChecks, w)...)
+		out = append(out, readyChecksView(th, r, w)...)
 	} else {
 		for _, e := range r.ReadyWhen {
 			row("readyWhen", e)
@@ -139,10 +140,13 @@ func yamlView(th *theme.Theme, r *state.Resource, mode yamlMode, reveal bool) []
 			return []string{th.Dim.Render("(not observed in the cluster)")}
 		}
 	case yamlDiff:
-		a, b := toYAML(desired), toYAML(observed)
+		// What the server sets (uid, resourceVersion, managedFields, the
+		// status...) is left out by the one decision `kroscope plan`
+		// makes: what is left is drift.
+		a, b := toYAML(plan.Normalize(desired)), toYAML(plan.Normalize(observed))
 		d := udiff.Unified("desired", "observed", a, b)
 		if d == "" {
-			return []string{th.Dim.Render("(no difference)")}
+			return []string{th.Dim.Render("(no difference, leaving out what the server sets: metadata bookkeeping and the status)")}
 		}
 		var out []string
 		for _, l := range strings.Split(strings.TrimRight(d, "\n"), "\n") {
@@ -174,9 +178,10 @@ func history(th *theme.Theme, in *state.Instance, w int) []string {
 		if from == "" {
 			from = "-"
 		}
-		line := h.At.Format("15:04:05") + "  " + fit(from, 12, th.G.Ellipsis) + " " +
-			th.Style(h.To).Render(fit(h.To, 12, th.G.Ellipsis)) + " " + fit(dur(h.Duration), 7, "") + " " + strings.ReplaceAll(h.Message, "\n", " ")
-		out = append(out, clip(line, w, th.G.Ellipsis))
+		head := h.At.Format("15:04:05") + "  " + fit(from, 12, th.G.Ellipsis) + " " +
+			th.Style(h.To).Render(fit(h.To, 12, th.G.Ellipsis)) + " " + fit(dur(h.Duration), 7, "") + " "
+		// The message wraps under itself: cut, it could not be read.
+		out = append(out, hang(head, 44, strings.ReplaceAll(h.Message, "\n", " "), w)...)
 	}
 	return out
 }
@@ -317,9 +322,16 @@ func rolloutState(in *state.Instance) string {
 	return "still rolling out"
 }
 
-// logsView renders the last log lines that fit, oldest first. With match
-// set, only lines that mention it (an instance's name) are kept.
+// logsView renders the last log lines that fit, oldest first, one row
+// each. With match set, only lines that mention it (an instance's name)
+// are kept.
 func logsView(th *theme.Theme, logs []state.LogLine, match string, w, h int) []string {
+	return logLines(th, logs, match, w, h, false)
+}
+
+// logLines is logsView; wrapped, each line's text wraps under itself
+// (the Logs tab, which scrolls) instead of being cut.
+func logLines(th *theme.Theme, logs []state.LogLine, match string, w, h int, wrapped bool) []string {
 	var pick []state.LogLine
 	for i := len(logs) - 1; i >= 0 && len(pick) < h; i-- {
 		l := logs[i]
@@ -346,7 +358,12 @@ func logsView(th *theme.Theme, logs []state.LogLine, match string, w, h int) []s
 		if l.KV != "" {
 			text += " " + l.KV
 		}
-		out = append(out, l.At.Format("15:04:05")+" "+st.Render(fit(lvl, 5, ""))+" "+clip(strings.ReplaceAll(text, "\n", " "), max(w-15, 1), th.G.Ellipsis))
+		head, text := l.At.Format("15:04:05")+" "+st.Render(fit(lvl, 5, ""))+" ", strings.ReplaceAll(text, "\n", " ")
+		if wrapped {
+			out = append(out, hang(head, 15, text, w)...)
+			continue
+		}
+		out = append(out, head+clip(text, max(w-15, 1), th.G.Ellipsis))
 	}
 	return out
 }
@@ -422,7 +439,7 @@ type contentKey struct {
 
 // sameView: only the data changed, so the scroll position is kept.
 func (a contentKey) sameView(b contentKey) bool {
-	return a.inst == b.inst && a.node == b.node && a.tab == b.tab && a.ymode == b.ymode
+	return a.inst == b.inst && a.node == b.node && a.tab == b.tab && a.ymode == b.ymode && a.detYAML == b.detYAML
 }
 
 type detailKey struct {
@@ -457,6 +474,16 @@ func (d *detailPane) scroll(n int) {
 
 func (d *detailPane) page(n int) { d.scroll(n * max(d.h-2, 1)) }
 
+// toEnd scrolls the detail to its end (the newest log line; the Logs tab
+// follows from there) or, end false, its top (the oldest).
+func (d *detailPane) toEnd(end bool) {
+	if end {
+		d.vp.GotoBottom()
+	} else {
+		d.vp.GotoTop()
+	}
+}
+
 // Update takes clicks relative to the pane's top line (the tab bar).
 func (d *detailPane) Update(msg tea.Msg) tea.Cmd {
 	if c, ok := msg.(tea.MouseClickMsg); ok && c.Button == tea.MouseLeft && c.Y == 0 {
@@ -470,7 +497,7 @@ func (d *detailPane) clickTab(x int) {
 	sepW := ansi.StringWidth(" " + d.c.th.G.Sep + " ")
 	pos := 0
 	for t := detailTab(0); t < numTabs; t++ {
-		w := ansi.StringWidth(d.tabLabel(t))
+		w := ansi.StringWidth(d.c.th.Choice(d.tabLabel(t), t == d.tab, d.c.th.Selected, d.c.th.Dim))
 		if x >= pos && x < pos+w {
 			d.tab = t
 			return
@@ -517,10 +544,16 @@ func (d *detailPane) prepare(in *state.Instance, nodeID string, logs []state.Log
 		for i, l := range full {
 			text[i] = clip(l, d.w, d.c.th.G.Ellipsis)
 		}
+		atEnd := d.vp.AtBottom()
 		d.vp.SetContentLines(text)
-		if d.lines != nil && k.sameView(d.content) {
+		switch {
+		case d.tab == tabLogs && (!k.sameView(d.content) || d.lines == nil || atEnd):
+			// Logs open on the newest line and follow it, as k9s tails,
+			// until the user scrolls up.
+			d.vp.GotoBottom()
+		case d.lines != nil && k.sameView(d.content):
 			d.vp.SetYOffset(off)
-		} else {
+		default:
 			d.vp.GotoTop()
 		}
 		d.content = k
@@ -544,7 +577,7 @@ func (d *detailPane) text(in *state.Instance, nodeID string, logs []state.LogLin
 	case tabTimeline:
 		return timeline(th, in, w, d.c.now())
 	case tabLogs:
-		return logsView(th, instanceLogs(in, logs), "", w, 500)
+		return logLines(th, instanceLogs(in, logs), "", w, 500, true)
 	case tabInstance:
 		return instanceView(th, in, &d.inst, w, d.c.now())
 	}
@@ -570,11 +603,7 @@ func (d *detailPane) tabBar() string {
 	th := d.c.th
 	parts := make([]string, 0, numTabs)
 	for t := detailTab(0); t < numTabs; t++ {
-		if t == d.tab {
-			parts = append(parts, th.Selected.Render(d.tabLabel(t)))
-		} else {
-			parts = append(parts, th.Dim.Render(d.tabLabel(t)))
-		}
+		parts = append(parts, th.Choice(d.tabLabel(t), t == d.tab, th.Selected, th.Dim))
 	}
 	return fit(strings.Join(parts, th.Dim.Render(" "+th.G.Sep+" ")), d.w, th.G.Ellipsis)
 }

@@ -21,6 +21,7 @@ type dialogScreen struct {
 
 	w, h int
 	box  string
+	hint string // the keys, in words (prepare)
 }
 
 // newDialog asks title; onYes runs when the user confirms.
@@ -30,7 +31,15 @@ func newDialog(c *common, title string, lines []string, confirm string, onYes fu
 	return d
 }
 
-func (d *dialogScreen) Update(tea.Msg) tea.Cmd     { return nil }
+// Update: a key the dialog has no action for says so (the dialog is
+// modal: it did nothing, without a word).
+func (d *dialogScreen) Update(msg tea.Msg) tea.Cmd {
+	if k, ok := msg.(tea.KeyPressMsg); ok {
+		d.c.host.flash(keyLabel(k.String(), d.c.keys.ascii)+" does nothing in this dialog: "+d.hint, false)
+	}
+	return nil
+}
+
 func (d *dialogScreen) SetSize(w, h int)           { d.w, d.h = w, h }
 func (d *dialogScreen) bindings() ([]action, bool) { return d.acts, false }
 func (d *dialogScreen) overlay() bool              { return true }
@@ -39,25 +48,14 @@ func (d *dialogScreen) views() []string            { return []string{viewDialog}
 
 func (d *dialogScreen) prepare() {
 	th, k := d.c.th, d.c.keys
-	maxW := max(d.w-8, 20)
-	var b strings.Builder
-	b.WriteString(th.Title.Render(clip(d.title, maxW, th.G.Ellipsis)))
-	b.WriteString("\n\n")
-	limit := max(d.h-10, 3)
-	for i, l := range d.lines {
-		if i == limit && len(d.lines) > limit+1 {
-			b.WriteString(fmt.Sprintf("%s and %d more\n", th.G.Ellipsis, len(d.lines)-limit))
-			break
-		}
-		b.WriteString(clip(l, maxW, th.G.Ellipsis) + "\n")
+	// Everything wraps to the window (the border and padding take 4
+	// cells): a warning cut at the box's edge could not be read, and the
+	// box must never be wider than the window.
+	maxW := max(d.w-6, 12)
+	var body []string
+	for _, l := range d.lines {
+		body = append(body, wrap(l, maxW)...)
 	}
-	cancel, yes := th.ButtonOff, th.ButtonOff
-	if d.choice == 0 {
-		cancel = th.ButtonOn
-	} else {
-		yes = th.ButtonOn
-	}
-	b.WriteString("\n" + cancel.Render("Cancel") + "  " + yes.Render(d.confirm))
 	first := func(name string) string {
 		if ks := k.keys[name]; len(ks) > 0 {
 			return keyLabel(ks[0], k.ascii)
@@ -65,7 +63,28 @@ func (d *dialogScreen) prepare() {
 		return "?"
 	}
 	// The footer's words: left and right choose, enter does it.
-	b.WriteString("\n" + th.Dim.Render(first("left")+"/"+first("right")+" choose, "+first("confirm")+" does it, "+first("back")+" cancels"))
+	d.hint = first("left") + "/" + first("right") + " choose, " + first("confirm") + " does it, " + first("back") + " cancels"
+	hint := wrap(d.hint, maxW)
+	title := wrap(d.title, maxW)
+	// The body gets the rows the rest leaves (the border takes 2, the
+	// blank lines around the body 2): the box must fit the window.
+	limit := max(d.h-len(title)-len(hint)-5, 1)
+	var b strings.Builder
+	for _, l := range title {
+		b.WriteString(th.Title.Render(l) + "\n")
+	}
+	b.WriteString("\n")
+	for i, l := range body {
+		if i == limit-1 && len(body) > limit {
+			b.WriteString(fmt.Sprintf("%s and %d more lines\n", th.G.Ellipsis, len(body)-i))
+			break
+		}
+		b.WriteString(l + "\n")
+	}
+	b.WriteString("\n" + th.Choice("Cancel", d.choice == 0, th.ButtonOn, th.ButtonOff) + "  " + th.Choice(d.confirm, d.choice == 1, th.ButtonOn, th.ButtonOff))
+	for _, l := range hint {
+		b.WriteString("\n" + th.Dim.Render(l))
+	}
 	d.box = th.Dialog.Render(b.String())
 }
 

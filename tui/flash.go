@@ -18,10 +18,12 @@ type flash struct {
 	at    time.Time
 	ttl   time.Duration
 	whole string // where the whole text is, said when the line cuts it
+	seq   int    // counts the flashes set
 }
 
 func (f *flash) set(s string, isErr bool, now time.Time, ttl time.Duration) {
 	f.text, f.isErr, f.at, f.ttl, f.whole = s, isErr, now, ttl, ""
+	f.seq++
 }
 
 // expire clears the flash once its time is up.

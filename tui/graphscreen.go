@@ -121,7 +121,7 @@ func (s *graphScreen) clickTab(x int) {
 	sepW := ansi.StringWidth(" " + s.c.th.G.Sep + " ")
 	pos := 0
 	for t := rgdTab(0); t < numRGDTabs; t++ {
-		if w := ansi.StringWidth(t.String()); x >= pos && x < pos+w {
+		if w := ansi.StringWidth(s.c.th.Choice(t.String(), t == s.tab, s.c.th.Selected, s.c.th.Dim)); x >= pos && x < pos+w {
 			s.tab = t
 			return
 		} else {
@@ -179,11 +179,7 @@ func (s *graphScreen) tabBar() string {
 	th := s.c.th
 	parts := make([]string, 0, numRGDTabs)
 	for t := rgdTab(0); t < numRGDTabs; t++ {
-		if t == s.tab {
-			parts = append(parts, th.Selected.Render(t.String()))
-		} else {
-			parts = append(parts, th.Dim.Render(t.String()))
-		}
+		parts = append(parts, th.Choice(t.String(), t == s.tab, th.Selected, th.Dim))
 	}
 	return fit(strings.Join(parts, th.Dim.Render(" "+th.G.Sep+" ")), s.w, th.G.Ellipsis)
 }

@@ -17,6 +17,7 @@ type helpScreen struct {
 	c      *common
 	acts   []action
 	hints  []hint
+	has    map[string]bool
 	w, h   int
 	all    []string // every line of the help, laid out for the width
 	offset int      // the first line shown
@@ -24,21 +25,25 @@ type helpScreen struct {
 	box    string
 }
 
-// navigationRules are the promises the keys keep; tests hold them.
-var navigationRules = []string{
-	"esc always goes back one level, in one press",
-	"j/k move the cursor; the tabs change what the detail shows, not what j/k move",
-	"J/K and page keys scroll the detail",
-	"filtering or sorting puts the cursor on the first match",
-	"the same sort key again reverses the order (the arrow in the header says which)",
+// navigationRules are the promises the keys keep; tests hold them. Each
+// is listed only on a screen that has the action it speaks of (need):
+// the help listed rules for features the screen lacks.
+var navigationRules = []struct{ rule, need string }{
+	{"esc always goes back one level, in one press", "back"},
+	{"j/k move the cursor; the tabs change what the detail shows, not what j/k move", "nextView"},
+	{"J/K and page keys scroll the detail", "scrollDown"},
+	{"filtering puts the cursor on the first match; sorting keeps it on its row", "filter"},
+	{"the same sort key again reverses the order (the arrow in the header says which)", "sort"},
+	{filterHelp, "requeueAll"}, // the instance list's filter terms
 }
 
 // filterHelp names every term the filter takes.
 const filterHelp = "filter: text  state:error  kind:WebApp  ns:team-a  graph:webapp"
 
-// newHelpScreen lists hints: the actions of the screen it opens over.
-func newHelpScreen(c *common, hints []hint) *helpScreen {
-	s := &helpScreen{c: c, hints: hints}
+// newHelpScreen lists hints: the actions of the screen it opens over,
+// in sections; has says which actions that screen has.
+func newHelpScreen(c *common, hints []hint, has map[string]bool) *helpScreen {
+	s := &helpScreen{c: c, hints: hints, has: has}
 	s.acts = s.actions()
 	return s
 }
@@ -104,10 +109,12 @@ func (s *helpScreen) layout(iw int) []string {
 	out = append(out, s.keyLines(iw)...)
 	out = append(out, "", th.Bold.Render("Navigation"))
 	for _, r := range navigationRules {
-		out = append(out, indentWrap(r, iw, "  ", th.Dim.Render)...)
+		if s.has[r.need] {
+			out = append(out, indentWrap(r.rule, iw, "  ", th.Dim.Render)...)
+		}
 	}
 	out = append(out, "")
-	for _, n := range []string{filterHelp, "remap keys in $XDG_CONFIG_HOME/kroscope/config.yaml (kroscope config check)", "any other key closes (j/k and the page keys scroll)"} {
+	for _, n := range []string{"remap keys in $XDG_CONFIG_HOME/kroscope/config.yaml (kroscope config check)", "any other key closes (j/k and the page keys scroll)"} {
 		out = append(out, indentWrap(n, iw, "", th.Dim.Render)...)
 	}
 	return out
@@ -133,6 +140,11 @@ func (s *helpScreen) keyLines(iw int) []string {
 	var entries [][]string
 	total := 0
 	for _, x := range s.hints {
+		if x.section != "" {
+			entries = append(entries, []string{th.Bold.Render(x.section)})
+			total++
+			continue
+		}
 		keyStyle, descStyle := th.Key.Render, th.KeyDesc.Render
 		if x.denied != "" { // greyed: this user may not
 			keyStyle, descStyle = th.Dim.Render, th.Dim.Render

@@ -335,10 +335,22 @@ func (p *instancesScreen) columns() []column[*state.Instance] {
 	type I = *state.Instance
 	return []column[I]{
 		{header: "STATE", width: p.stateWidth, cell: p.stateCell, sort: 1 + int(sortState),
-			style: func(in I, s string) string { return p.c.th.Style(in.State).Render(s) }},
+			style: func(in I, s string) string {
+				if in.Unserved { // the last state seen: nobody reconciles it now
+					return p.c.th.ClassStyle(state.ClassUnknown).Render(s)
+				}
+				return p.c.th.Style(in.State).Render(s)
+			}},
 		{header: "NAMESPACE/NAME", short: "NAME", flex: func(rest int) int { return clamp(rest*2/5, 12, 32) },
 			cell: func(in I, w int) string { return shortName(in, w, el()) }, sort: 1 + int(sortName)},
-		{header: "KIND", width: func() int { return 10 + 2*min(p.w/100, 1) }, cell: func(in I, _ int) string { return in.Kind }, sort: 1 + int(sortKind)},
+		// Under 50 columns KIND gives way: READY then fits whole (cut,
+		// "10/10" read "10", a count).
+		{header: "KIND", width: func() int {
+			if p.w < 50 {
+				return 0
+			}
+			return 10 + 2*min(p.w/100, 1)
+		}, cell: func(in I, _ int) string { return in.Kind }, sort: 1 + int(sortKind)},
 		{header: "READY", width: fixed(5), cell: func(in I, _ int) string { r, t := in.ReadyCount(); return fmt.Sprintf("%d/%d", r, t) },
 			style: func(in I, s string) string {
 				if r, t := in.ReadyCount(); r < t && r > 0 {
@@ -356,8 +368,16 @@ func (p *instancesScreen) columns() []column[*state.Instance] {
 			}
 			return 0
 		}, cell: func(in I, _ int) string { last, _ := p.lastReconcile(in); return strings.TrimSuffix(last, " ago") }, sort: 1 + int(sortLast)},
-		{header: "MESSAGE", flex: func(rest int) int { return max(rest, 0) }, cell: func(in I, _ int) string { return rowMessage(in) },
+		{header: "MESSAGE", flex: func(rest int) int {
+			if rest < 8 { // too narrow for a word: no header cut to "ME"
+				return 0
+			}
+			return rest
+		}, cell: func(in I, _ int) string { return p.message(in) },
 			style: func(in I, s string) string {
+				if in.Unserved {
+					return p.c.th.Warn.UnsetBold().Render(s)
+				}
 				if in.Phase().Class() == state.ClassFailed {
 					return p.c.th.ClassStyle(state.ClassFailed).UnsetBold().Render(s)
 				}
@@ -385,6 +405,9 @@ func (p *instancesScreen) stateCell(in *state.Instance, _ int) string {
 	if p.w < 60 {
 		word = in.Phase().Short()
 	}
+	if in.Unserved {
+		return p.c.th.G.Unknown + " " + word
+	}
 	return p.c.th.Glyph(in.State, p.frameOf(in)) + " " + word
 }
 
@@ -404,6 +427,36 @@ func (p *instancesScreen) lastReconcile(in *state.Instance) (last, took string) 
 	return ageOf(p.c.now(), in.LastReconcile) + " ago", spaced(in.LastDuration)
 }
 
+// message is the row's MESSAGE: why nobody serves the instance, else
+// its own message.
+func (p *instancesScreen) message(in *state.Instance) string {
+	if why := unservedWhy(p.snap, in); why != "" {
+		return why
+	}
+	return rowMessage(in)
+}
+
+// unservedWhy says why nobody serves in now, from its graph's state (""
+// while it is served): the instance is still stored in the cluster, and
+// its state is the last one seen.
+func unservedWhy(snap *state.Snapshot, in *state.Instance) string {
+	if !in.Unserved {
+		return ""
+	}
+	for i := range snap.Graphs {
+		if g := &snap.Graphs[i]; g.Name == in.Graph {
+			if why := refusal(g); why != "" {
+				return "not served: " + why // the counts line names the graph
+			}
+			if !g.Served {
+				return "not served: graph " + g.Name + " is starting"
+			}
+			return "not served: graph " + g.Name + " serves another kind now"
+		}
+	}
+	return "not served: graph " + in.Graph + " is gone"
+}
+
 func rowMessage(in *state.Instance) string {
 	msg := in.Message
 	if msg == "" && in.Deleting {
@@ -416,14 +469,16 @@ func rowMessage(in *state.Instance) string {
 // theme: the instance's Version, the spinner frame (in progress) and the
 // clock columns.
 type rowStamp struct {
-	version uint64
-	frame   int
-	clock   string
+	version  uint64
+	frame    int
+	clock    string
+	unserved string // its graph's state, which changes apart from the instance
 }
 
 func (p *instancesScreen) stamp(in *state.Instance) rowStamp {
 	last, took := p.lastReconcile(in)
-	return rowStamp{version: in.Version, frame: p.frameOf(in), clock: ageOf(p.c.now(), in.Created) + "|" + last + "|" + took}
+	return rowStamp{version: in.Version, frame: p.frameOf(in), clock: ageOf(p.c.now(), in.Created) + "|" + last + "|" + took,
+		unserved: unservedWhy(p.snap, in)}
 }
 
 // shortName fits "namespace/name" into w cells by shortening the namespace
@@ -470,6 +525,13 @@ func (p *instancesScreen) counts() string {
 			parts = append(parts, th.Accent.Render(g.Name+": "+g.Status.Rollout.Line()))
 		}
 	}
+	// A graph the engine refused serves none of its instances: said
+	// here, since its rows may be all there is of it.
+	for i := range p.snap.Graphs {
+		if g := &p.snap.Graphs[i]; refusal(g) != "" {
+			parts = append(parts, th.ClassStyle(state.ClassFailed).Render(th.G.Error+" graph "+g.Name+" not served"))
+		}
+	}
 	for _, ph := range order {
 		parts = append(parts, th.ClassStyle(ph.Class()).Render(fmt.Sprintf("%s %d %s", th.ClassGlyph(ph.Class(), 0), n[ph], ph.Word())))
 	}
@@ -506,19 +568,44 @@ func (p *instancesScreen) prepare() {
 
 // tableLines renders the header and the visible rows into h lines.
 func (p *instancesScreen) tableLines(h int) []string {
-	t := p.table
-	msg := "No instances yet. Create one with kubectl apply, or run with --demo."
-	if t.query != "" {
-		msg = fmt.Sprintf("No instance matches %q (esc clears the filter).", t.query)
+	return p.table.render(h, p.w, p.emptyText())
+}
+
+// emptyText says why the list has no row: the filter, the graphs the
+// engine refused (an invalid --rgd graph left the list empty without a
+// word), or the kinds it waits for.
+func (p *instancesScreen) emptyText() string {
+	if q := p.table.query; q != "" {
+		return fmt.Sprintf("No instance matches %q (esc clears the filter).", q)
 	}
-	if len(p.snap.Graphs) > 0 && t.query == "" {
-		kinds := make([]string, 0, len(p.snap.Graphs))
-		for _, g := range p.snap.Graphs {
+	var refusals, kinds []string
+	for i := range p.snap.Graphs {
+		g := &p.snap.Graphs[i]
+		if why := refusal(g); why != "" {
+			refusals = append(refusals, fmt.Sprintf("Graph %s (%s) is not served: %s", g.Name, orDash(g.Source), why))
+		} else if g.Kind != "" {
 			kinds = append(kinds, g.Kind)
 		}
-		msg = "No instances yet of " + strings.Join(kinds, ", ") + "."
 	}
-	return t.render(h, p.w, msg)
+	if len(refusals) > 0 {
+		return strings.Join(refusals, "\n") + "\n(e shows it, D lists the graphs)"
+	}
+	if len(kinds) > 0 {
+		return "No instances yet of " + strings.Join(kinds, ", ") + "."
+	}
+	return "No instances yet. Create one with kubectl apply, or run with --demo."
+}
+
+// refusal is why the engine does not serve g ("" while it does, or
+// while it is still starting): its own refusal, or kro's.
+func refusal(g *state.Graph) string {
+	if g.Served || g.Err == "" {
+		return ""
+	}
+	if g.Status.Reason != "" {
+		return g.Status.Reason
+	}
+	return g.Err
 }
 
 func (p *instancesScreen) View() string { return strings.Join(p.lines, "\n") }
@@ -548,6 +635,8 @@ func (p *instancesScreen) actions() []action {
 	}
 	ops := targeting{c: p.c, in: p.selected, snap: func() *state.Snapshot { return p.snap }}
 	filter, sorts, moves := p.table.actions("filter the rows")
+	yaml := share("yaml", "the selected instance's YAML (the Instance tab; y there: its summary)", "", do0(p.openYAML))
+	yaml.when = hasRow
 	back := share("back", "clear the filter, close the log", "", do0(p.back))
 	back.when = func() bool { return p.table.query != "" || p.showLogs }
 	acts := []action{
@@ -564,7 +653,7 @@ func (p *instancesScreen) actions() []action {
 	acts = append(acts, sorts[1:]...)
 	acts = append(acts, moves...)
 	return offer(append(acts,
-		openOn("yaml", "open on the YAML", "", tabYAML),
+		yaml,
 		openOn("history", "open on the history", "", tabHistory),
 		openOn("timeline", "open on the timeline", "", tabTimeline),
 		openOn("instance", "describe: open on the instance itself (spec, status, conditions, Events)", "", tabInstance),
@@ -601,6 +690,15 @@ func (p *instancesScreen) open(t detailTab) {
 	}
 }
 
+// openYAML opens the selected instance on its own YAML: y on a row is
+// about the row's object, not its first child's.
+func (p *instancesScreen) openYAML() {
+	if s := p.opened(tabInstance); s != nil {
+		s.detail.inst.yaml = true
+		p.c.host.push(s)
+	}
+}
+
 // nextError opens the next instance in error at its failed resource and
 // shows its error. An error that cleared meanwhile still leads to the
 // resource it named, never to whatever the cursor was on.
@@ -626,6 +724,9 @@ func (p *instancesScreen) nextError() {
 		h.flash(errorFlash(in, now), true)
 		return
 	}
+	if p.openRefused() {
+		return
+	}
 	// Nothing fails now: go to the error that cleared last.
 	best := -1
 	for i, in := range t.rows {
@@ -640,4 +741,20 @@ func (p *instancesScreen) nextError() {
 		return
 	}
 	h.flash("no instance in error", false)
+}
+
+// openRefused opens the first graph the engine refused on its status,
+// which says why, and reports whether there was one: a graph that is
+// not served is an error too, and e found none.
+func (p *instancesScreen) openRefused() bool {
+	for i := range p.snap.Graphs {
+		if g := &p.snap.Graphs[i]; refusal(g) != "" {
+			s := newGraphScreen(p.c, g.Name)
+			s.tab = rgdTabStatus
+			p.c.host.push(s)
+			p.c.host.flash("graph "+g.Name+" is not served: "+refusal(g), true)
+			return true
+		}
+	}
+	return false
 }

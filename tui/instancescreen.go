@@ -172,7 +172,9 @@ func (s *instanceScreen) crumb(in *state.Instance) string {
 	ready, total := in.ReadyCount()
 	out := th.Bold.Render(in.Kind+" "+name(in)) + "  " + th.State(in.State, in.Phase().Word(), s.c.frame) +
 		fmt.Sprintf("  %d/%d ready", ready, total) + th.Dim.Render(fmt.Sprintf("  graph %s  gen %d/%d  reconciles %d", in.Graph, in.ObservedGeneration, in.Generation, in.Reconciles))
-	if in.Message != "" {
+	if why := unservedWhy(s.snap, in); why != "" {
+		out += "  " + th.Warn.Render(why)
+	} else if in.Message != "" {
 		out += "  " + th.Style(in.State).Render(strings.ReplaceAll(in.Message, "\n", " "))
 	}
 	for _, g := range s.snap.Graphs {
@@ -196,7 +198,7 @@ func (s *instanceScreen) actions() []action {
 	scroll := func(n int) func() tea.Cmd { return do0(func() { s.detail.scroll(n) }) }
 	page := func(n int) func() tea.Cmd { return do0(func() { s.detail.page(n) }) }
 	ops := targeting{c: s.c, in: s.instance, snap: func() *state.Snapshot { return s.snap }}
-	return offer(
+	return present(s.instance, offer(
 		share("back", "back to the instances", "back", do0(s.c.host.pop)),
 		share("nextView", "next detail view", "view", step(1)),
 		share("yaml", "YAML: desired, observed, diff", "yaml", do0(s.yaml)),
@@ -215,13 +217,26 @@ func (s *instanceScreen) actions() []action {
 		share("scrollDown", "scroll the detail down", "", scroll(1)),
 		share("pageUp", "page the detail up", "", page(-1)),
 		share("pageDown", "page the detail down", "", page(1)),
+		action{name: "detailTop", keys: []string{"<"}, help: "the detail's top: the oldest log line", do: do0(func() { s.detail.toEnd(false) })},
+		action{name: "detailEnd", keys: []string{">"}, help: "the detail's end: the newest log line (Logs follow from there)", do: do0(func() { s.detail.toEnd(true) })},
 		share("open", "inspect the node", "", tab(tabInspect)),
 		share("prevView", "previous detail view", "", step(-1)),
 		share("logs", "the instance's log lines", "", tab(tabLogs)),
 		action{name: "reveal", keys: []string{"x"}, help: "reveal a Secret's data (asks)", do: s.askReveal},
 		share("instance", "describe the instance: spec, status, conditions, Events, children (y: its YAML)", "instance", tab(tabInstance)),
 		share("instanceLogs", "the instance's log lines (as L)", "", tab(tabLogs)),
-	)
+	))
+}
+
+// present offers acts, but back, only while the instance exists: the
+// footer of a deleted instance offered keys that had nothing to act on.
+func present(in func() *state.Instance, acts []action) []action {
+	for i := range acts {
+		if a := &acts[i]; a.name != "back" && a.when == nil {
+			a.when = func() bool { return in() != nil }
+		}
+	}
+	return acts
 }
 
 // yaml shows the YAML tab, and again the next of its modes; on the

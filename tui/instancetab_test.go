@@ -157,3 +157,28 @@ func TestInstancePaneGolden(t *testing.T) {
 		})
 	}
 }
+
+// TestYAMLKeyShowsTheSelectedInstance: y on the list showed the first
+// child's YAML, not the selected instance's; and y on the instance pane
+// kept the previous scroll offset. y opens the instance's own YAML, at
+// the top, and y there goes back to its summary at the top.
+func TestYAMLKeyShowsTheSelectedInstance(t *testing.T) {
+	b := &detailBackend{fakeBackend: newFake(fixture())}
+	m := newModel(b, Options{ConfigPath: "-", Theme: "dark", Now: func() time.Time { return fixedNow }})
+	m.Update(tea.WindowSizeMsg{Width: 100, Height: 30})
+	for _, k := range []string{"j", "y"} { // team-a/shop
+		_, cmd := m.Update(keyMsg(k))
+		drain(m, cmd)
+	}
+	out := plain(m.View().Content)
+	if !strings.Contains(out, "kind: WebApp") || !strings.Contains(out, "name: shop") || strings.Contains(out, "LOG_LEVEL") {
+		t.Fatalf("y on shop's row:\n%s", out)
+	}
+	for _, k := range []string{"J", "J", "J", "y"} {
+		_, cmd := m.Update(keyMsg(k))
+		drain(m, cmd)
+	}
+	if off := m.stack.top().(*instanceScreen).detail.vp.YOffset(); off != 0 {
+		t.Errorf("y on the instance pane kept the scroll offset %d", off)
+	}
+}

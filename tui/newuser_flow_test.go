@@ -231,8 +231,10 @@ func TestNewUserSummaryUsesRowWords(t *testing.T) {
 func TestNewUserHeaderSaysIdle(t *testing.T) {
 	tm, _ := flowOver(t, wordsSnapshot(), Options{}, 160, 48)
 	out := finalFrame(t, tm)
-	if !strings.Contains(out, "● idle") || strings.Contains(out, "reconciling") {
-		t.Fatalf("header does not say idle at queue 0:\n%s", out)
+	// #38: "● idle" while an instance is IN_PROGRESS read as if all were
+	// done; the engine waits on it.
+	if !strings.Contains(out, "● waiting on 1 instance") || strings.Contains(out, "reconciling") || strings.Contains(out, "● idle") {
+		t.Fatalf("header does not say what it waits on at queue 0:\n%s", out)
 	}
 }
 
@@ -269,13 +271,14 @@ func TestNewUserSkippedSaysExcluded(t *testing.T) {
 	}
 }
 
-// Sorting puts the cursor on the first row; the same sort key again
-// reverses the order, with an arrow in the column header.
+// Sorting keeps the cursor on the row the user chose (#38: it moved to
+// row 1); the same sort key again reverses the order, with an arrow in
+// the column header.
 func TestNewUserSortCursorAndReverse(t *testing.T) {
 	tm, _ := flowOver(t, fixture(), Options{}, 100, 30)
-	send(tm, "j", "j", "j", "s", "enter") // s: sort by state, worst first
-	if out := tmFrame(t, tm); !strings.Contains(out, "WebApp team-b/api") {
-		t.Fatalf("after sorting, enter did not open the first row (team-b/api):\n%s", out)
+	send(tm, "j", "j", "j", "s", "enter") // team-b/orders; s: sort by state, worst first
+	if out := tmFrame(t, tm); !strings.Contains(out, "Database team-b/orders") {
+		t.Fatalf("after sorting, enter did not open the row chosen before (team-b/orders):\n%s", out)
 	}
 	send(tm, "esc", "S") // state again: reversed
 	out := finalFrame(t, tm)

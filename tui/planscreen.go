@@ -10,6 +10,7 @@ import (
 
 	tea "charm.land/bubbletea/v2"
 
+	"github.com/kroscope/kroscope/engine/state"
 	"github.com/kroscope/kroscope/plan"
 )
 
@@ -60,14 +61,37 @@ func startPlan(c *common, arg string) tea.Cmd {
 	}
 }
 
-// planRow is one instance of the blast radius.
+// planRow is one instance of the blast radius, or a graph's breaking
+// CRD change (crd): the summary counts that as a failure, and a row of
+// its own makes the rows add up to the summary.
 type planRow struct {
 	graph, kind string
 	// schema is the graph's CRD change, shown in the instance's diff
 	// (not counted in its row: it is one change for every instance).
 	schema *plan.Schema
+	crd    bool
 	in     plan.Instance
 	sum    plan.Summary
+}
+
+// breaking reports whether a graph's plan changes its CRD in a way the
+// engine refuses (unless the definition allows it, or --force-crd).
+func breaking(s *plan.Schema) bool { return s != nil && len(s.Breaking) > 0 }
+
+// id is the row's identity, which the cursor keeps.
+func (r planRow) id() string {
+	if r.crd {
+		return r.graph + " CRD"
+	}
+	return r.graph + "/" + qualifiedName(r.in)
+}
+
+// label is the INSTANCE cell.
+func (r planRow) label() string {
+	if r.crd {
+		return "CRD " + r.schema.CRD + " (" + r.graph + "): breaking schema change"
+	}
+	return qualifiedName(r.in) + " (" + r.graph + ")"
 }
 
 // planScreen is the blast radius of a plan: one row per instance with its
@@ -76,6 +100,7 @@ type planScreen struct {
 	screenDefaults
 	c      *common
 	acts   []action
+	snap   *state.Snapshot // which graphs are served from files
 	what   string
 	paths  []string  // the files planned; none: the served --rgd files
 	graphs []string  // the graphs planned, in plan order
@@ -92,9 +117,12 @@ type planScreen struct {
 }
 
 func newPlanScreen(c *common, what string, plans []*plan.Plan) *planScreen {
-	s := &planScreen{c: c, what: what, total: plan.Summarize(plans)}
+	s := &planScreen{c: c, what: what, total: plan.Summarize(plans), snap: &state.Snapshot{}}
 	for _, p := range plans {
 		s.graphs = append(s.graphs, p.Graph)
+		if breaking(p.Schema) {
+			s.all = append(s.all, planRow{graph: p.Graph, kind: p.Kind, schema: p.Schema, crd: true, sum: plan.Summary{Fail: 1}})
+		}
 		for _, in := range p.Instances {
 			one := &plan.Plan{Graph: p.Graph, Kind: p.Kind, Instances: []plan.Instance{in}}
 			s.all = append(s.all, planRow{graph: p.Graph, kind: p.Kind, schema: p.Schema, in: in, sum: plan.Summarize([]*plan.Plan{one})})
@@ -110,7 +138,7 @@ func newPlanScreen(c *common, what string, plans []*plan.Plan) *planScreen {
 		}
 		return (b.sum.Create + b.sum.Change + b.sum.Prune) - (a.sum.Create + a.sum.Change + a.sum.Prune)
 	})
-	s.table = newTable[planRow, string, struct{}](c, "text: an instance or its graph", s.columns(), nil, func(r planRow) string { return r.graph + "/" + qualifiedName(r.in) }, s.rebuild)
+	s.table = newTable[planRow, string, struct{}](c, "text: an instance or its graph", s.columns(), nil, planRow.id, s.rebuild)
 	s.rebuild()
 	s.acts, s.diffActs = s.actions(), s.diffActions()
 	return s
@@ -121,7 +149,7 @@ func (s *planScreen) rebuild() {
 	q := strings.Fields(strings.ToLower(s.table.query))
 	rows := make([]planRow, 0, len(s.all))
 	for _, r := range s.all {
-		hay := strings.ToLower(qualifiedName(r.in) + " " + r.graph + " " + r.kind)
+		hay := strings.ToLower(r.label() + " " + r.kind)
 		if !slices.ContainsFunc(q, func(w string) bool { return !strings.Contains(hay, w) }) {
 			rows = append(rows, r)
 		}
@@ -140,16 +168,24 @@ func (s *planScreen) columns() []column[planRow] {
 		count("PRUNE", func(m plan.Summary) int { return m.Prune }),
 		count("FAIL", func(m plan.Summary) int { return m.Fail }),
 		{header: "INSTANCE", flex: func(rest int) int { return max(rest, 0) },
-			cell: func(r planRow, _ int) string { return qualifiedName(r.in) + " (" + r.graph + ")" }},
+			cell: func(r planRow, _ int) string { return r.label() }},
 	}
 }
 
 // Update: the table's clicks, wheel and filter typing.
 func (s *planScreen) Update(msg tea.Msg) tea.Cmd {
-	if s.open {
+	if m, ok := msg.(snapMsg); ok {
+		s.snap = m.snap
 		return nil
 	}
-	cmd, _ := s.table.update(msg)
+	if s.open {
+		s.c.explain(msg, "plan diff", s.diffActs)
+		return nil
+	}
+	cmd, took := s.table.update(msg)
+	if !took {
+		s.c.explain(msg, "plan", s.acts)
+	}
 	return cmd
 }
 
@@ -199,24 +235,47 @@ func (s *planScreen) prepare() {
 	if pos := t.position(); pos != "" {
 		out[1] += th.Dim.Render("  (" + pos + ")")
 	}
-	s.lines = append(out, lines...)
+	// Padded to the screen: the footer stays at the bottom.
+	s.lines = padLines(append(out, lines...), w, max(s.h, 1))
 	s.promptLine = t.prompt(w)
 }
 
-// diffLines are the open instance's plan as `kroscope plan` prints it.
+// diffLines are the open row's plan as `kroscope plan` prints it, each
+// line wrapped (a field's value is worth reading whole), scrolled to
+// s.off, in exactly the screen's lines.
 func (s *planScreen) diffLines(r planRow) []string {
+	th, w := s.c.th, max(s.w, 20)
+	var all []string
+	for _, l := range planText(r) {
+		all = append(all, wrapIndented(l, w)...)
+	}
+	rows := max(s.h-1, 1)
+	s.off = clamp(s.off, 0, max(len(all)-rows, 0))
+	shown := slices.Clone(all[s.off:min(s.off+rows, len(all))])
+	if below := len(all) - s.off - len(shown); below > 0 && len(shown) > 1 {
+		shown[len(shown)-1] = th.Dim.Render(fmt.Sprintf("%s %d more lines (j, pgdown)", th.G.Ellipsis, below+1))
+	}
+	out := append([]string{th.Title.Render(clip("Plan of "+r.label(), w, th.G.Ellipsis))}, shown...)
+	return block(out, w, max(s.h, 1), th.G.Ellipsis)
+}
+
+// planText is a row's plan as `kroscope plan` prints it, without the
+// graph line (the title says it).
+func planText(r planRow) []string {
 	var b strings.Builder
-	_ = plan.Text(&b, []*plan.Plan{{Graph: r.graph, Kind: r.kind, Schema: r.schema, Instances: []plan.Instance{r.in}}})
+	one := &plan.Plan{Graph: r.graph, Kind: r.kind, Schema: r.schema, Instances: []plan.Instance{r.in}}
+	if r.crd {
+		one.Instances = nil
+	}
+	_ = plan.Text(&b, []*plan.Plan{one})
 	all := strings.Split(strings.TrimRight(b.String(), "\n"), "\n")
 	if len(all) > 0 {
-		all = all[1:] // the graph line: the title says it
+		all = all[1:]
 	}
-	s.off = min(s.off, max(len(all)-1, 0))
-	out := []string{s.c.th.Title.Render("Plan of " + qualifiedName(r.in) + " (" + r.graph + ")")}
-	for _, l := range all[s.off:] {
-		out = append(out, clip(l, max(s.w, 20), s.c.th.G.Ellipsis))
+	if r.crd { // the CRD row is not about instances
+		all = slices.DeleteFunc(all, func(l string) bool { return l == "  no instances" })
 	}
-	return out
+	return all
 }
 
 func qualifiedName(in plan.Instance) string {
@@ -238,12 +297,18 @@ func (s *planScreen) actions() []action {
 	return offer(append(acts, moves...)...)
 }
 
-// diffActions scroll the open diff.
+// diffActions scroll the open diff (prepare keeps s.off in range).
 func (s *planScreen) diffActions() []action {
+	by := func(n func() int) func() tea.Cmd { return do0(func() { s.off = max(s.off+n(), 0) }) }
+	page := func() int { return max(s.h-2, 1) }
 	return offer(
 		share("back", "back to the blast radius", "back", do0(s.back)),
-		share("up", "scroll up", "", do0(func() { s.off = max(s.off-1, 0) })),
-		share("down", "scroll down", "", do0(func() { s.off++ })),
+		share("up", "scroll up", "", by(func() int { return -1 })),
+		share("down", "scroll down", "", by(func() int { return 1 })),
+		share("pageUp", "page up", "", by(func() int { return -page() })),
+		share("pageDown", "page down", "", by(page)),
+		share("top", "top", "", by(func() int { return -1 << 30 })),
+		share("bottom", "bottom", "", by(func() int { return 1 << 30 })),
 	)
 }
 

@@ -102,7 +102,7 @@ func TestPlanViewSaysTheSchemaAndFits(t *testing.T) {
 			t.Errorf("a line of %d cells at 100 columns (the terminal cuts it, no ellipsis): %q", w, l)
 		}
 	}
-	send(tm, "enter")
+	send(tm, "j", "enter") // the first row is the CRD's
 	eventually(t, "broken's diff", func() bool { return strings.Contains(tmFrame(t, tm), "the new schema refuses it") })
 	f = tmFrame(t, tm)
 	if strings.Contains(f, "not compared") || !strings.Contains(f, "! CRD webapps.kro.run: breaking schema change") {

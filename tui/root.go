@@ -7,6 +7,7 @@ import (
 
 	tea "charm.land/bubbletea/v2"
 	"charm.land/lipgloss/v2"
+	"github.com/charmbracelet/colorprofile"
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/kroscope/kroscope/engine/state"
@@ -25,6 +26,9 @@ type common struct {
 	keys  *keymap
 	frame int
 	host  *host
+	// dark and marks are what the terminal said of itself: its
+	// background, and that it draws no attribute (retheme).
+	dark, marks bool
 }
 
 func (c *common) now() time.Time { return c.opts.Now() }
@@ -234,9 +238,15 @@ type FrameRequest struct{ Reply chan<- string }
 // Update handles one message, applies what the screens asked of the
 // root, then lets every screen compute what it shows.
 func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
+	views, flashes := m.stack.base().views(), m.flash.seq
 	cmd := m.update(msg)
 	if c := m.apply(); c != nil {
 		cmd = tea.Batch(cmd, c)
+	}
+	// A flash speaks of the view it was given on: another view of the
+	// screen (a tab, a plan's diff) clears it, unless it came with it.
+	if m.flash.seq == flashes && !slices.Equal(views, m.stack.base().views()) {
+		m.flash.text = ""
 	}
 	if !starting(m.snap) {
 		if f := m.stack.base().fetch(); f != nil {
@@ -269,10 +279,14 @@ func (m *Model) update(msg tea.Msg) tea.Cmd {
 		return nil
 	case tea.BackgroundColorMsg:
 		if m.c.opts.Theme == "" || m.c.opts.Theme == theme.Auto {
-			if th, err := theme.New(theme.Options{Name: theme.Auto, IsDark: msg.IsDark(), NoColor: m.c.opts.NoColor, ASCII: m.c.opts.ASCII}); err == nil {
-				m.c.th = th // panes key their caches by the theme
-			}
+			m.c.dark = msg.IsDark()
+			_ = m.c.retheme()
 		}
+		return nil
+	case tea.ColorProfileMsg:
+		// TERM=dumb strips even reverse video: selections need text marks.
+		m.c.marks = msg.Profile == colorprofile.NoTTY
+		_ = m.c.retheme()
 		return nil
 	case resultMsg:
 		if msg.err != nil {
@@ -601,10 +615,17 @@ func (m *Model) globalActions() []action {
 	return offer(
 		share("help", "this help", "help", func() tea.Cmd {
 			own, global := m.active()
-			c.host.push(newHelpScreen(c, c.keys.helpHints(append(slices.Clone(own), global...))))
+			has := map[string]bool{}
+			for _, a := range own {
+				has[a.name] = true
+			}
+			// Grouped: the screen's own keys, then those of every screen.
+			hints := append([]hint{{section: "This screen"}}, c.keys.helpHints(own)...)
+			hints = append(append(hints, hint{section: "Everywhere"}), c.keys.helpHints(global)...)
+			c.host.push(newHelpScreen(c, hints, has))
 			return nil
 		}),
-		share("quit", "quit", "quit", m.quit),
+		m.quitAction(),
 		share("forceQuit", "quit from anywhere", "", m.quit),
 		// The debug overlay: memory and queue figures under the status line.
 		action{name: "debug", keys: []string{"ctrl+g"}, help: "debug line: memory, queue, reconciles in flight (again: hide)",
@@ -625,6 +646,34 @@ func (m *Model) globalActions() []action {
 		action{name: "graphs", keys: []string{"D"}, help: "the graphs screen: every ResourceGraphDefinition, its state and instances (also :graphs, :rgd)",
 			do: do0(func() { c.host.raise(isGraphs, func() screen { return newGraphsScreen(c) }) })},
 	)
+}
+
+// quitAction: q quits from the list and backs out of any other screen,
+// as in k9s: a user reading an instance does not lose the session to one
+// key (ctrl+c and :q quit from anywhere).
+func (m *Model) quitAction() action {
+	deeper := func() bool { return len(m.stack) > 1 }
+	a := share("quit", "quit from the instance list; on any other screen, back out (ctrl+c and :q quit from anywhere)", "quit", func() tea.Cmd {
+		if !deeper() {
+			return m.quit()
+		}
+		// The screen's own back (a plan's open diff closes first).
+		own, _ := m.stack.top().bindings()
+		for i := range own {
+			if a := &own[i]; a.name == "back" && a.available() {
+				return a.do()
+			}
+		}
+		m.c.host.pop()
+		return nil
+	})
+	a.label = func() string {
+		if deeper() {
+			return "back"
+		}
+		return "quit"
+	}
+	return a
 }
 
 // startupActions: nothing to act on yet, only quitting makes sense

@@ -50,7 +50,8 @@ func statusLine(c *common, s *state.Snapshot, w int, v viewScope) string {
 	if narrow {
 		detail = activityQueue
 	}
-	mode := th.ClassStyle(state.ClassOK).Render(th.G.Dot + " " + activity(s.Engine, detail))
+	waiting := unsettled(s)
+	mode := th.ClassStyle(state.ClassOK).Render(th.G.Dot + " " + idleOr(activity(s.Engine, detail), waiting))
 	if !s.Mode.Reconciling {
 		mode = th.Warn.Render(th.G.Dot + " " + notReconciling(s, narrow))
 	}
@@ -77,7 +78,7 @@ func statusLine(c *common, s *state.Snapshot, w int, v viewScope) string {
 		// Too long: the activity drops its queue, then its rate, before
 		// the line is cut.
 		for detail := activityRate; ansi.StringWidth(line) > w && detail >= activityWord; detail-- {
-			parts[3] = th.ClassStyle(state.ClassOK).Render(th.G.Dot + " " + activity(s.Engine, detail))
+			parts[3] = th.ClassStyle(state.ClassOK).Render(th.G.Dot + " " + idleOr(activity(s.Engine, detail), waiting))
 			line = strings.Join(parts, sep)
 		}
 	}
@@ -149,6 +150,27 @@ func activity(e state.Engine, detail int) string {
 		word += fmt.Sprintf(", %d queued", e.QueueDepth)
 	}
 	return word
+}
+
+// unsettled counts the instances in progress or waiting (on readiness,
+// an external object).
+func unsettled(s *state.Snapshot) int {
+	n := 0
+	for _, in := range s.Instances {
+		if c := in.Phase().Class(); c == state.ClassProgressing || c == state.ClassWaiting {
+			n++
+		}
+	}
+	return n
+}
+
+// idleOr: "idle" while instances wait on readiness read as if all
+// were done; the engine waits on them (n of them).
+func idleOr(word string, n int) string {
+	if n == 0 || !strings.HasPrefix(word, "idle") {
+		return word
+	}
+	return "waiting on " + plural(n, "instance") + strings.TrimPrefix(word, "idle")
 }
 
 // watchSummary counts the watches in one phrase and says whether it is an

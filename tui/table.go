@@ -144,7 +144,7 @@ func (t *table[R, K, S]) move(d int) {
 
 func (t *table[R, K, S]) pageSize() int { return max(t.h-2, 1) }
 
-// toFirst puts the cursor on the first row: filtering and sorting do.
+// toFirst puts the cursor on the first row: filtering does.
 func (t *table[R, K, S]) toFirst() {
 	t.cursor, t.offset = 0, 0
 	t.follow()
@@ -167,8 +167,10 @@ func (t *table[R, K, S]) setSort(i int) {
 	} else {
 		t.sortBy, t.desc = i, false
 	}
+	// The cursor stays on its row, wherever the order puts it (it went
+	// to row 1, losing the user's place).
+	t.follow()
 	t.rebuild()
-	t.toFirst()
 	dir := "ascending"
 	if t.desc {
 		dir = "descending"
@@ -297,7 +299,20 @@ func (t *table[R, K, S]) scrollTo(h int) {
 // no rows.
 func (t *table[R, K, S]) render(h, w int, empty string) []string {
 	t.scrollTo(h)
-	return t.body(t.shown, t.widths(w), w, empty)
+	if !t.c.th.Marks {
+		return t.body(t.shown, t.widths(w), w, empty)
+	}
+	// No attribute shows the cursor (TERM=dumb): a column of its own
+	// points at its row.
+	out := t.body(t.shown, t.widths(w-2), w-2, empty)
+	for i := range out {
+		mark := "  "
+		if i > 0 && t.offset+i-1 == t.cursor && len(t.rows) > 0 {
+			mark = t.c.th.G.Cursor + " "
+		}
+		out[i] = mark + out[i]
+	}
+	return out
 }
 
 // position is "1-19 of 36" when not every row fits, else "".
@@ -435,7 +450,11 @@ func (t *table[R, K, S]) body(shown []R, ws []int, w int, empty string) []string
 	out := make([]string, 0, len(shown)+1)
 	out = append(out, t.header(ws, w))
 	if len(t.rows) == 0 {
-		return append(out, t.c.th.Dim.Render(fit("  "+empty, w, t.c.th.G.Ellipsis)))
+		// Wrapped: why the table is empty is worth reading whole.
+		for _, l := range wrap(empty, max(w-2, 8)) {
+			out = append(out, t.c.th.Dim.Render(fit("  "+l, w, t.c.th.G.Ellipsis)))
+		}
+		return out
 	}
 	for i, r := range shown {
 		out = append(out, t.drawRow(r, ws, w, t.offset+i == t.cursor))

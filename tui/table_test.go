@@ -41,7 +41,8 @@ func TestTableSaysWhichRowsItShows(t *testing.T) {
 }
 
 // The cursor stays on the instance the user chose while the rows change
-// order under it, and filtering or sorting puts it on the first row.
+// order under it, and when the user sorts them (#38: sorting put it on
+// the first row).
 func TestTableKeepsTheChosenRow(t *testing.T) {
 	m, f := newTestModel(t, fixture(), Options{}, 120, 30)
 	press(m, "j", "j")
@@ -55,8 +56,8 @@ func TestTableKeepsTheChosenRow(t *testing.T) {
 		t.Fatalf("cursor moved from %v to %v when a row came above it", chosen, got)
 	}
 	press(m, "K")
-	if listOf(m).table.cursor != 0 || listOf(m).table.desc {
-		t.Fatalf("sorting left the cursor on row %d (descending %v)", listOf(m).table.cursor, listOf(m).table.desc)
+	if got := listOf(m).selected().Key; got != chosen || listOf(m).table.desc {
+		t.Fatalf("sorting moved the cursor from %v to %v (descending %v)", chosen, got, listOf(m).table.desc)
 	}
 	press(m, "K")
 	if !listOf(m).table.desc {

@@ -86,6 +86,45 @@ func wrap(s string, w int) []string {
 	return out
 }
 
+// wrapIndented wraps a line of indented text (a plan, a log) to w cells,
+// its continuation lines indented two cells more than it.
+func wrapIndented(l string, w int) []string {
+	body := strings.TrimLeft(l, " ")
+	ind := len(l) - len(body)
+	if ansi.StringWidth(l) <= w || w-ind-2 < 12 {
+		return wrap(l, w)
+	}
+	out := wrap(body, w-ind-2)
+	for i := range out {
+		pad := ind + 2
+		if i == 0 {
+			pad = ind
+		}
+		out[i] = strings.Repeat(" ", pad) + out[i]
+	}
+	return out
+}
+
+// hang lays text out after head (already drawn, headW cells wide) in w
+// cells: the first line beside head, the rest under the text's start,
+// or two cells in when that leaves the text under 16 cells.
+func hang(head string, headW int, text string, w int) []string {
+	ind := headW
+	if w-ind < 16 {
+		ind = 2
+	}
+	first := wrap(text, max(w-headW, 1))
+	out := []string{head + first[0]}
+	if len(first) == 1 {
+		return out
+	}
+	rest := strings.Join(first[1:], " ")
+	for _, l := range wrap(rest, max(w-ind, 1)) {
+		out = append(out, strings.Repeat(" ", ind)+l)
+	}
+	return out
+}
+
 // nbHyphen is U+2011, a hyphen no wrap breaks at, one cell wide as "-".
 const nbHyphen = "\u2011"
 

@@ -86,6 +86,16 @@ func Run(ctx context.Context, b Backend, opts Options) error {
 	return nil
 }
 
+// retheme builds the theme the options name for the background seen so
+// far, with text marks where the terminal draws no attribute.
+func (c *common) retheme() error {
+	th, err := theme.New(theme.Options{Name: c.opts.Theme, IsDark: c.dark, NoColor: c.opts.NoColor || c.marks, ASCII: c.opts.ASCII, Marks: c.marks})
+	if err == nil {
+		c.th = th // panes key their caches by the theme
+	}
+	return err
+}
+
 // NewModel returns the root tea.Model (for teatest and e2e tests). A bad
 // config file or theme name does not stop it: the model starts with the
 // defaults and shows the problem in its flash line.
@@ -118,13 +128,12 @@ func newModel(b Backend, opts Options) *Model {
 	}
 	opts.ASCII = opts.ASCII || cfg.ASCII
 	var warn string
-	th, err := theme.New(theme.Options{Name: opts.Theme, IsDark: !opts.LightBackground, NoColor: opts.NoColor, ASCII: opts.ASCII})
-	if err != nil {
+	m := &Model{c: &common{b: b, opts: opts, dark: !opts.LightBackground, keys: newKeymap(cfg.Keys, opts.ASCII)}}
+	if err := m.c.retheme(); err != nil {
 		warn = "--theme: " + err.Error() + "; using auto"
-		opts.Theme = theme.Auto
-		th = theme.Must(theme.Options{Name: theme.Auto, IsDark: !opts.LightBackground, NoColor: opts.NoColor, ASCII: opts.ASCII})
+		m.c.opts.Theme = theme.Auto
+		_ = m.c.retheme()
 	}
-	m := &Model{c: &common{b: b, opts: opts, th: th, keys: newKeymap(cfg.Keys, opts.ASCII)}}
 	m.init()
 	if s := problemsFlash(probs, opts.ConfigPath); s != "" {
 		m.flash.set(s, true, m.c.now(), configFlashTTL)

@@ -5,16 +5,18 @@ import (
 	"strings"
 
 	"github.com/kroscope/kroscope/engine/state"
+	"github.com/kroscope/kroscope/reconciler/graph"
 	"github.com/kroscope/kroscope/theme"
 )
 
 // readyChecksView renders each readyWhen condition with a mark (true,
 // false, pending) and, under it, the values of the fields it reads, so the
 // false one and its operands can be read at a glance.
-func readyChecksView(th *theme.Theme, cs []state.ReadyCheck, w int) []string {
+func readyChecksView(th *theme.Theme, r *state.Resource, w int) []string {
 	const lw = 12
 	var out []string
-	for i, c := range cs {
+	val := operands(r)
+	for i, c := range r.ReadyChecks {
 		label := ""
 		if i == 0 {
 			label = "readyWhen"
@@ -39,8 +41,8 @@ func readyChecksView(th *theme.Theme, cs []state.ReadyCheck, w int) []string {
 			}
 		}
 		for _, o := range c.Operands {
-			v := o.Value
-			if o.Missing {
+			v, ok := val(o)
+			if !ok {
 				v = th.Dim.Render("(no value)")
 			}
 			out = append(out, clip(strings.Repeat(" ", lw+2)+th.Dim.Render(o.Path+" = ")+v, w, th.G.Ellipsis))
@@ -48,6 +50,45 @@ func readyChecksView(th *theme.Theme, cs []state.ReadyCheck, w int) []string {
 	}
 	return out
 }
+
+// operands gives an operand's value as the check read it or, when the
+// check stopped before reading it, as the observed object has it:
+// cel-go's == returns its left side's error without evaluating its right,
+// so "deployment.spec.replicas" read "(no value)" on a Deployment that
+// has replicas: 2 and no status yet. The object is decoded (through the
+// intake) once, and only when an operand needs it.
+func operands(r *state.Resource) func(state.Operand) (string, bool) {
+	var obj map[string]any
+	decoded := false
+	return func(o state.Operand) (string, bool) {
+		if !o.Missing {
+			return o.Value, true
+		}
+		if !decoded {
+			obj, _ = inert(r.ObservedObject(), nil)
+			decoded = true
+		}
+		path := strings.Split(o.Path, ".")
+		if len(path) < 2 || path[0] != r.ID {
+			return "", false
+		}
+		var v any = obj
+		for _, f := range path[1:] {
+			m, ok := v.(map[string]any)
+			if !ok {
+				return "", false
+			}
+			if v, ok = m[f]; !ok {
+				return "", false
+			}
+		}
+		return graph.FormatValue(v, operandWidth), true
+	}
+}
+
+// operandWidth bounds an operand's value, as the engine bounds those
+// the check read.
+const operandWidth = 120
 
 // checkVerdict is what a condition that did not pass came to.
 func checkVerdict(c state.ReadyCheck) string {
@@ -73,10 +114,11 @@ func readyWhy(r *state.Resource) string {
 	}
 	c := bad[0]
 	var vals []string
+	val := operands(r)
 	for _, o := range c.Operands {
 		name := o.Path[strings.LastIndex(o.Path, ".")+1:]
-		v := o.Value
-		if o.Missing {
+		v, ok := val(o)
+		if !ok {
 			v = "(no value)"
 		}
 		vals = append(vals, name+"="+v)

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/kroscope/kroscope/engine/state"
+	"github.com/kroscope/kroscope/theme"
 )
 
 // twoConditions is the fixture with blog's deployment waiting on a
@@ -57,5 +58,41 @@ func TestReadyWhyNamesFirstFalseCondition(t *testing.T) {
 	r.ReadyChecks = append(r.ReadyChecks, state.ReadyCheck{Expr: "x.y", Result: "pending: x is not observed yet", Operands: []state.Operand{{Path: "x.y", Missing: true}}})
 	if got := reason(&r); !strings.HasSuffix(got, " and 1 more condition") {
 		t.Fatalf("reason = %q", got)
+	}
+}
+
+// TestWhyReadsTheObjectCELSkipped: on a real API server the inspector's
+// Why said "deployment.spec.replicas = (no value)" on a Deployment with
+// replicas: 2 and no status yet: cel-go's == returns its left side's
+// error (no status) without evaluating its right, so the check never
+// read replicas. The value is now taken from the observed object.
+func TestWhyReadsTheObjectCELSkipped(t *testing.T) {
+	r := webappResources("team-a", "blog")[2]
+	r.State, r.Ready = "WAITING_FOR_READINESS", at(0)
+	r.Observed = pk(map[string]any{"apiVersion": "apps/v1", "kind": "Deployment", "metadata": map[string]any{"name": "blog", "namespace": "team-a"}, "spec": map[string]any{"replicas": int64(2)}})
+	r.ReadyChecks = []state.ReadyCheck{{Expr: "deployment.status.availableReplicas == deployment.spec.replicas", Result: "pending: deployment.status is not observed yet",
+		Operands: []state.Operand{{Path: "deployment.status.availableReplicas", Missing: true}, {Path: "deployment.spec.replicas", Missing: true}}}}
+	if got := readyWhy(&r); !strings.Contains(got, "availableReplicas=(no value), replicas=2") {
+		t.Errorf("Why = %q, want replicas=2 from the object", got)
+	}
+	out := plain(strings.Join(readyChecksView(theme.Must(theme.Options{Name: "dark"}), &r, 100), "\n"))
+	if !strings.Contains(out, "deployment.spec.replicas = 2") || !strings.Contains(out, "deployment.status.availableReplicas = (no value)") {
+		t.Errorf("the readyWhen lines:\n%s", out)
+	}
+}
+
+// TestYAMLDiffLeavesOutServerFields: the diff of an unchanged Deployment
+// marked its uid, managedFields and whole status as added; it leaves
+// out what the server sets, by plan.Normalize (kroscope plan's rule).
+func TestYAMLDiffLeavesOutServerFields(t *testing.T) {
+	m, _ := newTestModel(t, fixture(), Options{}, 160, 40)
+	press(m, "j", "enter", "j", "j", "y", "y", "y") // shop's deployment, the diff
+	out := plain(m.Frame())
+	if !strings.Contains(out, "YAML (diff)") || strings.Contains(out, "availableReplicas") || !strings.Contains(out, "(no difference") {
+		t.Errorf("the diff of an unchanged Deployment:\n%s", out)
+	}
+	press(m, "k", "k") // the ConfigMap: the server set its uid and managedFields
+	if out := plain(m.Frame()); strings.Contains(out, "uid") || strings.Contains(out, "managedFields") {
+		t.Errorf("the ConfigMap's diff shows server-set fields:\n%s", out)
 	}
 }

@@ -250,6 +250,8 @@ func (s *Store) RemoveGraph(name string) {
 	delete(s.graphs, name)
 	delete(s.kro, name)
 	delete(s.conds, name)
+	// Its instances nobody serves go with it: no graph is left to say why.
+	s.order = slices.DeleteFunc(s.order, func(in *Instance) bool { return in.Graph == name && in.Unserved })
 	s.changed()
 }
 

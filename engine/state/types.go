@@ -130,6 +130,9 @@ type Instance struct {
 	Created time.Time
 	// Deleting is true once the instance has a deletion timestamp.
 	Deleting bool
+	// Unserved: its graph stopped serving its kind (see Store.Unserve);
+	// the rest is as last seen, and nobody reconciles it now.
+	Unserved bool
 
 	// State is the instance state (ACTIVE, IN_PROGRESS, ERROR, FAILED,
 	// DELETING, or SUSPENDED while its kro.run/reconcile annotation pauses it).
