@@ -1,0 +1,76 @@
+package graphs
+
+import (
+	"fmt"
+	"strings"
+)
+
+// RGD returns a ResourceGraphDefinition named name whose schema has kind
+// and, below it, schema (YAML written from column 0: spec:, status:,
+// scope: …; nothing when empty), and whose resources are the items given
+// (as ConfigMap and Resource return them). A test writes only what makes
+// its graph differ; the lines every graph has are written here.
+func RGD(name, kind, schema string, resources ...string) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, `apiVersion: kro.run/v1alpha1
+kind: ResourceGraphDefinition
+metadata:
+  name: %s
+spec:
+  schema:
+    apiVersion: v1alpha1
+    kind: %s
+`, name, kind)
+	b.WriteString(Indent(schema, 4))
+	b.WriteString("  resources:\n")
+	for _, r := range resources {
+		b.WriteString(Indent(r, 2))
+	}
+	return b.String()
+}
+
+// Resource returns an item of spec.resources: id, then fields (YAML
+// written from column 0: template:, externalRef:, readyWhen: …).
+func Resource(id, fields string) string {
+	return "- id: " + id + "\n" + Indent(fields, 2)
+}
+
+// ConfigMap returns an item of spec.resources whose template is a
+// ConfigMap named name with data (YAML written from column 0; no data
+// field when empty). fields (YAML from column 0: readyWhen:, includeWhen:,
+// forEach: …) stand between the id and the template.
+func ConfigMap(id, name, data string, fields ...string) string {
+	t := "template:\n  apiVersion: v1\n  kind: ConfigMap\n  metadata:\n    name: " + name + "\n"
+	if data != "" {
+		t += "  data:\n" + Indent(data, 4)
+	}
+	return Resource(id, strings.Join(append(fields, t), "\n"))
+}
+
+// Instance returns an instance of kind (group kro.run, version v1alpha1)
+// named name with spec (YAML written from column 0; an empty spec object
+// when empty).
+func Instance(kind, name, spec string) string {
+	doc := "apiVersion: kro.run/v1alpha1\nkind: " + kind + "\nmetadata:\n  name: " + name + "\n"
+	if spec == "" {
+		return doc + "spec: {}\n"
+	}
+	return doc + "spec:\n" + Indent(spec, 2)
+}
+
+// Indent returns s with n spaces before each of its non-empty lines and a
+// line end after the last ("" stays "").
+func Indent(s string, n int) string {
+	s = strings.Trim(s, "\n")
+	if s == "" {
+		return ""
+	}
+	pad := strings.Repeat(" ", n)
+	lines := strings.Split(s, "\n")
+	for i, l := range lines {
+		if l != "" {
+			lines[i] = pad + l
+		}
+	}
+	return strings.Join(lines, "\n") + "\n"
+}
