@@ -74,3 +74,37 @@ func Indent(s string, n int) string {
 	}
 	return strings.Join(lines, "\n") + "\n"
 }
+
+// ExternalRef returns an item of spec.resources that reads, and never
+// writes, the object of apiVersion and kind named name in the instance's
+// namespace; fields as for ConfigMap.
+func ExternalRef(id, apiVersion, kind, name string, fields ...string) string {
+	ref := "externalRef:\n  apiVersion: " + apiVersion + "\n  kind: " + kind + "\n  metadata:\n    name: " + name + "\n"
+	return Resource(id, strings.Join(append(fields, ref), "\n"))
+}
+
+// Deployment returns an item of spec.resources whose template is a
+// Deployment named name with one replica, its pods labelled app:
+// ${schema.metadata.name} and running one container, app, of image;
+// fields as for ConfigMap.
+func Deployment(id, name, image string, fields ...string) string {
+	t := `template:
+  apiVersion: apps/v1
+  kind: Deployment
+  metadata:
+    name: ` + name + `
+  spec:
+    replicas: 1
+    selector:
+      matchLabels:
+        app: ${schema.metadata.name}
+    template:
+      metadata:
+        labels:
+          app: ${schema.metadata.name}
+      spec:
+        containers:
+        - name: app
+          image: ` + image + "\n"
+	return Resource(id, strings.Join(append(fields, t), "\n"))
+}
