@@ -14,32 +14,9 @@ import (
 	"github.com/kroscope/kroscope/test/graphs"
 )
 
-const externalRGD = `apiVersion: kro.run/v1alpha1
-kind: ResourceGraphDefinition
-metadata:
-  name: engext
-spec:
-  schema:
-    apiVersion: v1alpha1
-    kind: EngExt
-    spec:
-      suffix: string | default=x
-  resources:
-  - id: shared
-    externalRef:
-      apiVersion: v1
-      kind: ConfigMap
-      metadata:
-        name: shared-settings
-  - id: copy
-    template:
-      apiVersion: v1
-      kind: ConfigMap
-      metadata:
-        name: ${schema.metadata.name}-copy
-      data:
-        color: ${shared.data.color}
-`
+var externalRGD = graphs.RGD("engext", "EngExt", "spec:\n  suffix: string | default=x",
+	graphs.ExternalRef("shared", "v1", "ConfigMap", "shared-settings"),
+	graphs.ConfigMap("copy", "${schema.metadata.name}-copy", "color: ${shared.data.color}"))
 
 // An externalRef is watched by name: its appearance wakes the instance
 // that waits for it. A deleted child is recreated through its watch. No

@@ -12,38 +12,14 @@ import (
 	"github.com/kroscope/kroscope/engine"
 	"github.com/kroscope/kroscope/engine/state"
 	"github.com/kroscope/kroscope/reconciler"
+	"github.com/kroscope/kroscope/test/graphs"
 )
 
 // engExtCollectionRGD reads, in every namespace (the engine watches its
 // own), the ConfigMaps labelled team=engext-a.
-const engExtCollectionRGD = `apiVersion: kro.run/v1alpha1
-kind: ResourceGraphDefinition
-metadata:
-  name: engextcoll
-spec:
-  schema:
-    apiVersion: v1alpha1
-    kind: EngExtcoll
-    spec:
-      suffix: string | default=x
-  resources:
-  - id: cms
-    externalRef:
-      apiVersion: v1
-      kind: ConfigMap
-      metadata:
-        selector:
-          matchLabels:
-            team: engext-a
-  - id: summary
-    template:
-      apiVersion: v1
-      kind: ConfigMap
-      metadata:
-        name: ${schema.metadata.name}-summary
-      data:
-        count: ${string(size(cms))}
-`
+var engExtCollectionRGD = graphs.RGD("engextcoll", "EngExtcoll", "spec:\n  suffix: string | default=x",
+	graphs.Resource("cms", "externalRef:\n  apiVersion: v1\n  kind: ConfigMap\n  metadata:\n    selector:\n      matchLabels:\n        team: engext-a"),
+	graphs.ConfigMap("summary", "${schema.metadata.name}-summary", "count: ${string(size(cms))}"))
 
 // A matching ConfigMap created (or relabelled away) after the instance
 // settled wakes it through the selector watch: the requeue timer is ten

@@ -23,26 +23,8 @@ import (
 
 // failingRGD divides by a spec field that defaults to zero: a CEL runtime
 // error, so the instance ends FAILED.
-const failingRGD = `apiVersion: kro.run/v1alpha1
-kind: ResourceGraphDefinition
-metadata:
-  name: enghlfail
-spec:
-  schema:
-    apiVersion: v1alpha1
-    kind: EngHlFail
-    spec:
-      zero: integer | default=0
-  resources:
-  - id: cm
-    template:
-      apiVersion: v1
-      kind: ConfigMap
-      metadata:
-        name: ${schema.metadata.name}
-      data:
-        ratio: ${string(10 / schema.spec.zero)}
-`
+var failingRGD = graphs.RGD("enghlfail", "EngHlFail", "spec:\n  zero: integer | default=0",
+	graphs.ConfigMap("cm", "${schema.metadata.name}", "ratio: ${string(10 / schema.spec.zero)}"))
 
 // headless runs RunHeadless on a fresh engine for the rig (engine
 // defaults: no requeue interval of the rig's) and returns its output and

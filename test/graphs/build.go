@@ -40,11 +40,29 @@ func Resource(id, fields string) string {
 // field when empty). fields (YAML from column 0: readyWhen:, includeWhen:,
 // forEach: …) stand between the id and the template.
 func ConfigMap(id, name, data string, fields ...string) string {
-	t := "template:\n  apiVersion: v1\n  kind: ConfigMap\n  metadata:\n    name: " + name + "\n"
 	if data != "" {
-		t += "  data:\n" + Indent(data, 4)
+		data = "data:\n" + Indent(data, 2)
 	}
-	return Resource(id, strings.Join(append(fields, t), "\n"))
+	return Template(id, "v1", "ConfigMap", "name: "+name, data, fields...)
+}
+
+// Template returns an item of spec.resources whose template is an object
+// of apiVersion and kind with metadata and, after it, body (both YAML
+// written from column 0); fields as for ConfigMap.
+func Template(id, apiVersion, kind, metadata, body string, fields ...string) string {
+	t := "template:\n  apiVersion: " + apiVersion + "\n  kind: " + kind + "\n  metadata:\n" + Indent(metadata, 4) + Indent(body, 2)
+	return item(id, fields, t)
+}
+
+// item is Resource's with fields (empty ones left out), then last.
+func item(id string, fields []string, last string) string {
+	var parts []string
+	for _, f := range append(fields[:len(fields):len(fields)], last) {
+		if f = strings.Trim(f, "\n"); f != "" {
+			parts = append(parts, f)
+		}
+	}
+	return Resource(id, strings.Join(parts, "\n"))
 }
 
 // Instance returns an instance of kind (group kro.run, version v1alpha1)
@@ -80,7 +98,7 @@ func Indent(s string, n int) string {
 // namespace; fields as for ConfigMap.
 func ExternalRef(id, apiVersion, kind, name string, fields ...string) string {
 	ref := "externalRef:\n  apiVersion: " + apiVersion + "\n  kind: " + kind + "\n  metadata:\n    name: " + name + "\n"
-	return Resource(id, strings.Join(append(fields, ref), "\n"))
+	return item(id, fields, ref)
 }
 
 // Deployment returns an item of spec.resources whose template is a
@@ -88,23 +106,24 @@ func ExternalRef(id, apiVersion, kind, name string, fields ...string) string {
 // ${schema.metadata.name} and running one container, app, of image;
 // fields as for ConfigMap.
 func Deployment(id, name, image string, fields ...string) string {
-	t := `template:
-  apiVersion: apps/v1
-  kind: Deployment
-  metadata:
-    name: ` + name + `
-  spec:
-    replicas: 1
-    selector:
-      matchLabels:
+	return Template(id, "apps/v1", "Deployment", "name: "+name, `spec:
+  replicas: 1
+  selector:
+    matchLabels:
+      app: ${schema.metadata.name}
+  template:
+    metadata:
+      labels:
         app: ${schema.metadata.name}
-    template:
-      metadata:
-        labels:
-          app: ${schema.metadata.name}
-      spec:
-        containers:
-        - name: app
-          image: ` + image + "\n"
-	return Resource(id, strings.Join(append(fields, t), "\n"))
+    spec:
+      containers:
+      - name: app
+        image: `+image, fields...)
+}
+
+// Annotated returns the graph doc (as RGD writes it) with annotations
+// (YAML written from column 0) in its metadata.
+func Annotated(doc, annotations string) string {
+	head, rest, _ := strings.Cut(doc, "\nspec:\n")
+	return head + "\n  annotations:\n" + Indent(annotations, 4) + "spec:\n" + rest
 }
