@@ -221,14 +221,7 @@ func (configMapResolver) ResolveSchema(schema.GroupVersionKind) (*spec.Schema, e
 // its iterators are declared in both the checking and the run-time
 // environment.
 func TestCollectionTyped(t *testing.T) {
-	rgds, err := Parse([]byte(collectionRGD), "typed.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	g, err := NewBuilder(WithSchemaResolver(configMapResolver{})).Build(rgds[0])
-	if err != nil {
-		t.Fatalf("build:\n%v", err)
-	}
+	g := buildOne(t, collectionRGD, WithSchemaResolver(configMapResolver{}))
 	items, err := g.Resources["cms"].RenderCollection(collectionVars([]any{"a"}, []any{"z"}))
 	if err != nil || len(items) != 1 || items[0].GetName() != "p-a-z" {
 		t.Fatalf("items %v, err %v", items, err)
@@ -243,8 +236,7 @@ func TestCollectionTyped(t *testing.T) {
 	}
 	// A typo in an item's field is caught against the kind's schema.
 	bad := strings.Replace(collectionRGD, "${base.data.prefix}", "${base.dat.prefix}", 1)
-	rgds, _ = Parse([]byte(bad), "typed.yaml")
-	if _, err := NewBuilder(WithSchemaResolver(configMapResolver{})).Build(rgds[0]); err == nil || !strings.Contains(err.Error(), "undefined field 'dat'") {
+	if _, err := tryBuild(t, bad, WithSchemaResolver(configMapResolver{})); err == nil || !strings.Contains(err.Error(), "undefined field 'dat'") {
 		t.Errorf("err = %v, want undefined field 'dat'", err)
 	}
 }

@@ -52,19 +52,6 @@ spec:
         selector: ${deployment.spec.selector.matchLabels}
 `
 
-func buildOne(t *testing.T, src string) *Graph {
-	t.Helper()
-	rgds, err := Parse([]byte(src), "test.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	g, err := NewBuilder().Build(rgds[0])
-	if err != nil {
-		t.Fatalf("build:\n%v", err)
-	}
-	return g
-}
-
 func instance() map[string]any {
 	return map[string]any{
 		"apiVersion": "kro.run/v1alpha1", "kind": "EvalTest",

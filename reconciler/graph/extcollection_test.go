@@ -45,18 +45,6 @@ spec:
         value: ` + summary + "\n"
 }
 
-func buildExt(t *testing.T, src string) (*Graph, error) {
-	t.Helper()
-	rgds, err := Parse([]byte(src), "ext.yaml")
-	if err != nil {
-		return nil, err
-	}
-	if len(rgds) != 1 {
-		t.Fatalf("parsed %d definitions", len(rgds))
-	}
-	return NewBuilder().Build(rgds[0])
-}
-
 func TestExternalCollectionBuild(t *testing.T) {
 	const sel = "      metadata:\n        selector:\n          matchLabels:\n            team: a\n"
 	cases := []struct {
@@ -101,7 +89,7 @@ func TestExternalCollectionBuild(t *testing.T) {
 			if summary == "" {
 				summary = "x"
 			}
-			g, err := buildExt(t, extRGD(c.ref, c.readyWhen, summary))
+			g, err := tryBuild(t, extRGD(c.ref, c.readyWhen, summary))
 			if len(c.wantErr) > 0 {
 				if err == nil {
 					t.Fatal("built, want an error")
@@ -134,7 +122,7 @@ func TestExternalCollectionBuild(t *testing.T) {
 }
 
 func TestExternalCollectionRuntime(t *testing.T) {
-	g, err := buildExt(t, extRGD("      metadata:\n        selector:\n          matchLabels:\n            team: ${schema.spec.team}\n",
+	g, err := tryBuild(t, extRGD("      metadata:\n        selector:\n          matchLabels:\n            team: ${schema.spec.team}\n",
 		"    readyWhen:\n    - ${each.data.ready == \"true\"}\n", `${cms.map(c, c.metadata.name).join(",")}`))
 	if err != nil {
 		t.Fatal(err)

@@ -74,7 +74,7 @@ func TestKroWarnings(t *testing.T) {
 		}
 	}
 
-	g2, err := buildYAML(t, currentKroSchema)
+	g2, err := tryBuild(t, currentKroSchema)
 	if err != nil {
 		t.Fatal(err)
 	}

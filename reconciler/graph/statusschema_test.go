@@ -77,14 +77,7 @@ spec:
 // inside an object kept unknown, a timestamp result a date-time string,
 // dyn kept unknown.
 func TestStatusSchemaTypedAsKro(t *testing.T) {
-	rgds, err := Parse([]byte(typedStatusRGD), "typed-status.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	g, err := NewBuilder(WithSchemaResolver(deploymentResolver{})).Build(rgds[0])
-	if err != nil {
-		t.Fatalf("build:\n%v", err)
-	}
+	g := buildOne(t, typedStatusRGD, WithSchemaResolver(deploymentResolver{}))
 	st := g.Instance.CRD.Spec.Versions[0].Schema.OpenAPIV3Schema.Properties["status"]
 	got := func(field string) string {
 		b, _ := json.Marshal(st.Properties[field])
@@ -114,10 +107,7 @@ func TestStatusSchemaTypedAsKro(t *testing.T) {
 
 	// Without a resolver (kroscope validate, graph) resources are dyn and
 	// their fields keep unknown fields; the schema's own fields stay typed.
-	g, err = NewBuilder().Build(rgds[0])
-	if err != nil {
-		t.Fatalf("build without a resolver:\n%v", err)
-	}
+	g = buildOne(t, typedStatusRGD)
 	st = g.Instance.CRD.Spec.Versions[0].Schema.OpenAPIV3Schema.Properties["status"]
 	if g := got("available"); !strings.Contains(g, "preserve-unknown") {
 		t.Errorf("untyped status.available = %s, want preserve-unknown", g)
@@ -189,14 +179,7 @@ spec:
 // does not declare reads as dyn; a field a typed object lacks is an error;
 // a kind the converter cannot type stays dyn.
 func TestTypedPreserveUnknownFields(t *testing.T) {
-	rgds, err := Parse([]byte(freeFormRGD), "free-form.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	g, err := NewBuilder(WithSchemaResolver(freeFormResolver{})).Build(rgds[0])
-	if err != nil {
-		t.Fatalf("build:\n%v", err)
-	}
+	g := buildOne(t, freeFormRGD, WithSchemaResolver(freeFormResolver{}))
 	st := g.Instance.CRD.Spec.Versions[0].Schema.OpenAPIV3Schema.Properties["status"]
 	if p := st.Properties["anything"]; p.XPreserveUnknownFields == nil || !*p.XPreserveUnknownFields {
 		t.Errorf("status.anything = %+v, want preserve-unknown (dyn)", p)
@@ -205,12 +188,10 @@ func TestTypedPreserveUnknownFields(t *testing.T) {
 		t.Errorf("status.known = %+v, want a string", p)
 	}
 	bad := strings.Replace(freeFormRGD, "${thing.status.phase}", "${thing.status.phaze}", 1)
-	rgds, _ = Parse([]byte(bad), "free-form.yaml")
-	if _, err := NewBuilder(WithSchemaResolver(freeFormResolver{})).Build(rgds[0]); err == nil || !strings.Contains(err.Error(), "phaze") {
+	if _, err := tryBuild(t, bad, WithSchemaResolver(freeFormResolver{})); err == nil || !strings.Contains(err.Error(), "phaze") {
 		t.Errorf("a typo in a typed object: err = %v", err)
 	}
-	rgds, _ = Parse([]byte(freeFormRGD), "free-form.yaml")
-	if _, err := NewBuilder(WithSchemaResolver(untypeableResolver{})).Build(rgds[0]); err != nil {
+	if _, err := tryBuild(t, freeFormRGD, WithSchemaResolver(untypeableResolver{})); err != nil {
 		t.Errorf("a kind that cannot be typed: %v", err)
 	}
 }

@@ -55,14 +55,7 @@ spec:
 // way at run time, as kro reads it: a Secret's data is bytes, so
 // string(creds.data.token) is the decoded token, not its base64 text.
 func TestObservedObjectsReadThroughTheirSchema(t *testing.T) {
-	rgds, err := Parse([]byte(typedSecretRGD), "typed-secret.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	g, err := NewBuilder(WithSchemaResolver(secretResolver{})).Build(rgds[0])
-	if err != nil {
-		t.Fatalf("build:\n%v", err)
-	}
+	g := buildOne(t, typedSecretRGD, WithSchemaResolver(secretResolver{}))
 	vars := Vars{
 		SchemaIdentifier: map[string]any{"metadata": map[string]any{"name": "x", "namespace": "ns"}},
 		"creds": map[string]any{"apiVersion": "v1", "kind": "Secret", "metadata": map[string]any{"name": "creds"},
