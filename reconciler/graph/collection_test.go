@@ -9,55 +9,19 @@ import (
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/kube-openapi/pkg/validation/spec"
+
+	"github.com/kroscope/kroscope/test/graphs"
 )
 
-const collectionRGD = `
-apiVersion: kro.run/v1alpha1
-kind: ResourceGraphDefinition
-metadata:
-  name: collectiontest
-spec:
-  schema:
-    apiVersion: v1alpha1
-    kind: CollectionTest
-    spec:
-      names: "[]string"
-      zones: "[]string"
-    status:
-      count: ${size(cms)}
-  resources:
-  - id: base
-    template:
-      apiVersion: v1
-      kind: ConfigMap
-      metadata:
-        name: base
-      data:
-        prefix: p
-  - id: cms
-    forEach:
-    - name: ${schema.spec.names}
-    - zone: ${schema.spec.zones}
-    readyWhen:
-    - ${each.data.ready == "yes"}
-    template:
-      apiVersion: v1
-      kind: ConfigMap
-      metadata:
-        name: ${base.data.prefix}-${name}-${zone}
-      data:
-        name: ${name}
-        zone: ${zone}
-  - id: summary
-    template:
-      apiVersion: v1
-      kind: ConfigMap
-      metadata:
-        name: summary
-      data:
-        count: ${string(size(cms))}
-        first: ${cms[0].metadata.name}
-`
+var collectionRGD = graphs.RGD("collectiontest", "CollectionTest", `spec:
+  names: "[]string"
+  zones: "[]string"
+status:
+  count: ${size(cms)}`,
+	graphs.ConfigMap("base", "base", "prefix: p"),
+	graphs.ConfigMap("cms", "${base.data.prefix}-${name}-${zone}", "name: ${name}\nzone: ${zone}",
+		"forEach:\n- name: ${schema.spec.names}\n- zone: ${schema.spec.zones}\nreadyWhen:\n- ${each.data.ready == \"yes\"}"),
+	graphs.ConfigMap("summary", "summary", "count: ${string(size(cms))}\nfirst: ${cms[0].metadata.name}"))
 
 func collectionVars(names, zones []any) Vars {
 	return Vars{

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kroscope/kroscope/test/graphs"
 	"github.com/kroscope/kroscope/test/kroexamples"
 )
 
@@ -213,37 +214,19 @@ func TestEstimateCostsStringConversions(t *testing.T) {
 
 // costGraph is a graph whose one ConfigMap's data holds exprs.
 func costGraph(exprs map[string]string) string {
-	var b strings.Builder
-	b.WriteString(`apiVersion: kro.run/v1alpha1
-kind: ResourceGraphDefinition
-metadata:
-  name: costs
-spec:
-  schema:
-    apiVersion: v1alpha1
-    kind: Costs
-    types:
-      Member:
-        name: string
-      Group:
-        name: string
-        members: "[]Member"
-    spec:
-      count: integer
-      groups: "[]Group"
-  resources:
-  - id: cm
-    template:
-      apiVersion: v1
-      kind: ConfigMap
-      metadata:
-        name: ${schema.metadata.name}
-      data:
-`)
+	var data strings.Builder
 	for _, k := range slices.Sorted(maps.Keys(exprs)) {
-		fmt.Fprintf(&b, "        %s: %q\n", k, exprs[k])
+		fmt.Fprintf(&data, "%s: %q\n", k, exprs[k])
 	}
-	return b.String()
+	return graphs.RGD("costs", "Costs", `types:
+  Member:
+    name: string
+  Group:
+    name: string
+    members: "[]Member"
+spec:
+  count: integer
+  groups: "[]Group"`, graphs.ConfigMap("cm", "${schema.metadata.name}", data.String()))
 }
 
 // TestEstimateCostsAcceptsKroExamples: no example graph, kro's or

@@ -4,6 +4,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/kroscope/kroscope/test/graphs"
 )
 
 // omitRGD builds a ConfigMap whose data and list fields may be omitted;
@@ -12,37 +14,15 @@ func omitRGD(extra, status, name string) string {
 	if name == "" {
 		name = "${schema.spec.name}"
 	}
-	return `
-apiVersion: kro.run/v1alpha1
-kind: ResourceGraphDefinition
-metadata:
-  name: omittest
-spec:
-  schema:
-    apiVersion: v1alpha1
-    kind: OmitTest
-    spec:
-      name: string
-      note: string | default=""
-    status:
-      x: ` + status + `
-  resources:
-  - id: cm
-` + extra + `
-    template:
-      apiVersion: v1
-      kind: ConfigMap
-      metadata:
-        name: "` + name + `"
-        annotations:
-          note: '${schema.spec.note != "" ? schema.spec.note : omit()}'
-      data:
-        kept: "yes"
-        note: '${schema.spec.note == "" ? omit() : schema.spec.note}'
-        nested: '${json.marshal({"a": 1})}'
-      immutable: ${omit()}
-      binaryData: '${ {"k": omit()} }'
-`
+	return graphs.RGD("omittest", "OmitTest", "spec:\n  name: string\n  note: string | default=\"\"\nstatus:\n  x: "+status,
+		graphs.Template("cm", "v1", "ConfigMap", `name: "`+name+`"
+annotations:
+  note: '${schema.spec.note != "" ? schema.spec.note : omit()}'`, `data:
+  kept: "yes"
+  note: '${schema.spec.note == "" ? omit() : schema.spec.note}'
+  nested: '${json.marshal({"a": 1})}'
+immutable: ${omit()}
+binaryData: '${ {"k": omit()} }'`, strings.ReplaceAll("\n"+extra, "\n    ", "\n")))
 }
 
 // TestOmitRemovesFields: with the gate on, a field whose expression

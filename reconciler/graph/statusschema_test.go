@@ -7,6 +7,8 @@ import (
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/kube-openapi/pkg/validation/spec"
+
+	"github.com/kroscope/kroscope/test/graphs"
 )
 
 // deploymentResolver types every kind as a cut-down Deployment, with the
@@ -36,40 +38,24 @@ func (deploymentResolver) ResolveSchema(schema.GroupVersionKind) (*spec.Schema, 
 	return &root, nil
 }
 
-const typedStatusRGD = `apiVersion: kro.run/v1alpha1
-kind: ResourceGraphDefinition
-metadata: {name: typed-status}
-spec:
-  schema:
-    apiVersion: v1alpha1
-    kind: TypedStatus
-    spec:
-      name: string
-    status:
-      available: ${deployment.status.availableReplicas}
-      conditions2: ${deployment.status.conditions}
-      firstCondition: ${deployment.status.conditions[0]}
-      labels: ${deployment.metadata.labels}
-      surge: ${deployment.spec.maxSurge}
-      created: ${timestamp(deployment.metadata.creationTimestamp)}
-      url: http://${schema.spec.name}:${string(deployment.spec.replicas)}
-      name: ${schema.spec.name}
-      flag: ${deployment.spec.replicas > 1}
-      ratio: ${double(deployment.spec.replicas) / 2.0}
-      nested:
-        count: ${deployment.spec.replicas}
-      list:
-        - ${deployment.spec.replicas}
-  resources:
-    - id: deployment
-      template:
-        apiVersion: apps/v1
-        kind: Deployment
-        metadata:
-          name: ${schema.spec.name}
-        spec:
-          replicas: 1
-`
+var typedStatusRGD = graphs.RGD("typed-status", "TypedStatus", `spec:
+  name: string
+status:
+  available: ${deployment.status.availableReplicas}
+  conditions2: ${deployment.status.conditions}
+  firstCondition: ${deployment.status.conditions[0]}
+  labels: ${deployment.metadata.labels}
+  surge: ${deployment.spec.maxSurge}
+  created: ${timestamp(deployment.metadata.creationTimestamp)}
+  url: http://${schema.spec.name}:${string(deployment.spec.replicas)}
+  name: ${schema.spec.name}
+  flag: ${deployment.spec.replicas > 1}
+  ratio: ${double(deployment.spec.replicas) / 2.0}
+  nested:
+    count: ${deployment.spec.replicas}
+  list:
+    - ${deployment.spec.replicas}`,
+	graphs.Template("deployment", "apps/v1", "Deployment", "name: ${schema.spec.name}", "spec:\n  replicas: 1"))
 
 // The status schema follows the expressions' types as kro derives them
 // (facts from kro v0.9.4's CRDs for the same expressions): scalars typed,

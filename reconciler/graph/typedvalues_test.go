@@ -6,6 +6,8 @@ import (
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/kube-openapi/pkg/validation/spec"
+
+	"github.com/kroscope/kroscope/test/graphs"
 )
 
 // secretResolver types Secrets as the API server's OpenAPI does: data is a
@@ -27,28 +29,9 @@ func (secretResolver) ResolveSchema(schema.GroupVersionKind) (*spec.Schema, erro
 	return &root, nil
 }
 
-const typedSecretRGD = `apiVersion: kro.run/v1alpha1
-kind: ResourceGraphDefinition
-metadata: {name: typed-secret}
-spec:
-  schema:
-    apiVersion: v1alpha1
-    kind: TypedSecret
-  resources:
-  - id: creds
-    externalRef:
-      apiVersion: v1
-      kind: Secret
-      metadata: {name: creds}
-  - id: cm
-    template:
-      apiVersion: v1
-      kind: ConfigMap
-      metadata:
-        name: ${schema.metadata.name}
-      data:
-        token: ${string(creds.data.token)}
-`
+var typedSecretRGD = graphs.RGD("typed-secret", "TypedSecret", "",
+	graphs.ExternalRef("creds", "v1", "Secret", "creds"),
+	graphs.ConfigMap("cm", "${schema.metadata.name}", "token: ${string(creds.data.token)}"))
 
 // TestObservedObjectsReadThroughTheirSchema: where the checker typed a
 // resource from its kind's schema, the observed object is read the same
