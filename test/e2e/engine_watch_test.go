@@ -16,7 +16,7 @@ import (
 )
 
 var deploymentRGD = graphs.RGD("engwatch", "EngWatch", "spec:\n  image: string | default=nginx",
-	graphs.Deployment("deployment", "${schema.metadata.name}", "${schema.spec.image}", "readyWhen:\n- ${deployment.status.availableReplicas == 1}"),
+	graphs.Deployment("deployment", "${schema.metadata.name}", "image: ${schema.spec.image}", "readyWhen:\n- ${deployment.status.availableReplicas == 1}"),
 	graphs.ConfigMap("config", "${deployment.metadata.name}-config", "image: ${schema.spec.image}"))
 
 var engGVRDeployment = schema.GroupVersionResource{Group: "apps", Version: "v1", Resource: "deployments"}

@@ -21,7 +21,7 @@ import (
 // gatedGraph: gate is a Deployment that is ready only with an available
 // replica; dependent reads it; independent reads only the instance.
 var gatedGraph = graphs.RGD("rtgated", "RtGated", "spec:\n  image: string | default=nginx\nstatus:\n  gateReplicas: ${gate.status.availableReplicas}",
-	graphs.Deployment("gate", "${schema.metadata.name}-gate", "${schema.spec.image}", "readyWhen:\n- ${gate.status.availableReplicas >= 1}"),
+	graphs.Deployment("gate", "${schema.metadata.name}-gate", "image: ${schema.spec.image}", "readyWhen:\n- ${gate.status.availableReplicas >= 1}"),
 	graphs.ConfigMap("dependent", "${schema.metadata.name}-dependent", "gate: ${gate.metadata.name}"),
 	graphs.ConfigMap("independent", "${schema.metadata.name}-independent", "image: ${schema.spec.image}"))
 

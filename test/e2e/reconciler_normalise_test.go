@@ -8,23 +8,11 @@ import (
 )
 
 var quantityGraph = graphs.RGD("rtquantity", "RtQuantity", "spec:\n  cpu: string | default=1000m",
-	graphs.Template("deploy", "apps/v1", "Deployment", "name: ${schema.metadata.name}", `spec:
-  replicas: 1
-  selector:
-    matchLabels:
-      app: ${schema.metadata.name}
-  template:
-    metadata:
-      labels:
-        app: ${schema.metadata.name}
-    spec:
-      containers:
-      - name: app
-        image: nginx
-        resources:
-          requests:
-            cpu: ${schema.spec.cpu}
-            memory: 1024Mi`))
+	graphs.Deployment("deploy", "${schema.metadata.name}", `image: nginx
+resources:
+  requests:
+    cpu: ${schema.spec.cpu}
+    memory: 1024Mi`))
 
 // The API server stores quantities canonically (1000m as 1, 1024Mi as
 // 1Gi). A converged instance whose template spells them otherwise must not

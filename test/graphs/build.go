@@ -103,9 +103,10 @@ func ExternalRef(id, apiVersion, kind, name string, fields ...string) string {
 
 // Deployment returns an item of spec.resources whose template is a
 // Deployment named name with one replica, its pods labelled app:
-// ${schema.metadata.name} and running one container, app, of image;
-// fields as for ConfigMap.
-func Deployment(id, name, image string, fields ...string) string {
+// ${schema.metadata.name} and running one container, app, whose other
+// fields are container (YAML written from column 0: image: …); fields as
+// for ConfigMap.
+func Deployment(id, name, container string, fields ...string) string {
 	return Template(id, "apps/v1", "Deployment", "name: "+name, `spec:
   replicas: 1
   selector:
@@ -118,7 +119,7 @@ func Deployment(id, name, image string, fields ...string) string {
     spec:
       containers:
       - name: app
-        image: `+image, fields...)
+`+Indent(container, 8), fields...)
 }
 
 // Annotated returns the graph doc (as RGD writes it) with annotations

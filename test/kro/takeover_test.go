@@ -38,24 +38,12 @@ status:
   available: ${deploy.status.availableReplicas}`,
 		graphs.ConfigMap("config", "${schema.metadata.name}-config", "greeting: ${schema.spec.greeting}"),
 		graphs.Template("secret", "v1", "Secret", "name: ${config.metadata.name}-secret", "type: Opaque\ndata:\n  token: dG9rZW4="),
-		graphs.Template("deploy", "apps/v1", "Deployment", "name: ${schema.metadata.name}-app", `spec:
-  replicas: 1
-  selector:
-    matchLabels:
-      app: ${schema.metadata.name}
-  template:
-    metadata:
-      labels:
-        app: ${schema.metadata.name}
-    spec:
-      containers:
-      - name: app
-        image: registry.k8s.io/pause:3.10
-        envFrom:
-        - configMapRef:
-            name: ${config.metadata.name}
-        - secretRef:
-            name: ${secret.metadata.name}`, "readyWhen:\n- ${deploy.status.availableReplicas == 1}"),
+		graphs.Deployment("deploy", "${schema.metadata.name}-app", `image: registry.k8s.io/pause:3.10
+envFrom:
+- configMapRef:
+    name: ${config.metadata.name}
+- secretRef:
+    name: ${secret.metadata.name}`, "readyWhen:\n- ${deploy.status.availableReplicas == 1}"),
 		graphs.ConfigMap("summary", "${schema.metadata.name}-summary", "available: ${string(deploy.status.availableReplicas)}"),
 		graphs.ConfigMap("extras", "${config.metadata.name}-${suffix}", "from: ${config.metadata.name}", "forEach:\n- suffix: ${schema.spec.extras}"))
 }
