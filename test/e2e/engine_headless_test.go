@@ -117,7 +117,7 @@ func TestEngineHeadlessExitCodes(t *testing.T) {
 	// another instance's name) makes exit-when active time out: exit 2.
 	// (The CRD exists from the first run, so the instance exists before
 	// the engine starts.)
-	r.applyYAML(gvrCM, r.ns, "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: three-a\n")
+	r.applyYAML(gvrConfigMap, r.ns, "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: three-a\n")
 	r.createInstance(goodGVR, "EngHlGood", "three", nil)
 	_, err = r.headless(t, good, headless.Options{ExitWhen: "active", Timeout: 5 * time.Second}, nil)
 	if exitCode(err) != 2 || !strings.Contains(err.Error(), "timed out") {
@@ -134,11 +134,7 @@ func TestEngineMetrics(t *testing.T) {
 	}
 	addr := ln.Addr().String()
 	ln.Close()
-	run := r.start(func(o *engine.Options) {
-		o.RGDPaths = []string{r.writeFile("rgd.yaml", graphs.Chain("engmetrics", "EngMetrics"))}
-		o.MetricsBindAddress = addr
-	})
-	gvr := run.graphServed("engmetrics")
+	run, gvr := r.serveFile("engmetrics", graphs.Chain("engmetrics", "EngMetrics"), func(o *engine.Options) { o.MetricsBindAddress = addr })
 	r.createInstance(gvr, "EngMetrics", "m", nil)
 	run.allInState(gvr.Resource+"."+gvr.Group, 1, reconciler.InstanceStateActive, time.Minute)
 	res := gvr.Resource + "." + gvr.Group

@@ -9,7 +9,6 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
-	"github.com/kroscope/kroscope/engine"
 	"github.com/kroscope/kroscope/engine/state"
 	"github.com/kroscope/kroscope/reconciler"
 	"github.com/kroscope/kroscope/test/graphs"
@@ -25,11 +24,7 @@ var engGVRDeployment = schema.GroupVersionResource{Group: "apps", Version: "v1",
 // the requeue interval is ten minutes, so no timer can be involved.
 func TestEngineChildStatusEventWakesInstance(t *testing.T) {
 	r := newEngRig(t)
-	run := r.start(func(o *engine.Options) {
-		o.RGDPaths = []string{r.writeFile("rgd.yaml", deploymentRGD)}
-		o.RequeueInterval = 10 * time.Minute
-	})
-	gvr := run.graphServed("engwatch")
+	run, gvr := r.serveFile("engwatch", deploymentRGD, watchesOnly)
 	r.createInstance(gvr, "EngWatch", "web", nil)
 	key := state.InstanceKey{Resource: gvr.Resource + "." + gvr.Group, Namespace: r.ns, Name: "web"}
 

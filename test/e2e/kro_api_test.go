@@ -62,7 +62,7 @@ func TestKroCRDDefaultedGraphIsServed(t *testing.T) {
 	gvr := run.graphServed("kroapi-defaults")
 	r.createInstance(gvr, "KroAPIDefaults", "one", nil)
 	run.allInState(gvr.Resource+"."+gvr.Group, 1, reconciler.InstanceStateActive, 2*time.Minute)
-	cm, err := r.dyn.Resource(gvrCM).Namespace(r.ns).Get(context.Background(), "one-config", metav1.GetOptions{})
+	cm, err := r.dyn.Resource(gvrConfigMap).Namespace(r.ns).Get(context.Background(), "one-config", metav1.GetOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -197,8 +197,8 @@ func TestClusterScopedInstanceEndToEnd(t *testing.T) {
 		ns, name string
 	}{
 		{gvrRole, "", name + "-kroapi-reader"},
-		{gvrCM, r.ns, name + "-config"},
-		{gvrCM, r.ns, name + "-config-second"},
+		{gvrConfigMap, r.ns, name + "-config"},
+		{gvrConfigMap, r.ns, name + "-config-second"},
 	}
 	for _, c := range children {
 		u, err := r.dyn.Resource(c.gvr).Namespace(c.ns).Get(ctx, c.name, metav1.GetOptions{})
