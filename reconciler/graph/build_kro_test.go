@@ -7,20 +7,11 @@ import (
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 )
 
-func buildYAML(t *testing.T, src string) (*Graph, error) {
-	t.Helper()
-	rgds, err := Parse([]byte(src), "t.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	return NewBuilder().Build(rgds[0])
-}
-
 // TestBuildClusterScopedInstance: schema.scope Cluster gives a
 // cluster-scoped instance kind and CRD; namespaced children that set a
 // namespace, cluster-scoped children and external collections build.
 func TestBuildClusterScopedInstance(t *testing.T) {
-	g, err := buildYAML(t, currentKroSchema)
+	g, err := tryBuild(t, currentKroSchema)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -35,7 +26,7 @@ func TestBuildClusterScopedInstance(t *testing.T) {
 	// The default scope, as kro's CRD stores it or as omitted, is Namespaced.
 	for _, scope := range []string{"scope: Namespaced", ""} {
 		src := strings.Replace(currentKroSchema, "scope: Cluster", scope, 1)
-		g, err := buildYAML(t, src)
+		g, err := tryBuild(t, src)
 		if err != nil {
 			t.Fatalf("%q: %v", scope, err)
 		}
@@ -61,7 +52,7 @@ func TestBuildClusterInstanceChildNamespaces(t *testing.T) {
 func TestChildPluralsWithoutMapper(t *testing.T) {
 	src := strings.Replace(currentKroSchema, "      apiVersion: v1\n      kind: ConfigMap\n", "      apiVersion: example.com/v1\n      kind: Person\n", 1)
 	src = strings.Replace(src, "kind: Thing", "kind: Gateway", 1)
-	g, err := buildYAML(t, src)
+	g, err := tryBuild(t, src)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -79,13 +70,13 @@ func TestChildPluralsWithoutMapper(t *testing.T) {
 func TestTemplateAPIVersions(t *testing.T) {
 	for _, av := range []string{"resources.azure.com/v1api20200601", "example.com/v2beta1", "example.com/stable", "v1", "apps/v1"} {
 		src := strings.Replace(currentKroSchema, "      apiVersion: v1\n      kind: ConfigMap\n", "      apiVersion: "+av+"\n      kind: ConfigMap\n", 1)
-		if _, err := buildYAML(t, src); err != nil {
+		if _, err := tryBuild(t, src); err != nil {
 			t.Errorf("%s: %v", av, err)
 		}
 	}
 	for _, av := range []string{"apps/v1/beta", "example.com/V1", "example.com/1v", "example.com/v1-", "Apps/v1", "${schema.spec.v}"} {
 		src := strings.Replace(currentKroSchema, "      apiVersion: v1\n      kind: ConfigMap\n", "      apiVersion: \""+av+"\"\n      kind: ConfigMap\n", 1)
-		_, err := buildYAML(t, src)
+		_, err := tryBuild(t, src)
 		if err == nil || !strings.Contains(err.Error(), "is invalid") {
 			t.Errorf("%s: want an invalid apiVersion error, got %v", av, err)
 		}

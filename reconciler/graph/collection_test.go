@@ -9,55 +9,19 @@ import (
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/kube-openapi/pkg/validation/spec"
+
+	"github.com/kroscope/kroscope/test/graphs"
 )
 
-const collectionRGD = `
-apiVersion: kro.run/v1alpha1
-kind: ResourceGraphDefinition
-metadata:
-  name: collectiontest
-spec:
-  schema:
-    apiVersion: v1alpha1
-    kind: CollectionTest
-    spec:
-      names: "[]string"
-      zones: "[]string"
-    status:
-      count: ${size(cms)}
-  resources:
-  - id: base
-    template:
-      apiVersion: v1
-      kind: ConfigMap
-      metadata:
-        name: base
-      data:
-        prefix: p
-  - id: cms
-    forEach:
-    - name: ${schema.spec.names}
-    - zone: ${schema.spec.zones}
-    readyWhen:
-    - ${each.data.ready == "yes"}
-    template:
-      apiVersion: v1
-      kind: ConfigMap
-      metadata:
-        name: ${base.data.prefix}-${name}-${zone}
-      data:
-        name: ${name}
-        zone: ${zone}
-  - id: summary
-    template:
-      apiVersion: v1
-      kind: ConfigMap
-      metadata:
-        name: summary
-      data:
-        count: ${string(size(cms))}
-        first: ${cms[0].metadata.name}
-`
+var collectionRGD = graphs.RGD("collectiontest", "CollectionTest", `spec:
+  names: "[]string"
+  zones: "[]string"
+status:
+  count: ${size(cms)}`,
+	graphs.ConfigMap("base", "base", "prefix: p"),
+	graphs.ConfigMap("cms", "${base.data.prefix}-${name}-${zone}", "name: ${name}\nzone: ${zone}",
+		"forEach:\n- name: ${schema.spec.names}\n- zone: ${schema.spec.zones}\nreadyWhen:\n- ${each.data.ready == \"yes\"}"),
+	graphs.ConfigMap("summary", "summary", "count: ${string(size(cms))}\nfirst: ${cms[0].metadata.name}"))
 
 func collectionVars(names, zones []any) Vars {
 	return Vars{
@@ -221,14 +185,7 @@ func (configMapResolver) ResolveSchema(schema.GroupVersionKind) (*spec.Schema, e
 // its iterators are declared in both the checking and the run-time
 // environment.
 func TestCollectionTyped(t *testing.T) {
-	rgds, err := Parse([]byte(collectionRGD), "typed.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	g, err := NewBuilder(WithSchemaResolver(configMapResolver{})).Build(rgds[0])
-	if err != nil {
-		t.Fatalf("build:\n%v", err)
-	}
+	g := buildOne(t, collectionRGD, WithSchemaResolver(configMapResolver{}))
 	items, err := g.Resources["cms"].RenderCollection(collectionVars([]any{"a"}, []any{"z"}))
 	if err != nil || len(items) != 1 || items[0].GetName() != "p-a-z" {
 		t.Fatalf("items %v, err %v", items, err)
@@ -243,8 +200,7 @@ func TestCollectionTyped(t *testing.T) {
 	}
 	// A typo in an item's field is caught against the kind's schema.
 	bad := strings.Replace(collectionRGD, "${base.data.prefix}", "${base.dat.prefix}", 1)
-	rgds, _ = Parse([]byte(bad), "typed.yaml")
-	if _, err := NewBuilder(WithSchemaResolver(configMapResolver{})).Build(rgds[0]); err == nil || !strings.Contains(err.Error(), "undefined field 'dat'") {
+	if _, err := tryBuild(t, bad, WithSchemaResolver(configMapResolver{})); err == nil || !strings.Contains(err.Error(), "undefined field 'dat'") {
 		t.Errorf("err = %v, want undefined field 'dat'", err)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/kroscope/kroscope/reconciler/graph/cellib"
+	"github.com/kroscope/kroscope/test/graphs"
 )
 
 // condRGD has a ConfigMap, a list-valued status field and status.conditions
@@ -33,15 +34,7 @@ spec:
       conditions:
 ` + conds + `
   resources:
-  - id: cm
-    template:
-      apiVersion: v1
-      kind: ConfigMap
-      metadata:
-        name: ${schema.spec.name}
-      data:
-        a: x
-`
+` + graphs.Indent(graphs.ConfigMap("cm", "${schema.spec.name}", "a: x"), 2)
 }
 
 const goodConds = `      - '${runtime.newCondition({type: "DataReady", status: has(cm.data.a) ? "True" : "False", reason: "Checked", message: "a=" + cm.data.a})}'

@@ -5,65 +5,26 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/kroscope/kroscope/test/graphs"
 )
 
-const evalRGD = `
-apiVersion: kro.run/v1alpha1
-kind: ResourceGraphDefinition
-metadata:
-  name: evaltest
-spec:
-  schema:
-    apiVersion: v1alpha1
-    kind: EvalTest
-    spec:
-      name: string
-      replicas: integer | default=3
-      tags: "[]string"
-      labels: map[string]string
-    status:
-      ready: ${deployment.status.availableReplicas}
-      nested:
-        url: http://${service.spec.clusterIP}:80
-      name: ${schema.spec.name}
-  resources:
-  - id: deployment
-    readyWhen:
-    - ${deployment.spec.replicas == deployment.status.availableReplicas}
-    template:
-      apiVersion: apps/v1
-      kind: Deployment
-      metadata:
-        name: ${schema.spec.name}
-        labels: ${schema.spec.labels}
-      spec:
-        replicas: ${schema.spec.replicas}
-        note: "tags: ${schema.spec.tags} replicas: ${schema.spec.replicas}"
-        literal: ${"${NOT_CEL}"}
-  - id: service
-    includeWhen:
-    - ${schema.spec.replicas > 1}
-    template:
-      apiVersion: v1
-      kind: Service
-      metadata:
-        name: ${deployment.metadata.name}-svc
-      spec:
-        selector: ${deployment.spec.selector.matchLabels}
-`
-
-func buildOne(t *testing.T, src string) *Graph {
-	t.Helper()
-	rgds, err := Parse([]byte(src), "test.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	g, err := NewBuilder().Build(rgds[0])
-	if err != nil {
-		t.Fatalf("build:\n%v", err)
-	}
-	return g
-}
+var evalRGD = graphs.RGD("evaltest", "EvalTest", `spec:
+  name: string
+  replicas: integer | default=3
+  tags: "[]string"
+  labels: map[string]string
+status:
+  ready: ${deployment.status.availableReplicas}
+  nested:
+    url: http://${service.spec.clusterIP}:80
+  name: ${schema.spec.name}`,
+	graphs.Template("deployment", "apps/v1", "Deployment", "name: ${schema.spec.name}\nlabels: ${schema.spec.labels}", `spec:
+  replicas: ${schema.spec.replicas}
+  note: "tags: ${schema.spec.tags} replicas: ${schema.spec.replicas}"
+  literal: ${"${NOT_CEL}"}`, "readyWhen:\n- ${deployment.spec.replicas == deployment.status.availableReplicas}"),
+	graphs.Template("service", "v1", "Service", "name: ${deployment.metadata.name}-svc", "spec:\n  selector: ${deployment.spec.selector.matchLabels}",
+		"includeWhen:\n- ${schema.spec.replicas > 1}"))
 
 func instance() map[string]any {
 	return map[string]any{

@@ -5,56 +5,18 @@ import (
 	"testing"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/kroscope/kroscope/test/graphs"
 )
 
 // extRGD is a graph whose resource "cms" is the externalRef given (indented
 // under externalRef) and whose "summary" ConfigMap reads it with summary.
 func extRGD(ref, readyWhen, summary string) string {
-	return `apiVersion: kro.run/v1alpha1
-kind: ResourceGraphDefinition
-metadata:
-  name: ext
-spec:
-  schema:
-    apiVersion: v1alpha1
-    kind: Ext
-    spec:
-      team: string | default=a
-    status:
-      count: ${size(cms)}
-  resources:
-  - id: other
-    template:
-      apiVersion: v1
-      kind: ConfigMap
-      metadata:
-        name: ${schema.metadata.name}-other
-      data:
-        team: b
-  - id: cms
-` + readyWhen + `    externalRef:
-      apiVersion: v1
-      kind: ConfigMap
-` + ref + `  - id: summary
-    template:
-      apiVersion: v1
-      kind: ConfigMap
-      metadata:
-        name: ${schema.metadata.name}-summary
-      data:
-        value: ` + summary + "\n"
-}
-
-func buildExt(t *testing.T, src string) (*Graph, error) {
-	t.Helper()
-	rgds, err := Parse([]byte(src), "ext.yaml")
-	if err != nil {
-		return nil, err
-	}
-	if len(rgds) != 1 {
-		t.Fatalf("parsed %d definitions", len(rgds))
-	}
-	return NewBuilder().Build(rgds[0])
+	return graphs.RGD("ext", "Ext", "spec:\n  team: string | default=a\nstatus:\n  count: ${size(cms)}",
+		graphs.ConfigMap("other", "${schema.metadata.name}-other", "team: b"),
+		// ref and readyWhen are written where they stand in the document.
+		strings.ReplaceAll("- id: cms\n"+readyWhen+"    externalRef:\n      apiVersion: v1\n      kind: ConfigMap\n"+ref, "\n  ", "\n"),
+		graphs.ConfigMap("summary", "${schema.metadata.name}-summary", "value: "+summary))
 }
 
 func TestExternalCollectionBuild(t *testing.T) {
@@ -101,7 +63,7 @@ func TestExternalCollectionBuild(t *testing.T) {
 			if summary == "" {
 				summary = "x"
 			}
-			g, err := buildExt(t, extRGD(c.ref, c.readyWhen, summary))
+			g, err := tryBuild(t, extRGD(c.ref, c.readyWhen, summary))
 			if len(c.wantErr) > 0 {
 				if err == nil {
 					t.Fatal("built, want an error")
@@ -134,7 +96,7 @@ func TestExternalCollectionBuild(t *testing.T) {
 }
 
 func TestExternalCollectionRuntime(t *testing.T) {
-	g, err := buildExt(t, extRGD("      metadata:\n        selector:\n          matchLabels:\n            team: ${schema.spec.team}\n",
+	g, err := tryBuild(t, extRGD("      metadata:\n        selector:\n          matchLabels:\n            team: ${schema.spec.team}\n",
 		"    readyWhen:\n    - ${each.data.ready == \"true\"}\n", `${cms.map(c, c.metadata.name).join(",")}`))
 	if err != nil {
 		t.Fatal(err)

@@ -69,14 +69,7 @@ spec:
 // (x-kubernetes-preserve-unknown-fields) reads as the object holds it, as
 // kro reads it, not as the empty object UnstructuredToVal shows.
 func TestFreeFormFieldsReadAsStored(t *testing.T) {
-	rgds, err := Parse([]byte(unknownFieldsRGD), "unknown.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	g, err := NewBuilder(WithSchemaResolver(unknownFieldsResolver{})).Build(rgds[0])
-	if err != nil {
-		t.Fatalf("build:\n%v", err)
-	}
+	g := buildOne(t, unknownFieldsRGD, WithSchemaResolver(unknownFieldsResolver{}))
 	vars := Vars{
 		SchemaIdentifier: map[string]any{"metadata": map[string]any{"name": "x", "namespace": "ns"}},
 		"example": map[string]any{"apiVersion": "kro.run/v1alpha1", "kind": "AllowUnknown",

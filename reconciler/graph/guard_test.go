@@ -22,15 +22,7 @@ func readyGraph(t *testing.T, l Limits, exprs ...string) *Graph {
 		q, _ := json.Marshal("${" + e + "}")
 		fmt.Fprintf(&b, "    - %s\n", q)
 	}
-	rgds, err := Parse([]byte(b.String()), "guard.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	g, err := NewBuilder(WithLimits(l)).Build(rgds[0])
-	if err != nil {
-		t.Fatal(err)
-	}
-	return g
+	return buildOne(t, b.String(), WithLimits(l))
 }
 
 // doubled wraps body in bindings s0..sn, where s_k is 'x' doubled k times

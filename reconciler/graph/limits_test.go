@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kroscope/kroscope/test/graphs"
 	"github.com/kroscope/kroscope/test/kroexamples"
 )
 
@@ -23,15 +24,7 @@ func buildRuntime(t *testing.T, name string, opts ...Option) *Graph {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rgds, err := Parse(data, name+".yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	g, err := NewBuilder(opts...).Build(rgds[0])
-	if err != nil {
-		t.Fatal(err)
-	}
-	return g
+	return buildOne(t, string(data), opts...)
 }
 
 // within runs f and fails the test when it takes longer than d (the
@@ -165,7 +158,7 @@ func TestEstimateCostsRejectsExpensiveGraphs(t *testing.T) {
 // examples have) is reported as large, not rejected; one whose constants
 // make it costly is rejected.
 func TestEstimateCostsLargeOnlyForLargeInputs(t *testing.T) {
-	g, err := buildYAML(t, costGraph(map[string]string{
+	g, err := tryBuild(t, costGraph(map[string]string{
 		"nested":   "${schema.spec.groups.map(g, g.name + ': ' + g.members.map(m, m.name).join(', ')).join(';')}",
 		"constant": "${lists.range(1000000).map(i, lists.range(1000).map(j, i * j)).size() > 0 ? 'y' : 'n'}",
 		"cheap":    "${schema.spec.groups.map(g, g.name).join(',')}",
@@ -194,7 +187,7 @@ func TestEstimateCostsStringConversions(t *testing.T) {
 		"input": "${schema.metadata.name + '-' + string(schema.spec.count + 1)}",
 		"time":  "${'t' + string(timestamp('2026-01-01T00:00:00Z')) + string(duration('1m'))}",
 	}
-	g, err := buildYAML(t, costGraph(exprs))
+	g, err := tryBuild(t, costGraph(exprs))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -221,37 +214,19 @@ func TestEstimateCostsStringConversions(t *testing.T) {
 
 // costGraph is a graph whose one ConfigMap's data holds exprs.
 func costGraph(exprs map[string]string) string {
-	var b strings.Builder
-	b.WriteString(`apiVersion: kro.run/v1alpha1
-kind: ResourceGraphDefinition
-metadata:
-  name: costs
-spec:
-  schema:
-    apiVersion: v1alpha1
-    kind: Costs
-    types:
-      Member:
-        name: string
-      Group:
-        name: string
-        members: "[]Member"
-    spec:
-      count: integer
-      groups: "[]Group"
-  resources:
-  - id: cm
-    template:
-      apiVersion: v1
-      kind: ConfigMap
-      metadata:
-        name: ${schema.metadata.name}
-      data:
-`)
+	var data strings.Builder
 	for _, k := range slices.Sorted(maps.Keys(exprs)) {
-		fmt.Fprintf(&b, "        %s: %q\n", k, exprs[k])
+		fmt.Fprintf(&data, "%s: %q\n", k, exprs[k])
 	}
-	return b.String()
+	return graphs.RGD("costs", "Costs", `types:
+  Member:
+    name: string
+  Group:
+    name: string
+    members: "[]Member"
+spec:
+  count: integer
+  groups: "[]Group"`, graphs.ConfigMap("cm", "${schema.metadata.name}", data.String()))
 }
 
 // TestEstimateCostsAcceptsKroExamples: no example graph, kro's or

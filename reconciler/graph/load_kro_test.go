@@ -5,37 +5,23 @@ import (
 	"testing"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/kroscope/kroscope/test/graphs"
 )
 
 // currentKroSchema has every spec.schema field of kro's current RGD CRD.
-const currentKroSchema = `apiVersion: kro.run/v1alpha1
-kind: ResourceGraphDefinition
+var currentKroSchema = graphs.RGD("current", "Thing", `group: kro.run
+scope: Cluster
+shortNames: [th, thg]
+categories: [kro, things]
 metadata:
-  name: current
+  labels: {team: blue}
+  annotations: {note: hello}
 spec:
-  schema:
-    apiVersion: v1alpha1
-    kind: Thing
-    group: kro.run
-    scope: Cluster
-    shortNames: [th, thg]
-    categories: [kro, things]
-    metadata:
-      labels: {team: blue}
-      annotations: {note: hello}
-    spec:
-      name: string
-    additionalPrinterColumns:
-    - {name: Name, type: string, jsonPath: .spec.name}
-  resources:
-  - id: config
-    template:
-      apiVersion: v1
-      kind: ConfigMap
-      metadata:
-        name: ${schema.spec.name}
-        namespace: default
-`
+  name: string
+additionalPrinterColumns:
+- {name: Name, type: string, jsonPath: .spec.name}`,
+	graphs.Template("config", "v1", "ConfigMap", "name: ${schema.spec.name}\nnamespace: default", ""))
 
 // TestParseCurrentKroSchemaFields reads every field kro's current RGD CRD
 // has in spec.schema, from a file and from a cluster object.

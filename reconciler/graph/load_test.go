@@ -7,29 +7,14 @@ import (
 	"testing"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/kroscope/kroscope/test/graphs"
 )
 
-const minimalRGD = `apiVersion: kro.run/v1alpha1
-kind: %s
-metadata:
-  name: %s
-spec:
-  schema:
-    apiVersion: v1alpha1
-    kind: Thing
-    spec:
-      name: string
-  resources:
-  - id: config
-    template:
-      apiVersion: v1
-      kind: ConfigMap
-      metadata:
-        name: ${schema.spec.name}
-`
+var minimalRGD = graphs.RGD("%s", "Thing", "spec:\n  name: string", graphs.ConfigMap("config", "${schema.spec.name}", ""))
 
 func rgdYAML(kind, name string) string {
-	return strings.Replace(strings.Replace(minimalRGD, "%s", kind, 1), "%s", name, 1)
+	return strings.Replace(strings.Replace(minimalRGD, "kind: ResourceGraphDefinition", "kind: "+kind, 1), "%s", name, 1)
 }
 
 func TestLoadFilesDirectoriesAndDocuments(t *testing.T) {

@@ -4,6 +4,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/kroscope/kroscope/test/graphs"
 )
 
 // omitRGD builds a ConfigMap whose data and list fields may be omitted;
@@ -12,53 +14,22 @@ func omitRGD(extra, status, name string) string {
 	if name == "" {
 		name = "${schema.spec.name}"
 	}
-	return `
-apiVersion: kro.run/v1alpha1
-kind: ResourceGraphDefinition
-metadata:
-  name: omittest
-spec:
-  schema:
-    apiVersion: v1alpha1
-    kind: OmitTest
-    spec:
-      name: string
-      note: string | default=""
-    status:
-      x: ` + status + `
-  resources:
-  - id: cm
-` + extra + `
-    template:
-      apiVersion: v1
-      kind: ConfigMap
-      metadata:
-        name: "` + name + `"
-        annotations:
-          note: '${schema.spec.note != "" ? schema.spec.note : omit()}'
-      data:
-        kept: "yes"
-        note: '${schema.spec.note == "" ? omit() : schema.spec.note}'
-        nested: '${json.marshal({"a": 1})}'
-      immutable: ${omit()}
-      binaryData: '${ {"k": omit()} }'
-`
-}
-
-func buildOmit(t *testing.T, src string, enabled bool) (*Graph, error) {
-	t.Helper()
-	rgds, err := Parse([]byte(src), "omit.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	return NewBuilder(WithCELOmit(enabled)).Build(rgds[0])
+	return graphs.RGD("omittest", "OmitTest", "spec:\n  name: string\n  note: string | default=\"\"\nstatus:\n  x: "+status,
+		graphs.Template("cm", "v1", "ConfigMap", `name: "`+name+`"
+annotations:
+  note: '${schema.spec.note != "" ? schema.spec.note : omit()}'`, `data:
+  kept: "yes"
+  note: '${schema.spec.note == "" ? omit() : schema.spec.note}'
+  nested: '${json.marshal({"a": 1})}'
+immutable: ${omit()}
+binaryData: '${ {"k": omit()} }'`, strings.ReplaceAll("\n"+extra, "\n    ", "\n")))
 }
 
 // TestOmitRemovesFields: with the gate on, a field whose expression
 // yields omit() is absent from the rendered object, also inside a map the
 // expression returns; the other fields are untouched.
 func TestOmitRemovesFields(t *testing.T) {
-	g, err := buildOmit(t, omitRGD("", "${cm.data.kept}", ""), true)
+	g, err := tryBuild(t, omitRGD("", "${cm.data.kept}", ""), WithCELOmit(true))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -97,7 +68,7 @@ func TestOmitRemovesListElements(t *testing.T) {
       - '${schema.spec.note == "" ? omit() : "b"}'
       - ${[1, omit(), 2]}
 `
-	g, err := buildOmit(t, src, true)
+	g, err := tryBuild(t, src, WithCELOmit(true))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -138,7 +109,7 @@ func TestOmitRejected(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := buildOmit(t, tc.src, tc.enabled)
+			_, err := tryBuild(t, tc.src, WithCELOmit(tc.enabled))
 			if err == nil {
 				t.Fatal("built; want an error")
 			}

@@ -7,6 +7,8 @@ import (
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/kube-openapi/pkg/validation/spec"
+
+	"github.com/kroscope/kroscope/test/graphs"
 )
 
 // deploymentResolver types every kind as a cut-down Deployment, with the
@@ -36,40 +38,24 @@ func (deploymentResolver) ResolveSchema(schema.GroupVersionKind) (*spec.Schema, 
 	return &root, nil
 }
 
-const typedStatusRGD = `apiVersion: kro.run/v1alpha1
-kind: ResourceGraphDefinition
-metadata: {name: typed-status}
-spec:
-  schema:
-    apiVersion: v1alpha1
-    kind: TypedStatus
-    spec:
-      name: string
-    status:
-      available: ${deployment.status.availableReplicas}
-      conditions2: ${deployment.status.conditions}
-      firstCondition: ${deployment.status.conditions[0]}
-      labels: ${deployment.metadata.labels}
-      surge: ${deployment.spec.maxSurge}
-      created: ${timestamp(deployment.metadata.creationTimestamp)}
-      url: http://${schema.spec.name}:${string(deployment.spec.replicas)}
-      name: ${schema.spec.name}
-      flag: ${deployment.spec.replicas > 1}
-      ratio: ${double(deployment.spec.replicas) / 2.0}
-      nested:
-        count: ${deployment.spec.replicas}
-      list:
-        - ${deployment.spec.replicas}
-  resources:
-    - id: deployment
-      template:
-        apiVersion: apps/v1
-        kind: Deployment
-        metadata:
-          name: ${schema.spec.name}
-        spec:
-          replicas: 1
-`
+var typedStatusRGD = graphs.RGD("typed-status", "TypedStatus", `spec:
+  name: string
+status:
+  available: ${deployment.status.availableReplicas}
+  conditions2: ${deployment.status.conditions}
+  firstCondition: ${deployment.status.conditions[0]}
+  labels: ${deployment.metadata.labels}
+  surge: ${deployment.spec.maxSurge}
+  created: ${timestamp(deployment.metadata.creationTimestamp)}
+  url: http://${schema.spec.name}:${string(deployment.spec.replicas)}
+  name: ${schema.spec.name}
+  flag: ${deployment.spec.replicas > 1}
+  ratio: ${double(deployment.spec.replicas) / 2.0}
+  nested:
+    count: ${deployment.spec.replicas}
+  list:
+    - ${deployment.spec.replicas}`,
+	graphs.Template("deployment", "apps/v1", "Deployment", "name: ${schema.spec.name}", "spec:\n  replicas: 1"))
 
 // The status schema follows the expressions' types as kro derives them
 // (facts from kro v0.9.4's CRDs for the same expressions): scalars typed,
@@ -77,14 +63,7 @@ spec:
 // inside an object kept unknown, a timestamp result a date-time string,
 // dyn kept unknown.
 func TestStatusSchemaTypedAsKro(t *testing.T) {
-	rgds, err := Parse([]byte(typedStatusRGD), "typed-status.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	g, err := NewBuilder(WithSchemaResolver(deploymentResolver{})).Build(rgds[0])
-	if err != nil {
-		t.Fatalf("build:\n%v", err)
-	}
+	g := buildOne(t, typedStatusRGD, WithSchemaResolver(deploymentResolver{}))
 	st := g.Instance.CRD.Spec.Versions[0].Schema.OpenAPIV3Schema.Properties["status"]
 	got := func(field string) string {
 		b, _ := json.Marshal(st.Properties[field])
@@ -114,10 +93,7 @@ func TestStatusSchemaTypedAsKro(t *testing.T) {
 
 	// Without a resolver (kroscope validate, graph) resources are dyn and
 	// their fields keep unknown fields; the schema's own fields stay typed.
-	g, err = NewBuilder().Build(rgds[0])
-	if err != nil {
-		t.Fatalf("build without a resolver:\n%v", err)
-	}
+	g = buildOne(t, typedStatusRGD)
 	st = g.Instance.CRD.Spec.Versions[0].Schema.OpenAPIV3Schema.Properties["status"]
 	if g := got("available"); !strings.Contains(g, "preserve-unknown") {
 		t.Errorf("untyped status.available = %s, want preserve-unknown", g)
@@ -189,14 +165,7 @@ spec:
 // does not declare reads as dyn; a field a typed object lacks is an error;
 // a kind the converter cannot type stays dyn.
 func TestTypedPreserveUnknownFields(t *testing.T) {
-	rgds, err := Parse([]byte(freeFormRGD), "free-form.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	g, err := NewBuilder(WithSchemaResolver(freeFormResolver{})).Build(rgds[0])
-	if err != nil {
-		t.Fatalf("build:\n%v", err)
-	}
+	g := buildOne(t, freeFormRGD, WithSchemaResolver(freeFormResolver{}))
 	st := g.Instance.CRD.Spec.Versions[0].Schema.OpenAPIV3Schema.Properties["status"]
 	if p := st.Properties["anything"]; p.XPreserveUnknownFields == nil || !*p.XPreserveUnknownFields {
 		t.Errorf("status.anything = %+v, want preserve-unknown (dyn)", p)
@@ -205,12 +174,10 @@ func TestTypedPreserveUnknownFields(t *testing.T) {
 		t.Errorf("status.known = %+v, want a string", p)
 	}
 	bad := strings.Replace(freeFormRGD, "${thing.status.phase}", "${thing.status.phaze}", 1)
-	rgds, _ = Parse([]byte(bad), "free-form.yaml")
-	if _, err := NewBuilder(WithSchemaResolver(freeFormResolver{})).Build(rgds[0]); err == nil || !strings.Contains(err.Error(), "phaze") {
+	if _, err := tryBuild(t, bad, WithSchemaResolver(freeFormResolver{})); err == nil || !strings.Contains(err.Error(), "phaze") {
 		t.Errorf("a typo in a typed object: err = %v", err)
 	}
-	rgds, _ = Parse([]byte(freeFormRGD), "free-form.yaml")
-	if _, err := NewBuilder(WithSchemaResolver(untypeableResolver{})).Build(rgds[0]); err != nil {
+	if _, err := tryBuild(t, freeFormRGD, WithSchemaResolver(untypeableResolver{})); err != nil {
 		t.Errorf("a kind that cannot be typed: %v", err)
 	}
 }

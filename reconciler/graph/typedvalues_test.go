@@ -6,6 +6,8 @@ import (
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/kube-openapi/pkg/validation/spec"
+
+	"github.com/kroscope/kroscope/test/graphs"
 )
 
 // secretResolver types Secrets as the API server's OpenAPI does: data is a
@@ -27,42 +29,16 @@ func (secretResolver) ResolveSchema(schema.GroupVersionKind) (*spec.Schema, erro
 	return &root, nil
 }
 
-const typedSecretRGD = `apiVersion: kro.run/v1alpha1
-kind: ResourceGraphDefinition
-metadata: {name: typed-secret}
-spec:
-  schema:
-    apiVersion: v1alpha1
-    kind: TypedSecret
-  resources:
-  - id: creds
-    externalRef:
-      apiVersion: v1
-      kind: Secret
-      metadata: {name: creds}
-  - id: cm
-    template:
-      apiVersion: v1
-      kind: ConfigMap
-      metadata:
-        name: ${schema.metadata.name}
-      data:
-        token: ${string(creds.data.token)}
-`
+var typedSecretRGD = graphs.RGD("typed-secret", "TypedSecret", "",
+	graphs.ExternalRef("creds", "v1", "Secret", "creds"),
+	graphs.ConfigMap("cm", "${schema.metadata.name}", "token: ${string(creds.data.token)}"))
 
 // TestObservedObjectsReadThroughTheirSchema: where the checker typed a
 // resource from its kind's schema, the observed object is read the same
 // way at run time, as kro reads it: a Secret's data is bytes, so
 // string(creds.data.token) is the decoded token, not its base64 text.
 func TestObservedObjectsReadThroughTheirSchema(t *testing.T) {
-	rgds, err := Parse([]byte(typedSecretRGD), "typed-secret.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	g, err := NewBuilder(WithSchemaResolver(secretResolver{})).Build(rgds[0])
-	if err != nil {
-		t.Fatalf("build:\n%v", err)
-	}
+	g := buildOne(t, typedSecretRGD, WithSchemaResolver(secretResolver{}))
 	vars := Vars{
 		SchemaIdentifier: map[string]any{"metadata": map[string]any{"name": "x", "namespace": "ns"}},
 		"creds": map[string]any{"apiVersion": "v1", "kind": "Secret", "metadata": map[string]any{"name": "creds"},

@@ -242,20 +242,7 @@ func (r *chainRun) startEngine(b *testing.B, env *envtest.Env, engineBin string,
 	if d := os.Getenv("BENCH_CPU_PROFILE"); d != "" {
 		args = append(args, "-cpu-profile", filepath.Join(d, fmt.Sprintf("cpu-N%d.pprof", r.n)))
 	}
-	p := &engineProc{cmd: exec.Command(engineBin, args...)}
-	p.cmd.Stderr = &p.stderr
-	in, err := p.cmd.StdinPipe()
-	if err != nil {
-		b.Fatal(err)
-	}
-	out, err := p.cmd.StdoutPipe()
-	if err != nil {
-		b.Fatal(err)
-	}
-	p.in, p.out = in, json.NewDecoder(out)
-	if err := p.cmd.Start(); err != nil {
-		b.Fatal(err)
-	}
+	p := startProc(b, engineBin, args)
 	var ready struct{ Resource string }
 	p.next(b, &ready)
 	r.resource, _, _ = strings.Cut(ready.Resource, ".")

@@ -8,8 +8,6 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -248,28 +246,11 @@ func readKroMetrics(port int, resource string) kroMetrics {
 // kroCPU is the user+system CPU of this process's child named
 // "controller" (kro's binary), from /proc.
 func kroCPU(b *testing.B) time.Duration {
-	stats, _ := filepath.Glob("/proc/[0-9]*/stat")
-	self := strconv.Itoa(os.Getpid())
-	for _, p := range stats {
-		data, err := os.ReadFile(p)
-		if err != nil {
-			continue
-		}
-		s := string(data)
-		open, close := strings.IndexByte(s, '('), strings.LastIndexByte(s, ')')
-		if open < 0 || close < 0 {
-			continue
-		}
-		f := strings.Fields(s[close+2:])
-		if s[open+1:close] != "controller" || len(f) < 13 || f[1] != self {
-			continue
-		}
-		u, _ := strconv.ParseInt(f[11], 10, 64)
-		st, _ := strconv.ParseInt(f[12], 10, 64)
-		return time.Duration(u+st) * (time.Second / 100) // USER_HZ
+	cpu, ok := childrenCPU("controller")["controller"]
+	if !ok {
+		b.Fatal("no kro controller child process found in /proc")
 	}
-	b.Fatal("no kro controller child process found in /proc")
-	return 0
+	return cpu
 }
 
 // freePort is a TCP port nobody listens on now.

@@ -23,6 +23,7 @@ import (
 	"github.com/kroscope/kroscope/reconciler/graph"
 	"github.com/kroscope/kroscope/reconciler/metadata"
 	"github.com/kroscope/kroscope/test/envtest"
+	"github.com/kroscope/kroscope/test/graphs"
 )
 
 // planInstances is issue 28's scale: a plan over 1,000 instances must take
@@ -30,35 +31,9 @@ import (
 const planInstances = 1000
 
 func planGraph(greeting string) string {
-	return `apiVersion: kro.run/v1alpha1
-kind: ResourceGraphDefinition
-metadata:
-  name: benchplan
-spec:
-  schema:
-    apiVersion: v1alpha1
-    kind: BenchPlan
-    spec:
-      size: integer | default=1
-  resources:
-  - id: config
-    template:
-      apiVersion: v1
-      kind: ConfigMap
-      metadata:
-        name: ${schema.metadata.name}-config
-      data:
-        greeting: ` + greeting + `
-  - id: settings
-    template:
-      apiVersion: v1
-      kind: ConfigMap
-      metadata:
-        name: ${schema.metadata.name}-settings
-      data:
-        size: ${string(schema.spec.size)}
-        config: ${config.metadata.name}
-`
+	return graphs.RGD("benchplan", "BenchPlan", "spec:\n  size: integer | default=1",
+		graphs.ConfigMap("config", "${schema.metadata.name}-config", "greeting: "+greeting),
+		graphs.ConfigMap("settings", "${schema.metadata.name}-settings", "size: ${string(schema.spec.size)}\nconfig: ${config.metadata.name}"))
 }
 
 // BenchmarkPlan1000 plans a template change over 1,000 reconciled

@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -309,9 +310,19 @@ func (c serverCPUs) sub(o serverCPUs) serverCPUs {
 // childCPU reads the user+system CPU of this process's kube-apiserver and
 // etcd children from /proc.
 func childCPU(b *testing.B) serverCPUs {
+	cpu := childrenCPU("kube-apiserver", "etcd")
+	if cpu["kube-apiserver"] == 0 || cpu["etcd"] == 0 {
+		b.Fatal("no kube-apiserver and etcd child processes found in /proc")
+	}
+	return serverCPUs{apiServer: cpu["kube-apiserver"], etcd: cpu["etcd"]}
+}
+
+// childrenCPU is the user+system CPU of this process's children with the
+// command names given, by name, from /proc (a name with no child is absent).
+func childrenCPU(names ...string) map[string]time.Duration {
 	stats, _ := filepath.Glob("/proc/[0-9]*/stat")
-	var api, etcd int64
 	self := strconv.Itoa(os.Getpid())
+	cpu := map[string]time.Duration{}
 	for _, p := range stats {
 		data, err := os.ReadFile(p)
 		if err != nil {
@@ -324,20 +335,12 @@ func childCPU(b *testing.B) serverCPUs {
 		}
 		comm := s[open+1 : close]
 		f := strings.Fields(s[close+2:])
-		if (comm != "kube-apiserver" && comm != "etcd") || len(f) < 13 || f[1] != self {
+		if !slices.Contains(names, comm) || len(f) < 13 || f[1] != self {
 			continue
 		}
 		u, _ := strconv.ParseInt(f[11], 10, 64)
 		st, _ := strconv.ParseInt(f[12], 10, 64)
-		if comm == "etcd" {
-			etcd += u + st
-		} else {
-			api += u + st
-		}
+		cpu[comm] += time.Duration(u+st) * (time.Second / 100) // USER_HZ
 	}
-	if api == 0 || etcd == 0 {
-		b.Fatal("no kube-apiserver and etcd child processes found in /proc")
-	}
-	tick := time.Second / 100 // USER_HZ
-	return serverCPUs{time.Duration(api) * tick, time.Duration(etcd) * tick}
+	return cpu
 }

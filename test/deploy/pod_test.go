@@ -33,30 +33,9 @@ import (
 
 // plantRGD reads a planted Secret (an external reference) and fails on its
 // value: the token must reach no log line.
-const plantRGD = `apiVersion: kro.run/v1alpha1
-kind: ResourceGraphDefinition
-metadata:
-  name: deployplant
-spec:
-  schema:
-    apiVersion: v1alpha1
-    kind: DeployPlant
-  resources:
-  - id: creds
-    externalRef:
-      apiVersion: v1
-      kind: Secret
-      metadata:
-        name: planted
-  - id: convert
-    template:
-      apiVersion: v1
-      kind: ConfigMap
-      metadata:
-        name: ${schema.metadata.name}-convert
-      data:
-        n: ${string(int(string(creds.data.token)))}
-`
+var plantRGD = graphs.RGD("deployplant", "DeployPlant", "",
+	graphs.ExternalRef("creds", "v1", "Secret", "planted"),
+	graphs.ConfigMap("convert", "${schema.metadata.name}-convert", "n: ${string(int(string(creds.data.token)))}"))
 
 // The ServiceAccount's files as the kubelet mounts them in a Pod.
 const saMount = "/var/run/secrets/kubernetes.io/serviceaccount"

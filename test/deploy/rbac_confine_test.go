@@ -21,24 +21,16 @@ import (
 	"github.com/kroscope/kroscope/reconciler/metadata"
 	"github.com/kroscope/kroscope/test/engrun"
 	"github.com/kroscope/kroscope/test/envtest"
+	"github.com/kroscope/kroscope/test/graphs"
 	"github.com/kroscope/kroscope/test/krocrds"
 )
 
 // confineGraph is a namespaced graph named name whose resources are
-// resources; annotations are added to its metadata.
-func confineGraph(name, kind, annotations, resources string) string {
-	return `apiVersion: kro.run/v1alpha1
-kind: ResourceGraphDefinition
-metadata:
-  name: ` + name + annotations + `
-spec:
-  schema:
-    apiVersion: v1alpha1
-    kind: ` + kind + `
-    spec:
-      target: string | default=""
-  resources:
-` + resources
+// resources (spec.resources items, written where they stand in the
+// document).
+func confineGraph(name, kind, resources string) string {
+	return graphs.RGD(name, kind, `spec:
+  target: string | default=""`, strings.ReplaceAll("\n"+resources, "\n  ", "\n"))
 }
 
 // escapeResources send a ConfigMap and a Deployment where the instance's
@@ -167,9 +159,9 @@ func TestNamespaceUserCannotEscape(t *testing.T) {
 	kube := env.Kubernetes()
 	team, victim := env.Namespace(t), env.Namespace(t)
 
-	escape := confineGraph("confine-escape", "ConfineEscape", "", escapeResources)
-	allowed := confineGraph("confine-allowed", "ConfineAllowed", "\n  annotations: {"+confine.ScopeAnnotation+": "+confine.ScopeCluster+"}", escapeResources)
-	norights := confineGraph("confine-norights", "ConfineNoRights", "", `  - id: job
+	escape := confineGraph("confine-escape", "ConfineEscape", escapeResources)
+	allowed := graphs.Annotated(confineGraph("confine-allowed", "ConfineAllowed", escapeResources), confine.ScopeAnnotation+": "+confine.ScopeCluster)
+	norights := confineGraph("confine-norights", "ConfineNoRights", `  - id: job
     template:
       apiVersion: batch/v1
       kind: Job
@@ -185,7 +177,7 @@ func TestNamespaceUserCannotEscape(t *testing.T) {
 `)
 	docs := []string{escape, allowed}
 	for _, s := range sensitiveGraphs {
-		docs = append(docs, confineGraph(s.name, s.kind, "", s.resources))
+		docs = append(docs, confineGraph(s.name, s.kind, s.resources))
 	}
 	// Every graph's rules granted, the sensitive kinds' included: the
 	// refusals below are kroscope's, not RBAC's.

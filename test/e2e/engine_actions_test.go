@@ -8,49 +8,21 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/kroscope/kroscope/engine"
 	"github.com/kroscope/kroscope/engine/state"
 	"github.com/kroscope/kroscope/reconciler"
 	"github.com/kroscope/kroscope/test/graphs"
 )
 
-const externalRGD = `apiVersion: kro.run/v1alpha1
-kind: ResourceGraphDefinition
-metadata:
-  name: engext
-spec:
-  schema:
-    apiVersion: v1alpha1
-    kind: EngExt
-    spec:
-      suffix: string | default=x
-  resources:
-  - id: shared
-    externalRef:
-      apiVersion: v1
-      kind: ConfigMap
-      metadata:
-        name: shared-settings
-  - id: copy
-    template:
-      apiVersion: v1
-      kind: ConfigMap
-      metadata:
-        name: ${schema.metadata.name}-copy
-      data:
-        color: ${shared.data.color}
-`
+var externalRGD = graphs.RGD("engext", "EngExt", "spec:\n  suffix: string | default=x",
+	graphs.ExternalRef("shared", "v1", "ConfigMap", "shared-settings"),
+	graphs.ConfigMap("copy", "${schema.metadata.name}-copy", "color: ${shared.data.color}"))
 
 // An externalRef is watched by name: its appearance wakes the instance
 // that waits for it. A deleted child is recreated through its watch. No
 // timer is involved: the requeue interval is ten minutes.
 func TestEngineExternalRefAndDriftThroughWatches(t *testing.T) {
 	r := newEngRig(t)
-	run := r.start(func(o *engine.Options) {
-		o.RGDPaths = []string{r.writeFile("rgd.yaml", externalRGD)}
-		o.RequeueInterval = 10 * time.Minute
-	})
-	gvr := run.graphServed("engext")
+	run, gvr := r.serveFile("engext", externalRGD, watchesOnly)
 	r.createInstance(gvr, "EngExt", "ext", nil)
 	key := state.InstanceKey{Resource: gvr.Resource + "." + gvr.Group, Namespace: r.ns, Name: "ext"}
 	run.waitFor(time.Minute, "the instance waiting for the external ConfigMap", func(s *state.Snapshot) bool {
@@ -62,7 +34,7 @@ func TestEngineExternalRefAndDriftThroughWatches(t *testing.T) {
 		return res != nil && res.State == reconciler.ResourceStateWaitingForExternalResource
 	})
 	t0 := time.Now()
-	r.applyYAML(gvrCM, r.ns, "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: shared-settings\ndata:\n  color: blue\n")
+	r.applyYAML(gvrConfigMap, r.ns, "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: shared-settings\ndata:\n  color: blue\n")
 	run.waitFor(time.Minute, "the instance ACTIVE once the external ConfigMap exists", func(s *state.Snapshot) bool {
 		in := s.Instance(key)
 		return in != nil && in.State == reconciler.InstanceStateActive
@@ -70,12 +42,12 @@ func TestEngineExternalRefAndDriftThroughWatches(t *testing.T) {
 	t.Logf("external object created → instance ACTIVE in %s", time.Since(t0).Round(time.Millisecond))
 
 	ctx := context.Background()
-	if err := r.dyn.Resource(gvrCM).Namespace(r.ns).Delete(ctx, "ext-copy", metav1.DeleteOptions{}); err != nil {
+	if err := r.dyn.Resource(gvrConfigMap).Namespace(r.ns).Delete(ctx, "ext-copy", metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	deadline := time.Now().Add(time.Minute)
 	for {
-		if _, err := r.dyn.Resource(gvrCM).Namespace(r.ns).Get(ctx, "ext-copy", metav1.GetOptions{}); err == nil {
+		if _, err := r.dyn.Resource(gvrConfigMap).Namespace(r.ns).Get(ctx, "ext-copy", metav1.GetOptions{}); err == nil {
 			break
 		}
 		if time.Now().After(deadline) {
@@ -89,14 +61,10 @@ func TestEngineExternalRefAndDriftThroughWatches(t *testing.T) {
 // instance and the reconciler its children.
 func TestEngineRequeueAndDeleteActions(t *testing.T) {
 	r := newEngRig(t)
-	run := r.start(func(o *engine.Options) {
-		o.RGDPaths = []string{r.writeFile("rgd.yaml", graphs.Chain("engact", "EngAct"))}
-		o.RequeueInterval = 10 * time.Minute
-	})
-	gvr := run.graphServed("engact")
+	run, gvr := r.serveFile("engact", graphs.Chain("engact", "EngAct"), watchesOnly)
 	// An unlabelled ConfigMap holds the first child's name: ERROR, retried
 	// with growing backoff (and not watched: it carries no kroscope label).
-	r.applyYAML(gvrCM, r.ns, "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: act-a\n")
+	r.applyYAML(gvrConfigMap, r.ns, "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: act-a\n")
 	r.createInstance(gvr, "EngAct", "act", nil)
 	key := state.InstanceKey{Resource: gvr.Resource + "." + gvr.Group, Namespace: r.ns, Name: "act"}
 	run.waitFor(time.Minute, "the instance in ERROR, retried a few times", func(s *state.Snapshot) bool {
@@ -104,7 +72,7 @@ func TestEngineRequeueAndDeleteActions(t *testing.T) {
 		return in != nil && in.State == reconciler.InstanceStateError && in.Reconciles >= 4
 	})
 	ctx := context.Background()
-	if err := r.dyn.Resource(gvrCM).Namespace(r.ns).Delete(ctx, "act-a", metav1.DeleteOptions{}); err != nil {
+	if err := r.dyn.Resource(gvrConfigMap).Namespace(r.ns).Delete(ctx, "act-a", metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	t0 := time.Now()
@@ -130,7 +98,7 @@ func TestEngineRequeueAndDeleteActions(t *testing.T) {
 	}
 	run.waitFor(time.Minute, "the instance gone from the state", func(s *state.Snapshot) bool { return s.Instance(key) == nil })
 	for _, name := range []string{"act-a", "act-a-b", "act-a-b-c"} {
-		if _, err := r.dyn.Resource(gvrCM).Namespace(r.ns).Get(ctx, name, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+		if _, err := r.dyn.Resource(gvrConfigMap).Namespace(r.ns).Get(ctx, name, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
 			t.Errorf("child %s still there after Delete (err %v)", name, err)
 		}
 	}

@@ -11,29 +11,13 @@ import (
 	"github.com/kroscope/kroscope/engine"
 	"github.com/kroscope/kroscope/engine/state"
 	"github.com/kroscope/kroscope/reconciler"
+	"github.com/kroscope/kroscope/test/graphs"
 )
 
-const engOmitGraph = `apiVersion: kro.run/v1alpha1
-kind: ResourceGraphDefinition
-metadata:
-  name: engomit
-spec:
-  schema:
-    apiVersion: v1alpha1
-    kind: EngOmit
-    spec:
-      note: string | default=""
-  resources:
-  - id: cm
-    template:
-      apiVersion: v1
-      kind: ConfigMap
-      metadata:
-        name: ${schema.metadata.name}-cm
-      data:
-        kept: "yes"
-        note: '${schema.spec.note == "" ? omit() : schema.spec.note}'
-`
+var engOmitGraph = graphs.RGD("engomit", "EngOmit", `spec:
+  note: string | default=""`,
+	graphs.ConfigMap("cm", "${schema.metadata.name}-cm", `kept: "yes"
+note: '${schema.spec.note == "" ? omit() : schema.spec.note}'`))
 
 // TestEngineCELOmitOption: the engine refuses a graph with omit() unless
 // Options.CELOmit (--enable-cel-omit) is set, saying which flag enables

@@ -13,36 +13,14 @@ import (
 	"github.com/kroscope/kroscope/engine/state"
 	"github.com/kroscope/kroscope/reconciler"
 	"github.com/kroscope/kroscope/reconciler/client"
+	"github.com/kroscope/kroscope/test/graphs"
 )
 
 // excludedUnservedRGD holds a resource of a kind no CRD serves, excluded
 // by includeWhen.
-const excludedUnservedRGD = `apiVersion: kro.run/v1alpha1
-kind: ResourceGraphDefinition
-metadata:
-  name: engexcl
-spec:
-  schema:
-    apiVersion: v1alpha1
-    kind: EngExcl
-    spec:
-      widget: boolean | default=false
-  resources:
-  - id: cm
-    template:
-      apiVersion: v1
-      kind: ConfigMap
-      metadata:
-        name: ${schema.metadata.name}
-  - id: widget
-    includeWhen:
-    - ${schema.spec.widget}
-    template:
-      apiVersion: example.com/v1
-      kind: Widget
-      metadata:
-        name: ${schema.metadata.name}
-`
+var excludedUnservedRGD = graphs.RGD("engexcl", "EngExcl", "spec:\n  widget: boolean | default=false",
+	graphs.ConfigMap("cm", "${schema.metadata.name}", ""),
+	graphs.Template("widget", "example.com/v1", "Widget", "name: ${schema.metadata.name}", "", "includeWhen:\n- ${schema.spec.widget}"))
 
 // discoveryCounter counts discovery requests (/api, /apis and their
 // group/version documents).

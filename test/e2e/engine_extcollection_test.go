@@ -9,52 +9,23 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
-	"github.com/kroscope/kroscope/engine"
 	"github.com/kroscope/kroscope/engine/state"
 	"github.com/kroscope/kroscope/reconciler"
+	"github.com/kroscope/kroscope/test/graphs"
 )
 
 // engExtCollectionRGD reads, in every namespace (the engine watches its
 // own), the ConfigMaps labelled team=engext-a.
-const engExtCollectionRGD = `apiVersion: kro.run/v1alpha1
-kind: ResourceGraphDefinition
-metadata:
-  name: engextcoll
-spec:
-  schema:
-    apiVersion: v1alpha1
-    kind: EngExtcoll
-    spec:
-      suffix: string | default=x
-  resources:
-  - id: cms
-    externalRef:
-      apiVersion: v1
-      kind: ConfigMap
-      metadata:
-        selector:
-          matchLabels:
-            team: engext-a
-  - id: summary
-    template:
-      apiVersion: v1
-      kind: ConfigMap
-      metadata:
-        name: ${schema.metadata.name}-summary
-      data:
-        count: ${string(size(cms))}
-`
+var engExtCollectionRGD = graphs.RGD("engextcoll", "EngExtcoll", "spec:\n  suffix: string | default=x",
+	graphs.Resource("cms", "externalRef:\n  apiVersion: v1\n  kind: ConfigMap\n  metadata:\n    selector:\n      matchLabels:\n        team: engext-a"),
+	graphs.ConfigMap("summary", "${schema.metadata.name}-summary", "count: ${string(size(cms))}"))
 
 // A matching ConfigMap created (or relabelled away) after the instance
 // settled wakes it through the selector watch: the requeue timer is ten
 // minutes.
 func TestEngineExtcollectionWatch(t *testing.T) {
 	r := newEngRig(t)
-	run := r.start(func(o *engine.Options) {
-		o.RGDPaths = []string{r.writeFile("rgd.yaml", engExtCollectionRGD)}
-		o.RequeueInterval = 10 * time.Minute
-	})
-	gvr := run.graphServed("engextcoll")
+	run, gvr := r.serveFile("engextcoll", engExtCollectionRGD, watchesOnly)
 	run.waitFor(time.Minute, "the selector watch", func(s *state.Snapshot) bool {
 		for _, w := range s.Watches {
 			if w.Name == "configmaps (external selector "+r.ns+" team=engext-a)" && w.Synced {
@@ -66,7 +37,7 @@ func TestEngineExtcollectionWatch(t *testing.T) {
 	r.createInstance(gvr, "EngExtcoll", "coll", nil)
 	key := state.InstanceKey{Resource: gvr.Resource + "." + gvr.Group, Namespace: r.ns, Name: "coll"}
 	summary := func() string {
-		cm, err := r.dyn.Resource(gvrCM).Namespace(r.ns).Get(context.Background(), "coll-summary", metav1.GetOptions{})
+		cm, err := r.dyn.Resource(gvrConfigMap).Namespace(r.ns).Get(context.Background(), "coll-summary", metav1.GetOptions{})
 		if err != nil {
 			return ""
 		}
@@ -89,13 +60,13 @@ func TestEngineExtcollectionWatch(t *testing.T) {
 	time.Sleep(3 * time.Second)
 
 	t0 := time.Now()
-	r.applyYAML(gvrCM, r.ns, "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: member\n  labels:\n    team: engext-a\ndata:\n  x: \"1\"\n")
+	r.applyYAML(gvrConfigMap, r.ns, "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: member\n  labels:\n    team: engext-a\ndata:\n  x: \"1\"\n")
 	run.waitFor(30*time.Second, "the new member counted", settled("1 item", "1"))
 	t.Logf("matching ConfigMap created → summary updated in %s", time.Since(t0).Round(time.Millisecond))
 
 	// Leaving the selector (only the old labels match) wakes it too.
 	patch := []byte(`{"metadata":{"labels":{"team":"elsewhere"}}}`)
-	if _, err := r.dyn.Resource(gvrCM).Namespace(r.ns).Patch(context.Background(), "member", types.MergePatchType, patch, metav1.PatchOptions{}); err != nil {
+	if _, err := r.dyn.Resource(gvrConfigMap).Namespace(r.ns).Patch(context.Background(), "member", types.MergePatchType, patch, metav1.PatchOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	s := run.waitFor(30*time.Second, "the member gone from the collection", settled("0 items", "0"))

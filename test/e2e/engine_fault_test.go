@@ -45,7 +45,7 @@ func (r *engRig) checkChildren(gvr schema.GroupVersionResource, nodes int) {
 	for _, in := range insts.Items {
 		uids[string(in.GetUID())] = true
 	}
-	cms, err := r.dyn.Resource(gvrCM).Namespace(r.ns).List(ctx, metav1.ListOptions{LabelSelector: metadata.InstanceIDLabel})
+	cms, err := r.dyn.Resource(gvrConfigMap).Namespace(r.ns).List(ctx, metav1.ListOptions{LabelSelector: metadata.InstanceIDLabel})
 	if err != nil {
 		r.t.Fatal(err)
 	}
@@ -72,10 +72,7 @@ func (r *engRig) checkChildren(gvr schema.GroupVersionResource, nodes int) {
 // children, and the broken watches are reported then recover.
 func TestEngineSurvivesAPIServerRestart(t *testing.T) {
 	r := newPrivateRig(t)
-	run := r.start(func(o *engine.Options) {
-		o.RGDPaths = []string{r.writeFile("rgd.yaml", graphs.Chain("engfault", "EngFault"))}
-	})
-	gvr := run.graphServed("engfault")
+	run, gvr := r.serveFile("engfault", graphs.Chain("engfault", "EngFault"), nil)
 	for i := range faultInstances {
 		r.createInstance(gvr, "EngFault", fmt.Sprintf("f%02d", i), nil)
 	}

@@ -23,26 +23,8 @@ import (
 
 // failingRGD divides by a spec field that defaults to zero: a CEL runtime
 // error, so the instance ends FAILED.
-const failingRGD = `apiVersion: kro.run/v1alpha1
-kind: ResourceGraphDefinition
-metadata:
-  name: enghlfail
-spec:
-  schema:
-    apiVersion: v1alpha1
-    kind: EngHlFail
-    spec:
-      zero: integer | default=0
-  resources:
-  - id: cm
-    template:
-      apiVersion: v1
-      kind: ConfigMap
-      metadata:
-        name: ${schema.metadata.name}
-      data:
-        ratio: ${string(10 / schema.spec.zero)}
-`
+var failingRGD = graphs.RGD("enghlfail", "EngHlFail", "spec:\n  zero: integer | default=0",
+	graphs.ConfigMap("cm", "${schema.metadata.name}", "ratio: ${string(10 / schema.spec.zero)}"))
 
 // headless runs RunHeadless on a fresh engine for the rig (engine
 // defaults: no requeue interval of the rig's) and returns its output and
@@ -135,7 +117,7 @@ func TestEngineHeadlessExitCodes(t *testing.T) {
 	// another instance's name) makes exit-when active time out: exit 2.
 	// (The CRD exists from the first run, so the instance exists before
 	// the engine starts.)
-	r.applyYAML(gvrCM, r.ns, "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: three-a\n")
+	r.applyYAML(gvrConfigMap, r.ns, "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: three-a\n")
 	r.createInstance(goodGVR, "EngHlGood", "three", nil)
 	_, err = r.headless(t, good, headless.Options{ExitWhen: "active", Timeout: 5 * time.Second}, nil)
 	if exitCode(err) != 2 || !strings.Contains(err.Error(), "timed out") {
@@ -152,11 +134,7 @@ func TestEngineMetrics(t *testing.T) {
 	}
 	addr := ln.Addr().String()
 	ln.Close()
-	run := r.start(func(o *engine.Options) {
-		o.RGDPaths = []string{r.writeFile("rgd.yaml", graphs.Chain("engmetrics", "EngMetrics"))}
-		o.MetricsBindAddress = addr
-	})
-	gvr := run.graphServed("engmetrics")
+	run, gvr := r.serveFile("engmetrics", graphs.Chain("engmetrics", "EngMetrics"), func(o *engine.Options) { o.MetricsBindAddress = addr })
 	r.createInstance(gvr, "EngMetrics", "m", nil)
 	run.allInState(gvr.Resource+"."+gvr.Group, 1, reconciler.InstanceStateActive, time.Minute)
 	res := gvr.Resource + "." + gvr.Group

@@ -123,6 +123,25 @@ func (run *engRun) allInState(resource string, n int, st string, timeout time.Du
 	})
 }
 
+// serveFile starts an engine on the graph doc, written to the rig's
+// rgd.yaml, mod (if not nil) adjusting the options, and waits until it
+// serves the graph named name.
+func (r *engRig) serveFile(name, doc string, mod func(*engine.Options)) (*engRun, schema.GroupVersionResource) {
+	r.t.Helper()
+	path := r.writeFile("rgd.yaml", doc)
+	run := r.start(func(o *engine.Options) {
+		o.RGDPaths = []string{path}
+		if mod != nil {
+			mod(o)
+		}
+	})
+	return run, run.graphServed(name)
+}
+
+// watchesOnly sets requeues ten minutes apart: within a test, only a watch
+// event wakes an instance.
+func watchesOnly(o *engine.Options) { o.RequeueInterval = 10 * time.Minute }
+
 // serveChain starts an engine on the rig's folder holding graphs.Chain(name,
 // kind) and waits until it serves it.
 func (r *engRig) serveChain(name, kind string) (*engRun, schema.GroupVersionResource) {
@@ -168,8 +187,6 @@ func (r *engRig) applyYAML(gvr schema.GroupVersionResource, namespace, doc strin
 	}
 	return out
 }
-
-var gvrCM = schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}
 
 // startJSON runs an engine on the graph files as `kroscope run -o json`
 // runs it: its output kept in out, its log (debug level: some refusals are

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/kroscope/kroscope/engine"
+	"github.com/kroscope/kroscope/test/graphs"
 )
 
 // TestEngineNestedGraphs serves a graph whose resource is an instance of
@@ -25,56 +26,10 @@ func TestEngineNestedGraphs(t *testing.T) {
 	run.allInState("nests.kro.run", 1, "ACTIVE", 2*time.Minute)
 }
 
-const nestedChild = `apiVersion: kro.run/v1alpha1
-kind: ResourceGraphDefinition
-metadata:
-  name: nestenv.kro.run
-spec:
-  schema:
-    apiVersion: v1alpha1
-    kind: NestEnv
-    spec:
-      team: string
-    status:
-      configName: ${config.metadata.name}
-  resources:
-  - id: config
-    template:
-      apiVersion: v1
-      kind: ConfigMap
-      metadata:
-        name: ${schema.spec.team}-env
-      data:
-        team: ${schema.spec.team}
-`
+var nestedChild = graphs.RGD("nestenv.kro.run", "NestEnv", "spec:\n  team: string\nstatus:\n  configName: ${config.metadata.name}",
+	graphs.ConfigMap("config", "${schema.spec.team}-env", "team: ${schema.spec.team}"))
 
-const nestedParent = `apiVersion: kro.run/v1alpha1
-kind: ResourceGraphDefinition
-metadata:
-  name: nest.kro.run
-spec:
-  schema:
-    apiVersion: v1alpha1
-    kind: Nest
-    spec:
-      team: string
-  resources:
-  - id: env
-    readyWhen:
-    - ${env.status.state == "ACTIVE"}
-    template:
-      apiVersion: kro.run/v1alpha1
-      kind: NestEnv
-      metadata:
-        name: ${schema.metadata.name}-env
-      spec:
-        team: ${schema.spec.team}
-  - id: note
-    template:
-      apiVersion: v1
-      kind: ConfigMap
-      metadata:
-        name: ${schema.metadata.name}-note
-      data:
-        env: ${env.status.configName}
-`
+var nestedParent = graphs.RGD("nest.kro.run", "Nest", "spec:\n  team: string",
+	graphs.Template("env", "kro.run/v1alpha1", "NestEnv", "name: ${schema.metadata.name}-env", "spec:\n  team: ${schema.spec.team}",
+		"readyWhen:\n- ${env.status.state == \"ACTIVE\"}"),
+	graphs.ConfigMap("note", "${schema.metadata.name}-note", "env: ${env.status.configName}"))

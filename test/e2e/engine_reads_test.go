@@ -12,7 +12,6 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/rest"
 
-	"github.com/kroscope/kroscope/engine"
 	"github.com/kroscope/kroscope/engine/state"
 	"github.com/kroscope/kroscope/reconciler"
 	"github.com/kroscope/kroscope/test/graphs"
@@ -60,11 +59,7 @@ func TestEngineReadsFromWatches(t *testing.T) {
 	cfg := rest.CopyConfig(r.cfg)
 	cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper { log.next = rt; return log })
 	r.cfg = cfg
-	run := r.start(func(o *engine.Options) {
-		o.RGDPaths = []string{r.writeFile("rgd.yaml", graphs.Chain("engreads", "EngReads"))}
-		o.RequeueInterval = 10 * time.Minute
-	})
-	gvr := run.graphServed("engreads")
+	run, gvr := r.serveFile("engreads", graphs.Chain("engreads", "EngReads"), watchesOnly)
 	r.createInstance(gvr, "EngReads", "rd", map[string]any{"value": "v1"})
 	key := state.InstanceKey{Resource: gvr.Resource + "." + gvr.Group, Namespace: r.ns, Name: "rd"}
 	active := func(s *state.Snapshot) bool {
@@ -96,7 +91,7 @@ func TestEngineReadsFromWatches(t *testing.T) {
 	// A hand edit moves the child past the version kroscope remembers: it
 	// must be read again and corrected, never served from memory.
 	ctx := context.Background()
-	cms := r.dyn.Resource(gvrCM).Namespace(r.ns)
+	cms := r.dyn.Resource(gvrConfigMap).Namespace(r.ns)
 	b, err := cms.Get(ctx, "rd-a-b", metav1.GetOptions{})
 	if err != nil {
 		t.Fatal(err)

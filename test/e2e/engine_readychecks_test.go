@@ -6,31 +6,12 @@ import (
 
 	"github.com/kroscope/kroscope/engine"
 	"github.com/kroscope/kroscope/engine/state"
+	"github.com/kroscope/kroscope/test/graphs"
 )
 
-const readyChecksRGD = `apiVersion: kro.run/v1alpha1
-kind: ResourceGraphDefinition
-metadata:
-  name: ready-checks
-spec:
-  schema:
-    apiVersion: v1alpha1
-    kind: ReadyChecks
-    spec:
-      ready: string | default=no
-  resources:
-  - id: cm
-    readyWhen:
-    - ${cm.metadata.name != ""}
-    - ${cm.data.ready == "yes"}
-    template:
-      apiVersion: v1
-      kind: ConfigMap
-      metadata:
-        name: ${schema.metadata.name}-cm
-      data:
-        ready: ${schema.spec.ready}
-`
+var readyChecksRGD = graphs.RGD("ready-checks", "ReadyChecks", "spec:\n  ready: string | default=no",
+	graphs.ConfigMap("cm", "${schema.metadata.name}-cm", "ready: ${schema.spec.ready}",
+		"readyWhen:\n- ${cm.metadata.name != \"\"}\n- ${cm.data.ready == \"yes\"}"))
 
 // A resource waiting on a two-condition readyWhen reaches the state with
 // both conditions judged and the values read from the object the API

@@ -16,27 +16,11 @@ import (
 	"github.com/kroscope/kroscope/engine"
 	"github.com/kroscope/kroscope/engine/state"
 	"github.com/kroscope/kroscope/reconciler"
+	"github.com/kroscope/kroscope/test/graphs"
 )
 
-const recreatedRGD = `apiVersion: kro.run/v1alpha1
-kind: ResourceGraphDefinition
-metadata:
-  name: engrecr
-spec:
-  schema:
-    apiVersion: v1alpha1
-    kind: EngRecr
-    spec: {}
-  resources:
-  - id: cm
-    template:
-      apiVersion: v1
-      kind: ConfigMap
-      metadata:
-        name: ${schema.metadata.name}-cm
-      data:
-        k: v
-`
+var recreatedRGD = graphs.RGD("engrecr", "EngRecr", "spec: {}",
+	graphs.ConfigMap("cm", "${schema.metadata.name}-cm", "k: v"))
 
 // TestChildDeletedOnEveryPass: a child that something deletes as soon as
 // it appears makes the instance ERROR, naming the resource id, the object

@@ -11,45 +11,16 @@ import (
 	"github.com/kroscope/kroscope/engine"
 	"github.com/kroscope/kroscope/engine/state"
 	"github.com/kroscope/kroscope/reconciler"
+	"github.com/kroscope/kroscope/test/graphs"
 )
 
 // Two graphs that create instances of each other: build time cannot see
 // the loop (neither creates its own kind).
-const recursionA = `apiVersion: kro.run/v1alpha1
-kind: ResourceGraphDefinition
-metadata:
-  name: reca
-spec:
-  schema:
-    apiVersion: v1alpha1
-    kind: RecA
-    spec: {}
-  resources:
-  - id: b
-    template:
-      apiVersion: kro.run/v1alpha1
-      kind: RecB
-      metadata:
-        name: ${schema.metadata.name}-b
-`
+var recursionA = graphs.RGD("reca", "RecA", "spec: {}",
+	graphs.Template("b", "kro.run/v1alpha1", "RecB", "name: ${schema.metadata.name}-b", ""))
 
-const recursionB = `apiVersion: kro.run/v1alpha1
-kind: ResourceGraphDefinition
-metadata:
-  name: recb
-spec:
-  schema:
-    apiVersion: v1alpha1
-    kind: RecB
-    spec: {}
-  resources:
-  - id: a
-    template:
-      apiVersion: kro.run/v1alpha1
-      kind: RecA
-      metadata:
-        name: ${schema.metadata.name}-a
-`
+var recursionB = graphs.RGD("recb", "RecB", "spec: {}",
+	graphs.Template("a", "kro.run/v1alpha1", "RecA", "name: ${schema.metadata.name}-a", ""))
 
 // TestGraphsThatCreateEachOther: with a nesting limit of 3, the instance
 // with 4 instances above it is FAILED with a message naming the chain, and

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
-	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -17,6 +16,7 @@ import (
 	"github.com/kroscope/kroscope/engine/packed"
 	"github.com/kroscope/kroscope/engine/state"
 	"github.com/kroscope/kroscope/test/engrun"
+	"github.com/kroscope/kroscope/test/graphs"
 )
 
 // shapeValues are the planted Secret's values, one per shape: each is
@@ -32,30 +32,15 @@ var shapeValues = map[string]string{
 }
 
 // shapeGraph is one graph reading the planted Secret ("creds") and putting
-// one value where it leaks: resources is the rest of spec.resources.
-func shapeGraph(name, kind, resources string) string {
+// one value where it leaks: resources are the rest of spec.resources.
+func shapeGraph(name, kind string, resources []string) string {
+	doc := graphs.RGD(name, kind, "", append([]string{graphs.ExternalRef("creds", "v1", "Secret", "shapes")}, resources...)...)
 	// Every graph but redconfine lets its children go to another
 	// namespace: redns's namespace must reach the API server (and fail).
-	scope := "\n  annotations: {kroscope.dev/children-scope: Cluster}"
-	if name == "redconfine" {
-		scope = ""
+	if name != "redconfine" {
+		doc = graphs.Annotated(doc, "kroscope.dev/children-scope: Cluster")
 	}
-	return fmt.Sprintf(`apiVersion: kro.run/v1alpha1
-kind: ResourceGraphDefinition
-metadata:
-  name: %s%s
-spec:
-  schema:
-    apiVersion: v1alpha1
-    kind: %s
-  resources:
-  - id: creds
-    externalRef:
-      apiVersion: v1
-      kind: Secret
-      metadata:
-        name: shapes
-%s`, name, scope, kind, resources)
+	return doc
 }
 
 // secretShapes are the ways a Secret's value reached a message on main
@@ -64,89 +49,34 @@ spec:
 // built from the value, a regex pattern from it (its operand shown by the
 // ready checks; an invalid one failing), and a namespace from it that does
 // not exist (an ERROR, which the log reports).
-var secretShapes = []struct{ graph, kind, resources, wantState string }{
-	{"redmapkey", "RedMapKey", `  - id: probe
-    externalRef:
-      apiVersion: v1
-      kind: Secret
-      metadata:
-        name: shapes
-    readyWhen:
-    - '${ {"x": true}[string(probe.data.mapkey)] }'
-  - id: cm
-    template:
-      apiVersion: v1
-      kind: ConfigMap
-      metadata:
-        name: ${schema.metadata.name}-mapkey
-      data:
-        v: '${string({"x": true}[string(creds.data.mapkey)])}'
-`, "IN_PROGRESS"},
-	{"redlabel", "RedLabel", `  - id: cm
-    template:
-      apiVersion: v1
-      kind: ConfigMap
-      metadata:
-        name: ${schema.metadata.name}-label
-        labels:
-          leak: ${string(creds.data.label) + "!"}
-`, "FAILED"},
-	{"redname", "RedName", `  - id: cm
-    template:
-      apiVersion: v1
-      kind: ConfigMap
-      metadata:
-        name: ${string(creds.data.name) + "!"}
-`, "FAILED"},
-	{"redannot", "RedAnnot", `  - id: cm
-    template:
-      apiVersion: v1
-      kind: ConfigMap
-      metadata:
-        name: ${schema.metadata.name}-annot
-        annotations: '${ {string(creds.data.annot) + "!": "x"} }'
-`, "FAILED"},
-	{"redregex", "RedRegex", `  - id: pattern
-    readyWhen:
-    - ${"abc".matches(pattern.data.p)}
-    template:
-      apiVersion: v1
-      kind: ConfigMap
-      metadata:
-        name: ${schema.metadata.name}-pattern
-      data:
-        p: ${string(creds.data.regex)}
-  - id: bad
-    readyWhen:
-    - ${"abc".matches(bad.data.p)}
-    template:
-      apiVersion: v1
-      kind: ConfigMap
-      metadata:
-        name: ${schema.metadata.name}-bad
-      data:
-        p: ${string(creds.data.badregex)}
-`, "FAILED"},
-	{"redns", "RedNs", `  - id: cm
-    template:
-      apiVersion: v1
-      kind: ConfigMap
-      metadata:
-        name: ${schema.metadata.name}-ns
-        namespace: ${string(creds.data.ns)}
-`, "ERROR"},
+var secretShapes = []struct {
+	graph, kind string
+	resources   []string
+	wantState   string
+}{
+	{"redmapkey", "RedMapKey", []string{
+		graphs.ExternalRef("probe", "v1", "Secret", "shapes", `readyWhen:
+- '${ {"x": true}[string(probe.data.mapkey)] }'`),
+		graphs.ConfigMap("cm", "${schema.metadata.name}-mapkey", `v: '${string({"x": true}[string(creds.data.mapkey)])}'`),
+	}, "IN_PROGRESS"},
+	{"redlabel", "RedLabel", []string{graphs.Template("cm", "v1", "ConfigMap",
+		"name: ${schema.metadata.name}-label\nlabels:\n  leak: ${string(creds.data.label) + \"!\"}", "")}, "FAILED"},
+	{"redname", "RedName", []string{graphs.ConfigMap("cm", `${string(creds.data.name) + "!"}`, "")}, "FAILED"},
+	{"redannot", "RedAnnot", []string{graphs.Template("cm", "v1", "ConfigMap",
+		"name: ${schema.metadata.name}-annot\nannotations: '${ {string(creds.data.annot) + \"!\": \"x\"} }'", "")}, "FAILED"},
+	{"redregex", "RedRegex", []string{
+		graphs.ConfigMap("pattern", "${schema.metadata.name}-pattern", "p: ${string(creds.data.regex)}", "readyWhen:\n- ${\"abc\".matches(pattern.data.p)}"),
+		graphs.ConfigMap("bad", "${schema.metadata.name}-bad", "p: ${string(creds.data.badregex)}", "readyWhen:\n- ${\"abc\".matches(bad.data.p)}"),
+	}, "FAILED"},
+	{"redns", "RedNs", []string{nsShape}, "ERROR"},
 	// The same namespace in a graph that does not let its children leave
 	// the instance's namespace: refused (confine.Decide), the refusal
 	// naming the namespace.
-	{"redconfine", "RedConfine", `  - id: cm
-    template:
-      apiVersion: v1
-      kind: ConfigMap
-      metadata:
-        name: ${schema.metadata.name}-ns
-        namespace: ${string(creds.data.ns)}
-`, "FAILED"},
+	{"redconfine", "RedConfine", []string{nsShape}, "FAILED"},
 }
+
+// nsShape is a ConfigMap in the namespace a Secret's value names.
+var nsShape = graphs.Template("cm", "v1", "ConfigMap", "name: ${schema.metadata.name}-ns\nnamespace: ${string(creds.data.ns)}", "")
 
 // TestSecretValueShapesLeakNowhere plants values in a Secret, runs one
 // graph per shape that puts a value where a message may echo it, and greps

@@ -12,36 +12,13 @@ import (
 	"github.com/kroscope/kroscope/engine/state"
 	"github.com/kroscope/kroscope/reconciler"
 	"github.com/kroscope/kroscope/reconciler/graph"
+	"github.com/kroscope/kroscope/test/graphs"
 	"github.com/kroscope/kroscope/test/krocontroller"
 )
 
-const releaseRGD = `apiVersion: kro.run/v1alpha1
-kind: ResourceGraphDefinition
-metadata:
-  name: engrelease
-spec:
-  schema:
-    apiVersion: v1alpha1
-    kind: EngRelease
-    spec: {}
-  resources:
-  - id: a
-    template:
-      apiVersion: v1
-      kind: ConfigMap
-      metadata:
-        name: ${schema.metadata.name}-a
-      data:
-        k: v
-  - id: b
-    template:
-      apiVersion: v1
-      kind: ConfigMap
-      metadata:
-        name: ${a.metadata.name}-b
-      data:
-        from: ${a.metadata.name}
-`
+var releaseRGD = graphs.RGD("engrelease", "EngRelease", "spec: {}",
+	graphs.ConfigMap("a", "${schema.metadata.name}-a", "k: v"),
+	graphs.ConfigMap("b", "${a.metadata.name}-b", "from: ${a.metadata.name}"))
 
 // waitHeld polls the engine's counts until cond holds.
 func (run *engRun) waitHeld(timeout time.Duration, what string, cond func(engine.Held) bool) engine.Held {

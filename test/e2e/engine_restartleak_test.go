@@ -16,31 +16,14 @@ import (
 	"github.com/kroscope/kroscope/engine/state"
 	"github.com/kroscope/kroscope/reconciler"
 	"github.com/kroscope/kroscope/reconciler/graph"
+	"github.com/kroscope/kroscope/test/graphs"
 	"github.com/kroscope/kroscope/test/krocontroller"
 )
 
 // restartRGD is a cluster graph whose one resource id changes with n, so
 // that every update restarts the graph and the new run is recognisable.
 func restartRGD(n int) string {
-	return fmt.Sprintf(`apiVersion: kro.run/v1alpha1
-kind: ResourceGraphDefinition
-metadata:
-  name: engleak
-spec:
-  schema:
-    apiVersion: v1alpha1
-    kind: EngLeak
-    spec: {}
-  resources:
-  - id: cm%d
-    template:
-      apiVersion: v1
-      kind: ConfigMap
-      metadata:
-        name: ${schema.metadata.name}-cm
-      data:
-        k: v
-`, n%2)
+	return graphs.RGD("engleak", "EngLeak", "spec: {}", graphs.ConfigMap(fmt.Sprintf("cm%d", n%2), "${schema.metadata.name}-cm", "k: v"))
 }
 
 func goroutinesAndHeap() (int, uint64) {

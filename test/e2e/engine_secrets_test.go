@@ -20,6 +20,7 @@ import (
 
 	"github.com/kroscope/kroscope/engine"
 	"github.com/kroscope/kroscope/test/engrun"
+	"github.com/kroscope/kroscope/test/graphs"
 	"github.com/kroscope/kroscope/tui"
 )
 
@@ -33,50 +34,12 @@ const plantedToken = "pl4nted-T0KEN-7x9q"
 // that names the Secret only; the status holds the token's length. (A value
 // copied into a ConfigMap, an env value or an annotation is shown as
 // written, as kubectl shows it: see docs/testing-secrets.md.)
-const plantedRGD = `apiVersion: kro.run/v1alpha1
-kind: ResourceGraphDefinition
-metadata:
-  name: engplant
-spec:
-  schema:
-    apiVersion: v1alpha1
-    kind: EngPlant
-    status:
-      tokenLength: ${size(string(creds.data.token))}
-  resources:
-  - id: creds
-    externalRef:
-      apiVersion: v1
-      kind: Secret
-      metadata:
-        name: planted
-  - id: made
-    readyWhen:
-    - ${dyn(string(made.data.token))}
-    template:
-      apiVersion: v1
-      kind: Secret
-      metadata:
-        name: ${schema.metadata.name}-made
-      stringData:
-        token: ${string(creds.data.token)}
-  - id: holder
-    template:
-      apiVersion: v1
-      kind: ConfigMap
-      metadata:
-        name: ${schema.metadata.name}-holder
-      data:
-        secretName: ${creds.metadata.name}
-  - id: convert
-    template:
-      apiVersion: v1
-      kind: ConfigMap
-      metadata:
-        name: ${schema.metadata.name}-convert
-      data:
-        number: ${string(int(string(creds.data.token)))}
-`
+var plantedRGD = graphs.RGD("engplant", "EngPlant", "status:\n  tokenLength: ${size(string(creds.data.token))}",
+	graphs.ExternalRef("creds", "v1", "Secret", "planted"),
+	graphs.Template("made", "v1", "Secret", "name: ${schema.metadata.name}-made", "stringData:\n  token: ${string(creds.data.token)}",
+		"readyWhen:\n- ${dyn(string(made.data.token))}"),
+	graphs.ConfigMap("holder", "${schema.metadata.name}-holder", "secretName: ${creds.metadata.name}"),
+	graphs.ConfigMap("convert", "${schema.metadata.name}-convert", "number: ${string(int(string(creds.data.token)))}"))
 
 // TestPlantedSecretTokenLeaksNowhere plants a token in a Secret that a
 // graph reads and fails on, then greps every output channel for it (and

@@ -10,28 +10,13 @@ import (
 
 	"github.com/kroscope/kroscope/engine"
 	"github.com/kroscope/kroscope/engine/state"
+	"github.com/kroscope/kroscope/test/graphs"
 )
 
 // engCostlyGraph is a graph `kroscope validate` rejects: its readyWhen
 // costs more than the CEL cost limit for any instance, whatever its data.
-const engCostlyGraph = `apiVersion: kro.run/v1alpha1
-kind: ResourceGraphDefinition
-metadata:
-  name: engcostly
-spec:
-  schema:
-    apiVersion: v1alpha1
-    kind: EngCostly
-  resources:
-  - id: cm
-    readyWhen:
-    - ${lists.range(1000000).map(i, lists.range(1000).map(j, i * j)).size() > 0}
-    template:
-      apiVersion: v1
-      kind: ConfigMap
-      metadata:
-        name: ${schema.metadata.name}-cm
-`
+var engCostlyGraph = graphs.RGD("engcostly", "EngCostly", "",
+	graphs.ConfigMap("cm", "${schema.metadata.name}-cm", "", "readyWhen:\n- ${lists.range(1000000).map(i, lists.range(1000).map(j, i * j)).size() > 0}"))
 
 // TestEngineServesWhatValidateAccepts: the engine asks validate's question
 // (graph.Builder.Servable) before serving a graph: a graph validate rejects

@@ -17,27 +17,14 @@ import (
 	"github.com/kroscope/kroscope/engine/state"
 	"github.com/kroscope/kroscope/reconciler/client"
 	"github.com/kroscope/kroscope/reconciler/graph"
+	"github.com/kroscope/kroscope/test/graphs"
 )
 
 // stuckRGD writes one ConfigMap named after the instance; stuckCELRGD's
 // readyWhen is a 10^9-step comprehension.
-const stuckRGD = `apiVersion: kro.run/v1alpha1
-kind: ResourceGraphDefinition
-metadata:
-  name: engstuck%[1]s
-spec:
-  schema:
-    apiVersion: v1alpha1
-    kind: EngStuck%[1]s
-  resources:
-  - id: cm
-    %[2]s
-    template:
-      apiVersion: v1
-      kind: ConfigMap
-      metadata:
-        name: ${schema.metadata.name}
-`
+func stuckRGD(suffix, readyWhen string) string {
+	return graphs.RGD("engstuck"+suffix, "EngStuck"+suffix, "", graphs.ConfigMap("cm", "${schema.metadata.name}", "", readyWhen))
+}
 
 // hangingWrites never answers a write to the ConfigMap "stuck": with
 // honourCtx it returns when the request's context is cancelled, without
@@ -84,12 +71,12 @@ func TestShutdownIsBoundedWhateverWorkersDo(t *testing.T) {
 	}{
 		{name: "api call honouring its context", suffix: "a", honourCtx: true, quick: true},
 		{name: "api call ignoring its context", suffix: "b"},
-		{name: "cel evaluation", suffix: "c", readyWhen: "readyWhen:\n    - ${lists.range(1000000).map(i, lists.range(1000).map(j, i*j)).size() > 0}",
+		{name: "cel evaluation", suffix: "c", readyWhen: "readyWhen:\n- ${lists.range(1000000).map(i, lists.range(1000).map(j, i*j)).size() > 0}",
 			limits: graph.Limits{Cost: math.MaxUint64, Timeout: 20 * time.Second}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			file := r.writeFile("stuck-"+c.suffix+".yaml", fmt.Sprintf(stuckRGD, c.suffix, c.readyWhen))
+			file := r.writeFile("stuck-"+c.suffix+".yaml", stuckRGD(c.suffix, c.readyWhen))
 			hang := &hangingWrites{off: c.readyWhen != "", honourCtx: c.honourCtx, release: make(chan struct{}), entered: make(chan struct{})}
 			t.Cleanup(func() { close(hang.release) })
 			run := r.start(func(o *engine.Options) {

@@ -9,7 +9,6 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
 
-	"github.com/kroscope/kroscope/engine"
 	"github.com/kroscope/kroscope/engine/state"
 	"github.com/kroscope/kroscope/reconciler"
 )
@@ -20,11 +19,7 @@ import (
 // removing it resumes with the spec changed meanwhile.
 func TestEngineSuspendAndResume(t *testing.T) {
 	r := newEngRig(t)
-	run := r.start(func(o *engine.Options) {
-		o.RGDPaths = []string{r.writeFile("rgd.yaml", metaGraph("EngSuspend", false))}
-		o.RequeueInterval = 10 * time.Minute
-	})
-	gvr := run.graphServed("engsuspend")
+	run, gvr := r.serveFile("engsuspend", metaGraph("EngSuspend", false), watchesOnly)
 	r.createInstance(gvr, "EngSuspend", "app", nil)
 	key := state.InstanceKey{Resource: gvr.Resource + "." + gvr.Group, Namespace: r.ns, Name: "app"}
 	inState := func(st string) func(*state.Snapshot) bool {

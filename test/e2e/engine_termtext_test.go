@@ -19,6 +19,7 @@ import (
 	"github.com/kroscope/kroscope/termtext"
 	"github.com/kroscope/kroscope/termtext/termtexttest"
 	"github.com/kroscope/kroscope/test/engrun"
+	"github.com/kroscope/kroscope/test/graphs"
 )
 
 // textRGD carries the planted sequences three ways: the instance's
@@ -27,83 +28,23 @@ import (
 // and the plan; spec.note is copied into a ConfigMap (the YAML views);
 // and the definition itself carries them in an annotation (%s, as a
 // JSON string, which YAML reads).
-const textRGD = `apiVersion: kro.run/v1alpha1
-kind: ResourceGraphDefinition
-metadata:
-  name: engtext
-  annotations:
-    kroscope.test/note: %s
-spec:
-  schema:
-    apiVersion: v1alpha1
-    kind: EngText
-    spec:
-      key: string
-      note: string
-  resources:
-  - id: shown
-    template:
-      apiVersion: v1
-      kind: ConfigMap
-      metadata:
-        name: ${schema.metadata.name}-shown
-      data:
-        note: ${schema.spec.note}
-  - id: lookup
-    template:
-      apiVersion: v1
-      kind: ConfigMap
-      metadata:
-        name: ${schema.metadata.name}-lookup
-      data:
-        value: '${string({"k": 1}[schema.spec.key])}'
-`
+var textRGD = graphs.Annotated(graphs.RGD("engtext", "EngText", "spec:\n  key: string\n  note: string",
+	graphs.ConfigMap("shown", "${schema.metadata.name}-shown", "note: ${schema.spec.note}"),
+	graphs.ConfigMap("lookup", "${schema.metadata.name}-lookup", `value: '${string({"k": 1}[schema.spec.key])}'`)),
+	"kroscope.test/note: %s")
 
 // badRGD is a graph whose expression does not parse: CEL's error quotes
 // the expression, and with it the string literal %s (the graph error
 // that -o json, the log and the graphs screen show).
-const badRGD = `apiVersion: kro.run/v1alpha1
-kind: ResourceGraphDefinition
-metadata:
-  name: engtextbad
-spec:
-  schema:
-    apiVersion: v1alpha1
-    kind: EngTextBad
-    spec:
-      key: string
-  resources:
-  - id: broken
-    template:
-      apiVersion: v1
-      kind: ConfigMap
-      metadata:
-        name: ${schema.metadata.name}-broken
-      data:
-        value: %s
-`
+var badRGD = graphs.RGD("engtextbad", "EngTextBad", "spec:\n  key: string",
+	graphs.ConfigMap("broken", "${schema.metadata.name}-broken", "value: %s"))
 
 // clusterTextRGD is a cluster graph (its Events are the graph screen's
 // Events tab) carrying the sequences in an annotation (%s); it sorts
 // before engtext, so the graph views the test reaches show it.
-const clusterTextRGD = `apiVersion: kro.run/v1alpha1
-kind: ResourceGraphDefinition
-metadata:
-  name: engrgd
-  annotations:
-    kroscope.test/note: %s
-spec:
-  schema:
-    apiVersion: v1alpha1
-    kind: EngRgd
-  resources:
-  - id: plain
-    template:
-      apiVersion: v1
-      kind: ConfigMap
-      metadata:
-        name: ${schema.metadata.name}-plain
-`
+var clusterTextRGD = graphs.Annotated(graphs.RGD("engrgd", "EngRgd", "",
+	graphs.ConfigMap("plain", "${schema.metadata.name}-plain", "")),
+	"kroscope.test/note: %s")
 
 // TestPlantedSequencesShownEscapedEverywhere plants every terminal
 // sequence of termtexttest (CSI, OSC 8, APC, DCS, PM, SOS, C1, bare CR,

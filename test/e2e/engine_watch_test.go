@@ -9,52 +9,14 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
-	"github.com/kroscope/kroscope/engine"
 	"github.com/kroscope/kroscope/engine/state"
 	"github.com/kroscope/kroscope/reconciler"
+	"github.com/kroscope/kroscope/test/graphs"
 )
 
-const deploymentRGD = `apiVersion: kro.run/v1alpha1
-kind: ResourceGraphDefinition
-metadata:
-  name: engwatch
-spec:
-  schema:
-    apiVersion: v1alpha1
-    kind: EngWatch
-    spec:
-      image: string | default=nginx
-  resources:
-  - id: deployment
-    readyWhen:
-    - ${deployment.status.availableReplicas == 1}
-    template:
-      apiVersion: apps/v1
-      kind: Deployment
-      metadata:
-        name: ${schema.metadata.name}
-      spec:
-        replicas: 1
-        selector:
-          matchLabels:
-            app: ${schema.metadata.name}
-        template:
-          metadata:
-            labels:
-              app: ${schema.metadata.name}
-          spec:
-            containers:
-            - name: app
-              image: ${schema.spec.image}
-  - id: config
-    template:
-      apiVersion: v1
-      kind: ConfigMap
-      metadata:
-        name: ${deployment.metadata.name}-config
-      data:
-        image: ${schema.spec.image}
-`
+var deploymentRGD = graphs.RGD("engwatch", "EngWatch", "spec:\n  image: string | default=nginx",
+	graphs.Deployment("deployment", "${schema.metadata.name}", "image: ${schema.spec.image}", "readyWhen:\n- ${deployment.status.availableReplicas == 1}"),
+	graphs.ConfigMap("config", "${deployment.metadata.name}-config", "image: ${schema.spec.image}"))
 
 var engGVRDeployment = schema.GroupVersionResource{Group: "apps", Version: "v1", Resource: "deployments"}
 
@@ -62,11 +24,7 @@ var engGVRDeployment = schema.GroupVersionResource{Group: "apps", Version: "v1",
 // the requeue interval is ten minutes, so no timer can be involved.
 func TestEngineChildStatusEventWakesInstance(t *testing.T) {
 	r := newEngRig(t)
-	run := r.start(func(o *engine.Options) {
-		o.RGDPaths = []string{r.writeFile("rgd.yaml", deploymentRGD)}
-		o.RequeueInterval = 10 * time.Minute
-	})
-	gvr := run.graphServed("engwatch")
+	run, gvr := r.serveFile("engwatch", deploymentRGD, watchesOnly)
 	r.createInstance(gvr, "EngWatch", "web", nil)
 	key := state.InstanceKey{Resource: gvr.Resource + "." + gvr.Group, Namespace: r.ns, Name: "web"}
 

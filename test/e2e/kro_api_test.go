@@ -24,6 +24,7 @@ import (
 	"github.com/kroscope/kroscope/reconciler"
 	"github.com/kroscope/kroscope/reconciler/graph"
 	"github.com/kroscope/kroscope/reconciler/metadata"
+	"github.com/kroscope/kroscope/test/graphs"
 	"github.com/kroscope/kroscope/test/krocrds"
 	"github.com/kroscope/kroscope/test/kroexamples"
 	"github.com/kroscope/kroscope/test/prereq"
@@ -31,26 +32,8 @@ import (
 
 // defaultsRGD writes neither schema.scope nor schema.group: kro's CRD
 // fills them in, as it does for every graph stored in a cluster running kro.
-const defaultsRGD = `apiVersion: kro.run/v1alpha1
-kind: ResourceGraphDefinition
-metadata:
-  name: kroapi-defaults
-spec:
-  schema:
-    apiVersion: v1alpha1
-    kind: KroAPIDefaults
-    spec:
-      value: string | default=hello
-  resources:
-  - id: config
-    template:
-      apiVersion: v1
-      kind: ConfigMap
-      metadata:
-        name: ${schema.metadata.name}-config
-      data:
-        value: ${schema.spec.value}
-`
+var defaultsRGD = graphs.RGD("kroapi-defaults", "KroAPIDefaults", "spec:\n  value: string | default=hello",
+	graphs.ConfigMap("config", "${schema.metadata.name}-config", "value: ${schema.spec.value}"))
 
 // TestKroCRDDefaultedGraphIsServed stores a graph through kro's real RGD
 // CRD, which adds spec.schema.scope: Namespaced and group: kro.run; kroscope
@@ -79,7 +62,7 @@ func TestKroCRDDefaultedGraphIsServed(t *testing.T) {
 	gvr := run.graphServed("kroapi-defaults")
 	r.createInstance(gvr, "KroAPIDefaults", "one", nil)
 	run.allInState(gvr.Resource+"."+gvr.Group, 1, reconciler.InstanceStateActive, 2*time.Minute)
-	cm, err := r.dyn.Resource(gvrCM).Namespace(r.ns).Get(context.Background(), "one-config", metav1.GetOptions{})
+	cm, err := r.dyn.Resource(gvrConfigMap).Namespace(r.ns).Get(context.Background(), "one-config", metav1.GetOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -149,50 +132,18 @@ func (r *engRig) applyYAMLRenamed(doc []byte, name string) *unstructured.Unstruc
 // clusterTenantRGD is a cluster-scoped instance kind whose children are a
 // cluster-scoped ClusterRole and two ConfigMaps in the namespace the
 // instance names; shortNames and categories make `kubectl get` work.
-const clusterTenantRGD = `apiVersion: kro.run/v1alpha1
-kind: ResourceGraphDefinition
+var clusterTenantRGD = graphs.RGD("kroapi-tenant", "KroAPITenant", `scope: Cluster
+shortNames: [kroapitn]
+categories: [kroapicat]
 metadata:
-  name: kroapi-tenant
+  labels:
+    example.com/team: platform
 spec:
-  schema:
-    apiVersion: v1alpha1
-    kind: KroAPITenant
-    scope: Cluster
-    shortNames: [kroapitn]
-    categories: [kroapicat]
-    metadata:
-      labels:
-        example.com/team: platform
-    spec:
-      namespace: string | required=true
-  resources:
-  - id: role
-    template:
-      apiVersion: rbac.authorization.k8s.io/v1
-      kind: ClusterRole
-      metadata:
-        name: ${schema.metadata.name}-kroapi-reader
-      rules:
-      - apiGroups: [""]
-        resources: [configmaps]
-        verbs: [get]
-  - id: config
-    template:
-      apiVersion: v1
-      kind: ConfigMap
-      metadata:
-        name: ${schema.metadata.name}-config
-        namespace: ${schema.spec.namespace}
-      data:
-        role: ${role.metadata.name}
-  - id: second
-    template:
-      apiVersion: v1
-      kind: ConfigMap
-      metadata:
-        name: ${config.metadata.name}-second
-        namespace: ${schema.spec.namespace}
-`
+  namespace: string | required=true`,
+	graphs.Template("role", "rbac.authorization.k8s.io/v1", "ClusterRole", "name: ${schema.metadata.name}-kroapi-reader",
+		"rules:\n- apiGroups: [\"\"]\n  resources: [configmaps]\n  verbs: [get]"),
+	graphs.Template("config", "v1", "ConfigMap", "name: ${schema.metadata.name}-config\nnamespace: ${schema.spec.namespace}", "data:\n  role: ${role.metadata.name}"),
+	graphs.Template("second", "v1", "ConfigMap", "name: ${config.metadata.name}-second\nnamespace: ${schema.spec.namespace}", ""))
 
 // tenantChildKinds allows clusterTenantRGD's ClusterRole (a sensitive
 // kind: confine.Decide).
@@ -246,8 +197,8 @@ func TestClusterScopedInstanceEndToEnd(t *testing.T) {
 		ns, name string
 	}{
 		{gvrRole, "", name + "-kroapi-reader"},
-		{gvrCM, r.ns, name + "-config"},
-		{gvrCM, r.ns, name + "-config-second"},
+		{gvrConfigMap, r.ns, name + "-config"},
+		{gvrConfigMap, r.ns, name + "-config-second"},
 	}
 	for _, c := range children {
 		u, err := r.dyn.Resource(c.gvr).Namespace(c.ns).Get(ctx, c.name, metav1.GetOptions{})

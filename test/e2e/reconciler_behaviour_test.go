@@ -15,61 +15,15 @@ import (
 	"github.com/kroscope/kroscope/reconciler/metadata"
 	"github.com/kroscope/kroscope/reconciler/requeue"
 	"github.com/kroscope/kroscope/test/envtest"
+	"github.com/kroscope/kroscope/test/graphs"
 )
 
 // gatedGraph: gate is a Deployment that is ready only with an available
 // replica; dependent reads it; independent reads only the instance.
-const gatedGraph = `apiVersion: kro.run/v1alpha1
-kind: ResourceGraphDefinition
-metadata:
-  name: rtgated
-spec:
-  schema:
-    apiVersion: v1alpha1
-    kind: RtGated
-    spec:
-      image: string | default=nginx
-    status:
-      gateReplicas: ${gate.status.availableReplicas}
-  resources:
-  - id: gate
-    readyWhen:
-    - ${gate.status.availableReplicas >= 1}
-    template:
-      apiVersion: apps/v1
-      kind: Deployment
-      metadata:
-        name: ${schema.metadata.name}-gate
-      spec:
-        replicas: 1
-        selector:
-          matchLabels:
-            app: ${schema.metadata.name}
-        template:
-          metadata:
-            labels:
-              app: ${schema.metadata.name}
-          spec:
-            containers:
-            - name: main
-              image: ${schema.spec.image}
-  - id: dependent
-    template:
-      apiVersion: v1
-      kind: ConfigMap
-      metadata:
-        name: ${schema.metadata.name}-dependent
-      data:
-        gate: ${gate.metadata.name}
-  - id: independent
-    template:
-      apiVersion: v1
-      kind: ConfigMap
-      metadata:
-        name: ${schema.metadata.name}-independent
-      data:
-        image: ${schema.spec.image}
-`
+var gatedGraph = graphs.RGD("rtgated", "RtGated", "spec:\n  image: string | default=nginx\nstatus:\n  gateReplicas: ${gate.status.availableReplicas}",
+	graphs.Deployment("gate", "${schema.metadata.name}-gate", "image: ${schema.spec.image}", "readyWhen:\n- ${gate.status.availableReplicas >= 1}"),
+	graphs.ConfigMap("dependent", "${schema.metadata.name}-dependent", "gate: ${gate.metadata.name}"),
+	graphs.ConfigMap("independent", "${schema.metadata.name}-independent", "image: ${schema.spec.image}"))
 
 // setDeploymentAvailable writes the status a controller-manager would.
 func setDeploymentAvailable(t *testing.T, r *rig, name string, replicas int64) {
@@ -163,32 +117,9 @@ func TestReconcilerApplyConflictIsError(t *testing.T) {
 	}
 }
 
-const externalGraph = `apiVersion: kro.run/v1alpha1
-kind: ResourceGraphDefinition
-metadata:
-  name: rtexternal
-spec:
-  schema:
-    apiVersion: v1alpha1
-    kind: RtExternal
-    spec:
-      refName: string | default=shared-config
-  resources:
-  - id: shared
-    externalRef:
-      apiVersion: v1
-      kind: ConfigMap
-      metadata:
-        name: ${schema.spec.refName}
-  - id: copy
-    template:
-      apiVersion: v1
-      kind: ConfigMap
-      metadata:
-        name: ${schema.metadata.name}-copy
-      data:
-        color: ${shared.data.color}
-`
+var externalGraph = graphs.RGD("rtexternal", "RtExternal", "spec:\n  refName: string | default=shared-config",
+	graphs.ExternalRef("shared", "v1", "ConfigMap", "${schema.spec.refName}"),
+	graphs.ConfigMap("copy", "${schema.metadata.name}-copy", "color: ${shared.data.color}"))
 
 func TestReconcilerExternalRefWaitsThenActive(t *testing.T) {
 	r := newRig(t, externalGraph)
@@ -223,35 +154,9 @@ func TestReconcilerExternalRefWaitsThenActive(t *testing.T) {
 	}
 }
 
-const celErrorGraph = `apiVersion: kro.run/v1alpha1
-kind: ResourceGraphDefinition
-metadata:
-  name: rtcelerror
-spec:
-  schema:
-    apiVersion: v1alpha1
-    kind: RtCelError
-    spec:
-      total: integer | default=10
-      parts: integer | default=0
-  resources:
-  - id: share
-    template:
-      apiVersion: v1
-      kind: ConfigMap
-      metadata:
-        name: ${schema.metadata.name}-share
-      data:
-        each: ${string(schema.spec.total / schema.spec.parts)}
-  - id: other
-    template:
-      apiVersion: v1
-      kind: ConfigMap
-      metadata:
-        name: ${schema.metadata.name}-other
-      data:
-        total: ${string(schema.spec.total)}
-`
+var celErrorGraph = graphs.RGD("rtcelerror", "RtCelError", "spec:\n  total: integer | default=10\n  parts: integer | default=0",
+	graphs.ConfigMap("share", "${schema.metadata.name}-share", "each: ${string(schema.spec.total / schema.spec.parts)}"),
+	graphs.ConfigMap("other", "${schema.metadata.name}-other", "total: ${string(schema.spec.total)}"))
 
 func TestReconcilerCELErrorFails(t *testing.T) {
 	r := newRig(t, celErrorGraph)
@@ -414,27 +319,15 @@ func TestReconcilerObserveModeWritesNothing(t *testing.T) {
 	}
 }
 
-const invalidGraph = `apiVersion: kro.run/v1alpha1
-kind: ResourceGraphDefinition
-metadata:
-  name: rtinvalid
-spec:
-  schema:
-    apiVersion: v1alpha1
-    kind: RtInvalid
-    spec:
-      port: integer | default=80
-  resources:
-  - id: svc
-    template:
-      apiVersion: v1
-      kind: Service
-      metadata:
-        name: ${schema.metadata.name}-svc
-      spec:
-        ports:
-        - port: ${schema.spec.port}
-`
+var invalidGraph = graphs.RGD("rtinvalid", "RtInvalid", "spec:\n  port: integer | default=80",
+	graphs.Resource("svc", `template:
+  apiVersion: v1
+  kind: Service
+  metadata:
+    name: ${schema.metadata.name}-svc
+  spec:
+    ports:
+    - port: ${schema.spec.port}`))
 
 // An object the API server rejects as invalid cannot fix itself: FAILED,
 // not retried, until the spec changes.

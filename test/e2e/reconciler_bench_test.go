@@ -7,40 +7,21 @@ import (
 	"time"
 
 	"github.com/kroscope/kroscope/reconciler"
+	"github.com/kroscope/kroscope/test/graphs"
 )
 
 // wideGraph has n independent ConfigMaps and a chain of depth 3 on top of
 // the first one.
 func wideGraph(kind string, n int) string {
-	var b strings.Builder
-	fmt.Fprintf(&b, `apiVersion: kro.run/v1alpha1
-kind: ResourceGraphDefinition
-metadata:
-  name: %s
-spec:
-  schema:
-    apiVersion: v1alpha1
-    kind: %s
-    spec:
-      value: string | default=x
-  resources:
-`, strings.ToLower(kind), kind)
+	var cms []string
 	for i := range n {
 		in := "${schema.spec.value}"
 		if i > 0 && i <= 3 {
 			in = fmt.Sprintf("${cm%d.data.v}", i-1)
 		}
-		fmt.Fprintf(&b, `  - id: cm%d
-    template:
-      apiVersion: v1
-      kind: ConfigMap
-      metadata:
-        name: ${schema.metadata.name}-%d
-      data:
-        v: %s
-`, i, i, in)
+		cms = append(cms, graphs.ConfigMap(fmt.Sprintf("cm%d", i), fmt.Sprintf("${schema.metadata.name}-%d", i), "v: "+in))
 	}
-	return b.String()
+	return graphs.RGD(strings.ToLower(kind), kind, "spec:\n  value: string | default=x", cms...)
 }
 
 // BenchmarkReconcileConverged measures one reconcile of a converged

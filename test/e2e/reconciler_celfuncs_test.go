@@ -6,74 +6,59 @@ import (
 
 	"github.com/kroscope/kroscope/reconciler"
 	"github.com/kroscope/kroscope/reconciler/graph"
+	"github.com/kroscope/kroscope/test/graphs"
 )
 
 // celFuncsGraph uses every function kro registers that kroscope lacked
 // before issue 11, in a template and in status, plus omit() (gated), a
 // status.conditions list built with runtime.newCondition and list-valued
 // status fields. Expected values are kro v0.9.4's.
-const celFuncsGraph = `apiVersion: kro.run/v1alpha1
-kind: ResourceGraphDefinition
-metadata:
-  name: celfuncs
-spec:
-  schema:
-    apiVersion: v1alpha1
-    kind: CelFuncs
-    spec:
-      name: string
-      note: string | default=""
-      network: string | default="10.0.0.0/8"
-    status:
-      password: ${config.data.password}
-      addresses:
-      - ${string(config.data.ip)}
-      - ${string(config.data.port)}
-      versions:
-      - major: ${semver(string(config.data.version)).major()}
-        newer: ${semver(string(config.data.version)).isLessThan(semver("1.10.0"))}
-      conditions:
-      - |-
-        ${runtime.newCondition({type: "ConfigReady", status: has(config.data.password) ? "True" : "False", reason: "Generated", message: "port " + config.data.port})}
-      - |-
-        ${[runtime.newCondition({type: "Mirrored", status: runtime.condition(schema, "ResourcesReady").status, reason: "FromResourcesReady"})]}
-  resources:
-  - id: config
-    template:
-      apiVersion: v1
-      kind: ConfigMap
-      metadata:
-        name: ${schema.spec.name}
-        annotations:
-          note: |-
-            ${schema.spec.note != "" ? schema.spec.note : omit()}
-      data:
-        password: ${random.seededString(10, "test-seed")}
-        port: ${string(random.seededInt(30000, 32768, "my-service"))}
-        sha256: ${base64.encode(hash.sha256("hello world"))}
-        md5: ${base64.encode(hash.md5("hello world"))}
-        fnv64a: ${base64.encode(hash.fnv64a("hello world"))}
-        marshal: |-
-          ${json.marshal({"b": [1, 2.5, true], "a": {"z": "y"}})}
-        unmarshal: |-
-          ${string(int(json.unmarshal('{"n": 3}').n))}
-        encode: |-
-          ${json.encode({"k": "v"})}
-        merge: |-
-          ${json.marshal({"a": "1", "b": "2"}.merge({"b": "3"}))}
-        deepMerge: |-
-          ${json.marshal({"a": {"x": 1}, "k": 7}.deepMerge({"a": {"y": 2}}))}
-        lists: |-
-          ${json.marshal(lists.removeAtIndex(lists.insertAtIndex(lists.setAtIndex([1, 2, 3], 0, 9), 1, 5), 3))}
-        ip: ${string(ip("10.1.2.3"))}
-        ipFamily: ${string(ip("::1").family())}
-        inNetwork: ${string(cidr(schema.spec.network).containsIP("10.1.2.3"))}
-        masked: ${string(cidr("192.168.0.1/24").masked())}
-        version: "1.2.3"
-        minor: ${string(semver("1.2.3").minor())}
-        note: |-
-          ${schema.spec.note == "" ? omit() : schema.spec.note}
-`
+var celFuncsGraph = graphs.RGD("celfuncs", "CelFuncs", `spec:
+  name: string
+  note: string | default=""
+  network: string | default="10.0.0.0/8"
+status:
+  password: ${config.data.password}
+  addresses:
+  - ${string(config.data.ip)}
+  - ${string(config.data.port)}
+  versions:
+  - major: ${semver(string(config.data.version)).major()}
+    newer: ${semver(string(config.data.version)).isLessThan(semver("1.10.0"))}
+  conditions:
+  - |-
+    ${runtime.newCondition({type: "ConfigReady", status: has(config.data.password) ? "True" : "False", reason: "Generated", message: "port " + config.data.port})}
+  - |-
+    ${[runtime.newCondition({type: "Mirrored", status: runtime.condition(schema, "ResourcesReady").status, reason: "FromResourcesReady"})]}`,
+	graphs.Template("config", "v1", "ConfigMap", `name: ${schema.spec.name}
+annotations:
+  note: |-
+    ${schema.spec.note != "" ? schema.spec.note : omit()}`, `data:
+  password: ${random.seededString(10, "test-seed")}
+  port: ${string(random.seededInt(30000, 32768, "my-service"))}
+  sha256: ${base64.encode(hash.sha256("hello world"))}
+  md5: ${base64.encode(hash.md5("hello world"))}
+  fnv64a: ${base64.encode(hash.fnv64a("hello world"))}
+  marshal: |-
+    ${json.marshal({"b": [1, 2.5, true], "a": {"z": "y"}})}
+  unmarshal: |-
+    ${string(int(json.unmarshal('{"n": 3}').n))}
+  encode: |-
+    ${json.encode({"k": "v"})}
+  merge: |-
+    ${json.marshal({"a": "1", "b": "2"}.merge({"b": "3"}))}
+  deepMerge: |-
+    ${json.marshal({"a": {"x": 1}, "k": 7}.deepMerge({"a": {"y": 2}}))}
+  lists: |-
+    ${json.marshal(lists.removeAtIndex(lists.insertAtIndex(lists.setAtIndex([1, 2, 3], 0, 9), 1, 5), 3))}
+  ip: ${string(ip("10.1.2.3"))}
+  ipFamily: ${string(ip("::1").family())}
+  inNetwork: ${string(cidr(schema.spec.network).containsIP("10.1.2.3"))}
+  masked: ${string(cidr("192.168.0.1/24").masked())}
+  version: "1.2.3"
+  minor: ${string(semver("1.2.3").minor())}
+  note: |-
+    ${schema.spec.note == "" ? omit() : schema.spec.note}`))
 
 // TestReconcilerCELFunctions: the instance reaches ACTIVE; its ConfigMap
 // holds kro's values for each function, omit() leaves out the note until

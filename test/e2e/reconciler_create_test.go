@@ -105,27 +105,8 @@ func TestReconcilerCreateRefusedForeignChild(t *testing.T) {
 	}
 }
 
-const prunedFieldGraph = `apiVersion: kro.run/v1alpha1
-kind: ResourceGraphDefinition
-metadata:
-  name: rtprunefield
-spec:
-  schema:
-    apiVersion: v1alpha1
-    kind: RtPruneField
-    spec:
-      value: string | default=one
-  resources:
-  - id: cm
-    template:
-      apiVersion: v1
-      kind: ConfigMap
-      metadata:
-        name: ${schema.metadata.name}-cm
-      data:
-        kept: ${schema.spec.value}
-        DROPPED
-`
+var prunedFieldGraph = graphs.RGD("rtprunefield", "RtPruneField", "spec:\n  value: string | default=one",
+	graphs.ConfigMap("cm", "${schema.metadata.name}-cm", "kept: ${schema.spec.value}\nDROPPED"))
 
 // A field removed from the template is removed from a child that the
 // guarded create made: the create leaves the field ownership a plain apply

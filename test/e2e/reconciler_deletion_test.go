@@ -14,36 +14,20 @@ import (
 	"github.com/kroscope/kroscope/reconciler"
 	"github.com/kroscope/kroscope/reconciler/metadata"
 	"github.com/kroscope/kroscope/test/envtest"
+	"github.com/kroscope/kroscope/test/graphs"
 )
 
 // layeredGraph has three layers: base; midA, midB (read base); leaf (reads
 // mid1 and mid2).
 func layeredGraph(kind string) string {
 	cm := func(id, data string) string {
-		return `  - id: ` + id + `
-    template:
-      apiVersion: v1
-      kind: ConfigMap
-      metadata:
-        name: ${schema.metadata.name}-` + strings.ToLower(id) + `
-      data:
-        v: ` + data + "\n"
+		return graphs.ConfigMap(id, "${schema.metadata.name}-"+strings.ToLower(id), "v: "+data)
 	}
-	return `apiVersion: kro.run/v1alpha1
-kind: ResourceGraphDefinition
-metadata:
-  name: ` + strings.ToLower(kind) + `
-spec:
-  schema:
-    apiVersion: v1alpha1
-    kind: ` + kind + `
-    spec:
-      value: string | default=x
-  resources:
-` + cm("base", "${schema.spec.value}") +
-		cm("midA", "${base.data.v}") +
-		cm("midB", "${base.data.v}") +
-		cm("leaf", `"${midA.data.v}-${midB.data.v}"`)
+	return graphs.RGD(strings.ToLower(kind), kind, "spec:\n  value: string | default=x",
+		cm("base", "${schema.spec.value}"),
+		cm("midA", "${base.data.v}"),
+		cm("midB", "${base.data.v}"),
+		cm("leaf", `"${midA.data.v}-${midB.data.v}"`))
 }
 
 // deletionRecorder records the order in which children disappear.

@@ -10,46 +10,28 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/kroscope/kroscope/reconciler"
+	"github.com/kroscope/kroscope/test/graphs"
 )
 
 // extCollectionGraph reads every ConfigMap of the instance's namespace
 // labelled team=<spec.team> (an external collection), ready when each says
 // ready, and summarises them in a ConfigMap it owns.
-const extCollectionGraph = `apiVersion: kro.run/v1alpha1
-kind: ResourceGraphDefinition
-metadata:
-  name: rtextcoll
-spec:
-  schema:
-    apiVersion: v1alpha1
-    kind: RtExtcoll
-    spec:
-      team: string | default=a
-    status:
-      count: ${size(cms)}
-      names: ${cms.map(c, c.metadata.name).join(",")}
-  resources:
-  - id: cms
-    readyWhen:
-    - ${each.data.ready == "true"}
-    externalRef:
-      apiVersion: v1
-      kind: ConfigMap
-      metadata:
-        namespace: ${schema.metadata.namespace}
-        selector:
-          matchLabels:
-            team: ${schema.spec.team}
-  - id: summary
-    template:
-      apiVersion: v1
-      kind: ConfigMap
-      metadata:
-        name: ${schema.metadata.name}-summary
-      data:
-        count: ${string(size(cms))}
-        names: ${cms.map(c, c.metadata.name).join(",")}
-`
+var extCollectionGraph = graphs.RGD("rtextcoll", "RtExtcoll", `spec:
+  team: string | default=a
+status:
+  count: ${size(cms)}
+  names: ${cms.map(c, c.metadata.name).join(",")}`,
+	graphs.Resource("cms", `readyWhen:
+- ${each.data.ready == "true"}
+externalRef:
+  apiVersion: v1
+  kind: ConfigMap
+  metadata:
+    namespace: ${schema.metadata.namespace}
+    selector:
+      matchLabels:
+        team: ${schema.spec.team}`),
+	graphs.ConfigMap("summary", "${schema.metadata.name}-summary", "count: ${string(size(cms))}\nnames: ${cms.map(c, c.metadata.name).join(\",\")}"))
 
 // teamConfigMap creates (or, when it exists, updates) a ConfigMap in ns
 // with the given labels and data.

@@ -11,47 +11,20 @@ import (
 
 	"github.com/kroscope/kroscope/reconciler"
 	"github.com/kroscope/kroscope/reconciler/metadata"
+	"github.com/kroscope/kroscope/test/graphs"
 )
 
 // foreachGraph is a ConfigMap collection, one item per spec.names entry,
 // ready when its gate is open, and a summary that reads the collection.
-const foreachGraph = `apiVersion: kro.run/v1alpha1
-kind: ResourceGraphDefinition
-metadata:
-  name: rtforeach
-spec:
-  schema:
-    apiVersion: v1alpha1
-    kind: RtForeach
-    spec:
-      names: "[]string"
-      gate: string | default=open
-    status:
-      count: ${summary.data.count}
-      names: ${cms.map(c, c.data.name)}
-  resources:
-  - id: cms
-    forEach:
-    - name: ${schema.spec.names}
-    readyWhen:
-    - ${each.data.gate == "open"}
-    template:
-      apiVersion: v1
-      kind: ConfigMap
-      metadata:
-        name: ${schema.metadata.name}-${name}
-      data:
-        name: ${name}
-        gate: ${schema.spec.gate}
-  - id: summary
-    template:
-      apiVersion: v1
-      kind: ConfigMap
-      metadata:
-        name: ${schema.metadata.name}-summary
-      data:
-        count: ${string(size(cms))}
-`
+var foreachGraph = graphs.RGD("rtforeach", "RtForeach", `spec:
+  names: "[]string"
+  gate: string | default=open
+status:
+  count: ${summary.data.count}
+  names: ${cms.map(c, c.data.name)}`,
+	graphs.ConfigMap("cms", "${schema.metadata.name}-${name}", "name: ${name}\ngate: ${schema.spec.gate}",
+		"forEach:\n- name: ${schema.spec.names}\nreadyWhen:\n- ${each.data.gate == \"open\"}"),
+	graphs.ConfigMap("summary", "${schema.metadata.name}-summary", "count: ${string(size(cms))}"))
 
 // items lists the names of the instance's collection items in the
 // namespace, by label (what deletion and pruning rely on too).

@@ -19,6 +19,7 @@ import (
 	"github.com/kroscope/kroscope/reconciler/graph"
 	"github.com/kroscope/kroscope/reconciler/metadata"
 	"github.com/kroscope/kroscope/test/envtest"
+	"github.com/kroscope/kroscope/test/graphs"
 )
 
 var gvrSecret = schema.GroupVersionResource{Version: "v1", Resource: "secrets"}
@@ -41,40 +42,18 @@ func kroInventoryHash(id, kinds, namespaces string) string {
 // namespace that reads it, so the inventory has an additional namespace
 // and two apply-order waves.
 func metaGraph(kind string, withB bool) string {
-	s := `apiVersion: kro.run/v1alpha1
-kind: ResourceGraphDefinition
-metadata:
-  name: ` + strings.ToLower(kind) + `
-spec:
-  schema:
-    apiVersion: v1alpha1
-    kind: ` + kind + `
-    spec:
-      other: string | default=default
-      value: string | default=x
-  resources:
-  - id: a
-    template:
-      apiVersion: v1
-      kind: ConfigMap
-      metadata:
-        name: ${schema.metadata.name}-a
-      data:
-        v: ${schema.spec.value}
-`
+	resources := []string{graphs.ConfigMap("a", "${schema.metadata.name}-a", "v: ${schema.spec.value}")}
 	if withB {
-		s += `  - id: b
-    template:
-      apiVersion: v1
-      kind: ConfigMap
-      metadata:
-        name: ${schema.metadata.name}-b
-        namespace: ${schema.spec.other}
-      data:
-        v: ${a.data.v}
-`
+		resources = append(resources, graphs.Resource("b", `template:
+  apiVersion: v1
+  kind: ConfigMap
+  metadata:
+    name: ${schema.metadata.name}-b
+    namespace: ${schema.spec.other}
+  data:
+    v: ${a.data.v}`))
 	}
-	return s
+	return graphs.RGD(strings.ToLower(kind), kind, "spec:\n  other: string | default=default\n  value: string | default=x", resources...)
 }
 
 // otherNamespace is the grant metaGraph's b needs: its namespace comes
@@ -301,41 +280,12 @@ func TestReconcilerAdoptsKroChild(t *testing.T) {
 
 // condGraph: a ConfigMap that is ready when spec.ready is "yes", and one
 // whose name the spec chooses (to provoke a conflict).
-const condGraph = `apiVersion: kro.run/v1alpha1
-kind: ResourceGraphDefinition
-metadata:
-  name: kmcond
-spec:
-  schema:
-    apiVersion: v1alpha1
-    kind: KmCond
-    spec:
-      ready: string | default=no
-      bname: string | default=""
-      value: string | default=x
-  resources:
-  - id: a
-    readyWhen:
-    - ${a.data.ready == "yes"}
-    template:
-      apiVersion: v1
-      kind: ConfigMap
-      metadata:
-        name: ${schema.metadata.name}-a
-      data:
-        ready: ${schema.spec.ready}
-        v: ${schema.spec.value}
-  - id: b
-    includeWhen:
-    - ${schema.spec.bname != ""}
-    template:
-      apiVersion: v1
-      kind: ConfigMap
-      metadata:
-        name: ${schema.spec.bname}
-      data:
-        v: b
-`
+var condGraph = graphs.RGD("kmcond", "KmCond", `spec:
+  ready: string | default=no
+  bname: string | default=""
+  value: string | default=x`,
+	graphs.ConfigMap("a", "${schema.metadata.name}-a", "ready: ${schema.spec.ready}\nv: ${schema.spec.value}", "readyWhen:\n- ${a.data.ready == \"yes\"}"),
+	graphs.ConfigMap("b", "${schema.spec.bname}", "v: b", "includeWhen:\n- ${schema.spec.bname != \"\"}"))
 
 func wantCond(t *testing.T, inst *unstructured.Unstructured, typ, status, reason, msgPrefix string) {
 	t.Helper()

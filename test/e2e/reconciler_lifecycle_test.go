@@ -11,52 +11,20 @@ import (
 	"github.com/kroscope/kroscope/reconciler"
 	"github.com/kroscope/kroscope/reconciler/metadata"
 	"github.com/kroscope/kroscope/test/envtest"
+	"github.com/kroscope/kroscope/test/graphs"
 )
 
 // chainGraph is first → second (reads first), plus extra (includeWhen) and
 // a status projection.
 func chainGraph(kind string) string {
-	return `apiVersion: kro.run/v1alpha1
-kind: ResourceGraphDefinition
-metadata:
-  name: ` + strings.ToLower(kind) + `
-spec:
-  schema:
-    apiVersion: v1alpha1
-    kind: ` + kind + `
-    spec:
-      value: string | default=one
-      withExtra: boolean | default=true
-    status:
-      seen: ${second.data.copy}
-  resources:
-  - id: first
-    template:
-      apiVersion: v1
-      kind: ConfigMap
-      metadata:
-        name: ${schema.metadata.name}-first
-      data:
-        value: ${schema.spec.value}
-  - id: second
-    template:
-      apiVersion: v1
-      kind: ConfigMap
-      metadata:
-        name: ${schema.metadata.name}-second
-      data:
-        copy: ${first.data.value}
-  - id: extra
-    includeWhen:
-    - ${schema.spec.withExtra}
-    template:
-      apiVersion: v1
-      kind: ConfigMap
-      metadata:
-        name: ${schema.metadata.name}-extra
-      data:
-        value: ${schema.spec.value}
-`
+	return graphs.RGD(strings.ToLower(kind), kind, `spec:
+  value: string | default=one
+  withExtra: boolean | default=true
+status:
+  seen: ${second.data.copy}`,
+		graphs.ConfigMap("first", "${schema.metadata.name}-first", "value: ${schema.spec.value}"),
+		graphs.ConfigMap("second", "${schema.metadata.name}-second", "copy: ${first.data.value}"),
+		graphs.ConfigMap("extra", "${schema.metadata.name}-extra", "value: ${schema.spec.value}", "includeWhen:\n- ${schema.spec.withExtra}"))
 }
 
 func chainInstance(kind, name string) string {
@@ -294,26 +262,8 @@ func TestReconcilerEventsOnStateChangesOnly(t *testing.T) {
 	}
 }
 
-const renameGraph = `apiVersion: kro.run/v1alpha1
-kind: ResourceGraphDefinition
-metadata:
-  name: rtrename
-spec:
-  schema:
-    apiVersion: v1alpha1
-    kind: RtRename
-    spec:
-      suffix: string | default=a
-  resources:
-  - id: config
-    template:
-      apiVersion: v1
-      kind: ConfigMap
-      metadata:
-        name: ${schema.metadata.name}-${schema.spec.suffix}
-      data:
-        k: v
-`
+var renameGraph = graphs.RGD("rtrename", "RtRename", "spec:\n  suffix: string | default=a",
+	graphs.ConfigMap("config", "${schema.metadata.name}-${schema.spec.suffix}", "k: v"))
 
 // A templated name that changes leaves no orphan behind.
 func TestReconcilerRenamedChildReplacesOld(t *testing.T) {
@@ -335,28 +285,11 @@ func TestReconcilerRenamedChildReplacesOld(t *testing.T) {
 // it at once, naming the missing fields, and creates nothing; given a spec,
 // it reconciles to ACTIVE.
 func TestReconcilerInstanceWithoutSpec(t *testing.T) {
-	r := newRig(t, `apiVersion: kro.run/v1alpha1
-kind: ResourceGraphDefinition
-metadata:
-  name: rt-nospec
-spec:
-  schema:
-    apiVersion: v1alpha1
-    kind: RtNoSpec
-    spec:
-      name: string | required=true
-      size: integer | required=true
-      note: string | default=hi
-  resources:
-  - id: cm
-    template:
-      apiVersion: v1
-      kind: ConfigMap
-      metadata:
-        name: ${schema.spec.name}
-      data:
-        size: ${string(schema.spec.size)}
-`)
+	r := newRig(t, graphs.RGD("rt-nospec", "RtNoSpec", `spec:
+  name: string | required=true
+  size: integer | required=true
+  note: string | default=hi`,
+		graphs.ConfigMap("cm", "${schema.spec.name}", "size: ${string(schema.spec.size)}")))
 	r.create("apiVersion: kro.run/v1alpha1\nkind: RtNoSpec\nmetadata:\n  name: bare\n")
 	o := r.untilState("bare", reconciler.InstanceStateFailed)
 	want := "the instance has no spec, and RtNoSpec requires spec.name, spec.size: add a spec that sets them"

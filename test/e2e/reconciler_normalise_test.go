@@ -4,43 +4,15 @@ import (
 	"testing"
 
 	"github.com/kroscope/kroscope/reconciler"
+	"github.com/kroscope/kroscope/test/graphs"
 )
 
-const quantityGraph = `apiVersion: kro.run/v1alpha1
-kind: ResourceGraphDefinition
-metadata:
-  name: rtquantity
-spec:
-  schema:
-    apiVersion: v1alpha1
-    kind: RtQuantity
-    spec:
-      cpu: string | default=1000m
-  resources:
-  - id: deploy
-    template:
-      apiVersion: apps/v1
-      kind: Deployment
-      metadata:
-        name: ${schema.metadata.name}
-      spec:
-        replicas: 1
-        selector:
-          matchLabels:
-            app: ${schema.metadata.name}
-        template:
-          metadata:
-            labels:
-              app: ${schema.metadata.name}
-          spec:
-            containers:
-            - name: app
-              image: nginx
-              resources:
-                requests:
-                  cpu: ${schema.spec.cpu}
-                  memory: 1024Mi
-`
+var quantityGraph = graphs.RGD("rtquantity", "RtQuantity", "spec:\n  cpu: string | default=1000m",
+	graphs.Deployment("deploy", "${schema.metadata.name}", `image: nginx
+resources:
+  requests:
+    cpu: ${schema.spec.cpu}
+    memory: 1024Mi`))
 
 // The API server stores quantities canonically (1000m as 1, 1024Mi as
 // 1Gi). A converged instance whose template spells them otherwise must not

@@ -23,6 +23,7 @@ import (
 	"github.com/kroscope/kroscope/reconciler/metadata"
 	"github.com/kroscope/kroscope/test/engrun"
 	"github.com/kroscope/kroscope/test/envtest"
+	"github.com/kroscope/kroscope/test/graphs"
 	"github.com/kroscope/kroscope/test/krocontroller"
 )
 
@@ -30,82 +31,21 @@ import (
 // status the rig fakes (readyWhen on it), a Secret, a ConfigMap that reads
 // the Deployment's status, and a forEach collection.
 func takeoverGraph(name, kind string) string {
-	return `apiVersion: kro.run/v1alpha1
-kind: ResourceGraphDefinition
-metadata:
-  name: ` + name + `
-spec:
-  schema:
-    apiVersion: v1alpha1
-    kind: ` + kind + `
-    spec:
-      greeting: string | default=hello
-      extras: "[]string | required=true"
-    status:
-      available: ${deploy.status.availableReplicas}
-  resources:
-  - id: config
-    template:
-      apiVersion: v1
-      kind: ConfigMap
-      metadata:
-        name: ${schema.metadata.name}-config
-      data:
-        greeting: ${schema.spec.greeting}
-  - id: secret
-    template:
-      apiVersion: v1
-      kind: Secret
-      metadata:
-        name: ${config.metadata.name}-secret
-      type: Opaque
-      data:
-        token: dG9rZW4=
-  - id: deploy
-    readyWhen:
-    - ${deploy.status.availableReplicas == 1}
-    template:
-      apiVersion: apps/v1
-      kind: Deployment
-      metadata:
-        name: ${schema.metadata.name}-app
-      spec:
-        replicas: 1
-        selector:
-          matchLabels:
-            app: ${schema.metadata.name}
-        template:
-          metadata:
-            labels:
-              app: ${schema.metadata.name}
-          spec:
-            containers:
-            - name: app
-              image: registry.k8s.io/pause:3.10
-              envFrom:
-              - configMapRef:
-                  name: ${config.metadata.name}
-              - secretRef:
-                  name: ${secret.metadata.name}
-  - id: summary
-    template:
-      apiVersion: v1
-      kind: ConfigMap
-      metadata:
-        name: ${schema.metadata.name}-summary
-      data:
-        available: ${string(deploy.status.availableReplicas)}
-  - id: extras
-    forEach:
-    - suffix: ${schema.spec.extras}
-    template:
-      apiVersion: v1
-      kind: ConfigMap
-      metadata:
-        name: ${config.metadata.name}-${suffix}
-      data:
-        from: ${config.metadata.name}
-`
+	return graphs.RGD(name, kind, `spec:
+  greeting: string | default=hello
+  extras: "[]string | required=true"
+status:
+  available: ${deploy.status.availableReplicas}`,
+		graphs.ConfigMap("config", "${schema.metadata.name}-config", "greeting: ${schema.spec.greeting}"),
+		graphs.Template("secret", "v1", "Secret", "name: ${config.metadata.name}-secret", "type: Opaque\ndata:\n  token: dG9rZW4="),
+		graphs.Deployment("deploy", "${schema.metadata.name}-app", `image: registry.k8s.io/pause:3.10
+envFrom:
+- configMapRef:
+    name: ${config.metadata.name}
+- secretRef:
+    name: ${secret.metadata.name}`, "readyWhen:\n- ${deploy.status.availableReplicas == 1}"),
+		graphs.ConfigMap("summary", "${schema.metadata.name}-summary", "available: ${string(deploy.status.availableReplicas)}"),
+		graphs.ConfigMap("extras", "${config.metadata.name}-${suffix}", "from: ${config.metadata.name}", "forEach:\n- suffix: ${schema.spec.extras}"))
 }
 
 // takeoverChildren is every resource the graph above makes per instance.

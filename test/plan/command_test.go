@@ -11,6 +11,7 @@ import (
 
 	"github.com/kroscope/kroscope/plan"
 	"github.com/kroscope/kroscope/test/envtest"
+	"github.com/kroscope/kroscope/test/graphs"
 	"github.com/kroscope/kroscope/test/prereq"
 )
 
@@ -20,9 +21,9 @@ import (
 func TestPlanCommand(t *testing.T) {
 	r := newRig(t)
 	doc := func(greeting string) string {
-		return graphDoc("PlanCmd", "name: string", configMap("cm", "${schema.spec.name}", "greeting: "+greeting))
+		return graphDoc("PlanCmd", "name: string", graphs.ConfigMap("cm", "${schema.spec.name}", "greeting: "+greeting))
 	}
-	r.serve(r.build(doc("hello")), instance("PlanCmd", "a", "name: a-cm"))
+	r.serve(r.build(doc("hello")), graphs.Instance("PlanCmd", "a", "name: a-cm"))
 	dir := t.TempDir()
 	write := func(name, content string) string {
 		p := filepath.Join(dir, name)
@@ -33,7 +34,7 @@ func TestPlanCommand(t *testing.T) {
 	}
 	same, edited := write("same.yaml", doc("hello")), write("edited.yaml", doc("hi"))
 	bad := write("bad.yaml", doc("${schema.spec.nope}"))
-	inst := write("inst.yaml", instance("PlanCmd", "a", "name: a-renamed"))
+	inst := write("inst.yaml", graphs.Instance("PlanCmd", "a", "name: a-renamed"))
 	kubeconfig := envtest.Kubeconfig(t, r.env.Config)
 	run := func(args ...string) (string, int) {
 		cmd := exec.Command(prereq.Kroscope(t), append([]string{"plan", "--kubeconfig", kubeconfig, "-n", r.ns}, args...)...)

@@ -2,7 +2,6 @@ package plan_test
 
 import (
 	"context"
-	"fmt"
 	"strings"
 	"testing"
 
@@ -11,50 +10,14 @@ import (
 	"github.com/kroscope/kroscope/plan"
 	"github.com/kroscope/kroscope/reconciler/client"
 	"github.com/kroscope/kroscope/reconciler/graph"
+	"github.com/kroscope/kroscope/test/graphs"
 )
 
-// graphDoc is a ResourceGraphDefinition of kind with the spec fields and
-// resources given (YAML, indented as under spec.schema.spec and
-// spec.resources).
-func graphDoc(kind, spec, resources string) string {
-	return fmt.Sprintf(`apiVersion: kro.run/v1alpha1
-kind: ResourceGraphDefinition
-metadata:
-  name: %s
-spec:
-  schema:
-    apiVersion: v1alpha1
-    kind: %s
-    spec:
-%s
-  resources:
-%s`, strings.ToLower(kind), kind, indent(spec, 6), indent(resources, 4))
-}
-
-func indent(s string, n int) string {
-	pad := strings.Repeat(" ", n)
-	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
-	for i, l := range lines {
-		if l != "" {
-			lines[i] = pad + l
-		}
-	}
-	return strings.Join(lines, "\n") + "\n"
-}
-
-func configMap(id, name, data string) string {
-	return fmt.Sprintf(`- id: %s
-  template:
-    apiVersion: v1
-    kind: ConfigMap
-    metadata:
-      name: %s
-    data:
-%s`, id, name, indent(data, 6))
-}
-
-func instance(kind, name, spec string) string {
-	return fmt.Sprintf("apiVersion: kro.run/v1alpha1\nkind: %s\nmetadata:\n  name: %s\nspec:\n%s", kind, name, indent(spec, 2))
+// graphDoc is a ResourceGraphDefinition of kind with the spec fields
+// (YAML, as under spec.schema.spec) and resources (items as
+// graphs.ConfigMap writes them) given.
+func graphDoc(kind, spec string, resources ...string) string {
+	return graphs.RGD(strings.ToLower(kind), kind, "spec:\n"+graphs.Indent(spec, 2), resources...)
 }
 
 // checkApplied applies g2 for real (the reconciler, on every instance
@@ -75,9 +38,9 @@ func checkApplied(r *rig, p *plan.Plan, g2 *graph2, names ...string) {
 // dryRun parameter); the reconciler then makes exactly that change.
 func TestPlanTemplateChange(t *testing.T) {
 	r := newRig(t)
-	old := r.build(graphDoc("PlanTpl", "name: string", configMap("cm", "${schema.spec.name}", "greeting: hello")))
-	r.serve(old, instance("PlanTpl", "a", "name: a-cm"), instance("PlanTpl", "b", "name: b-cm"))
-	g := r.build(graphDoc("PlanTpl", "name: string", configMap("cm", "${schema.spec.name}", "greeting: bonjour")))
+	old := r.build(graphDoc("PlanTpl", "name: string", graphs.ConfigMap("cm", "${schema.spec.name}", "greeting: hello")))
+	r.serve(old, graphs.Instance("PlanTpl", "a", "name: a-cm"), graphs.Instance("PlanTpl", "b", "name: b-cm"))
+	g := r.build(graphDoc("PlanTpl", "name: string", graphs.ConfigMap("cm", "${schema.spec.name}", "greeting: bonjour")))
 
 	var c counter
 	set, err := client.NewSet(c.wrap(r.env.Config))
@@ -130,10 +93,10 @@ func checkEdited(r *rig, p *plan.Plan, g *graph.Graph, edits ...string) {
 // every stored instance through the new schema's defaulting.
 func TestPlanSpecFieldWithDefault(t *testing.T) {
 	r := newRig(t)
-	old := r.build(graphDoc("PlanDefault", "name: string", configMap("cm", "${schema.spec.name}", "greeting: hello")))
-	r.serve(old, instance("PlanDefault", "a", "name: a-cm"))
+	old := r.build(graphDoc("PlanDefault", "name: string", graphs.ConfigMap("cm", "${schema.spec.name}", "greeting: hello")))
+	r.serve(old, graphs.Instance("PlanDefault", "a", "name: a-cm"))
 	g := r.build(graphDoc("PlanDefault", "name: string\ncolor: string | default=teal",
-		configMap("cm", "${schema.spec.name}", "greeting: hello\ncolor: ${schema.spec.color}")))
+		graphs.ConfigMap("cm", "${schema.spec.name}", "greeting: hello\ncolor: ${schema.spec.color}")))
 	p := r.plan(g, nil)
 	if p.Schema == nil || len(p.Schema.Breaking) > 0 {
 		t.Errorf("an added field with a default is not breaking: %+v", p.Schema)
@@ -150,10 +113,10 @@ func TestPlanSpecFieldWithDefault(t *testing.T) {
 // and nothing else is.
 func TestPlanRemovedResource(t *testing.T) {
 	r := newRig(t)
-	both := configMap("one", "${schema.spec.name}-one", "k: v") + configMap("two", "${schema.spec.name}-two", "k: v")
+	both := graphs.ConfigMap("one", "${schema.spec.name}-one", "k: v") + graphs.ConfigMap("two", "${schema.spec.name}-two", "k: v")
 	old := r.build(graphDoc("PlanRemove", "name: string", both))
-	r.serve(old, instance("PlanRemove", "a", "name: a"))
-	g := r.build(graphDoc("PlanRemove", "name: string", configMap("one", "${schema.spec.name}-one", "k: v")))
+	r.serve(old, graphs.Instance("PlanRemove", "a", "name: a"))
+	g := r.build(graphDoc("PlanRemove", "name: string", graphs.ConfigMap("one", "${schema.spec.name}-one", "k: v")))
 	p := r.plan(g, nil)
 	expect(t, "plan", planned(instanceOf(t, p, "a")), []string{"- ConfigMap " + r.ns + "/a-two"})
 	checkApplied(r, p, &graph2{old, g}, "a")
@@ -163,9 +126,9 @@ func TestPlanRemovedResource(t *testing.T) {
 // same name): its node label changes, nothing is pruned or created.
 func TestPlanRenamedID(t *testing.T) {
 	r := newRig(t)
-	old := r.build(graphDoc("PlanRename", "name: string", configMap("cm", "${schema.spec.name}", "k: v")))
-	r.serve(old, instance("PlanRename", "a", "name: a-cm"))
-	g := r.build(graphDoc("PlanRename", "name: string", configMap("config", "${schema.spec.name}", "k: v")))
+	old := r.build(graphDoc("PlanRename", "name: string", graphs.ConfigMap("cm", "${schema.spec.name}", "k: v")))
+	r.serve(old, graphs.Instance("PlanRename", "a", "name: a-cm"))
+	g := r.build(graphDoc("PlanRename", "name: string", graphs.ConfigMap("config", "${schema.spec.name}", "k: v")))
 	p := r.plan(g, nil)
 	expect(t, "plan", planned(instanceOf(t, p, "a")), []string{`~ ConfigMap ` + r.ns + `/a-cm metadata.labels["kro.run/node-id"]`})
 	checkApplied(r, p, &graph2{old, g}, "a")
@@ -175,11 +138,10 @@ func TestPlanRenamedID(t *testing.T) {
 // the resource (false) or creates it (true).
 func TestPlanIncludeWhenFlips(t *testing.T) {
 	r := newRig(t)
-	res := configMap("main", "${schema.spec.name}", "k: v") +
-		"- id: extra\n  includeWhen:\n  - ${schema.spec.extra}\n  template:\n    apiVersion: v1\n    kind: ConfigMap\n    metadata:\n      name: ${schema.spec.name}-extra\n    data:\n      k: v\n"
-	g := r.build(graphDoc("PlanInclude", "name: string\nextra: boolean", res))
-	r.serve(g, instance("PlanInclude", "turned-off", "name: turned-off\nextra: true"), instance("PlanInclude", "turned-on", "name: turned-on\nextra: false"))
-	edits := []string{instance("PlanInclude", "turned-off", "name: turned-off\nextra: false"), instance("PlanInclude", "turned-on", "name: turned-on\nextra: true")}
+	g := r.build(graphDoc("PlanInclude", "name: string\nextra: boolean", graphs.ConfigMap("main", "${schema.spec.name}", "k: v"),
+		graphs.ConfigMap("extra", "${schema.spec.name}-extra", "k: v", "includeWhen:\n- ${schema.spec.extra}")))
+	r.serve(g, graphs.Instance("PlanInclude", "turned-off", "name: turned-off\nextra: true"), graphs.Instance("PlanInclude", "turned-on", "name: turned-on\nextra: false"))
+	edits := []string{graphs.Instance("PlanInclude", "turned-off", "name: turned-off\nextra: false"), graphs.Instance("PlanInclude", "turned-on", "name: turned-on\nextra: true")}
 	p := r.plan(g, nil, edits...)
 	expect(t, "plan of turned-off", planned(instanceOf(t, p, "turned-off")), []string{"- ConfigMap " + r.ns + "/turned-off-extra"})
 	expect(t, "plan of turned-on", planned(instanceOf(t, p, "turned-on")), []string{"+ ConfigMap " + r.ns + "/turned-on-extra"})
@@ -190,10 +152,10 @@ func TestPlanIncludeWhenFlips(t *testing.T) {
 // new items, over a shorter one prunes the items gone.
 func TestPlanForEachGrowsAndShrinks(t *testing.T) {
 	r := newRig(t)
-	res := "- id: cms\n  forEach:\n  - entry: ${schema.spec.items}\n  template:\n    apiVersion: v1\n    kind: ConfigMap\n    metadata:\n      name: ${schema.metadata.name + '-' + entry}\n    data:\n      k: v\n"
-	g := r.build(graphDoc("PlanForEach", "items: '[]string'", res))
-	r.serve(g, instance("PlanForEach", "grow", "items: [p, q]"), instance("PlanForEach", "shrink", "items: [p, q]"))
-	edits := []string{instance("PlanForEach", "grow", "items: [p, q, r]"), instance("PlanForEach", "shrink", "items: [p]")}
+	g := r.build(graphDoc("PlanForEach", "items: '[]string'",
+		graphs.ConfigMap("cms", "${schema.metadata.name + '-' + entry}", "k: v", "forEach:\n- entry: ${schema.spec.items}")))
+	r.serve(g, graphs.Instance("PlanForEach", "grow", "items: [p, q]"), graphs.Instance("PlanForEach", "shrink", "items: [p, q]"))
+	edits := []string{graphs.Instance("PlanForEach", "grow", "items: [p, q, r]"), graphs.Instance("PlanForEach", "shrink", "items: [p]")}
 	p := r.plan(g, nil, edits...)
 	size := ` metadata.labels["kro.run/collection-size"]`
 	expect(t, "plan of grow", planned(instanceOf(t, p, "grow")), []string{"+ ConfigMap " + r.ns + "/grow-r",
@@ -207,9 +169,9 @@ func TestPlanForEachGrowsAndShrinks(t *testing.T) {
 // are named as failing.
 func TestPlanBreakingSchemaChange(t *testing.T) {
 	r := newRig(t)
-	old := r.build(graphDoc("PlanBreak", "size: integer", configMap("cm", "${schema.metadata.name}", "size: ${string(schema.spec.size)}")))
-	r.serve(old, instance("PlanBreak", "a", "size: 3"))
-	g := r.build(graphDoc("PlanBreak", "size: string", configMap("cm", "${schema.metadata.name}", "size: ${schema.spec.size}")))
+	old := r.build(graphDoc("PlanBreak", "size: integer", graphs.ConfigMap("cm", "${schema.metadata.name}", "size: ${string(schema.spec.size)}")))
+	r.serve(old, graphs.Instance("PlanBreak", "a", "size: 3"))
+	g := r.build(graphDoc("PlanBreak", "size: string", graphs.ConfigMap("cm", "${schema.metadata.name}", "size: ${schema.spec.size}")))
 	p := r.plan(g, nil)
 	if p.Schema == nil || len(p.Schema.Breaking) == 0 {
 		t.Fatalf("a type change is breaking: %+v", p.Schema)

@@ -15,6 +15,7 @@ import (
 	"github.com/kroscope/kroscope/plan"
 	"github.com/kroscope/kroscope/reconciler/client"
 	"github.com/kroscope/kroscope/reconciler/redact"
+	"github.com/kroscope/kroscope/test/graphs"
 )
 
 // widgetCRD serves PlanWidget, whose spec.color only the API server knows
@@ -48,8 +49,8 @@ func TestPlanAdmissionRefusal(t *testing.T) {
 	r.set.RESTMapper().Reset()
 	res := "- id: widget\n  template:\n    apiVersion: test.kroscope.dev/v1\n    kind: PlanWidget\n    metadata:\n      name: ${schema.metadata.name}\n    spec:\n      color: ${schema.spec.color}\n"
 	g := r.build(graphDoc("PlanEnum", "color: string", res))
-	r.serve(g, instance("PlanEnum", "a", "color: red"))
-	p := r.plan(g, nil, instance("PlanEnum", "a", "color: green"))
+	r.serve(g, graphs.Instance("PlanEnum", "a", "color: red"))
+	p := r.plan(g, nil, graphs.Instance("PlanEnum", "a", "color: green"))
 	in := instanceOf(t, p, "a")
 	if len(in.Objects) != 1 || in.Objects[0].Op != plan.OpFail || in.Objects[0].Kind != "PlanWidget" ||
 		!strings.Contains(in.Objects[0].Message, `Unsupported value: "green"`) {
@@ -74,10 +75,10 @@ func TestPlanMasksSecrets(t *testing.T) {
 	res := func(prefix, extra string) string {
 		return "- id: db\n  externalRef:\n    apiVersion: v1\n    kind: Secret\n    metadata:\n      name: db\n" +
 			"- id: creds\n  template:\n    apiVersion: v1\n    kind: Secret\n    metadata:\n      name: ${schema.metadata.name}-creds\n    stringData:\n      password: ${schema.spec.password}\n" + extra +
-			configMap("cfg", "${schema.metadata.name}-cfg", "token: ${'"+prefix+"' + string(db.data.password)}")
+			graphs.ConfigMap("cfg", "${schema.metadata.name}-cfg", "token: ${'"+prefix+"' + string(db.data.password)}")
 	}
 	old := r.build(graphDoc("PlanSecret", "password: string", res("v1:", "")))
-	r.serve(old, instance("PlanSecret", "a", "password: "+instPassword))
+	r.serve(old, graphs.Instance("PlanSecret", "a", "password: "+instPassword))
 	g := r.build(graphDoc("PlanSecret", "password: string", res("v2:", "      again: ${schema.spec.password}\n")))
 	p := r.plan(g, nil)
 	var text, js strings.Builder
@@ -104,9 +105,9 @@ func TestPlanMasksSecrets(t *testing.T) {
 // them, labelled so, with the same changes the reconciler then makes.
 func TestPlanReadOnlyUser(t *testing.T) {
 	r := newRig(t)
-	old := r.build(graphDoc("PlanViewer", "name: string", configMap("cm", "${schema.spec.name}", "greeting: hello")))
-	r.serve(old, instance("PlanViewer", "a", "name: a-cm"))
-	g := r.build(graphDoc("PlanViewer", "name: string", configMap("cm", "${schema.spec.name}", "greeting: hi")))
+	old := r.build(graphDoc("PlanViewer", "name: string", graphs.ConfigMap("cm", "${schema.spec.name}", "greeting: hello")))
+	r.serve(old, graphs.Instance("PlanViewer", "a", "name: a-cm"))
+	g := r.build(graphDoc("PlanViewer", "name: string", graphs.ConfigMap("cm", "${schema.spec.name}", "greeting: hi")))
 	user := "viewer-" + r.ns
 	r.bindReader(user, []rbacv1.PolicyRule{
 		{APIGroups: []string{""}, Resources: []string{"configmaps"}, Verbs: []string{"get", "list", "watch"}},

@@ -19,6 +19,7 @@ import (
 
 	"github.com/kroscope/kroscope/reconciler/graph"
 	"github.com/kroscope/kroscope/test/envtest"
+	"github.com/kroscope/kroscope/test/graphs"
 	"github.com/kroscope/kroscope/test/kroexamples"
 )
 
@@ -183,40 +184,10 @@ func decodeYAML(data []byte) (map[string]any, error) {
 	return obj, utiljson.Unmarshal(js, &obj)
 }
 
-const evalRGD = `
-apiVersion: kro.run/v1alpha1
-kind: ResourceGraphDefinition
-metadata:
-  name: typed
-spec:
-  schema:
-    apiVersion: v1alpha1
-    kind: Typed
-    spec:
-      name: string
-      replicas: integer | default=3
-    status:
-      ready: ${deployment.status.availableReplicas}
-  resources:
-  - id: deployment
-    template:
-      apiVersion: apps/v1
-      kind: Deployment
-      metadata:
-        name: ${schema.spec.name}
-      spec:
-        replicas: ${schema.spec.replicas}
-  - id: service
-    includeWhen:
-    - ${schema.spec.replicas > 1}
-    template:
-      apiVersion: v1
-      kind: Service
-      metadata:
-        name: ${deployment.metadata.name}-svc
-      spec:
-        selector: ${deployment.spec.selector.matchLabels}
-`
+var evalRGD = graphs.RGD("typed", "Typed", "spec:\n  name: string\n  replicas: integer | default=3\nstatus:\n  ready: ${deployment.status.availableReplicas}",
+	graphs.Template("deployment", "apps/v1", "Deployment", "name: ${schema.spec.name}", "spec:\n  replicas: ${schema.spec.replicas}"),
+	graphs.Template("service", "v1", "Service", "name: ${deployment.metadata.name}-svc", "spec:\n  selector: ${deployment.spec.selector.matchLabels}",
+		"includeWhen:\n- ${schema.spec.replicas > 1}"))
 
 func instance() map[string]any {
 	return map[string]any{

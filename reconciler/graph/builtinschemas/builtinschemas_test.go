@@ -16,6 +16,7 @@ import (
 	"github.com/kroscope/kroscope/reconciler/graph"
 	"github.com/kroscope/kroscope/reconciler/graph/builtinschemas"
 	"github.com/kroscope/kroscope/test/envtest"
+	"github.com/kroscope/kroscope/test/graphs"
 	"github.com/kroscope/kroscope/test/kroexamples"
 	"github.com/kroscope/kroscope/test/prereq"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -165,46 +166,19 @@ func jsonEqual(t *testing.T, a, b []byte) bool {
 	return reflect.DeepEqual(x, y)
 }
 
-const deployment = `apiVersion: kro.run/v1alpha1
-kind: ResourceGraphDefinition
-metadata:
-  name: app
-spec:
-  schema:
-    apiVersion: v1alpha1
-    kind: App
+var deployment = graphs.RGD("app", "App", "spec:\n  name: string\n  replicas: integer | default=1\nstatus:\n  ready: ${deployment.status.readyReplicas}",
+	graphs.Template("deployment", "apps/v1", "Deployment", "name: ${schema.spec.name}", `spec:
+  replicas: ${schema.spec.replicas}
+  selector:
+    matchLabels: {app: "${schema.spec.name}"}
+  template:
+    metadata:
+      labels: {app: "${schema.spec.name}"}
     spec:
-      name: string
-      replicas: integer | default=1
-    status:
-      ready: ${deployment.status.readyReplicas}
-  resources:
-  - id: deployment
-    template:
-      apiVersion: apps/v1
-      kind: Deployment
-      metadata:
-        name: ${schema.spec.name}
-      spec:
-        replicas: ${schema.spec.replicas}
-        selector:
-          matchLabels: {app: "${schema.spec.name}"}
-        template:
-          metadata:
-            labels: {app: "${schema.spec.name}"}
-          spec:
-            containers:
-            - name: app
-              image: nginx
-  - id: widget
-    template:
-      apiVersion: example.com/v1
-      kind: Widget
-      metadata:
-        name: ${schema.spec.name}
-      spec:
-        anything: ${deployment.spec.replicas}
-`
+      containers:
+      - name: app
+        image: nginx`),
+	graphs.Template("widget", "example.com/v1", "Widget", "name: ${schema.spec.name}", "spec:\n  anything: ${deployment.spec.replicas}"))
 
 // TestTypeChecksBuiltinKinds: without a cluster, a built-in kind's
 // template is checked against its schema (a field it lacks, an expression

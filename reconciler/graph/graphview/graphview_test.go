@@ -9,57 +9,21 @@ import (
 	"testing"
 
 	"github.com/kroscope/kroscope/reconciler/graph"
+	"github.com/kroscope/kroscope/test/graphs"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files")
 
-const webapp = `
-apiVersion: kro.run/v1alpha1
-kind: ResourceGraphDefinition
-metadata:
-  name: webapp
-spec:
-  schema:
-    apiVersion: v1alpha1
-    kind: WebApp
-    spec:
-      name: string
-      ingress: boolean | default=false
-    status:
-      replicas: ${deployment.status.availableReplicas}
-  resources:
-  - id: config
-    externalRef:
-      apiVersion: v1
-      kind: ConfigMap
-      metadata:
-        name: shared
-        namespace: default
-  - id: deployment
-    readyWhen:
-    - ${deployment.status.availableReplicas > 0}
-    template:
-      apiVersion: apps/v1
-      kind: Deployment
-      metadata:
-        name: ${schema.spec.name}
-        annotations:
-          config: ${config.data.version}
-  - id: service
-    template:
-      apiVersion: v1
-      kind: Service
-      metadata:
-        name: ${deployment.metadata.name}
-  - id: ingress
-    includeWhen:
-    - ${schema.spec.ingress}
-    template:
-      apiVersion: networking.k8s.io/v1
-      kind: Ingress
-      metadata:
-        name: ${service.metadata.name}
-`
+var webapp = graphs.RGD("webapp", "WebApp", `spec:
+  name: string
+  ingress: boolean | default=false
+status:
+  replicas: ${deployment.status.availableReplicas}`,
+	graphs.Resource("config", "externalRef:\n  apiVersion: v1\n  kind: ConfigMap\n  metadata:\n    name: shared\n    namespace: default"),
+	graphs.Template("deployment", "apps/v1", "Deployment", "name: ${schema.spec.name}\nannotations:\n  config: ${config.data.version}", "",
+		"readyWhen:\n- ${deployment.status.availableReplicas > 0}"),
+	graphs.Template("service", "v1", "Service", "name: ${deployment.metadata.name}", ""),
+	graphs.Template("ingress", "networking.k8s.io/v1", "Ingress", "name: ${service.metadata.name}", "", "includeWhen:\n- ${schema.spec.ingress}"))
 
 func build(t *testing.T) *graph.Graph {
 	t.Helper()
