@@ -143,6 +143,9 @@ func RoundTripper(g *Gate, next http.RoundTripper) http.RoundTripper {
 type roundTripper struct {
 	gate *Gate
 	next http.RoundTripper
+	// gated carries the engine's own writes over connections that ask
+	// the gate again before each send (see gatedTransport); nil: next.
+	gated http.RoundTripper
 }
 
 func (r *roundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
@@ -152,22 +155,34 @@ func (r *roundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
 	if err := r.gate.refuse(req.Context(), req.Method, req.URL.Path); err != nil {
 		return nil, err
 	}
-	until, fenced := r.gate.fenceUntil()
-	if !fenced || userAllowed(req.Context(), req.Method) {
+	if userAllowed(req.Context(), req.Method) {
 		return r.next.RoundTrip(req)
 	}
-	// A write that passed the gate may still wait for the connection
-	// (a free stream, the write lock) while the process is paused: it
-	// carries the proof's expiry as its deadline, so one still waiting
-	// when the proof lapses is abandoned, not sent late.
-	ctx, cancel := context.WithDeadline(req.Context(), until)
-	resp, err := r.next.RoundTrip(req.WithContext(ctx))
+	next := r.next
+	if r.gated != nil {
+		next = r.gated
+	}
+	ctx, cancel := r.writeContext(req.Context())
+	resp, err := next.RoundTrip(req.WithContext(ctx))
 	if err != nil {
 		cancel()
+		if !r.gate.Open() { // refused on its way out, or lost as the gate closed
+			return nil, &Error{Verb: req.Method, What: req.URL.Path, Fenced: r.gate.open.Load()}
+		}
 		return nil, err
 	}
 	resp.Body = &cancelOnClose{ReadCloser: resp.Body, cancel: cancel}
 	return resp, nil
+}
+
+// writeContext gives a write that passed the gate the proof's expiry as
+// its deadline: one still waiting for the connection when the proof
+// lapses is abandoned, not sent late.
+func (r *roundTripper) writeContext(ctx context.Context) (context.Context, context.CancelFunc) {
+	if until, fenced := r.gate.fenceUntil(); fenced {
+		return context.WithDeadline(ctx, until)
+	}
+	return context.WithCancel(ctx)
 }
 
 // cancelOnClose ends a write's context once its response is read.
@@ -188,7 +203,10 @@ func (r *roundTripper) WrappedRoundTripper() http.RoundTripper { return r.next }
 // WrapConfig returns a copy of cfg whose clients go through the gate.
 func WrapConfig(cfg *rest.Config, g *Gate) *rest.Config {
 	out := rest.CopyConfig(cfg)
-	out.Wrap(transport.WrapperFunc(func(rt http.RoundTripper) http.RoundTripper { return RoundTripper(g, rt) }))
+	gated := gatedTransport(cfg, g)
+	out.Wrap(transport.WrapperFunc(func(rt http.RoundTripper) http.RoundTripper {
+		return &roundTripper{gate: g, next: rt, gated: gated}
+	}))
 	return out
 }
 
