@@ -8,30 +8,11 @@ import (
 
 	"github.com/kroscope/kroscope/engine/source"
 	"github.com/kroscope/kroscope/reconciler/graph"
+	"github.com/kroscope/kroscope/test/graphs"
 )
 
-const secretRGD = `apiVersion: kro.run/v1alpha1
-kind: ResourceGraphDefinition
-metadata:
-  name: creds
-spec:
-  schema:
-    apiVersion: v1alpha1
-    kind: Creds
-    scope: Cluster
-  resources:
-  - id: secret
-    template:
-      apiVersion: v1
-      kind: Secret
-      metadata:
-        name: literal
-        namespace: default
-      stringData:
-        password: hunter2
-      data:
-        token: aHVudGVyMg==
-`
+var secretRGD = graphs.RGD("creds", "Creds", "scope: Cluster",
+	graphs.Template("secret", "v1", "Secret", "name: literal\nnamespace: default", "stringData:\n  password: hunter2\ndata:\n  token: aHVudGVyMg=="))
 
 // TestDefinitionMasksSecrets: the definition's YAML never carries a
 // template's literal Secret values, says its scope, and leaves out a

@@ -9,61 +9,15 @@ import (
 
 	"github.com/kroscope/kroscope/reconciler/graph"
 	"github.com/kroscope/kroscope/reconciler/graph/builtinschemas"
+	"github.com/kroscope/kroscope/test/graphs"
 )
 
-const renderGraph = `apiVersion: kro.run/v1alpha1
-kind: ResourceGraphDefinition
-metadata:
-  name: app
-spec:
-  schema:
-    apiVersion: v1alpha1
-    kind: RenderApp
-    spec:
-      replicas: integer | default=2
-      password: string
-  resources:
-  - id: secret
-    template:
-      apiVersion: v1
-      kind: Secret
-      metadata:
-        name: ${schema.metadata.name}-db
-      stringData:
-        password: ${schema.spec.password}
-  - id: deployment
-    readyWhen:
-    - ${deployment.status.availableReplicas == deployment.spec.replicas}
-    template:
-      apiVersion: apps/v1
-      kind: Deployment
-      metadata:
-        name: ${schema.metadata.name}
-      spec:
-        replicas: ${schema.spec.replicas}
-        selector:
-          matchLabels: {app: web}
-        template:
-          metadata:
-            labels: {app: web}
-          spec:
-            containers:
-            - name: web
-              image: nginx
-              env:
-              - name: SECRET_NAME
-                value: ${secret.metadata.name}
-  - id: service
-    template:
-      apiVersion: v1
-      kind: Service
-      metadata:
-        name: ${deployment.metadata.name}
-      spec:
-        selector: {app: web}
-        ports:
-        - port: 80
-`
+var renderGraph = graphs.RGD("app", "RenderApp", "spec:\n  replicas: integer | default=2\n  password: string",
+	graphs.Template("secret", "v1", "Secret", "name: ${schema.metadata.name}-db", "stringData:\n  password: ${schema.spec.password}"),
+	graphs.Template("deployment", "apps/v1", "Deployment", "name: ${schema.metadata.name}",
+		"spec:\n  replicas: ${schema.spec.replicas}\n"+graphs.Indent(graphs.Workload("web", "containers:\n- name: web\n  image: nginx\n  env:\n  - name: SECRET_NAME\n    value: ${secret.metadata.name}"), 2),
+		"readyWhen:\n- ${deployment.status.availableReplicas == deployment.spec.replicas}"),
+	graphs.Template("service", "v1", "Service", "name: ${deployment.metadata.name}", "spec:\n  selector: {app: web}\n  ports:\n  - port: 80"))
 
 // renderAppGraph is renderGraph built, its templates typed as validate
 // types them.

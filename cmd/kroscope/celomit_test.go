@@ -4,28 +4,12 @@ import (
 	"errors"
 	"strings"
 	"testing"
+
+	"github.com/kroscope/kroscope/test/graphs"
 )
 
-const omitGraph = `apiVersion: kro.run/v1alpha1
-kind: ResourceGraphDefinition
-metadata:
-  name: omitter
-spec:
-  schema:
-    apiVersion: v1alpha1
-    kind: Omitter
-    spec:
-      note: string | default=""
-  resources:
-  - id: cm
-    template:
-      apiVersion: v1
-      kind: ConfigMap
-      metadata:
-        name: ${schema.metadata.name}
-      data:
-        note: '${schema.spec.note == "" ? omit() : schema.spec.note}'
-`
+var omitGraph = graphs.RGD("omitter", "Omitter", "spec:\n  note: string | default=\"\"",
+	graphs.ConfigMap("cm", "${schema.metadata.name}", `note: '${schema.spec.note == "" ? omit() : schema.spec.note}'`))
 
 // TestValidateCELOmitFlag: omit() is rejected, naming the flag, until
 // --enable-cel-omit is given; the commands that build graphs all take it.

@@ -4,52 +4,25 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+
+	"github.com/kroscope/kroscope/test/graphs"
 )
 
 // clusterGraph is a graph whose instance kind is cluster-scoped, with a
 // forEach collection, an includeWhen and a schema with defaults and markers.
-const clusterGraph = `apiVersion: kro.run/v1alpha1
-kind: ResourceGraphDefinition
-metadata:
-  name: tenants
+var clusterGraph = graphs.RGD("tenants", "Tenant", `scope: Cluster
 spec:
-  schema:
-    apiVersion: v1alpha1
-    kind: Tenant
-    scope: Cluster
-    spec:
-      name: string | required=true
-      replicas: integer | default=2 minimum=1 maximum=20
-      regions: '[]string | default=["eu"]'
-      tier: string | enum="free,pro" default="free"
-    status:
-      namespace: ${ns.metadata.name}
-  resources:
-  - id: ns
-    template:
-      apiVersion: v1
-      kind: Namespace
-      metadata:
-        name: ${schema.spec.name}
-  - id: quotas
-    forEach:
-    - region: ${schema.spec.regions}
-    template:
-      apiVersion: v1
-      kind: ConfigMap
-      metadata:
-        name: ${schema.spec.name + "-" + region}
-        namespace: ${ns.metadata.name}
-  - id: pro
-    includeWhen:
-    - ${schema.spec.tier == "pro"}
-    template:
-      apiVersion: v1
-      kind: ConfigMap
-      metadata:
-        name: pro
-        namespace: ${ns.metadata.name}
-`
+  name: string | required=true
+  replicas: integer | default=2 minimum=1 maximum=20
+  regions: '[]string | default=["eu"]'
+  tier: string | enum="free,pro" default="free"
+status:
+  namespace: ${ns.metadata.name}`,
+	graphs.Template("ns", "v1", "Namespace", "name: ${schema.spec.name}", ""),
+	graphs.Template("quotas", "v1", "ConfigMap", "name: ${schema.spec.name + \"-\" + region}\nnamespace: ${ns.metadata.name}", "",
+		"forEach:\n- region: ${schema.spec.regions}"),
+	graphs.Template("pro", "v1", "ConfigMap", "name: pro\nnamespace: ${ns.metadata.name}", "",
+		"includeWhen:\n- ${schema.spec.tier == \"pro\"}"))
 
 // TestGraphJSONSaysClusterScope: `kroscope graph -o json` says a graph's
 // instance kind is cluster-scoped, and carries the schema summary and the

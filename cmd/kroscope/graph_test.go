@@ -9,6 +9,8 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
+
+	"github.com/kroscope/kroscope/test/graphs"
 )
 
 func runCmd(t *testing.T, args ...string) (stdout, stderr string, err error) {
@@ -84,30 +86,9 @@ func TestValidateReportsEveryError(t *testing.T) {
 
 func TestGraphFormats(t *testing.T) {
 	dir := t.TempDir() + "/g.yaml"
-	writeFile(t, dir, `apiVersion: kro.run/v1alpha1
-kind: ResourceGraphDefinition
-metadata:
-  name: demo
-spec:
-  schema:
-    apiVersion: v1alpha1
-    kind: Demo
-    spec:
-      name: string
-  resources:
-  - id: config
-    template:
-      apiVersion: v1
-      kind: ConfigMap
-      metadata:
-        name: ${schema.spec.name}
-  - id: pod
-    template:
-      apiVersion: v1
-      kind: Pod
-      metadata:
-        name: ${config.metadata.name}
-`)
+	writeFile(t, dir, graphs.RGD("demo", "Demo", "spec:\n  name: string",
+		graphs.ConfigMap("config", "${schema.spec.name}", ""),
+		graphs.Template("pod", "v1", "Pod", "name: ${config.metadata.name}", "")))
 	out, _, err := runCmd(t, "graph", dir)
 	if err != nil || !strings.Contains(out, "order:  config → pod") || !strings.Contains(out, "← config") {
 		t.Fatalf("text: err=%v\n%s", err, out)
@@ -143,30 +124,9 @@ func writeFile(t *testing.T, path, content string) {
 // resource id and field.
 func TestValidateWarnsAboutKroscopeExtensions(t *testing.T) {
 	path := t.TempDir() + "/ext.yaml"
-	writeFile(t, path, `apiVersion: kro.run/v1alpha1
-kind: ResourceGraphDefinition
-metadata:
-  name: ext
-spec:
-  defaultServiceAccounts:
-    "*": reconciler
-  schema:
-    apiVersion: v1alpha1
-    kind: Ext
-    spec:
-      count: integer | default=1
-    validation:
-    - expression: "!has(self.count) || self.count < 5"
-  resources:
-  - id: config
-    template:
-      apiVersion: v1
-      kind: ConfigMap
-      metadata:
-        name: x
-      data:
-        v: ${string(math.greatest(1, schema.spec.count))}
-`)
+	doc := graphs.RGD("ext", "Ext", "spec:\n  count: integer | default=1\nvalidation:\n- expression: \"!has(self.count) || self.count < 5\"",
+		graphs.ConfigMap("config", "x", "v: ${string(math.greatest(1, schema.spec.count))}"))
+	writeFile(t, path, strings.Replace(doc, "\nspec:\n", "\nspec:\n  defaultServiceAccounts:\n    \"*\": reconciler\n", 1))
 	out, stderr, err := runCmd(t, "validate", path)
 	if err != nil {
 		t.Fatalf("validate failed on warnings only: %v\n%s", err, stderr)
@@ -190,35 +150,9 @@ spec:
 // does on a cluster; --builtin-schemas=false leaves it untyped.
 func TestValidateTypeChecksBuiltinKinds(t *testing.T) {
 	file := t.TempDir() + "/app.yaml"
-	writeFile(t, file, `apiVersion: kro.run/v1alpha1
-kind: ResourceGraphDefinition
-metadata:
-  name: app
-spec:
-  schema:
-    apiVersion: v1alpha1
-    kind: App
-    spec:
-      name: string
-  resources:
-  - id: deployment
-    template:
-      apiVersion: apps/v1
-      kind: Deployment
-      metadata:
-        name: ${schema.spec.name}
-      spec:
-        replicas: ${schema.spec.name}
-        selector:
-          matchLabels: {app: web}
-        template:
-          metadata:
-            labels: {app: web}
-          spec:
-            containers:
-            - name: web
-              image: nginx
-`)
+	writeFile(t, file, graphs.RGD("app", "App", "spec:\n  name: string",
+		graphs.Template("deployment", "apps/v1", "Deployment", "name: ${schema.spec.name}",
+			"spec:\n  replicas: ${schema.spec.name}\n"+graphs.Indent(graphs.Workload("web", "containers:\n- name: web\n  image: nginx"), 2))))
 	_, stderr, err := runCmd(t, "validate", file)
 	var ec interface{ ExitCode() int }
 	if !errors.As(err, &ec) || ec.ExitCode() != 2 {

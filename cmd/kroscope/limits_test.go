@@ -4,6 +4,8 @@ import (
 	"errors"
 	"strings"
 	"testing"
+
+	"github.com/kroscope/kroscope/test/graphs"
 )
 
 const runtimeDir = "../../reconciler/graph/testdata/runtime"
@@ -37,25 +39,12 @@ func TestValidateRejectsExpensiveCEL(t *testing.T) {
 // invalid, each error naming both files.
 func TestValidateTwoGraphsOneKind(t *testing.T) {
 	dir := t.TempDir()
-	const g = `apiVersion: kro.run/v1alpha1
-kind: ResourceGraphDefinition
-metadata:
-  name: %s
-spec:
-  schema:
-    apiVersion: v1alpha1
-    kind: Same
-  resources:
-  - id: cm
-    template:
-      apiVersion: v1
-      kind: ConfigMap
-      metadata:
-        name: ${schema.metadata.name}
-`
+	same := func(name string) string {
+		return graphs.RGD(name, "Same", "", graphs.ConfigMap("cm", "${schema.metadata.name}", ""))
+	}
 	a, b := dir+"/a.yaml", dir+"/b.yaml"
-	writeFile(t, a, strings.Replace(g, "%s", "first", 1))
-	writeFile(t, b, strings.Replace(g, "%s", "second", 1))
+	writeFile(t, a, same("first"))
+	writeFile(t, b, same("second"))
 	_, stderr, err := runCmd(t, "validate", dir)
 	var ec interface{ ExitCode() int }
 	if !errors.As(err, &ec) || ec.ExitCode() != 2 || !strings.Contains(err.Error(), "2 of 2") {
@@ -72,22 +61,7 @@ spec:
 // reach the terminal with their control characters escaped.
 func TestValidateEscapesControlCharacters(t *testing.T) {
 	path := t.TempDir() + "/evil.yaml"
-	writeFile(t, path, `apiVersion: kro.run/v1alpha1
-kind: ResourceGraphDefinition
-metadata:
-  name: "evil\e]0;pwned\a\e[2J"
-spec:
-  schema:
-    apiVersion: v1alpha1
-    kind: Evil
-  resources:
-  - id: "cm\e[31m"
-    template:
-      apiVersion: v1
-      kind: ConfigMap
-      metadata:
-        name: x
-`)
+	writeFile(t, path, graphs.RGD(`"evil\e]0;pwned\a\e[2J"`, "Evil", "", graphs.ConfigMap(`"cm\e[31m"`, "x", "")))
 	out, stderr, _ := runCmd(t, "validate", path)
 	if strings.ContainsAny(out+stderr, "\x1b\x07") {
 		t.Errorf("raw control characters reached the terminal:\n%q\n%q", out, stderr)
@@ -102,30 +76,8 @@ spec:
 // warning naming the file, the field and the fix, and the graph is valid.
 func TestValidateWarnsOfCostForLargeInputs(t *testing.T) {
 	file := t.TempDir() + "/teams.yaml"
-	writeFile(t, file, `apiVersion: kro.run/v1alpha1
-kind: ResourceGraphDefinition
-metadata:
-  name: teams
-spec:
-  schema:
-    apiVersion: v1alpha1
-    kind: Teams
-    types:
-      Team:
-        name: string
-        members: "[]string"
-    spec:
-      teams: "[]Team"
-  resources:
-  - id: roster
-    template:
-      apiVersion: v1
-      kind: ConfigMap
-      metadata:
-        name: ${schema.metadata.name}
-      data:
-        roster: ${schema.spec.teams.map(t, t.name + ":" + t.members.map(m, m + "@").join(",")).join(";")}
-`)
+	writeFile(t, file, graphs.RGD("teams", "Teams", "types:\n  Team:\n    name: string\n    members: \"[]string\"\nspec:\n  teams: \"[]Team\"",
+		graphs.ConfigMap("roster", "${schema.metadata.name}", `roster: ${schema.spec.teams.map(t, t.name + ":" + t.members.map(m, m + "@").join(",")).join(";")}`)))
 	out, stderr, err := runCmd(t, "validate", file)
 	if err != nil || !strings.Contains(out, "ok  teams") {
 		t.Fatalf("err %v, stdout %q, stderr %q", err, out, stderr)

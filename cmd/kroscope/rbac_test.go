@@ -3,6 +3,8 @@ package main
 import (
 	"strings"
 	"testing"
+
+	"github.com/kroscope/kroscope/test/graphs"
 )
 
 // TestRBACCommand: `kroscope rbac FILE` prints each graph's ClusterRole
@@ -10,46 +12,10 @@ import (
 // named on stderr, with no rules printed for it.
 func TestRBACCommand(t *testing.T) {
 	dir := t.TempDir()
-	writeFile(t, dir+"/ok.yaml", `apiVersion: kro.run/v1alpha1
-kind: ResourceGraphDefinition
-metadata:
-  name: okgraph
-spec:
-  schema:
-    apiVersion: v1alpha1
-    kind: OkGraph
-  resources:
-  - id: job
-    template:
-      apiVersion: batch/v1
-      kind: Job
-      metadata:
-        name: ${schema.metadata.name}
-      spec:
-        template:
-          spec:
-            restartPolicy: Never
-            containers:
-            - name: c
-              image: busybox
-`)
-	writeFile(t, dir+"/escalate.yaml", `apiVersion: kro.run/v1alpha1
-kind: ResourceGraphDefinition
-metadata:
-  name: escalate
-spec:
-  schema:
-    apiVersion: v1alpha1
-    kind: Escalate
-  resources:
-  - id: role
-    template:
-      apiVersion: rbac.authorization.k8s.io/v1
-      kind: Role
-      metadata:
-        name: ${schema.metadata.name}
-      rules: []
-`)
+	writeFile(t, dir+"/ok.yaml", graphs.RGD("okgraph", "OkGraph", "",
+		graphs.Template("job", "batch/v1", "Job", "name: ${schema.metadata.name}", "spec:\n  template:\n    spec:\n      restartPolicy: Never\n      containers:\n      - name: c\n        image: busybox")))
+	writeFile(t, dir+"/escalate.yaml", graphs.RGD("escalate", "Escalate", "",
+		graphs.Template("role", "rbac.authorization.k8s.io/v1", "Role", "name: ${schema.metadata.name}", "rules: []")))
 	out, stderr, err := runCmd(t, "rbac", "--kubeconfig", "/dev/null", "--bind", "kroscope-system/kroscope", dir)
 	if err != nil {
 		t.Fatalf("rbac: %v\n%s", err, stderr)

@@ -7,26 +7,10 @@ import (
 	"testing"
 
 	"github.com/kroscope/kroscope/reconciler/graph"
+	"github.com/kroscope/kroscope/test/graphs"
 )
 
-const good = `apiVersion: kro.run/v1alpha1
-kind: ResourceGraphDefinition
-metadata:
-  name: good
-spec:
-  schema:
-    apiVersion: v1alpha1
-    kind: Good
-    spec:
-      name: string
-  resources:
-  - id: cm
-    template:
-      apiVersion: v1
-      kind: ConfigMap
-      metadata:
-        name: ${schema.spec.name}
-`
+var good = graphs.RGD("good", "Good", "spec:\n  name: string", graphs.ConfigMap("cm", "${schema.spec.name}", ""))
 
 func TestFilesReportsBadFilesAndKeepsGoodOnes(t *testing.T) {
 	dir := t.TempDir()

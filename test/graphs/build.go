@@ -107,19 +107,15 @@ func ExternalRef(id, apiVersion, kind, name string, fields ...string) string {
 // fields are container (YAML written from column 0: image: …); fields as
 // for ConfigMap.
 func Deployment(id, name, container string, fields ...string) string {
-	return Template(id, "apps/v1", "Deployment", "name: "+name, `spec:
-  replicas: 1
-  selector:
-    matchLabels:
-      app: ${schema.metadata.name}
-  template:
-    metadata:
-      labels:
-        app: ${schema.metadata.name}
-    spec:
-      containers:
-      - name: app
-`+Indent(container, 8), fields...)
+	pods := Workload("${schema.metadata.name}", "containers:\n- name: app\n"+Indent(container, 2))
+	return Template(id, "apps/v1", "Deployment", "name: "+name, "spec:\n  replicas: 1\n"+Indent(pods, 2), fields...)
+}
+
+// Workload returns the selector and pod template of a workload's spec
+// (Deployment, StatefulSet …) whose pods are labelled app: app and have
+// the pod spec pod (YAML written from column 0: containers: …).
+func Workload(app, pod string) string {
+	return "selector:\n  matchLabels:\n    app: " + app + "\ntemplate:\n  metadata:\n    labels:\n      app: " + app + "\n  spec:\n" + Indent(pod, 4)
 }
 
 // Annotated returns the graph doc (as RGD writes it) with annotations
