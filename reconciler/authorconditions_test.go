@@ -7,11 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/go-logr/logr"
-
-	"github.com/kroscope/kroscope/reconciler/client"
 	"github.com/kroscope/kroscope/reconciler/graph"
-	"github.com/kroscope/kroscope/reconciler/metadata"
 )
 
 // authorRun is a unitRun whose graph declares status.conditions: one
@@ -25,17 +21,7 @@ func authorRun(t *testing.T, extra string, now time.Time) *run {
       - '${runtime.newCondition({type: "AReady", status: a.data.v == "x" ? "True" : "False", reason: "Checked", message: "v=" + a.data.v})}'
       - '${runtime.newCondition({type: "Mirror", status: runtime.condition(schema, "Ready").status})}'
 `+extra, 1)
-	rgds, err := graph.Parse([]byte(src), "unit.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	g, err := graph.NewBuilder().Build(rgds[0])
-	if err != nil {
-		t.Fatal(err)
-	}
-	c := NewController(logr.Discard(), ReconcileConfig{DefaultRequeueDuration: 7 * time.Second}, g.Instance.GVR, g,
-		client.NewSetFromClients(client.Clients{}), nil, metadata.NewGraphLabeler(g.Name, g.UID))
-	r := unitRunOf(c, map[string]string{"a": ResourceStateSynced, "b": ResourceStateSynced}, now)
+	r := unitRunOf(controllerOf(t, src), map[string]string{"a": ResourceStateSynced, "b": ResourceStateSynced}, now)
 	r.out.set(r.obs.instanceState())
 	return r
 }

@@ -17,47 +17,23 @@ import (
 	"github.com/kroscope/kroscope/reconciler/metadata"
 	"github.com/kroscope/kroscope/reconciler/redact"
 	"github.com/kroscope/kroscope/reconciler/requeue"
+	"github.com/kroscope/kroscope/test/graphs"
+	"github.com/kroscope/kroscope/test/graphtest"
 )
 
-const unitGraph = `apiVersion: kro.run/v1alpha1
-kind: ResourceGraphDefinition
-metadata:
-  name: unit
-spec:
-  schema:
-    apiVersion: v1alpha1
-    kind: Unit
-    spec:
-      v: string | default=x
-  resources:
-  - id: a
-    template:
-      apiVersion: v1
-      kind: ConfigMap
-      metadata:
-        name: ${schema.metadata.name}-a
-      data:
-        v: ${schema.spec.v}
-  - id: b
-    template:
-      apiVersion: v1
-      kind: ConfigMap
-      metadata:
-        name: ${schema.metadata.name}-b
-      data:
-        v: ${a.data.v}
-`
+var unitGraph = graphs.RGD("unit", "Unit", "spec:\n  v: string | default=x",
+	graphs.ConfigMap("a", "${schema.metadata.name}-a", "v: ${schema.spec.v}"),
+	graphs.ConfigMap("b", "${schema.metadata.name}-b", "v: ${a.data.v}"))
 
 func unitController(t *testing.T) *Controller {
 	t.Helper()
-	rgds, err := graph.Parse([]byte(unitGraph), "unit.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	g, err := graph.NewBuilder().Build(rgds[0])
-	if err != nil {
-		t.Fatal(err)
-	}
+	return controllerOf(t, unitGraph)
+}
+
+// controllerOf is a controller of the graph doc with no clients.
+func controllerOf(t *testing.T, doc string) *Controller {
+	t.Helper()
+	g := graphtest.Build(t, doc, "unit.yaml")
 	cs := client.NewSetFromClients(client.Clients{})
 	return NewController(logr.Discard(), ReconcileConfig{DefaultRequeueDuration: 7 * time.Second}, g.Instance.GVR, g, cs, nil, metadata.NewGraphLabeler(g.Name, g.UID))
 }

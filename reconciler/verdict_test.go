@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/kroscope/kroscope/reconciler/graph"
+	"github.com/kroscope/kroscope/test/graphtest"
 )
 
 // TestGateDecidesFromEarlierLayers: whether a resource may render is a
@@ -112,14 +113,7 @@ func TestFailedState(t *testing.T) {
 // the resource's place.
 func TestReadyWhenErrorSaysItOnce(t *testing.T) {
 	src := strings.Replace(unitGraph, "  - id: b\n", "    readyWhen:\n    - ${a.data.v / 0 > 1}\n  - id: b\n", 1)
-	rgds, err := graph.Parse([]byte(src), "unit.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	g, err := graph.NewBuilder().Build(rgds[0])
-	if err != nil {
-		t.Fatal(err)
-	}
+	g := graphtest.Build(t, src, "unit.yaml")
 	observed := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "ConfigMap",
 		"metadata": map[string]any{"name": "u-a", "namespace": "ns"}, "data": map[string]any{"v": int64(4)}}}
 	out := judge(g.Resources["a"], result{}, observed, ResourceStateSynced)

@@ -12,149 +12,43 @@ import (
 	"github.com/charmbracelet/x/exp/teatest/v2"
 
 	"github.com/kroscope/kroscope/engine/state"
-	"github.com/kroscope/kroscope/reconciler/graph"
 	"github.com/kroscope/kroscope/reconciler/graph/graphview"
+	"github.com/kroscope/kroscope/test/graphs"
+	"github.com/kroscope/kroscope/test/graphtest"
 )
 
 // The definitions of the graphs fixture: webapp and database match the
 // fixture's instances; tenants is cluster-scoped and refused.
-const (
-	webappRGD = `apiVersion: kro.run/v1alpha1
-kind: ResourceGraphDefinition
-metadata:
-  name: webapp
-spec:
-  schema:
-    apiVersion: v1alpha1
-    kind: WebApp
-    spec:
-      image: string | required=true description="the container image"
-      replicas: integer | default=2 minimum=1 maximum=20
-      ingress:
-        enabled: boolean | default=false
-      regions: '[]string | default=["eu"]'
-    status:
-      available: ${deployment.status.availableReplicas}
-  resources:
-  - id: config
-    template:
-      apiVersion: v1
-      kind: ConfigMap
-      metadata:
-        name: ${schema.metadata.name}-config
-  - id: secret
-    template:
-      apiVersion: v1
-      kind: Secret
-      metadata:
-        name: ${schema.metadata.name}-creds
-      stringData:
-        password: hunter2
-  - id: deployment
-    readyWhen:
-    - ${deployment.status.availableReplicas == deployment.spec.replicas}
-    template:
-      apiVersion: apps/v1
-      kind: Deployment
-      metadata:
-        name: ${schema.metadata.name}
-        annotations:
-          config: ${config.metadata.name}
-          secret: ${secret.metadata.name}
-      spec:
-        replicas: ${schema.spec.replicas}
-  - id: service
-    template:
-      apiVersion: v1
-      kind: Service
-      metadata:
-        name: ${deployment.metadata.name}
-  - id: ingress
-    includeWhen:
-    - ${schema.spec.ingress.enabled}
-    template:
-      apiVersion: networking.k8s.io/v1
-      kind: Ingress
-      metadata:
-        name: ${service.metadata.name}
-        annotations:
-          config: ${config.metadata.name}
-  - id: regional
-    forEach:
-    - region: ${schema.spec.regions}
-    template:
-      apiVersion: v1
-      kind: ConfigMap
-      metadata:
-        name: ${schema.metadata.name + "-" + region}
-`
-	databaseRGD = `apiVersion: kro.run/v1alpha1
-kind: ResourceGraphDefinition
-metadata:
-  name: database
-spec:
-  schema:
-    apiVersion: v1alpha1
-    kind: Database
-    spec:
-      size: string | default="10Gi"
-  resources:
-  - id: pvc
-    template:
-      apiVersion: v1
-      kind: PersistentVolumeClaim
-      metadata:
-        name: ${schema.metadata.name}-data
-  - id: cluster
-    externalRef:
-      apiVersion: v1
-      kind: ConfigMap
-      metadata:
-        name: shared-db
-        namespace: platform
-  - id: statefulset
-    template:
-      apiVersion: apps/v1
-      kind: StatefulSet
-      metadata:
-        name: ${schema.metadata.name}
-        annotations:
-          pvc: ${pvc.metadata.name}
-          db: ${cluster.metadata.name}
-`
-	tenantsRGD = `apiVersion: kro.run/v1alpha1
-kind: ResourceGraphDefinition
-metadata:
-  name: tenants
-spec:
-  schema:
-    apiVersion: v1alpha1
-    kind: Tenant
-    scope: Cluster
-    spec:
-      name: string
-  resources:
-  - id: ns
-    template:
-      apiVersion: v1
-      kind: Namespace
-      metadata:
-        name: ${schema.spec.name}
-`
+var (
+	webappRGD = graphs.RGD("webapp", "WebApp", `spec:
+  image: string | required=true description="the container image"
+  replicas: integer | default=2 minimum=1 maximum=20
+  ingress:
+    enabled: boolean | default=false
+  regions: '[]string | default=["eu"]'
+status:
+  available: ${deployment.status.availableReplicas}`,
+		graphs.ConfigMap("config", "${schema.metadata.name}-config", ""),
+		graphs.Template("secret", "v1", "Secret", "name: ${schema.metadata.name}-creds", "stringData:\n  password: hunter2"),
+		graphs.Template("deployment", "apps/v1", "Deployment", "name: ${schema.metadata.name}\nannotations:\n  config: ${config.metadata.name}\n  secret: ${secret.metadata.name}",
+			"spec:\n  replicas: ${schema.spec.replicas}", "readyWhen:\n- ${deployment.status.availableReplicas == deployment.spec.replicas}"),
+		graphs.Template("service", "v1", "Service", "name: ${deployment.metadata.name}", ""),
+		graphs.Template("ingress", "networking.k8s.io/v1", "Ingress", "name: ${service.metadata.name}\nannotations:\n  config: ${config.metadata.name}", "",
+			"includeWhen:\n- ${schema.spec.ingress.enabled}"),
+		graphs.ConfigMap("regional", `${schema.metadata.name + "-" + region}`, "", "forEach:\n- region: ${schema.spec.regions}"))
+	databaseRGD = graphs.RGD("database", "Database", "spec:\n  size: string | default=\"10Gi\"",
+		graphs.Template("pvc", "v1", "PersistentVolumeClaim", "name: ${schema.metadata.name}-data", ""),
+		graphs.Resource("cluster", "externalRef:\n  apiVersion: v1\n  kind: ConfigMap\n  metadata:\n    name: shared-db\n    namespace: platform"),
+		graphs.Template("statefulset", "apps/v1", "StatefulSet", "name: ${schema.metadata.name}\nannotations:\n  pvc: ${pvc.metadata.name}\n  db: ${cluster.metadata.name}", ""))
+	tenantsRGD = graphs.RGD("tenants", "Tenant", "scope: Cluster\nspec:\n  name: string",
+		graphs.Template("ns", "v1", "Namespace", "name: ${schema.spec.name}", ""))
 )
 
 // builtGraph builds a definition as the engine does and returns what the
 // engine puts in the state.
 func builtGraph(t testing.TB, yaml, source string) state.Graph {
 	t.Helper()
-	rgds, err := graph.Parse([]byte(yaml), source)
-	if err != nil {
-		t.Fatal(err)
-	}
-	g, err := graph.NewBuilder().Build(rgds[0])
-	if err != nil {
-		t.Fatal(err)
-	}
+	g := graphtest.Build(t, yaml, source)
 	sum := graphview.Summarize(g)
 	return state.Graph{Name: g.Name, Source: source, APIVersion: g.Instance.GVK.GroupVersion().String(), Kind: g.Instance.GVK.Kind,
 		Resource: g.Instance.GVR.Resource + "." + g.Instance.GVR.Group, Template: &sum,

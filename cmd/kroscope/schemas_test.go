@@ -6,48 +6,25 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/kroscope/kroscope/reconciler/graph"
 	"github.com/kroscope/kroscope/reconciler/graph/builtinschemas"
 	"github.com/kroscope/kroscope/test/envtest"
+	"github.com/kroscope/kroscope/test/graphs"
+	"github.com/kroscope/kroscope/test/graphtest"
 )
 
 // bindMountGraph mounts a volume with bindMountOptions, a VolumeMount field
 // Kubernetes 1.37 added.
-const bindMountGraph = `apiVersion: kro.run/v1alpha1
-kind: ResourceGraphDefinition
-metadata:
-  name: bindmount
-spec:
-  schema:
-    apiVersion: v1alpha1
-    kind: BindMount
-    spec:
-      name: string
-  resources:
-  - id: deployment
-    template:
-      apiVersion: apps/v1
-      kind: Deployment
-      metadata:
-        name: ${schema.spec.name}
-      spec:
-        selector:
-          matchLabels: {app: web}
-        template:
-          metadata:
-            labels: {app: web}
-          spec:
-            volumes:
-            - name: data
-              emptyDir: {}
-            containers:
-            - name: web
-              image: nginx
-              volumeMounts:
-              - name: data
-                mountPath: /data
-                bindMountOptions: [nosuid, nodev]
-`
+var bindMountGraph = graphs.RGD("bindmount", "BindMount", "spec:\n  name: string",
+	graphs.Template("deployment", "apps/v1", "Deployment", "name: ${schema.spec.name}", "spec:\n"+graphs.Indent(graphs.Workload("web", `volumes:
+- name: data
+  emptyDir: {}
+containers:
+- name: web
+  image: nginx
+  volumeMounts:
+  - name: data
+    mountPath: /data
+    bindMountOptions: [nosuid, nodev]`), 2)))
 
 // TestValidateKubeVersion: validate types templates against the newest
 // embedded minor by default, so a 1.37 field is accepted; --kube-version
@@ -120,14 +97,7 @@ func TestValidateAgainstCluster(t *testing.T) {
 	// kind to v1alpha2 would drop a stored version. The offline checks
 	// cannot know; the dry run reports it, as the server words it.
 	plain := strings.Replace(bindMountGraph, "                bindMountOptions: [nosuid, nodev]\n", "", 1)
-	rgds, err := graph.Parse([]byte(plain), "bindmount.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	g, err := graph.NewBuilder().Build(rgds[0])
-	if err != nil {
-		t.Fatal(err)
-	}
+	g := graphtest.Build(t, plain, "bindmount.yaml")
 	env.InstallCRDs(t, g.Instance.CRD)
 	writeFile(t, file, strings.Replace(plain, "    apiVersion: v1alpha1\n", "    apiVersion: v1alpha2\n", 1))
 	_, stderr, err = runCmd(t, "validate", "--kubeconfig", kubeconfig, file)

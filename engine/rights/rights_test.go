@@ -6,71 +6,21 @@ import (
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
-	"github.com/kroscope/kroscope/reconciler/graph"
+	"github.com/kroscope/kroscope/test/graphs"
+	"github.com/kroscope/kroscope/test/graphtest"
 )
 
-const testGraph = `apiVersion: kro.run/v1alpha1
-kind: ResourceGraphDefinition
-metadata:
-  name: web
-spec:
-  schema:
-    apiVersion: v1alpha1
-    kind: Web
-  resources:
-  - id: creds
-    externalRef:
-      apiVersion: v1
-      kind: Secret
-      metadata:
-        name: creds
-  - id: config
-    template:
-      apiVersion: v1
-      kind: ConfigMap
-      metadata:
-        name: ${schema.metadata.name}
-      data:
-        k: ${string(creds.data.k)}
-  - id: svc
-    template:
-      apiVersion: v1
-      kind: Service
-      metadata:
-        name: ${schema.metadata.name}
-      spec:
-        ports:
-        - port: 80
-  - id: app
-    template:
-      apiVersion: apps/v1
-      kind: Deployment
-      metadata:
-        name: ${schema.metadata.name}
-      spec:
-        selector:
-          matchLabels: {app: web}
-        template:
-          metadata:
-            labels: {app: web}
-          spec:
-            containers:
-            - name: app
-              image: nginx
-`
+var testGraph = graphs.RGD("web", "Web", "",
+	graphs.ExternalRef("creds", "v1", "Secret", "creds"),
+	graphs.ConfigMap("config", "${schema.metadata.name}", "k: ${string(creds.data.k)}"),
+	graphs.Template("svc", "v1", "Service", "name: ${schema.metadata.name}", "spec:\n  ports:\n  - port: 80"),
+	graphs.Template("app", "apps/v1", "Deployment", "name: ${schema.metadata.name}", "spec:\n"+graphs.Indent(graphs.Workload("web", "containers:\n- name: app\n  image: nginx"), 2)))
 
 // TestClusterRole: the rules are exactly what serving the graph takes,
 // folded by group and verbs: children's six verbs, a read reference's
 // three, the instances' and their status', and the CRD's patch by name.
 func TestClusterRole(t *testing.T) {
-	rgds, err := graph.Parse([]byte(testGraph), "web.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	g, err := graph.NewBuilder().Build(rgds[0])
-	if err != nil {
-		t.Fatal(err)
-	}
+	g := graphtest.Build(t, testGraph, "web.yaml")
 	type rule struct {
 		groups, resources, verbs, names []string
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/kroscope/kroscope/reconciler/graph"
 	"github.com/kroscope/kroscope/test/graphs"
+	"github.com/kroscope/kroscope/test/graphtest"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files")
@@ -27,15 +28,7 @@ status:
 
 func build(t *testing.T) *graph.Graph {
 	t.Helper()
-	rgds, err := graph.Parse([]byte(webapp), "webapp.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	g, err := graph.NewBuilder().Build(rgds[0])
-	if err != nil {
-		t.Fatal(err)
-	}
-	return g
+	return graphtest.Build(t, webapp, "webapp.yaml")
 }
 
 func golden(t *testing.T, name string, got []byte) {
