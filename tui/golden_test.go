@@ -34,33 +34,19 @@ func press(m *Model, keys ...string) {
 	}
 }
 
+// keyPresses are the presses Bubble Tea sends for the keys that have names.
+var keyPresses = map[string]tea.KeyPressMsg{
+	"enter": {Code: tea.KeyEnter}, "esc": {Code: tea.KeyEscape},
+	"tab": {Code: tea.KeyTab}, "shift+tab": {Code: tea.KeyTab, Mod: tea.ModShift},
+	"pgdown": {Code: tea.KeyPgDown}, "pgup": {Code: tea.KeyPgUp}, "f5": {Code: tea.KeyF5},
+	"down": {Code: tea.KeyDown}, "up": {Code: tea.KeyUp}, "left": {Code: tea.KeyLeft}, "right": {Code: tea.KeyRight},
+	"backspace": {Code: tea.KeyBackspace},
+}
+
 // keyMsg turns "j", "enter", "ctrl+d" into the key press Bubble Tea sends.
 func keyMsg(s string) tea.KeyPressMsg {
-	switch s {
-	case "enter":
-		return tea.KeyPressMsg{Code: tea.KeyEnter}
-	case "esc":
-		return tea.KeyPressMsg{Code: tea.KeyEscape}
-	case "tab":
-		return tea.KeyPressMsg{Code: tea.KeyTab}
-	case "shift+tab":
-		return tea.KeyPressMsg{Code: tea.KeyTab, Mod: tea.ModShift}
-	case "pgdown":
-		return tea.KeyPressMsg{Code: tea.KeyPgDown}
-	case "pgup":
-		return tea.KeyPressMsg{Code: tea.KeyPgUp}
-	case "f5":
-		return tea.KeyPressMsg{Code: tea.KeyF5}
-	case "down":
-		return tea.KeyPressMsg{Code: tea.KeyDown}
-	case "up":
-		return tea.KeyPressMsg{Code: tea.KeyUp}
-	case "left":
-		return tea.KeyPressMsg{Code: tea.KeyLeft}
-	case "right":
-		return tea.KeyPressMsg{Code: tea.KeyRight}
-	case "backspace":
-		return tea.KeyPressMsg{Code: tea.KeyBackspace}
+	if k, ok := keyPresses[s]; ok {
+		return k
 	}
 	if c, ok := strings.CutPrefix(s, "ctrl+"); ok {
 		return tea.KeyPressMsg{Code: rune(c[0]), Mod: tea.ModCtrl}
@@ -247,6 +233,15 @@ func pressRun(t *testing.T, m *Model, keys ...string) {
 
 func runResults(t *testing.T, m *Model, cmd tea.Cmd) {
 	t.Helper()
+	// Slower than 200ms is a tick: not an action's result.
+	feedBack(m, cmd, 200*time.Millisecond, false, func(msg tea.Msg) bool { _, ok := msg.(resultMsg); return ok })
+}
+
+// feedBack runs cmd, and each command of a batch, as the program would, and
+// gives m each message wanted takes; with chain, it feeds on what that
+// Update returns. Other messages (timers, waits) are dropped, and so is
+// a command slower than wait.
+func feedBack(m *Model, cmd tea.Cmd, wait time.Duration, chain bool, wanted func(tea.Msg) bool) {
 	if cmd == nil {
 		return
 	}
@@ -254,15 +249,16 @@ func runResults(t *testing.T, m *Model, cmd tea.Cmd) {
 	go func() { done <- cmd() }()
 	select {
 	case msg := <-done:
-		switch msg := msg.(type) {
-		case tea.BatchMsg:
-			for _, c := range msg {
-				runResults(t, m, c)
+		if batch, ok := msg.(tea.BatchMsg); ok {
+			for _, c := range batch {
+				feedBack(m, c, wait, chain, wanted)
 			}
-		case resultMsg:
-			m.Update(msg)
+		} else if wanted(msg) {
+			if _, next := m.Update(msg); chain {
+				feedBack(m, next, wait, chain, wanted)
+			}
 		}
-	case <-time.After(200 * time.Millisecond): // a tick: not an action's result
+	case <-time.After(wait):
 	}
 }
 

@@ -129,23 +129,7 @@ func pressAll(m *Model, keys ...string) {
 }
 
 func feedReads(m *Model, cmd tea.Cmd) {
-	if cmd == nil {
-		return
-	}
-	done := make(chan tea.Msg, 1)
-	go func() { done <- cmd() }()
-	select {
-	case msg := <-done:
-		switch msg := msg.(type) {
-		case tea.BatchMsg:
-			for _, c := range msg {
-				feedReads(m, c)
-			}
-		case rgdEventsMsg:
-			m.Update(msg)
-		}
-	case <-time.After(200 * time.Millisecond):
-	}
+	feedBack(m, cmd, 200*time.Millisecond, false, func(msg tea.Msg) bool { _, ok := msg.(rgdEventsMsg); return ok })
 }
 
 // TestGraphsGolden renders the graphs screen and one graph's tabs at

@@ -114,24 +114,7 @@ func newTeatest(t *testing.T, b Backend, o Options, w, h int) *teatest.TestModel
 // drain runs the commands an Update returned, feeding back what the
 // instance read returns (other commands are timers and waits: dropped).
 func drain(m *Model, cmd tea.Cmd) {
-	if cmd == nil {
-		return
-	}
-	done := make(chan tea.Msg, 1)
-	go func() { done <- cmd() }()
-	select {
-	case msg := <-done:
-		switch msg := msg.(type) {
-		case tea.BatchMsg:
-			for _, c := range msg {
-				drain(m, c)
-			}
-		case instanceDetailMsg:
-			_, next := m.Update(msg)
-			drain(m, next)
-		}
-	case <-time.After(50 * time.Millisecond):
-	}
+	feedBack(m, cmd, 50*time.Millisecond, true, func(msg tea.Msg) bool { _, ok := msg.(instanceDetailMsg); return ok })
 }
 
 // TestInstancePaneGolden pins the Instance tab at three sizes.

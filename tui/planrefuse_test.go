@@ -16,24 +16,13 @@ import (
 // settle runs the commands an Update returned and feeds back the
 // requests and results they return (timers and waits are dropped).
 func settle(m *Model, cmd tea.Cmd) {
-	if cmd == nil {
-		return
-	}
-	done := make(chan tea.Msg, 1)
-	go func() { done <- cmd() }()
-	select {
-	case msg := <-done:
-		switch msg := msg.(type) {
-		case tea.BatchMsg:
-			for _, c := range msg {
-				settle(m, c)
-			}
+	feedBack(m, cmd, 50*time.Millisecond, true, func(msg tea.Msg) bool {
+		switch msg.(type) {
 		case requestsMsg, resultMsg:
-			_, next := m.Update(msg)
-			settle(m, next)
+			return true
 		}
-	case <-time.After(50 * time.Millisecond):
-	}
+		return false
+	})
 }
 
 // keys presses keys, settling what each one starts.
