@@ -36,6 +36,15 @@ func send(tm *teatest.TestModel, keys ...string) {
 	}
 }
 
+// runCommand types :line on tm and presses enter, as a user would.
+func runCommand(tm *teatest.TestModel, line string) {
+	send(tm, ":")
+	for _, r := range line {
+		send(tm, string(r))
+	}
+	send(tm, "enter")
+}
+
 // finalFrame quits and returns the last frame, ANSI stripped.
 func finalFrame(t *testing.T, tm *teatest.TestModel) string {
 	t.Helper()

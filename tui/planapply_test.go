@@ -39,11 +39,7 @@ func (a *applyBackend) appliedFiles() [][]string {
 func TestPlanApplyConfirm(t *testing.T) {
 	b := &applyBackend{planBackend: &planBackend{fakeBackend: newFake(fixture())}}
 	tm := newTeatest(t, b, Options{ConfigPath: "-", Theme: "dark"}, 160, 40)
-	send(tm, ":")
-	for _, r := range "plan v2.yaml" {
-		send(tm, string(r))
-	}
-	send(tm, "enter")
+	runCommand(tm, "plan v2.yaml")
 	eventually(t, "the blast radius", func() bool { return strings.Contains(tmFrame(t, tm), "Plan of v2.yaml") })
 	if f := footerLine(tmFrame(t, tm)); !strings.Contains(f, "apply") {
 		t.Errorf("the plan's footer does not offer apply: %q", f)
@@ -75,11 +71,7 @@ func TestPlanApplyRefused(t *testing.T) {
 	b := &applyBackend{planBackend: &planBackend{fakeBackend: newFake(fixture())},
 		refuse: errors.New("not applying the graph: kroscope runs read-only (--observe)")}
 	tm := newTeatest(t, b, Options{ConfigPath: "-", Theme: "dark"}, 160, 40)
-	send(tm, ":")
-	for _, r := range "plan v2.yaml" {
-		send(tm, string(r))
-	}
-	send(tm, "enter")
+	runCommand(tm, "plan v2.yaml")
 	eventually(t, "the blast radius", func() bool { return strings.Contains(tmFrame(t, tm), "Plan of v2.yaml") })
 	send(tm, "a")
 	eventually(t, "the refusal", func() bool { return strings.Contains(tmFrame(t, tm), "kroscope runs read-only (--observe)") })

@@ -40,11 +40,7 @@ func (p *planBackend) Plan(_ context.Context, paths ...string) ([]*plan.Plan, er
 func TestPlanBlastRadius(t *testing.T) {
 	b := &planBackend{fakeBackend: newFake(fixture())}
 	tm := newTeatest(t, b, Options{ConfigPath: "-", Theme: "dark"}, 160, 40)
-	send(tm, ":")
-	for _, r := range "plan v2.yaml" {
-		send(tm, string(r))
-	}
-	send(tm, "enter")
+	runCommand(tm, "plan v2.yaml")
 	eventually(t, "the blast radius", func() bool { return strings.Contains(tmFrame(t, tm), "Plan of v2.yaml") })
 	frame := tmFrame(t, tm)
 	broken, busy, calm := strings.Index(frame, "team-a/broken"), strings.Index(frame, "team-a/busy"), strings.Index(frame, "team-a/calm")
@@ -87,11 +83,7 @@ func (p schemaPlanBackend) Plan(ctx context.Context, paths ...string) ([]*plan.P
 func TestPlanViewSaysTheSchemaAndFits(t *testing.T) {
 	b := schemaPlanBackend{&planBackend{fakeBackend: newFake(fixture())}}
 	tm := newTeatest(t, b, Options{ConfigPath: "-", Theme: "dark"}, 100, 30)
-	send(tm, ":")
-	for _, r := range "plan test/plan/testdata/webapp-v2.yaml" {
-		send(tm, string(r))
-	}
-	send(tm, "enter")
+	runCommand(tm, "plan test/plan/testdata/webapp-v2.yaml")
 	eventually(t, "the blast radius", func() bool { return strings.Contains(tmFrame(t, tm), "CREATE") })
 	f := tmFrame(t, tm)
 	if !strings.Contains(f, "Plan: 0 to create, 1 to change, 1 to prune, across 3 instances; 2 would fail.") {
