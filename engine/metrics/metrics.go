@@ -54,31 +54,24 @@ var (
 		Help: "Watch errors, by watch.",
 	}, []string{"watch"})
 	// Watches is the number of running informers.
-	Watches = prometheus.NewGauge(prometheus.GaugeOpts{
-		Name: "kroscope_watches",
-		Help: "Informers currently running.",
-	})
+	Watches = gauge("kroscope_watches", "Informers currently running.")
 	// APIErrors counts failed API requests (transport errors, 429 and 5xx).
 	APIErrors = prometheus.NewCounter(prometheus.CounterOpts{
 		Name: "kroscope_api_errors_total",
 		Help: "API requests that failed with a transport error, 429 or 5xx.",
 	})
 	// QueueDepth is how many instances wait in the work queue.
-	QueueDepth = prometheus.NewGauge(prometheus.GaugeOpts{
-		Name: "kroscope_queue_depth",
-		Help: "Instances waiting in the work queue.",
-	})
+	QueueDepth = gauge("kroscope_queue_depth", "Instances waiting in the work queue.")
 	// InFlight is how many reconciles are running.
-	InFlight = prometheus.NewGauge(prometheus.GaugeOpts{
-		Name: "kroscope_reconciles_in_flight",
-		Help: "Reconciles running now.",
-	})
+	InFlight = gauge("kroscope_reconciles_in_flight", "Reconciles running now.")
 	// Graphs is the number of graphs served.
-	Graphs = prometheus.NewGauge(prometheus.GaugeOpts{
-		Name: "kroscope_graphs_served",
-		Help: "ResourceGraphDefinitions whose instances are being reconciled.",
-	})
+	Graphs = gauge("kroscope_graphs_served", "ResourceGraphDefinitions whose instances are being reconciled.")
 )
+
+// gauge is a Gauge named name with help.
+func gauge(name, help string) prometheus.Gauge {
+	return prometheus.NewGauge(prometheus.GaugeOpts{Name: name, Help: help})
+}
 
 func init() {
 	ctrlmetrics.Registry.MustRegister(ReconcileTotal, ReconcileDuration, WatchEvents, WatchErrors, Watches, APIErrors, Graphs, QueueDepth, InFlight)
