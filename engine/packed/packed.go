@@ -230,18 +230,8 @@ func jsonEqual(a, b any) bool {
 			}
 		}
 		return true
-	case string:
-		y, ok := b.(string)
-		return ok && x == y
-	case int64:
-		y, ok := b.(int64)
-		return ok && x == y
-	case float64:
-		y, ok := b.(float64)
-		return ok && x == y
-	case bool:
-		y, ok := b.(bool)
-		return ok && x == y
+	case string, int64, float64, bool:
+		return a == b // same type and value
 	case nil:
 		return b == nil
 	}
