@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 	"time"
+	"unicode"
 
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
@@ -617,12 +618,12 @@ func spaced(d time.Duration) string {
 	switch {
 	case d < time.Millisecond:
 		return "<1 ms"
-	case d < time.Second:
-		return fmt.Sprintf("%d ms", d.Milliseconds())
-	case d < time.Minute:
-		return fmt.Sprintf("%.1f s", d.Seconds())
+	case d < time.Minute: // dur's "84ms", "1.2s"
+		s := dur(d)
+		unit := strings.IndexFunc(s, unicode.IsLetter)
+		return s[:unit] + " " + s[unit:]
 	}
-	return d.Round(time.Second).String()
+	return dur(d)
 }
 
 // actions is the instances screen's, in footer order.
