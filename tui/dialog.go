@@ -10,19 +10,29 @@ import (
 // dialogScreen is a modal confirmation over the screen below. Cancel is the
 // default choice; esc cancels.
 type dialogScreen struct {
-	screenDefaults
+	boxed
 	c       *common
-	acts    []action
 	title   string
 	lines   []string
 	confirm string // the confirm button's label
 	choice  int    // 0 cancel, 1 confirm
 	onYes   func() tea.Cmd
+	hint    string // the keys, in words (prepare)
+}
 
+// boxed is what the overlay boxes (a dialog, the help) keep and answer
+// alike: their size, their actions and the box last drawn.
+type boxed struct {
+	screenDefaults
+	acts []action
 	w, h int
 	box  string
-	hint string // the keys, in words (prepare)
 }
+
+func (b *boxed) SetSize(w, h int)           { b.w, b.h = w, h }
+func (b *boxed) bindings() ([]action, bool) { return b.acts, false }
+func (b *boxed) overlay() bool              { return true }
+func (b *boxed) View() string               { return b.box }
 
 // newDialog asks title; onYes runs when the user confirms.
 func newDialog(c *common, title string, lines []string, confirm string, onYes func() tea.Cmd) *dialogScreen {
@@ -40,11 +50,7 @@ func (d *dialogScreen) Update(msg tea.Msg) tea.Cmd {
 	return nil
 }
 
-func (d *dialogScreen) SetSize(w, h int)           { d.w, d.h = w, h }
-func (d *dialogScreen) bindings() ([]action, bool) { return d.acts, false }
-func (d *dialogScreen) overlay() bool              { return true }
-func (d *dialogScreen) View() string               { return d.box }
-func (d *dialogScreen) views() []string            { return []string{viewDialog} }
+func (d *dialogScreen) views() []string { return []string{viewDialog} }
 
 func (d *dialogScreen) prepare() {
 	th, k := d.c.th, d.c.keys

@@ -13,16 +13,13 @@ import (
 // navigation rules. It fits the terminal: descriptions wrap (never cut),
 // wide terminals get columns, and what does not fit scrolls.
 type helpScreen struct {
-	screenDefaults
+	boxed
 	c      *common
-	acts   []action
 	hints  []hint
 	has    map[string]bool
-	w, h   int
 	all    []string // every line of the help, laid out for the width
 	offset int      // the first line shown
 	rows   int      // how many lines the box shows
-	box    string
 }
 
 // navigationRules are the promises the keys keep; tests hold them. Each
@@ -56,11 +53,7 @@ func (s *helpScreen) Update(msg tea.Msg) tea.Cmd {
 	return nil
 }
 
-func (s *helpScreen) SetSize(w, h int)           { s.w, s.h = w, h }
-func (s *helpScreen) bindings() ([]action, bool) { return s.acts, false }
-func (s *helpScreen) overlay() bool              { return true }
-func (s *helpScreen) View() string               { return s.box }
-func (s *helpScreen) views() []string            { return []string{viewHelp} }
+func (s *helpScreen) views() []string { return []string{viewHelp} }
 
 // helpFrameW and helpFrameH are the box's border and padding.
 const helpFrameW, helpFrameH = 4, 2
