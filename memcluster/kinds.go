@@ -128,32 +128,32 @@ func lower(s string) string {
 	return string(b)
 }
 
+// locked calls f, a method of r.m (which is never replaced), on arg under
+// the read lock: kinds are added to r.m as their CRDs are written.
+func locked[A, T any](r *restMapper, f func(A) (T, error), arg A) (T, error) {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	return f(arg)
+}
+
 // Reset is a no-op: the mapper is always current, since the cluster teaches
 // it every kind the moment its CRD is written.
 func (r *restMapper) Reset() {}
 
 func (r *restMapper) KindFor(resource schema.GroupVersionResource) (schema.GroupVersionKind, error) {
-	r.mu.RLock()
-	defer r.mu.RUnlock()
-	return r.m.KindFor(resource)
+	return locked(r, r.m.KindFor, resource)
 }
 
 func (r *restMapper) KindsFor(resource schema.GroupVersionResource) ([]schema.GroupVersionKind, error) {
-	r.mu.RLock()
-	defer r.mu.RUnlock()
-	return r.m.KindsFor(resource)
+	return locked(r, r.m.KindsFor, resource)
 }
 
 func (r *restMapper) ResourceFor(input schema.GroupVersionResource) (schema.GroupVersionResource, error) {
-	r.mu.RLock()
-	defer r.mu.RUnlock()
-	return r.m.ResourceFor(input)
+	return locked(r, r.m.ResourceFor, input)
 }
 
 func (r *restMapper) ResourcesFor(input schema.GroupVersionResource) ([]schema.GroupVersionResource, error) {
-	r.mu.RLock()
-	defer r.mu.RUnlock()
-	return r.m.ResourcesFor(input)
+	return locked(r, r.m.ResourcesFor, input)
 }
 
 func (r *restMapper) RESTMapping(gk schema.GroupKind, versions ...string) (*meta.RESTMapping, error) {
@@ -169,7 +169,5 @@ func (r *restMapper) RESTMappings(gk schema.GroupKind, versions ...string) ([]*m
 }
 
 func (r *restMapper) ResourceSingularizer(resource string) (string, error) {
-	r.mu.RLock()
-	defer r.mu.RUnlock()
-	return r.m.ResourceSingularizer(resource)
+	return locked(r, r.m.ResourceSingularizer, resource)
 }
