@@ -27,39 +27,44 @@ func authenticated(auth *rest.Config, h http.Handler) (http.Handler, error) {
 		return nil, err
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		token, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
-		token = strings.TrimSpace(token)
-		if !ok || token == "" {
-			http.Error(w, "Unauthorized", http.StatusUnauthorized)
-			return
-		}
-		tr, err := cs.AuthenticationV1().TokenReviews().Create(r.Context(), &authenticationv1.TokenReview{Spec: authenticationv1.TokenReviewSpec{Token: token}}, metav1.CreateOptions{})
-		if err != nil {
-			http.Error(w, "Authentication failed", http.StatusInternalServerError)
-			return
-		}
-		if !tr.Status.Authenticated {
-			http.Error(w, "Unauthorized", http.StatusUnauthorized)
-			return
-		}
-		u := tr.Status.User
-		extra := make(map[string]authorizationv1.ExtraValue, len(u.Extra))
-		for k, v := range u.Extra {
-			extra[k] = authorizationv1.ExtraValue(v)
-		}
-		sar := &authorizationv1.SubjectAccessReview{Spec: authorizationv1.SubjectAccessReviewSpec{
-			User: u.Username, UID: u.UID, Groups: u.Groups, Extra: extra,
-			NonResourceAttributes: &authorizationv1.NonResourceAttributes{Path: r.URL.Path, Verb: strings.ToLower(r.Method)},
-		}}
-		res, err := cs.AuthorizationV1().SubjectAccessReviews().Create(r.Context(), sar, metav1.CreateOptions{})
-		if err != nil {
-			http.Error(w, "Authorization failed", http.StatusInternalServerError)
-			return
-		}
-		if !res.Status.Allowed {
-			http.Error(w, "Forbidden", http.StatusForbidden)
+		if code, msg := admit(cs, r); code != 0 {
+			http.Error(w, msg, code)
 			return
 		}
 		h.ServeHTTP(w, r)
 	}), nil
+}
+
+// admit reviews r's bearer token and then its user's right to r's path
+// and verb; it returns 0, or the status and message that refuse r.
+func admit(cs kubernetes.Interface, r *http.Request) (int, string) {
+	token, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+	token = strings.TrimSpace(token)
+	if !ok || token == "" {
+		return http.StatusUnauthorized, "Unauthorized"
+	}
+	tr, err := cs.AuthenticationV1().TokenReviews().Create(r.Context(), &authenticationv1.TokenReview{Spec: authenticationv1.TokenReviewSpec{Token: token}}, metav1.CreateOptions{})
+	if err != nil {
+		return http.StatusInternalServerError, "Authentication failed"
+	}
+	if !tr.Status.Authenticated {
+		return http.StatusUnauthorized, "Unauthorized"
+	}
+	u := tr.Status.User
+	extra := make(map[string]authorizationv1.ExtraValue, len(u.Extra))
+	for k, v := range u.Extra {
+		extra[k] = authorizationv1.ExtraValue(v)
+	}
+	sar := &authorizationv1.SubjectAccessReview{Spec: authorizationv1.SubjectAccessReviewSpec{
+		User: u.Username, UID: u.UID, Groups: u.Groups, Extra: extra,
+		NonResourceAttributes: &authorizationv1.NonResourceAttributes{Path: r.URL.Path, Verb: strings.ToLower(r.Method)},
+	}}
+	res, err := cs.AuthorizationV1().SubjectAccessReviews().Create(r.Context(), sar, metav1.CreateOptions{})
+	if err != nil {
+		return http.StatusInternalServerError, "Authorization failed"
+	}
+	if !res.Status.Allowed {
+		return http.StatusForbidden, "Forbidden"
+	}
+	return 0, ""
 }
