@@ -15,10 +15,9 @@ SHELL := bash
 
 all: build
 
-# Without cgo: a static binary (as the image builds it). With cgo the binary
-# is dynamically linked, and since a dependency links Go's plugin package
-# (kustomize, through cli-runtime) every symbol is exported for the dynamic
-# loader: about 30 MB more RSS at start for nothing kroscope uses.
+# Without cgo: a static binary, as the image builds it and as
+# docs/performance.md measures it (with cgo, net and os/user link libc and
+# the binary is dynamically linked).
 build:
 	CGO_ENABLED=0 $(GO) build -o bin/kroscope ./cmd/kroscope
 
