@@ -75,9 +75,6 @@ func gatedSet(s *client.Set, gate *readonly.Gate, apiErrors *atomic.Int64, note 
 		out.GateWrites(gate.Open)
 		return out, nil
 	}
-	if cfg.QPS == 0 && cfg.RateLimiter == nil {
-		cfg.QPS = DefaultClientQPS
-	}
 	cfg = readonly.WrapConfig(cfg, gate)
 	cfg.Wrap(transport.WrapperFunc(func(rt http.RoundTripper) http.RoundTripper {
 		return &errorCounter{next: rt, n: apiErrors, note: note}
@@ -88,6 +85,21 @@ func gatedSet(s *client.Set, gate *readonly.Gate, apiErrors *atomic.Int64, note 
 	}
 	out.GateWrites(gate.Open) // the reconciler asks the gate whether it observes
 	return out, nil
+}
+
+// unthrottled returns base, or base rebuilt without client-go's default
+// client-side limit (5 requests a second) when its config sets no limit
+// of its own. Every set the engine builds comes from it: the Lease, the
+// access reviews (a graph's first check asks one per kind and verb, and
+// waited seconds on that limit at every start) and every reconcile. The
+// API server's priority and fairness is the limit that counts.
+func unthrottled(base *client.Set) (*client.Set, error) {
+	cfg := base.Config()
+	if cfg == nil || cfg.QPS != 0 || cfg.RateLimiter != nil {
+		return base, nil
+	}
+	cfg.QPS = DefaultClientQPS
+	return client.NewSet(cfg)
 }
 
 // callNote hears every API response (or transport error), to log the

@@ -186,6 +186,11 @@ func New(o Options) (*Engine, error) {
 		return nil, errors.New("engine: no client set")
 	}
 	o = o.withDefaults()
+	set, err := unthrottled(o.ClientSet) // every group's requests go through it
+	if err != nil {
+		return nil, fmt.Errorf("engine: %w", err)
+	}
+	o.ClientSet = set
 	e := &Engine{o: o, store: state.NewStore()}
 	// Logs go to the caller's sink and to the state's log pane.
 	e.log = logsink.Tee(o.Log, logsink.New(logsink.Options{Store: e.store}))
