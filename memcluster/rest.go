@@ -87,19 +87,9 @@ func (t restTransport) serve(ctx context.Context, method string, res dynResource
 		}
 		return res.List(ctx, opts)
 	case method == http.MethodPost:
-		var opts metav1.CreateOptions
-		u, err := r.object(&opts)
-		if err != nil {
-			return nil, err
-		}
-		return res.Create(ctx, u, opts, subs...)
+		return withObject(ctx, res, r, subs, dynResource.Create)
 	case method == http.MethodPut:
-		var opts metav1.UpdateOptions
-		u, err := r.object(&opts)
-		if err != nil {
-			return nil, err
-		}
-		return res.Update(ctx, u, opts, subs...)
+		return withObject(ctx, res, r, subs, dynResource.Update)
 	case method == http.MethodPatch:
 		return t.patch(ctx, res, r, subs)
 	case method == http.MethodDelete:
@@ -137,16 +127,23 @@ func (t restTransport) delete(ctx context.Context, res dynResource, r *restReque
 	return okStatus(), res.Delete(ctx, r.name, opts, subs...)
 }
 
-// object decodes the request's body as an object, and its query as opts.
-func (r *restRequest) object(opts runtime.Object) (*unstructured.Unstructured, error) {
-	if err := decodeQuery(r, opts); err != nil {
+// withObject runs a create or an update (call) with the request's body
+// as the object and its query as the options (O).
+func withObject[O any, P interface {
+	*O
+	runtime.Object
+}](ctx context.Context, res dynResource, r *restRequest, subs []string,
+	call func(dynResource, context.Context, *unstructured.Unstructured, O, ...string) (*unstructured.Unstructured, error),
+) (runtime.Object, error) {
+	var opts O
+	if err := decodeQuery(r, P(&opts)); err != nil {
 		return nil, err
 	}
 	u := &unstructured.Unstructured{}
 	if err := u.UnmarshalJSON(r.payload); err != nil {
 		return nil, apierrors.NewBadRequest("request body: " + err.Error())
 	}
-	return u, nil
+	return call(res, ctx, u, opts, subs...)
 }
 
 // decodeQuery reads the request's query parameters into opts, as the
