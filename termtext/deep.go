@@ -74,25 +74,8 @@ func walk(v reflect.Value, seen map[uintptr]bool) (reflect.Value, bool) {
 
 func walkStruct(v reflect.Value, seen map[uintptr]bool) (reflect.Value, bool) {
 	t := v.Type()
-	var out reflect.Value
-	for i := range t.NumField() {
-		if !t.Field(i).IsExported() {
-			continue
-		}
-		e, changed := walk(v.Field(i), seen)
-		if !changed {
-			continue
-		}
-		if !out.IsValid() {
-			out = reflect.New(t).Elem()
-			out.Set(v)
-		}
-		out.Field(i).Set(e)
-	}
-	if !out.IsValid() {
-		return v, false
-	}
-	return out, true
+	exported := func(i int) bool { return t.Field(i).IsExported() }
+	return walkParts(v, t.NumField(), exported, reflect.Value.Field, seen)
 }
 
 func walkList(v reflect.Value, seen map[uintptr]bool) (reflect.Value, bool) {
@@ -103,27 +86,43 @@ func walkList(v reflect.Value, seen map[uintptr]bool) (reflect.Value, bool) {
 		seen[v.Pointer()] = true
 		defer delete(seen, v.Pointer())
 	}
+	return walkParts(v, v.Len(), nil, reflect.Value.Index, seen)
+}
+
+// walkParts walks v's n parts (struct fields or list elements: part picks
+// one, follow says which to walk, nil all) copy on write: v as it is when
+// none changes, else a copy of v with the changed parts set.
+func walkParts(v reflect.Value, n int, follow func(int) bool, part func(reflect.Value, int) reflect.Value, seen map[uintptr]bool) (reflect.Value, bool) {
 	var out reflect.Value
-	for i := range v.Len() {
-		e, changed := walk(v.Index(i), seen)
+	for i := range n {
+		if follow != nil && !follow(i) {
+			continue
+		}
+		e, changed := walk(part(v, i), seen)
 		if !changed {
 			continue
 		}
 		if !out.IsValid() {
-			if v.Kind() == reflect.Slice {
-				out = reflect.MakeSlice(v.Type(), v.Len(), v.Len())
-				reflect.Copy(out, v)
-			} else {
-				out = reflect.New(v.Type()).Elem()
-				out.Set(v)
-			}
+			out = shallowCopy(v)
 		}
-		out.Index(i).Set(e)
+		part(out, i).Set(e)
 	}
 	if !out.IsValid() {
 		return v, false
 	}
 	return out, true
+}
+
+// shallowCopy is a settable copy of v; a slice gets its own backing array.
+func shallowCopy(v reflect.Value) reflect.Value {
+	if v.Kind() == reflect.Slice {
+		out := reflect.MakeSlice(v.Type(), v.Len(), v.Len())
+		reflect.Copy(out, v)
+		return out
+	}
+	out := reflect.New(v.Type()).Elem()
+	out.Set(v)
+	return out
 }
 
 func walkMap(v reflect.Value, seen map[uintptr]bool) (reflect.Value, bool) {

@@ -37,27 +37,26 @@ type Palette struct {
 	BarFg                    color.Color
 }
 
-func darkPalette() Palette {
-	return Palette{
-		Fg: lipgloss.Color("#E4E4E4"), Dim: lipgloss.Color("#8A8A8A"), Subtle: lipgloss.Color("#4E4E4E"),
-		Accent: lipgloss.Color("#87AFFF"),
-		Green:  lipgloss.Color("#5FD787"), Blue: lipgloss.Color("#5FAFFF"), Yellow: lipgloss.Color("#FFD75F"),
-		Red: lipgloss.Color("#FF5F5F"), Magenta: lipgloss.Color("#D787FF"), Grey: lipgloss.Color("#9E9E9E"),
-		SelectedFg: lipgloss.Color("#FFFFFF"), SelectedBg: lipgloss.Color("#3A3A5A"),
-		LoudFg: lipgloss.Color("#FFFFFF"), LoudBg: lipgloss.Color("#AF0000"),
-		BarFg: lipgloss.Color("#5FAFFF"),
-	}
-}
+func darkPalette() Palette  { return hexPalette(false) }
+func lightPalette() Palette { return hexPalette(true) }
 
-func lightPalette() Palette {
+// hexPalette builds the dark or the light palette from one table: each
+// colour's dark and light values side by side, so the two stay in step.
+func hexPalette(light bool) Palette {
+	c := func(dark, lightHex string) color.Color {
+		if light {
+			return lipgloss.Color(lightHex)
+		}
+		return lipgloss.Color(dark)
+	}
 	return Palette{
-		Fg: lipgloss.Color("#1C1C1C"), Dim: lipgloss.Color("#6C6C6C"), Subtle: lipgloss.Color("#BCBCBC"),
-		Accent: lipgloss.Color("#005FAF"),
-		Green:  lipgloss.Color("#008700"), Blue: lipgloss.Color("#005FD7"), Yellow: lipgloss.Color("#AF8700"),
-		Red: lipgloss.Color("#D70000"), Magenta: lipgloss.Color("#AF00AF"), Grey: lipgloss.Color("#767676"),
-		SelectedFg: lipgloss.Color("#000000"), SelectedBg: lipgloss.Color("#D7D7FF"),
-		LoudFg: lipgloss.Color("#FFFFFF"), LoudBg: lipgloss.Color("#D70000"),
-		BarFg: lipgloss.Color("#005FD7"),
+		Fg: c("#E4E4E4", "#1C1C1C"), Dim: c("#8A8A8A", "#6C6C6C"), Subtle: c("#4E4E4E", "#BCBCBC"),
+		Accent: c("#87AFFF", "#005FAF"),
+		Green:  c("#5FD787", "#008700"), Blue: c("#5FAFFF", "#005FD7"), Yellow: c("#FFD75F", "#AF8700"),
+		Red: c("#FF5F5F", "#D70000"), Magenta: c("#D787FF", "#AF00AF"), Grey: c("#9E9E9E", "#767676"),
+		SelectedFg: c("#FFFFFF", "#000000"), SelectedBg: c("#3A3A5A", "#D7D7FF"),
+		LoudFg: c("#FFFFFF", "#FFFFFF"), LoudBg: c("#AF0000", "#D70000"),
+		BarFg: c("#5FAFFF", "#005FD7"),
 	}
 }
 
@@ -260,25 +259,21 @@ func (t *Theme) Glyph(st string, frame int) string {
 
 // ClassGlyph returns the unstyled glyph of a class.
 func (t *Theme) ClassGlyph(c Class, frame int) string {
-	switch c {
-	case state.ClassOK:
-		return t.G.Synced
-	case state.ClassProgressing:
-		return t.G.Spinner[((frame%len(t.G.Spinner))+len(t.G.Spinner))%len(t.G.Spinner)]
-	case state.ClassWaiting:
-		return t.G.Waiting
-	case state.ClassPending:
-		return t.G.Pending
-	case state.ClassSkipped:
-		return t.G.Skipped
-	case state.ClassFailed:
-		return t.G.Error
-	case state.ClassDeleting:
-		return t.G.Deleting
-	case state.ClassSuspended:
-		return t.G.Suspended
+	g := &t.G
+	if c == state.ClassProgressing {
+		n := len(g.Spinner)
+		return g.Spinner[((frame%n)+n)%n]
 	}
-	return t.G.Unknown
+	// One table, as for the class styles in New.
+	byClass := [state.NumClasses]string{
+		state.ClassOK: g.Synced, state.ClassWaiting: g.Waiting, state.ClassPending: g.Pending,
+		state.ClassSkipped: g.Skipped, state.ClassFailed: g.Error, state.ClassDeleting: g.Deleting,
+		state.ClassSuspended: g.Suspended, state.ClassUnknown: g.Unknown,
+	}
+	if c < 0 || int(c) >= len(byClass) {
+		return g.Unknown
+	}
+	return byClass[c]
 }
 
 // State renders "glyph WORD" in the state's colour; word "" shows the

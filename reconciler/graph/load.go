@@ -132,17 +132,28 @@ func (d *decoder) str(v any, path string) string {
 }
 
 func (d *decoder) strings(v any, path string) []string {
+	return decodeList(d, v, path, "", "a list of strings", func(e any, p string) (string, bool) {
+		return d.str(e, p), true
+	})
+}
+
+// decodeList reads v as a list, or records an error (with fix) when it is
+// something else, and each element at its path with one, keeping those it
+// accepts. A list, even an empty one, gives a non-nil slice.
+func decodeList[T any](d *decoder, v any, path, fix, want string, one func(e any, path string) (T, bool)) []T {
 	if v == nil {
 		return nil
 	}
 	l, ok := v.([]any)
 	if !ok {
-		d.errorf(path, "", "must be a list of strings, got %s", typeName(v))
+		d.errorf(path, fix, "must be %s, got %s", want, typeName(v))
 		return nil
 	}
-	out := make([]string, 0, len(l))
+	out := make([]T, 0, len(l))
 	for i, e := range l {
-		out = append(out, d.str(e, fmt.Sprintf("%s[%d]", path, i)))
+		if t, ok := one(e, fmt.Sprintf("%s[%d]", path, i)); ok {
+			out = append(out, t)
+		}
 	}
 	return out
 }
@@ -331,31 +342,19 @@ func (d *decoder) resource(v any, path string) ResourceSpec {
 // forEach reads a forEach list: every entry is a map with exactly one
 // iterator name, whose value is the dimension's expression.
 func (d *decoder) forEach(v any, path string) []ForEachSpec {
-	if v == nil {
-		return nil
-	}
-	list, ok := v.([]any)
-	if !ok {
-		d.errorf(path, "write a list of {iterator: ${listExpression}}", "must be a list, got %s", typeName(v))
-		return nil
-	}
-	out := make([]ForEachSpec, 0, len(list))
-	for i, e := range list {
-		p := fmt.Sprintf("%s[%d]", path, i)
+	return decodeList(d, v, path, "write a list of {iterator: ${listExpression}}", "a list", func(e any, p string) (ForEachSpec, bool) {
 		m := d.object(e, p)
 		if m == nil {
-			continue
+			return ForEachSpec{}, false
 		}
 		if len(m) != 1 {
 			d.errorf(p, "split it: one {iterator: ${listExpression}} per entry; several entries give their cartesian product",
 				"entry must have exactly one iterator, got %d", len(m))
-			continue
+			return ForEachSpec{}, false
 		}
-		for _, k := range sortedKeys(m) {
-			out = append(out, ForEachSpec{Name: k, Expression: d.str(m[k], joinPath(p, k))})
-		}
-	}
-	return out
+		k := sortedKeys(m)[0]
+		return ForEachSpec{Name: k, Expression: d.str(m[k], joinPath(p, k))}, true
+	})
 }
 
 func typeName(v any) string {

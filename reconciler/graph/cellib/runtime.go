@@ -183,21 +183,13 @@ func findCondition(obj, typ ref.Val) ref.Val {
 	if !ok {
 		return types.NewErr("runtime.condition: obj must be an object, got %s", obj.Type().TypeName())
 	}
-	st, found := m.Find(types.String("status"))
-	if !found {
-		return &Condition{}
+	sm, res := conditionsStep[traits.Mapper](m, "status", "obj.status", "an object")
+	if res != nil {
+		return res
 	}
-	sm, ok := st.(traits.Mapper)
-	if !ok {
-		return types.NewErr("runtime.condition: obj.status must be an object")
-	}
-	cs, found := sm.Find(types.String("conditions"))
-	if !found {
-		return &Condition{}
-	}
-	list, ok := cs.(traits.Lister)
-	if !ok {
-		return types.NewErr("runtime.condition: obj.status.conditions must be a list")
+	list, res := conditionsStep[traits.Lister](sm, "conditions", "obj.status.conditions", "a list")
+	if res != nil {
+		return res
 	}
 	for it := list.Iterator(); it.HasNext() == types.True; {
 		var c *Condition
@@ -214,6 +206,22 @@ func findCondition(obj, typ ref.Val) ref.Val {
 		}
 	}
 	return &Condition{}
+}
+
+// conditionsStep returns m[key] as a T on the way to obj.status.conditions;
+// when key is absent or holds something else it returns instead what
+// runtime.condition answers: an empty condition, or an error.
+func conditionsStep[T any](m traits.Mapper, key, path, want string) (T, ref.Val) {
+	var zero T
+	v, found := m.Find(types.String(key))
+	if !found {
+		return zero, &Condition{}
+	}
+	t, ok := v.(T)
+	if !ok {
+		return zero, types.NewErr("runtime.condition: %s must be %s", path, want)
+	}
+	return t, nil
 }
 
 func conditionFromMap(m traits.Mapper) *Condition {
@@ -234,13 +242,7 @@ func (runtimeVal) ConvertToNative(t reflect.Type) (any, error) {
 	return nil, fmt.Errorf("runtime cannot be converted to %v", t)
 }
 func (v runtimeVal) ConvertToType(t ref.Type) ref.Val {
-	switch t {
-	case runtimeType:
-		return v
-	case types.TypeType:
-		return runtimeType
-	}
-	return types.NewErr("runtime cannot be converted to %s", t.TypeName())
+	return convertToType(v, runtimeType, t, "runtime")
 }
 func (runtimeVal) Equal(o ref.Val) ref.Val { _, ok := o.(runtimeVal); return types.Bool(ok) }
 func (runtimeVal) Type() ref.Type          { return runtimeType }
@@ -265,13 +267,19 @@ func (c *Condition) ConvertToNative(t reflect.Type) (any, error) {
 }
 
 func (c *Condition) ConvertToType(t ref.Type) ref.Val {
+	return convertToType(c, conditionType, t, "a condition")
+}
+
+// convertToType is ConvertToType for v, whose type is own: v itself, or
+// own as a type value.
+func convertToType(v ref.Val, own *types.Type, t ref.Type, what string) ref.Val {
 	switch t {
-	case conditionType:
-		return c
+	case own:
+		return v
 	case types.TypeType:
-		return conditionType
+		return own
 	}
-	return types.NewErr("a condition cannot be converted to %s", t.TypeName())
+	return types.NewErr("%s cannot be converted to %s", what, t.TypeName())
 }
 
 func (c *Condition) Equal(o ref.Val) ref.Val {

@@ -181,22 +181,17 @@ func version(in Input, spec, status *apiextensionsv1.JSONSchemaProps) apiextensi
 	if len(columns) == 0 {
 		columns = DefaultPrinterColumns()
 	}
+	root := props("apiVersion", "string", "kind", "string", "metadata", "object")
+	root["spec"], root["status"] = *spec, *status
 	return apiextensionsv1.CustomResourceDefinitionVersion{
 		Name:    in.APIVersion,
 		Served:  true,
 		Storage: true,
+		// kro's root requires nothing, not even spec when spec has
+		// required fields: kroscope's CRD must equal kro's, or taking
+		// over kro's CRD would be a breaking change.
 		Schema: &apiextensionsv1.CustomResourceValidation{OpenAPIV3Schema: &apiextensionsv1.JSONSchemaProps{
-			// kro's root requires nothing, not even spec when spec
-			// has required fields: kroscope's CRD must equal kro's,
-			// or taking over kro's CRD would be a breaking change.
-			Type: "object",
-			Properties: map[string]apiextensionsv1.JSONSchemaProps{
-				"apiVersion": {Type: "string"},
-				"kind":       {Type: "string"},
-				"metadata":   {Type: "object"},
-				"spec":       *spec,
-				"status":     *status,
-			},
+			Type: "object", Properties: root,
 		}},
 		Subresources:             &apiextensionsv1.CustomResourceSubresources{Status: &apiextensionsv1.CustomResourceSubresourceStatus{}},
 		AdditionalPrinterColumns: columns,
@@ -227,17 +222,20 @@ func statusSchema(inferred *apiextensionsv1.JSONSchemaProps) (*apiextensionsv1.J
 		Type: "array",
 		Items: &apiextensionsv1.JSONSchemaPropsOrArray{Schema: &apiextensionsv1.JSONSchemaProps{
 			Type: "object",
-			Properties: map[string]apiextensionsv1.JSONSchemaProps{
-				"type":               {Type: "string"},
-				"status":             {Type: "string"},
-				"reason":             {Type: "string"},
-				"message":            {Type: "string"},
-				"lastTransitionTime": {Type: "string"},
-				"observedGeneration": {Type: "integer"},
-			},
+			Properties: props("type", "string", "status", "string", "reason", "string", "message", "string",
+				"lastTransitionTime", "string", "observedGeneration", "integer"),
 		}},
 	}
 	return s, nil
+}
+
+// props are properties of plain types, given as name, type pairs.
+func props(nameType ...string) map[string]apiextensionsv1.JSONSchemaProps {
+	m := make(map[string]apiextensionsv1.JSONSchemaProps, len(nameType)/2)
+	for i := 0; i+1 < len(nameType); i += 2 {
+		m[nameType[i]] = apiextensionsv1.JSONSchemaProps{Type: nameType[i+1]}
+	}
+	return m
 }
 
 // DefaultPrinterColumns are State, Ready and Age, worded as kro words them
