@@ -108,6 +108,10 @@ type feed struct {
 	lastFlush time.Time // when the snapshot was last taken
 	ticking   bool      // the spinner/clock tick is armed
 	spinning  bool      // something visible is in progress
+	// unsettled counts the snapshot's instances in progress or waiting
+	// (the header's "waiting on N"), counted once per snapshot, not per
+	// frame.
+	unsettled int
 }
 
 // Model is the root model. It keeps only what is global: the screen
@@ -215,11 +219,14 @@ func (m *Model) refresh() {
 	for _, s := range m.stack {
 		s.Update(snapMsg{m.snap})
 	}
-	m.feed.spinning = false
+	m.feed.spinning, m.feed.unsettled = false, 0
 	for _, in := range m.snap.Instances {
-		if in.Phase().Class() == state.ClassProgressing {
+		switch in.Phase().Class() {
+		case state.ClassProgressing:
 			m.feed.spinning = true
-			break
+			m.feed.unsettled++
+		case state.ClassWaiting:
+			m.feed.unsettled++
 		}
 	}
 	m.feed.spinning = m.feed.spinning || m.stack.base().spinning()
@@ -471,7 +478,7 @@ func (m *Model) headerScope() viewScope {
 // chrome is the status lines above the screens and the flash and footer
 // lines below them.
 func (m *Model) chrome() (above []string, below int) {
-	above = []string{statusLine(m.c, m.snap, m.w, m.headerScope())}
+	above = []string{statusLine(m.c, m.snap, m.w, m.headerScope(), m.feed.unsettled)}
 	if a := watchAlarm(m.c, m.snap, m.w); a != "" {
 		above = append(above, a)
 	}

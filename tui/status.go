@@ -16,8 +16,9 @@ import (
 
 // statusLine is the top bar: where, what the list shows (its namespace,
 // kind or graph, as `:ns`, `:kind` and `:graph` set them), mode, queue,
-// rate, watches.
-func statusLine(c *common, s *state.Snapshot, w int, v viewScope) string {
+// rate, watches; waiting is the instances in progress or waiting (counted
+// by the feed, once a snapshot).
+func statusLine(c *common, s *state.Snapshot, w int, v viewScope, waiting int) string {
 	th := c.th
 	sep := th.Dim.Render(" " + th.G.Sep + " ")
 	where := s.Cluster.Context
@@ -50,7 +51,6 @@ func statusLine(c *common, s *state.Snapshot, w int, v viewScope) string {
 	if narrow {
 		detail = activityQueue
 	}
-	waiting := unsettled(s)
 	mode := th.ClassStyle(state.ClassOK).Render(th.G.Dot + " " + idleOr(activity(s.Engine, detail), waiting))
 	if !s.Mode.Reconciling {
 		mode = th.Warn.Render(th.G.Dot + " " + notReconciling(s, narrow))
@@ -150,18 +150,6 @@ func activity(e state.Engine, detail int) string {
 		word += fmt.Sprintf(", %d queued", e.QueueDepth)
 	}
 	return word
-}
-
-// unsettled counts the instances in progress or waiting (on readiness,
-// an external object).
-func unsettled(s *state.Snapshot) int {
-	n := 0
-	for _, in := range s.Instances {
-		if c := in.Phase().Class(); c == state.ClassProgressing || c == state.ClassWaiting {
-			n++
-		}
-	}
-	return n
 }
 
 // idleOr: "idle" while instances wait on readiness read as if all
