@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"sync/atomic"
 
+	"k8s.io/client-go/rest"
 	"k8s.io/client-go/transport"
 
 	"github.com/kroscope/kroscope/engine/metrics"
@@ -95,11 +96,21 @@ func gatedSet(s *client.Set, gate *readonly.Gate, apiErrors *atomic.Int64, note 
 // API server's priority and fairness is the limit that counts.
 func unthrottled(base *client.Set) (*client.Set, error) {
 	cfg := base.Config()
-	if cfg == nil || cfg.QPS != 0 || cfg.RateLimiter != nil {
+	if cfg == nil || !Unthrottle(cfg) {
 		return base, nil
 	}
-	cfg.QPS = DefaultClientQPS
 	return client.NewSet(cfg)
+}
+
+// Unthrottle lifts client-go's default limit from cfg when cfg sets no
+// limit of its own, and reports whether it did: the one decision every
+// connection kroscope makes (the engine's, plan's) asks.
+func Unthrottle(cfg *rest.Config) bool {
+	if cfg.QPS != 0 || cfg.RateLimiter != nil {
+		return false
+	}
+	cfg.QPS = DefaultClientQPS
+	return true
 }
 
 // callNote hears every API response (or transport error), to log the

@@ -29,6 +29,10 @@ func TestUnthrottled(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			cfg := rest.CopyConfig(tc.cfg)
+			if lifted := Unthrottle(cfg); lifted == tc.same || cfg.QPS != tc.wantQPS {
+				t.Errorf("Unthrottle: lifted %v, QPS %v; want %v, %v", lifted, cfg.QPS, !tc.same, tc.wantQPS)
+			}
 			got, err := unthrottled(base)
 			if err != nil {
 				t.Fatal(err)

@@ -79,9 +79,7 @@ func runPlan(cmd *cobra.Command, args []string, f planFlags) error {
 		return err
 	}
 	cfg := rest.CopyConfig(conn.cfg)
-	if cfg.QPS == 0 && cfg.RateLimiter == nil {
-		cfg.QPS = engine.DefaultClientQPS // as the engine: no client-side throttling
-	}
+	engine.Unthrottle(cfg) // as the engine: no client-side throttling
 	set, err := client.NewSet(cfg)
 	if err != nil {
 		return err
