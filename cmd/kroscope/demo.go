@@ -12,7 +12,6 @@ import (
 
 	"github.com/go-logr/logr"
 	"github.com/spf13/cobra"
-	"k8s.io/klog/v2"
 
 	"github.com/kroscope/kroscope/demo"
 	"github.com/kroscope/kroscope/engine"
@@ -63,7 +62,7 @@ shares the process) unless GOMEMLIMIT is set.`,
 			log := demoLogger(f, termtext.Writer(cmd.ErrOrStderr()))
 			// client-go logs through klog: a process-wide setting, made
 			// here rather than in runDemo, which tests call repeatedly.
-			klog.SetLogger(log.WithName("client-go"))
+			setClientGoLogger(log.WithName("client-go"))
 			if os.Getenv("GOMEMLIMIT") == "" {
 				debug.SetMemoryLimit(demo.MemoryLimit) // process-wide too
 			}

@@ -7,7 +7,6 @@ import (
 	"strings"
 
 	"github.com/go-logr/logr"
-	"k8s.io/klog/v2"
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/kroscope/kroscope/engine/logsink"
@@ -43,7 +42,7 @@ func newRunLogger(w io.Writer, format string, verbosity int) (logr.Logger, error
 // to stderr or the terminal. controller-runtime's lines are debug level:
 // a probe that fails while starting is what /readyz is for, not news.
 func routeLibraryLogs(log logr.Logger) {
-	klog.SetLogger(log.WithName("client-go"))
+	setClientGoLogger(log.WithName("client-go"))
 	ctrllog.SetLogger(log.WithName("controller-runtime").V(1))
 }
 
