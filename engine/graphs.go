@@ -429,7 +429,7 @@ func (s *served) start(ctx context.Context) error {
 	}
 	gs.table.serve(s, inf)
 	go mon.Run(ctx, time.Second)
-	if !cache.WaitForCacheSync(ctx.Done(), watch.SyncedOrForbidden(inf, mon)) || !gs.informers.waitForSync(ctx, gs.servedSpecs(specs)...) {
+	if !mon.WaitForSync(ctx) || !gs.informers.waitForSync(ctx, gs.servedSpecs(specs)...) {
 		return ctx.Err()
 	}
 	return nil

@@ -178,7 +178,8 @@ func Cluster(ctx context.Context, dyn dynamic.Interface, group *watch.Group, fn 
 		return err
 	}
 	go mon.Run(ctx, time.Second)
-	if !cache.WaitForCacheSync(ctx.Done(), inf.HasSynced) {
+	// Synced, not forbidden: a graph source that cannot list says so.
+	if !cache.WaitForCacheSync(ctx.Done(), inf.HasSynced) || !mon.WaitForSync(ctx) {
 		return ctx.Err()
 	}
 	return nil

@@ -246,7 +246,21 @@ func (m *Monitor) Run(ctx context.Context, interval time.Duration) {
 		m.health.RemoveWatch(m.name)
 	}()
 	go m.inf.RunWithContext(ctx)
+	go m.WaitForSync(ctx)
 	tick.Every(ctx, interval, nil, func() bool { m.check(); return false })
+}
+
+// WaitForSync waits until the informer has synced or is forbidden (a
+// watch this user may not list cannot sync; it is reported and retried)
+// or ctx ends, and reports the sync at once: whoever waited on it goes on
+// with the health view (and /readyz) already saying synced, not a check
+// interval later.
+func (m *Monitor) WaitForSync(ctx context.Context) bool {
+	if !cache.WaitForCacheSync(ctx.Done(), func() bool { return m.inf.HasSynced() || m.Forbidden() }) {
+		return false
+	}
+	m.check()
+	return true
 }
 
 // Healthy reports the last known health.

@@ -142,21 +142,20 @@ func (m *Manager) Running() []Spec {
 // forbidden (a watch this user may not list cannot sync; it is reported
 // and retried, and must not hold its graph back), or ctx ends.
 func (m *Manager) WaitForSync(ctx context.Context, specs ...Spec) bool {
-	var synced []cache.InformerSynced
+	var mons []*Monitor
 	m.mu.Lock()
 	for _, s := range specs {
 		if e, ok := m.entries[s]; ok {
-			synced = append(synced, SyncedOrForbidden(e.inf, e.mon))
+			mons = append(mons, e.mon)
 		}
 	}
 	m.mu.Unlock()
-	return cache.WaitForCacheSync(ctx.Done(), synced...)
-}
-
-// SyncedOrForbidden is inf's HasSynced, also true while mon reports the
-// watch forbidden.
-func SyncedOrForbidden(inf cache.SharedIndexInformer, mon *Monitor) cache.InformerSynced {
-	return func() bool { return inf.HasSynced() || (mon != nil && mon.Forbidden()) }
+	for _, mon := range mons {
+		if !mon.WaitForSync(ctx) {
+			return false
+		}
+	}
+	return true
 }
 
 func (m *Manager) start(s Spec) *entry {
