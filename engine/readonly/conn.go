@@ -22,6 +22,26 @@ import (
 // to send while g is closed (nil when cfg brings its own transport, which
 // has no dialer to wrap: such writes are checked only at the gate).
 func gatedTransport(cfg *rest.Config, g *Gate) http.RoundTripper {
+	wc := SendWhile(cfg, g.Open, func() error {
+		return &Error{Verb: "send", What: "a write already in the transport", Fenced: g.open.Load()}
+	})
+	if wc == nil {
+		return nil
+	}
+	rt, err := rest.TransportFor(wc)
+	if err != nil {
+		return nil
+	}
+	return rt
+}
+
+// SendWhile returns a copy of cfg whose connections write to the socket
+// only while may reports true: the first refused write closes its
+// connection with refused's error, so nothing queued behind it goes
+// either. The Lease's writes ride such connections too (lease.Fence's
+// MaySend). Nil when cfg brings its own transport: there is no dialer to
+// wrap.
+func SendWhile(cfg *rest.Config, may func() bool, refused func() error) *rest.Config {
 	if cfg.Transport != nil {
 		return nil
 	}
@@ -35,27 +55,24 @@ func gatedTransport(cfg *rest.Config, g *Gate) http.RoundTripper {
 		if err != nil {
 			return nil, err
 		}
-		return &gatedConn{Conn: c, gate: g}, nil
+		return &gatedConn{Conn: c, may: may, refused: refused}, nil
 	}
-	rt, err := rest.TransportFor(wc)
-	if err != nil {
-		return nil
-	}
-	return rt
+	return wc
 }
 
-// gatedConn is a connection that sends only while its gate is open; the
-// first refused write closes it, so nothing queued behind goes either.
+// gatedConn is a connection that sends only while may holds; the first
+// refused write closes it, so nothing queued behind goes either.
 type gatedConn struct {
 	net.Conn
-	gate *Gate
-	once sync.Once
+	may     func() bool
+	refused func() error
+	once    sync.Once
 }
 
 func (c *gatedConn) Write(p []byte) (int, error) {
-	if !c.gate.Open() {
+	if !c.may() {
 		c.once.Do(func() { _ = c.Conn.Close() })
-		return 0, &Error{Verb: "send", What: "a write already in the transport", Fenced: c.gate.open.Load()}
+		return 0, c.refused()
 	}
 	return c.Conn.Write(p)
 }
