@@ -132,7 +132,7 @@ func (w *writer) campaignLocked(want bool) {
 		go func() {
 			defer close(done)
 			err := lease.Run(ctx, lease.Config{
-				Client: w.o.ClientSet.Kubernetes(), Namespace: w.o.LeaseNamespace, Name: w.o.LeaseName, Identity: w.o.Identity,
+				Client: w.o.ClientSet.Kubernetes(), Rest: w.o.ClientSet.Config(), Namespace: w.o.LeaseNamespace, Name: w.o.LeaseName, Identity: w.o.Identity,
 				LeaseDuration: w.o.LeaseDuration, Log: w.log,
 				OnStarted: func() { w.setLeading(true) },
 				OnStopped: func() { w.setLeading(false) },

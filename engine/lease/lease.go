@@ -17,10 +17,12 @@ import (
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/leaderelection"
 	"k8s.io/client-go/tools/leaderelection/resourcelock"
 
+	"github.com/kroscope/kroscope/engine/readonly"
 	"github.com/kroscope/kroscope/engine/tick"
 )
 
@@ -36,7 +38,11 @@ const (
 
 // Config says which lease to hold and what to do on changes.
 type Config struct {
-	Client    kubernetes.Interface
+	Client kubernetes.Interface
+	// Rest, when set with a Fence, is Client's config: the Lease's own
+	// writes then ride connections of their own that send only while
+	// the write is fresh (Fence.MaySend).
+	Rest      *rest.Config
 	Namespace string
 	Name      string
 	Identity  string
@@ -106,12 +112,12 @@ func Run(ctx context.Context, c Config) error {
 	}
 	var lock resourcelock.Interface = &resourcelock.LeaseLock{
 		LeaseMeta:  metav1.ObjectMeta{Namespace: c.Namespace, Name: c.Name},
-		Client:     c.Client.CoordinationV1(),
+		Client:     lockClient(c).CoordinationV1(),
 		LockConfig: resourcelock.ResourceLockConfig{Identity: c.Identity},
 		Labels:     labelsFor(c.Scope),
 	}
 	if c.Fence != nil {
-		lock = &fencedLock{Interface: lock, fence: c.Fence}
+		lock = newFencedLock(lock, c.Fence, c.LeaseDuration)
 		go watchFence(ctx, c.Fence, c.LeaseDuration, c.OnFence)
 	}
 	le, err := leaderelection.NewLeaderElector(leaderelection.LeaderElectionConfig{
@@ -153,6 +159,25 @@ func Run(ctx context.Context, c Config) error {
 	}
 	releaseIfHeld(c)
 	return nil
+}
+
+// lockClient is the client the election writes the Lease with: with a
+// Fence and a config, one whose connections refuse to send a Lease write
+// past its deadline (a process paused between deciding a renewal and
+// sending it would otherwise send it on waking, after the Lease moved).
+func lockClient(c Config) kubernetes.Interface {
+	if c.Fence == nil || c.Rest == nil {
+		return c.Client
+	}
+	wc := readonly.SendWhile(c.Rest, c.Fence.MaySend, func() error { return errLateLeaseWrite })
+	if wc == nil {
+		return c.Client
+	}
+	kube, err := kubernetes.NewForConfig(wc)
+	if err != nil {
+		return c.Client
+	}
+	return kube
 }
 
 // ensureNamespace creates the Lease's namespace when neither it nor the
