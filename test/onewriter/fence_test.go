@@ -61,17 +61,19 @@ func TestPausedHolderWritesNothingAfterTheLeaseMoved(t *testing.T) {
 	after := r.writesBy("kroscope-a", moved)
 	for i, ev := range after {
 		if i < 10 {
-			t.Errorf("kroscope-a wrote after the Lease moved: %s %s %s/%s (%d) at %s", ev.Verb, ev.Resource, ev.Namespace, ev.Name, ev.Code, ev.Received.Format(time.RFC3339Nano))
+			r.errorf("kroscope-a wrote after the Lease moved: %s %s %s/%s (%d) at %s", ev.Verb, ev.Resource, ev.Namespace, ev.Name, ev.Code, ev.Received.Format(time.RFC3339Nano))
 		}
 	}
 	if len(after) > 0 {
-		t.Fatalf("kroscope-a sent %d writes after the Lease moved to kroscope-b", len(after))
+		r.errorf("kroscope-a sent %d writes after the Lease moved to kroscope-b (at %s)", len(after), moved.Format(time.RFC3339Nano))
+		t.FailNow()
 	}
 	if n := len(r.writesBy("kroscope-b", moved)); n == 0 {
-		t.Fatal("kroscope-b holds the Lease but the server saw no write from it")
+		r.errorf("kroscope-b holds the Lease but the server saw no write from it")
+		t.FailNow()
 	}
 	if !old.logged("cannot prove this kroscope still holds the lease") && !old.logged("not holding the lease") {
-		t.Error("kroscope-a's log says nothing of losing the Lease")
+		r.errorf("kroscope-a's log says nothing of losing the Lease")
 	}
 	cms, err := r.env.Kubernetes().CoreV1().ConfigMaps(r.ns).List(t.Context(), metav1ListOptions())
 	if err != nil {
@@ -84,7 +86,7 @@ func TestPausedHolderWritesNothingAfterTheLeaseMoved(t *testing.T) {
 		}
 	}
 	if got != 3*instances {
-		t.Errorf("%d ConfigMaps of the graph, want %d", got, 3*instances)
+		r.errorf("%d ConfigMaps of the graph, want %d", got, 3*instances)
 	}
 	t.Logf("writes counted by the API server after the Lease moved: kroscope-a 0, kroscope-b %d", len(r.writesBy("kroscope-b", moved)))
 	_ = standby

@@ -32,12 +32,28 @@ type rig struct {
 	ns  string
 	dir string
 	dyn dynamic.Interface
+	// failures are the verdict's errors, said again after the children's
+	// logs (which a failed test prints last): CI shows an output's tail.
+	failures []string
 }
 
 func newRig(t *testing.T) *rig {
 	t.Helper()
 	env := envtest.Start(t)
-	return &rig{t: t, env: env, ns: env.Namespace(t), dir: t.TempDir(), dyn: dynamic.NewForConfigOrDie(env.Config)}
+	r := &rig{t: t, env: env, ns: env.Namespace(t), dir: t.TempDir(), dyn: dynamic.NewForConfigOrDie(env.Config)}
+	t.Cleanup(func() { // registered first: runs after the children's
+		if len(r.failures) > 0 {
+			t.Logf("what failed:\n%s", strings.Join(r.failures, "\n"))
+		}
+	})
+	return r
+}
+
+// errorf fails the test with a message said again at its end.
+func (r *rig) errorf(format string, args ...any) {
+	r.t.Helper()
+	r.failures = append(r.failures, fmt.Sprintf(format, args...))
+	r.t.Errorf(format, args...)
 }
 
 func (r *rig) writeFile(name, content string) string {
