@@ -116,6 +116,7 @@ func TestInvalidDefinitions(t *testing.T) {
 		"unknown-member-function":          {`unknown function "frobnicate"`},
 		"unknown-resource-field":           {`spec.resources[0].tempalte: unknown field "tempalte"`},
 		"unknown-schema-field":             {"${schema.spec.nmae}", "undefined field 'nmae'"},
+		"spec-undeclared":                  {"spec.resources[0].template.data.k", "${schema.spec.nope}", "undefined field 'nope'"},
 		"unknown-schema-key":               {`spec.schema.statuss: unknown field "statuss"`},
 		"unknown-type":                     {"spec.schema.spec.name", `unknown type "strng"`},
 		"unterminated-expression":          {"at position 2: unterminated expression"},

@@ -94,7 +94,10 @@ func declType(s *apiextensionsv1.JSONSchemaProps, name string) *apiservercel.Dec
 		if s.AdditionalProperties != nil && s.AdditionalProperties.Schema != nil {
 			return apiservercel.NewMapType(apiservercel.StringType, declType(s.AdditionalProperties.Schema, name+"@"), -1)
 		}
-		if len(s.Properties) == 0 {
+		// An object that keeps unknown fields ("object" in SimpleSchema)
+		// holds anything; one with no fields (no spec declared, or `{}`)
+		// holds nothing, so reading a field of it is an error, as in kro.
+		if s.XPreserveUnknownFields != nil && *s.XPreserveUnknownFields {
 			return apiservercel.NewMapType(apiservercel.StringType, apiservercel.DynType, -1)
 		}
 		fields := map[string]*apiservercel.DeclField{}

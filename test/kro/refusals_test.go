@@ -13,6 +13,7 @@ import (
 func TestKroRefusesWhatValidateRefuses(t *testing.T) {
 	cases := map[string]string{
 		"status-no-reference": "instance status field must refer to a resource or schema",
+		"spec-undeclared":     "undefined field 'nope'",
 	}
 	r := newKroRig(t)
 	var names []string
