@@ -74,10 +74,27 @@ func (s *helpScreen) prepare() {
 		s.rows-- // the scroll line
 		s.scroll(0)
 		end := min(s.offset+s.rows, len(lines))
-		more := th.Dim.Render(clip("j/k, pgup/pgdown scroll ("+strconv.Itoa(end)+"/"+strconv.Itoa(len(lines))+"); other keys close", iw, th.G.Ellipsis))
+		more := th.Dim.Render(clip(scrollHint(end, len(lines), iw), iw, th.G.Ellipsis))
 		lines = append(append([]string(nil), lines[s.offset:end]...), more)
 	}
 	s.box = th.Dialog.Render(strings.Join(lines, "\n"))
+}
+
+// scrollHint says how to scroll the help and where it is, in the longest
+// wording that fits width w: the position is never the part cut.
+func scrollHint(end, total, w int) string {
+	pos := strconv.Itoa(end) + "/" + strconv.Itoa(total)
+	for _, h := range []string{
+		"j/k, pgup/pgdown scroll (" + pos + "); other keys close",
+		"j/k scroll (" + pos + "); other keys close",
+		"j/k scroll " + pos + ", other keys close",
+		"j/k scroll " + pos,
+	} {
+		if ansi.StringWidth(h) <= w {
+			return h
+		}
+	}
+	return pos
 }
 
 // layout is every line of the help at inner width iw: the keys in as many
