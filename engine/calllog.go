@@ -7,8 +7,12 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"strconv"
 	"strings"
+	"sync"
 	"time"
+
+	"github.com/go-logr/logr"
 
 	"github.com/kroscope/kroscope/engine/readonly"
 	"github.com/kroscope/kroscope/engine/state"
@@ -31,15 +35,32 @@ func instanceFrom(ctx context.Context) (state.InstanceKey, bool) {
 // bodyLimit bounds what is read of a failed response to find its message.
 const bodyLimit = 64 << 10
 
+// apiFailure decides whether a call counts as an API error (the header's
+// "api errors N" and the metric): a transport error, unless it is a write
+// refused in read-only mode (it never left) or the caller gave up, and
+// every 429 and 5xx.
+func apiFailure(req *http.Request, resp *http.Response, err error) bool {
+	if err != nil {
+		return !readonly.IsReadOnly(err) && req.Context().Err() == nil
+	}
+	return resp != nil && (resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode >= 500)
+}
+
 // callLog returns the callNote that writes a failed API call made for an
 // instance to that instance's log in store: method, path, HTTP status and
 // the server's message. A GET that finds nothing is how kroscope learns an
 // object is missing, not a failure, and writes refused in read-only mode
-// never left.
-func callLog(store *state.Store) callNote {
+// never left. An API error made for no instance (a watch, a probe, a
+// graph's status) goes to the engine's log, so that every "api errors N"
+// can be read somewhere, said once a minute per kind of call.
+func callLog(store *state.Store, log logr.Logger) callNote {
+	unbound := &rareLines{every: time.Minute}
 	return func(req *http.Request, resp *http.Response, err error) {
 		key, ok := instanceFrom(req.Context())
 		if !ok {
+			if apiFailure(req, resp, err) {
+				unbound.say(log, req, resp, err)
+			}
 			return
 		}
 		line, ok := failedCall(req, resp, err)
@@ -72,6 +93,65 @@ func failedCall(req *http.Request, resp *http.Response, err error) (state.LogLin
 			resp.StatusCode, http.StatusText(resp.StatusCode), serverMessage(resp)), KV: "path=" + req.URL.Path}, true
 	}
 	return state.LogLine{}, false
+}
+
+// rareLines says failed calls of the same kind (method, resource, status)
+// at most once per period each, with how many were not said since.
+type rareLines struct {
+	every time.Duration
+	now   func() time.Time // nil: time.Now
+	mu    sync.Mutex
+	last  map[string]time.Time
+	quiet map[string]int
+}
+
+// maxRareKinds bounds the kinds remembered: past it, all are forgotten.
+const maxRareKinds = 256
+
+func (r *rareLines) say(log logr.Logger, req *http.Request, resp *http.Response, err error) {
+	line, _ := failedCall(req, resp, err)
+	kind := req.Method + " " + resourceOf(req.URL.Path) + " " + strconv.Itoa(statusOf(resp))
+	now := time.Now()
+	if r.now != nil {
+		now = r.now()
+	}
+	r.mu.Lock()
+	if r.last == nil || len(r.last) >= maxRareKinds {
+		r.last, r.quiet = map[string]time.Time{}, map[string]int{}
+	}
+	if at, ok := r.last[kind]; ok && now.Sub(at) < r.every {
+		r.quiet[kind]++
+		r.mu.Unlock()
+		return
+	}
+	r.last[kind] = now
+	more := r.quiet[kind]
+	delete(r.quiet, kind)
+	r.mu.Unlock()
+	kv := []any{"path", req.URL.Path}
+	if more > 0 {
+		kv = append(kv, "same since last said", more)
+	}
+	log.Error(nil, "API call failed: "+line.Message, kv...)
+}
+
+// statusOf is a response's HTTP status; 0 for a transport error.
+func statusOf(resp *http.Response) int {
+	if resp == nil {
+		return 0
+	}
+	return resp.StatusCode
+}
+
+// resourceOf is the resource an API path names ("configmaps",
+// "webapps/status"), without its object's name: calls on many objects of
+// one kind are one kind of call.
+func resourceOf(p string) string {
+	parts := strings.Split(strings.Trim(shortPath(p), "/"), "/")
+	if len(parts) >= 3 {
+		return parts[0] + "/" + parts[2]
+	}
+	return parts[0]
 }
 
 // shortPath is an API path without its group, version and namespace:

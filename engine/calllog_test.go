@@ -9,6 +9,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-logr/logr"
+	"github.com/go-logr/logr/funcr"
+
 	"github.com/kroscope/kroscope/engine/state"
 )
 
@@ -21,7 +24,7 @@ func TestNoteCallLogsFailedCallsOfTheInstance(t *testing.T) {
 	call := func(method string, code int, body string, ctx context.Context) *http.Response {
 		req := (&http.Request{Method: method, URL: &url.URL{Path: "/api/v1/namespaces/demo/configmaps/flaky-a"}}).WithContext(ctx)
 		resp := &http.Response{StatusCode: code, Body: io.NopCloser(strings.NewReader(body))}
-		callLog(e.store)(req, resp, nil)
+		callLog(e.store, logr.Discard())(req, resp, nil)
 		return resp
 	}
 	ctx := withInstance(context.Background(), key)
@@ -70,5 +73,54 @@ func TestDecisionsNameChangedResources(t *testing.T) {
 	}
 	if quiet := decisions(next, next, &state.Instance{State: "ERROR", Reconciles: 5}, 0, time.Unix(0, 0)); len(quiet) != 1 || !strings.HasSuffix(quiet[0].Message, "no resource changed") {
 		t.Fatalf("quiet reconcile = %+v", quiet)
+	}
+}
+
+// An API error made for no instance is counted in the header, so it is
+// said in the engine's log: once per kind of call and minute, with how
+// many were not said since.
+func TestUnboundAPIErrorsReachTheEngineLog(t *testing.T) {
+	var lines []string
+	log := funcr.New(func(prefix, args string) { lines = append(lines, args) }, funcr.Options{})
+	clock := time.Unix(1000, 0)
+	r := &rareLines{every: time.Minute, now: func() time.Time { return clock }}
+	fail := func(method, path string, code int) {
+		req := &http.Request{Method: method, URL: &url.URL{Path: path}}
+		req = req.WithContext(context.Background())
+		resp := &http.Response{StatusCode: code, Body: io.NopCloser(strings.NewReader(`{"message":"etcdserver: leader changed"}`))}
+		if !apiFailure(req, resp, nil) {
+			t.Fatalf("%s %s %d: not an API failure", method, path, code)
+		}
+		r.say(log, req, resp, nil)
+	}
+	fail("GET", "/api/v1/namespaces/a/configmaps", 503)
+	fail("GET", "/api/v1/namespaces/b/configmaps", 503) // same kind: quiet
+	fail("POST", "/api/v1/namespaces/a/events", 500)    // another kind
+	clock = clock.Add(time.Minute)
+	fail("GET", "/api/v1/namespaces/c/configmaps", 503)
+	if len(lines) != 3 {
+		t.Fatalf("said %d lines, want 3:\n%s", len(lines), strings.Join(lines, "\n"))
+	}
+	for i, want := range []string{"GET configmaps: HTTP 503 Service Unavailable: etcdserver: leader changed", "POST events: HTTP 500", `"same since last said"=1`} {
+		if !strings.Contains(lines[i], want) {
+			t.Errorf("line %d = %s, want it to contain %q", i, lines[i], want)
+		}
+	}
+	if strings.Contains(lines[0], "same since") {
+		t.Errorf("first line says repeats: %s", lines[0])
+	}
+}
+
+func TestResourceOfAPIPath(t *testing.T) {
+	for in, want := range map[string]string{
+		"/api/v1/namespaces/demo/configmaps/a":                 "configmaps",
+		"/api/v1/namespaces/demo/configmaps":                   "configmaps",
+		"/apis/kro.run/v1alpha1/namespaces/d/webapps/x/status": "webapps/status",
+		"/apis/rbac.authorization.k8s.io/v1/clusterroles/r":    "clusterroles",
+		"/livez": "livez",
+	} {
+		if got := resourceOf(in); got != want {
+			t.Errorf("resourceOf(%q) = %q, want %q", in, got, want)
+		}
 	}
 }

@@ -130,8 +130,7 @@ func (c *errorCounter) RoundTrip(req *http.Request) (*http.Response, error) {
 	if c.note != nil {
 		c.note(req, resp, err)
 	}
-	if (err != nil && !readonly.IsReadOnly(err) && req.Context().Err() == nil) ||
-		(resp != nil && (resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode >= 500)) {
+	if apiFailure(req, resp, err) {
 		c.n.Add(1)
 		metrics.APIErrors.Inc()
 	}

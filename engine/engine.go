@@ -198,7 +198,7 @@ func New(o Options) (*Engine, error) {
 	// A change of the gate wakes every instance: each reconcile asks the
 	// gate whether it writes (client.Set.MayWrite).
 	e.wr = newWriter(o, e.store, e.log, func() { e.router.wakeAll() })
-	cl, err := newClients(o.ClientSet, e.wr.writeGate(), callLog(e.store))
+	cl, err := newClients(o.ClientSet, e.wr.writeGate(), callLog(e.store, e.log))
 	if err != nil {
 		return nil, err
 	}
