@@ -132,7 +132,7 @@ func (r *rareLines) say(log logr.Logger, req *http.Request, resp *http.Response,
 	if more > 0 {
 		kv = append(kv, "same since last said", more)
 	}
-	log.Error(nil, "API call failed: "+line.Message, kv...)
+	log.Error(nil, line.Message, kv...)
 }
 
 // statusOf is a response's HTTP status; 0 for a transport error.
