@@ -47,17 +47,23 @@ func TestNoteCallLogsFailedCallsOfTheInstance(t *testing.T) {
 	}
 }
 
-func TestShortPath(t *testing.T) {
-	for in, want := range map[string]string{
-		"/api/v1/namespaces/demo/configmaps/a":                 "configmaps/a",
-		"/apis/apps/v1/namespaces/demo/deployments/web":        "deployments/web",
-		"/apis/kro.run/v1alpha1/namespaces/d/webapps/x/status": "webapps/x/status",
-		"/api/v1/namespaces/demo":                              "namespaces/demo",
-		"/apis/rbac.authorization.k8s.io/v1/clusterroles/r":    "clusterroles/r",
-		"/version": "/version",
+// An API path, short (an instance's log line) and as a kind of call (the
+// engine's log says one line a minute per kind).
+func TestShortPathAndResource(t *testing.T) {
+	for in, want := range map[string][2]string{
+		"/api/v1/namespaces/demo/configmaps/a":                 {"configmaps/a", "configmaps"},
+		"/api/v1/namespaces/demo/configmaps":                   {"configmaps", "configmaps"},
+		"/apis/apps/v1/namespaces/demo/deployments/web":        {"deployments/web", "deployments"},
+		"/apis/kro.run/v1alpha1/namespaces/d/webapps/x/status": {"webapps/x/status", "webapps/status"},
+		"/api/v1/namespaces/demo":                              {"namespaces/demo", "namespaces"},
+		"/apis/rbac.authorization.k8s.io/v1/clusterroles/r":    {"clusterroles/r", "clusterroles"},
+		"/version": {"/version", "version"},
 	} {
-		if got := shortPath(in); got != want {
-			t.Errorf("shortPath(%q) = %q, want %q", in, got, want)
+		if got := shortPath(in); got != want[0] {
+			t.Errorf("shortPath(%q) = %q, want %q", in, got, want[0])
+		}
+		if got := resourceOf(in); got != want[1] {
+			t.Errorf("resourceOf(%q) = %q, want %q", in, got, want[1])
 		}
 	}
 }
@@ -108,19 +114,5 @@ func TestUnboundAPIErrorsReachTheEngineLog(t *testing.T) {
 	}
 	if strings.Contains(lines[0], "same since") {
 		t.Errorf("first line says repeats: %s", lines[0])
-	}
-}
-
-func TestResourceOfAPIPath(t *testing.T) {
-	for in, want := range map[string]string{
-		"/api/v1/namespaces/demo/configmaps/a":                 "configmaps",
-		"/api/v1/namespaces/demo/configmaps":                   "configmaps",
-		"/apis/kro.run/v1alpha1/namespaces/d/webapps/x/status": "webapps/status",
-		"/apis/rbac.authorization.k8s.io/v1/clusterroles/r":    "clusterroles",
-		"/livez": "livez",
-	} {
-		if got := resourceOf(in); got != want {
-			t.Errorf("resourceOf(%q) = %q, want %q", in, got, want)
-		}
 	}
 }
