@@ -45,9 +45,18 @@ func TestEngineInstanceDetailReadsEventsNewestFirst(t *testing.T) {
 	event("newer", uids[0], "Newer", now)
 	event("not-mine", uids[1], "NotMine", now)
 
-	d, err := run.e.InstanceDetail(ctx, state.InstanceKey{Resource: "detailchains." + gvr.Group, Namespace: rig.ns, Name: "seen"})
-	if err != nil {
-		t.Fatal(err)
+	// ACTIVE is in the state store once the status write returned; the
+	// cache the detail reads holds it when its watch delivers the write.
+	key := state.InstanceKey{Resource: "detailchains." + gvr.Group, Namespace: rig.ns, Name: "seen"}
+	var d state.InstanceDetail
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		var err error
+		if d, err = run.e.InstanceDetail(ctx, key); err != nil {
+			t.Fatal(err)
+		}
+		if conds, _, _ := unstructured.NestedSlice(d.Object, "status", "conditions"); len(conds) > 0 || time.Now().After(deadline) {
+			break
+		}
 	}
 	if d.EventsErr != "" {
 		t.Fatalf("events: %s", d.EventsErr)
