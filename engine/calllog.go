@@ -109,7 +109,6 @@ type rareLines struct {
 const maxRareKinds = 256
 
 func (r *rareLines) say(log logr.Logger, req *http.Request, resp *http.Response, err error) {
-	line, _ := failedCall(req, resp, err)
 	kind := req.Method + " " + resourceOf(req.URL.Path) + " " + strconv.Itoa(statusOf(resp))
 	now := time.Now()
 	if r.now != nil {
@@ -128,6 +127,7 @@ func (r *rareLines) say(log logr.Logger, req *http.Request, resp *http.Response,
 	more := r.quiet[kind]
 	delete(r.quiet, kind)
 	r.mu.Unlock()
+	line, _ := failedCall(req, resp, err) // only for a line said: it reads the body
 	kv := []any{"path", req.URL.Path}
 	if more > 0 {
 		kv = append(kv, "same since last said", more)
